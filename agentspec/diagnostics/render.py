@@ -1,0 +1,113 @@
+"""Renderers: concise, full (excerpt and caret), json, github annotations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from agentspec.diagnostics.model import Diagnostic, Severity
+from agentspec.source import SourceFile, Span
+
+__all__ = ["FORMATS", "normalize", "render"]
+
+Sources = Mapping[str, SourceFile]
+
+
+def normalize(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Sort by file, line, column, code and drop exact repeats."""
+    unique: dict[tuple[object, ...], Diagnostic] = {}
+    for diag in diagnostics:
+        unique.setdefault((*diag.sort_key(), diag.severity), diag)
+    return sorted(unique.values(), key=Diagnostic.sort_key)
+
+
+def _where(span: Span | None) -> str:
+    return f"{span.file}:{span.start.line}:{span.start.col}" if span else "agentspec"
+
+
+def _concise(diag: Diagnostic) -> str:
+    level = "" if diag.is_error else "warning: "
+    line = f"{_where(diag.span)}: {diag.code} {level}{diag.message}"
+    return f"{line} (hint: {diag.hint})" if diag.hint else line
+
+
+def _caret(span: Span, source: SourceFile) -> list[str]:
+    text = source.line(span.start.line).replace("\t", " ")
+    width = 1
+    if span.end and span.end.line == span.start.line:
+        width = max(1, span.end.col - span.start.col)
+    gutter = len(str(span.start.line))
+    return [f"{' ' * gutter} |",
+            f"{span.start.line} | {text}",
+            f"{' ' * gutter} | {' ' * (span.start.col - 1)}{'^' * width}"]
+
+
+def _full(diag: Diagnostic, sources: Sources) -> str:
+    lines = [f"{diag.severity.value}[{diag.code}] {diag.name}: {diag.message}",
+             f"  --> {_where(diag.span)}"]
+    if diag.span and diag.span.file in sources:
+        lines += ["  " + row for row in _caret(diag.span, sources[diag.span.file])]
+    for rel in diag.related:
+        lines.append(f"  note: {rel.message} at {_where(rel.span)}")
+    if diag.hint:
+        lines.append(f"  help: {diag.hint}")
+    return "\n".join(lines) + "\n"
+
+
+def _span_json(span: Span | None) -> dict[str, object] | None:
+    if span is None:
+        return None
+    end = span.end or span.start
+    return {"file": span.file, "line": span.start.line, "column": span.start.col,
+            "end_line": end.line, "end_column": end.col}
+
+
+def _json(diagnostics: Sequence[Diagnostic]) -> str:
+    rows = [{"code": d.code, "name": d.name, "severity": d.severity.value, "message": d.message,
+             "hint": d.hint, "location": _span_json(d.span),
+             "related": [{"message": r.message, "location": _span_json(r.span)}
+                         for r in d.related]} for d in diagnostics]
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+
+
+def _github_escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github(diag: Diagnostic) -> str:
+    level = "error" if diag.severity is Severity.ERROR else "warning"
+    props = f"title={diag.code} {diag.name}"
+    if diag.span:
+        props = (f"file={diag.span.file},line={diag.span.start.line},"
+                 f"col={diag.span.start.col},{props}")
+    body = diag.message + (f" (hint: {diag.hint})" if diag.hint else "")
+    return f"::{level} {props}::{_github_escape(body)}"
+
+
+def _summary(diagnostics: Sequence[Diagnostic]) -> str:
+    errors = sum(d.is_error for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+
+
+def _lines(fn: Callable[[Diagnostic], str]) -> Callable[[Sequence[Diagnostic], Sources], str]:
+    def render_lines(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+        return "".join(fn(d) + "\n" for d in diagnostics)
+    return render_lines
+
+
+def _render_full(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    body = "\n".join(_full(d, sources) for d in diagnostics)
+    return body + (f"\n{_summary(diagnostics)}\n" if diagnostics else "")
+
+
+FORMATS: dict[str, Callable[[Sequence[Diagnostic], Sources], str]] = {
+    "concise": _lines(_concise),
+    "full": _render_full,
+    "json": lambda diagnostics, sources: _json(diagnostics),
+    "github": _lines(_github),
+}
+
+
+def render(diagnostics: Sequence[Diagnostic], sources: Sources, fmt: str = "concise") -> str:
+    return FORMATS[fmt](diagnostics, sources)

@@ -1,0 +1,301 @@
+"""Read a spec file into plain data plus a position tree, reporting problems as diagnostics."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from agentspec.diagnostics import Diagnostic, Related, codes
+from agentspec.parse.positions import PosNode
+from agentspec.source import Pos, SourceFile, Span
+
+__all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text"]
+
+MAX_BYTES = 2 * 1024 * 1024
+MAX_NODES = 100_000
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_MERGE_TAG = f"{_TAG}merge"
+
+
+@dataclass
+class Parsed:
+    """One file's content: plain data, where each value was written, and the source."""
+
+    source: SourceFile
+    value: Any = None
+    positions: PosNode | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.positions is not None and not any(d.is_error for d in self.diagnostics)
+
+
+class _Abort(Exception):
+    """Stops conversion after a diagnostic that leaves nothing sensible to read."""
+
+
+def _mark_pos(mark: Any) -> Pos:
+    return Pos.from_zero_based(mark.line, mark.column)
+
+
+def _span(file: str, node: Node) -> Span:
+    return Span(file, _mark_pos(node.start_mark), _mark_pos(node.end_mark))
+
+
+def _scalar(node: ScalarNode) -> Any:
+    tag, text = str(node.tag), node.value
+    if tag == f"{_TAG}null":
+        return None
+    if tag == f"{_TAG}bool":
+        return text.lower() == "true"
+    if tag == f"{_TAG}int":
+        return _int(text)
+    if tag == f"{_TAG}float":
+        return _float(text)
+    return text
+
+
+def _int(text: str) -> int:
+    digits = text.replace("_", "")
+    sign = -1 if digits.startswith("-") else 1
+    digits = digits.lstrip("+-")
+    for prefix, base in (("0x", 16), ("0o", 8), ("0b", 2)):
+        if digits.lower().startswith(prefix):
+            return sign * int(digits[2:], base)
+    return sign * int(digits, 10)
+
+
+def _float(text: str) -> float:
+    lowered = text.replace("_", "").lower()
+    if lowered.endswith(".inf"):
+        return -math.inf if lowered.startswith("-") else math.inf
+    if lowered == ".nan":
+        return math.nan
+    return float(lowered)
+
+
+class _Converter:
+    """Turns a composed node graph into plain data, expanding aliases within a budget."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.budget = MAX_NODES
+        self.active: set[int] = set()
+        self.diagnostics: list[Diagnostic] = []
+
+    def convert(self, node: Node) -> tuple[Any, PosNode]:
+        self.budget -= 1
+        if self.budget < 0:
+            self.diagnostics.append(codes.ALIAS_EXPANSION(
+                f"expanding anchors and aliases produces more than {MAX_NODES:,} values",
+                _span(self.file, node), hint="remove the nested aliases"))
+            raise _Abort
+        if id(node) in self.active:
+            self.diagnostics.append(codes.ALIAS_EXPANSION(
+                "an alias refers to a node that contains it", _span(self.file, node),
+                hint="YAML aliases must not be recursive"))
+            raise _Abort
+        self.active.add(id(node))
+        try:
+            return self._convert(node)
+        finally:
+            self.active.discard(id(node))
+
+    def _convert(self, node: Node) -> tuple[Any, PosNode]:
+        tag = str(node.tag)
+        span = _span(self.file, node)
+        if isinstance(node, ScalarNode):
+            if tag not in _SCALAR_TAGS:
+                return self._custom_tag(node, span)
+            return _scalar(node), PosNode(span)
+        if isinstance(node, SequenceNode):
+            if tag != f"{_TAG}seq":
+                return self._custom_tag(node, span)
+            items, positions = [], PosNode(span)
+            for index, item in enumerate(node.value):
+                value, pos = self.convert(item)
+                items.append(value)
+                positions.children[index] = pos
+            return items, positions
+        if isinstance(node, MappingNode) and tag == f"{_TAG}map":
+            return self._mapping(node, span)
+        return self._custom_tag(node, span)
+
+    def _custom_tag(self, node: Node, span: Span) -> tuple[Any, PosNode]:
+        self.diagnostics.append(codes.CUSTOM_TAG(
+            f"the YAML tag `{node.tag}` is not allowed in a spec", span,
+            hint="use plain values; combine files with `imports`"))
+        return None, PosNode(span)
+
+    def _mapping(self, node: MappingNode, span: Span) -> tuple[dict[str, Any], PosNode]:
+        data: dict[str, Any] = {}
+        positions = PosNode(span)
+        merged: list[tuple[dict[str, Any], PosNode]] = []
+        for key_node, value_node in node.value:
+            if str(key_node.tag) == _MERGE_TAG:
+                merged.extend(self._merge_sources(value_node))
+                continue
+            key = self._key(key_node)
+            if key is None:
+                continue
+            key_span = _span(self.file, key_node)
+            if key in data:
+                first = positions.children[key].key
+                self.diagnostics.append(codes.DUPLICATE_KEY(
+                    f"the key `{key}` appears twice in this mapping", key_span,
+                    hint="remove or rename one of them",
+                    related=[Related(first, "first defined here")] if first else []))
+                continue
+            value, pos = self.convert(value_node)
+            pos.key = key_span
+            data[key] = value
+            positions.children[key] = pos
+        for source, source_pos in merged:  # `<<: *anchor` never overrides explicit keys
+            for key, value in source.items():
+                if key not in data:
+                    data[key] = value
+                    positions.children[key] = source_pos.children[key]
+        return data, positions
+
+    def _merge_sources(self, node: Node) -> list[tuple[dict[str, Any], PosNode]]:
+        nodes = node.value if isinstance(node, SequenceNode) else [node]
+        sources = []
+        for item in nodes:
+            value, pos = self.convert(item)
+            if isinstance(value, dict):
+                sources.append((value, pos))
+            else:
+                self.diagnostics.append(codes.WRONG_TYPE(
+                    "a `<<` merge key takes a mapping or a list of mappings",
+                    _span(self.file, item)))
+        return sources
+
+    def _key(self, node: Node) -> str | None:
+        if isinstance(node, ScalarNode) and str(node.tag) == f"{_TAG}str":
+            return str(node.value)
+        shown = node.value if isinstance(node, ScalarNode) else type(node).__name__
+        self.diagnostics.append(codes.INVALID_KEY(
+            f"the key `{shown}` is not a string", _span(self.file, node),
+            hint=f'quote it: "{shown}"' if isinstance(node, ScalarNode) else None))
+        return None
+
+
+def _read(path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
+    span = Span.at(display, 1, 1)
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None, codes.FILE_TOO_LARGE(
+                f"the file is {path.stat().st_size:,} bytes; the limit is {MAX_BYTES:,}", span)
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, codes.FILE_NOT_FOUND(f"no such file `{display}`", None)
+    except (IsADirectoryError, PermissionError, OSError) as exc:
+        return None, codes.FILE_UNREADABLE(f"cannot read `{display}`: {exc.strerror}", None)
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        return None, codes.NOT_UTF8(
+            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", Span.at(display, line, col),
+            hint="save the file as UTF-8")
+
+
+def load(path: Path, *, display: str | None = None) -> Parsed:
+    """Read and parse one spec file; never raises for bad input."""
+    name = display or str(path)
+    text, problem = _read(path, name)
+    if text is None:
+        parsed = Parsed(SourceFile(path, "", name))
+        parsed.diagnostics.append(problem)  # type: ignore[arg-type]
+        return parsed
+    return load_text(text, path=path, display=name)
+
+
+def _tab_lines(source: SourceFile) -> list[Diagnostic]:
+    found = []
+    for number, line in enumerate(source.text.splitlines(), start=1):
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indent:
+            found.append(codes.TAB_INDENT(
+                "a tab is used for indentation", Span.at(source.name, number, indent.index("\t") + 1),
+                hint="indent with spaces"))
+    return found
+
+
+def _syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
+    tabs = _tab_lines(source)
+    if tabs:
+        return tabs
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    span = Span(source.name, _mark_pos(mark)) if mark is not None else Span.at(source.name, 1, 1)
+    if isinstance(exc, MarkedYAMLError):
+        problem = exc.problem or exc.context or "invalid YAML"
+    else:
+        problem = str(exc).splitlines()[0]
+    message = " ".join(str(problem).split())
+    if exc.context and isinstance(exc, MarkedYAMLError) and exc.problem:
+        message = f"{message} ({' '.join(exc.context.split())})"
+    return [codes.YAML_SYNTAX(message, span)]
+
+
+def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
+    """Parse spec text that is already decoded."""
+    source = SourceFile(path, text, display or str(path))
+    parsed = Parsed(source)
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        parsed.diagnostics.append(codes.FILE_TOO_LARGE(
+            f"the text is larger than {MAX_BYTES:,} bytes", Span.at(source.name, 1, 1)))
+        return parsed
+    try:
+        documents = list(YAML(typ="rt").compose_all(text))
+    except YAMLError as exc:
+        parsed.diagnostics.extend(_syntax_error(exc, source))
+        return parsed
+    except RecursionError:
+        parsed.diagnostics.append(codes.YAML_SYNTAX(
+            "the YAML nests too deeply", Span.at(source.name, 1, 1)))
+        return parsed
+    documents = [d for d in documents if d is not None]
+    if not documents:
+        parsed.diagnostics.append(codes.EMPTY_FILE(
+            "the file holds no YAML document", Span.at(source.name, 1, 1),
+            hint="start with `agentspec: 1`"))
+        return parsed
+    if len(documents) > 1:
+        parsed.diagnostics.append(codes.MULTIPLE_DOCUMENTS(
+            "the file holds more than one YAML document", _span(source.name, documents[1]),
+            hint="keep one document per file; combine files with `imports`"))
+    root = documents[0]
+    converter = _Converter(source.name)
+    try:
+        value, positions = converter.convert(root)
+    except _Abort:
+        parsed.diagnostics.extend(converter.diagnostics)
+        return parsed
+    except RecursionError:
+        parsed.diagnostics.append(codes.YAML_SYNTAX(
+            "the YAML nests too deeply", _span(source.name, root)))
+        return parsed
+    parsed.diagnostics.extend(converter.diagnostics)
+    if not isinstance(value, dict):
+        parsed.diagnostics.append(codes.NOT_A_MAPPING(
+            f"the top level is a {_kind(value)}, not a mapping of keys", positions.value,
+            hint="start with `agentspec: 1`"))
+        return parsed
+    parsed.value, parsed.positions = value, positions
+    return parsed
+
+
+def _kind(value: object) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean",
+            type(None): "null value"}.get(type(value), type(value).__name__)

@@ -1,0 +1,132 @@
+"""Imports: merge the models, tools, backends and agents of other spec files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentspec.diagnostics import Diagnostic, Related, codes
+from agentspec.parse import Parsed, PosNode
+from agentspec.resolve.document import SECTIONS, Document
+from agentspec.source import SourceFile
+
+__all__ = ["Loaded", "display_name", "load_tree"]
+
+Loader = Callable[[Path, str], Parsed]
+_IMPORTABLE = {*SECTIONS, "imports", "agentspec", "description"}
+
+
+@dataclass
+class Loaded:
+    """The root document with every import merged in, and each file's source."""
+
+    document: Document | None
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def display_name(path: Path) -> str:
+    """How diagnostics name a file: relative to the working directory when it is below it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+class _Importer:
+    def __init__(self, loader: Loader) -> None:
+        self.loader = loader
+        self.result = Loaded(None)
+        self.done: set[Path] = set()
+
+    def load(self, path: Path, display: str) -> Parsed:
+        parsed = self.loader(path, display)
+        self.result.sources[parsed.source.name] = parsed.source
+        self.result.diagnostics.extend(parsed.diagnostics)
+        return parsed
+
+    def merge_imports(self, target: Document, doc: Document, path: Path,
+                      stack: tuple[Path, ...]) -> None:
+        imports = doc.data.get("imports")
+        if not isinstance(imports, list):
+            return  # a wrong type is reported by structural validation
+        for index, entry in enumerate(imports):
+            if isinstance(entry, str):
+                self.merge_one(target, doc, path, index, entry, stack)
+
+    def merge_one(self, target: Document, doc: Document, path: Path, index: int, entry: str,
+                  stack: tuple[Path, ...]) -> None:
+        span = doc.value_span("imports", index)
+        child = (path.parent / entry).resolve()
+        if child in stack:
+            chain = " -> ".join(display_name(p) for p in (*stack[stack.index(child):], child))
+            self.result.diagnostics.append(codes.IMPORT_CYCLE(
+                f"import cycle: {chain}", span, hint="move shared definitions to a file "
+                "that imports neither"))
+            return
+        if child in self.done:
+            return  # a diamond: already merged once
+        if not child.is_file():
+            self.result.diagnostics.append(codes.IMPORT_NOT_FOUND(
+                f"the imported file `{entry}` does not exist", span,
+                hint=f"the path is relative to `{display_name(path)}`"))
+            return
+        parsed = self.load(child, display_name(child))
+        self.done.add(child)
+        if parsed.positions is None:
+            return
+        imported = Document(parsed.value, parsed.positions)
+        self.report_ignored(imported)
+        self.merge_imports(target, imported, child, (*stack, child))
+        self.merge_sections(target, imported)
+
+    def report_ignored(self, doc: Document) -> None:
+        for key in doc.data:
+            if key not in _IMPORTABLE:
+                self.result.diagnostics.append(codes.IMPORT_IGNORED_KEY(
+                    f"`{key}` in an imported file is ignored", doc.key_span(key),
+                    hint="only models, tools, backends and agents are imported; set it in "
+                    "the main spec"))
+
+    def merge_sections(self, target: Document, doc: Document) -> None:
+        for section in SECTIONS:
+            entries = doc.data.get(section)
+            if entries is None:
+                continue
+            if not isinstance(entries, dict):
+                self.result.diagnostics.append(codes.WRONG_TYPE(
+                    f"`{section}` must be a mapping of names", doc.value_span(section)))
+                continue
+            self.merge_section(target, doc, section, entries)
+
+    def merge_section(self, target: Document, doc: Document, section: str,
+                      entries: dict[str, object]) -> None:
+        if not isinstance(target.data.get(section), dict):
+            target.data[section] = {}
+            target.pos = target.pos.with_child(section, PosNode(doc.value_span(section),
+                                                                 doc.key_span(section)))
+        for name, value in entries.items():
+            node = doc.pos.find((section, name)) or PosNode(doc.value_span(section))
+            if name in target.data[section]:
+                self.result.diagnostics.append(codes.DUPLICATE_NAME(
+                    f"`{name}` is defined twice in `{section}`", node.key or node.value,
+                    hint="rename one of the two definitions",
+                    related=[Related(target.key_span(section, name), "first defined here")]))
+                continue
+            target.set((section, name), value, node)
+
+
+def load_tree(path: Path, loader: Loader) -> Loaded:
+    """Load `path` and merge its imports (depth first, each file once)."""
+    importer = _Importer(loader)
+    root_path = path.resolve()
+    parsed = importer.load(path, display_name(path) if path.is_absolute() else str(path))
+    if parsed.positions is None:
+        return importer.result
+    document = Document(parsed.value, parsed.positions)
+    importer.done.add(root_path)
+    importer.merge_imports(document, document, root_path, (root_path,))
+    importer.result.document = document
+    return importer.result

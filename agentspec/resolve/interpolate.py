@@ -1,0 +1,132 @@
+"""`${vars.x}`, `${env.X}`, `${env.X:-default}` and `$${` in string values.
+
+Variables are substituted here. Environment references are checked but left in place, so
+later stages read them at run time and secrets never reach generated files; `$${` also stays
+until then, because it must not turn into a reference on the way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentspec.diagnostics import Diagnostic, codes
+from agentspec.parse import Path, PosNode
+from agentspec.resolve.document import Document, did_you_mean
+from agentspec.source import Span
+
+__all__ = ["ENV_REF", "TOKEN", "interpolate"]
+
+TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
+ENV_REF = re.compile(r"^env\.([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
+_VAR_REF = re.compile(r"^vars\.([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+@dataclass
+class _Context:
+    doc: Document
+    environ: Mapping[str, str]
+    vars: dict[str, Any]
+    resolved: dict[str, Any] = field(default_factory=dict)
+    resolving: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _token_span(span: Span, source_line: str, token: str) -> Span:
+    """Point at the `${...}` itself when it is on the value's first line."""
+    col = source_line.find(token, span.start.col - 1)
+    if col < 0:
+        return span
+    return Span.at(span.file, span.start.line, col + 1)
+
+
+class _Interpolator:
+    def __init__(self, ctx: _Context, lines: Mapping[str, list[str]]) -> None:
+        self.ctx = ctx
+        self.lines = lines
+
+    def span_of(self, span: Span, token: str) -> Span:
+        lines = self.lines.get(span.file, [])
+        line = lines[span.start.line - 1] if span.start.line <= len(lines) else ""
+        return _token_span(span, line, token)
+
+    def string(self, text: str, span: Span) -> Any:
+        whole = TOKEN.fullmatch(text)
+        if whole and whole.group(1) is not None and _VAR_REF.match(whole.group(1)):
+            return self.var(_VAR_REF.match(whole.group(1)).group(1), span, text)  # type: ignore[union-attr]
+        return TOKEN.sub(lambda m: self.token(m, span), text)
+
+    def token(self, match: re.Match[str], span: Span) -> str:
+        token, body = match.group(0), match.group(1)
+        if token == "$${":
+            return token
+        if body is None:
+            self.ctx.diagnostics.append(codes.BAD_INTERPOLATION(
+                "`${` is not closed by `}`", self.span_of(span, token),
+                hint="write `$${` for a literal `${`"))
+            return token
+        if (var := _VAR_REF.match(body)) is not None:
+            return str(self.var(var.group(1), span, token))
+        if (env := ENV_REF.match(body)) is not None:
+            self.check_env(env.group(1), env.group(2), self.span_of(span, token))
+            return token
+        self.ctx.diagnostics.append(codes.BAD_INTERPOLATION(
+            f"`{token}` is not `${{vars.NAME}}`, `${{env.NAME}}` or `${{env.NAME:-default}}`",
+            self.span_of(span, token), hint="write `$${` for a literal `${`"))
+        return token
+
+    def var(self, name: str, span: Span, token: str) -> Any:
+        ctx = self.ctx
+        if name in ctx.resolved:
+            return ctx.resolved[name]
+        if name not in ctx.vars:
+            ctx.diagnostics.append(codes.UNKNOWN_VAR(
+                f"`{name}` is not defined in `vars`", self.span_of(span, token),
+                hint=did_you_mean(name, ctx.vars) or "add it under `vars`"))
+            return token
+        if name in ctx.resolving:
+            chain = " -> ".join([*ctx.resolving[ctx.resolving.index(name):], name])
+            ctx.diagnostics.append(codes.VAR_CYCLE(f"variable cycle: {chain}",
+                                                   ctx.doc.value_span("vars", name)))
+            return token
+        ctx.resolving.append(name)
+        value = ctx.vars[name]
+        if isinstance(value, str):
+            value = self.string(value, ctx.doc.value_span("vars", name))
+        ctx.resolving.pop()
+        ctx.resolved[name] = value
+        return value
+
+    def check_env(self, name: str, default: str | None, span: Span) -> None:
+        if default is None and name not in self.ctx.environ:
+            self.ctx.diagnostics.append(codes.ENV_UNSET(
+                f"the environment variable `{name}` is not set", span,
+                hint=f"set it, or give a default: `${{env.{name}:-value}}`"))
+
+    def walk(self, value: Any, pos: PosNode, path: Path) -> Any:
+        if isinstance(value, str):
+            return self.string(value, pos.value) if "${" in value else value
+        if isinstance(value, dict):
+            return {k: self.walk(v, pos.children.get(k) or pos, (*path, k))
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.walk(v, pos.children.get(i) or pos, (*path, i))
+                    for i, v in enumerate(value)]
+        return value
+
+
+def interpolate(doc: Document, environ: Mapping[str, str],
+                lines: Mapping[str, list[str]]) -> list[Diagnostic]:
+    """Substitute variables in every string value of `doc` (in place) and check env refs."""
+    raw_vars = doc.data.get("vars")
+    ctx = _Context(doc, environ, raw_vars if isinstance(raw_vars, dict) else {})
+    interpolator = _Interpolator(ctx, lines)
+    for key in list(doc.data):
+        if key in ("vars", "environments"):
+            continue
+        doc.data[key] = interpolator.walk(doc.data[key], doc.pos.children[key], (key,))
+    for name in ctx.vars:  # report problems in unused variables too
+        interpolator.var(name, doc.value_span("vars", name), name)
+    return ctx.diagnostics

@@ -1,0 +1,54 @@
+"""Source files and positions: the one place where 0-based marks become 1-based."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Pos", "SourceFile", "Span"]
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Pos:
+    """A 1-based line and column."""
+
+    line: int
+    col: int
+
+    @classmethod
+    def from_zero_based(cls, line: int, col: int) -> Pos:
+        return cls(line + 1, col + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file as read from disk; `display` is how diagnostics name it."""
+
+    path: Path
+    text: str
+    display: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.display or str(self.path)
+
+    def line(self, number: int) -> str:
+        """The text of 1-based line `number`, without its newline ('' when out of range)."""
+        lines = self.text.splitlines()
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A region of a source file; `end` is exclusive and on the same or a later line."""
+
+    file: str
+    start: Pos
+    end: Pos | None = field(default=None, compare=False)
+
+    @classmethod
+    def at(cls, file: str, line: int, col: int) -> Span:
+        return cls(file, Pos(line, col))
+
+    def sort_key(self) -> tuple[str, int, int]:
+        return (self.file, self.start.line, self.start.col)

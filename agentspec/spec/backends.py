@@ -1,0 +1,66 @@
+"""Backends: where the harness file tools read and write."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from agentspec.spec.common import Model, keyed_union
+
+__all__ = ["BACKEND_TYPES", "Backend", "CompositeBackend", "FilesystemBackend", "ShellBackend",
+           "StateBackend"]
+
+BACKEND_TYPES = ("state", "filesystem", "shell", "composite")
+
+
+class StateBackend(Model):
+    """Files kept in session state; they persist with the session service."""
+
+    type: Literal["state"]
+
+
+class FilesystemBackend(Model):
+    """A local directory; paths cannot escape it (`..`, absolute paths, symlinks)."""
+
+    type: Literal["filesystem"]
+    root: str = Field(description="Directory, relative to the spec file.",
+                      examples=["./workspace"], min_length=1)
+
+
+class ShellBackend(Model):
+    """A filesystem backend that can also run shell commands through `execute`."""
+
+    type: Literal["shell"]
+    root: str = Field(description="Working directory, relative to the spec file.",
+                      examples=["./workspace"], min_length=1)
+    timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and its "
+                           "children are killed.", examples=[60])
+    max_output_bytes: int = Field(100_000, ge=1, description="Output beyond this is cut, with "
+                                  "a note saying so.")
+    env: dict[str, str] | None = Field(None, description="Environment variables for commands "
+                                       "(added to a minimal PATH/HOME environment).")
+
+
+RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/([^/]+/)*$")]
+
+
+class CompositeBackend(Model):
+    """Routes paths to backends by prefix; the longest matching prefix wins."""
+
+    type: Literal["composite"]
+    default: str = Field(description="Backend for paths no route matches.", examples=["scratch"])
+    routes: dict[RoutePrefix, str] = Field(
+        default_factory=dict, description="Path prefix (starting and ending with `/`) -> "
+        "backend name.", examples=[{"/workspace/": "workspace"}])
+
+
+def _backend_type(value: object) -> str | None:
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if kind in BACKEND_TYPES else None
+
+
+Backend = keyed_union("backend_type", "a backend needs `type`: state, filesystem, shell or "
+                      "composite", {"state": StateBackend, "filesystem": FilesystemBackend,
+                                    "shell": ShellBackend, "composite": CompositeBackend},
+                      _backend_type)

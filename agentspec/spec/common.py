@@ -1,0 +1,82 @@
+"""Building blocks of the language models: the base model, names, references, keyed unions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag
+
+__all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Identifier", "Model",
+           "PythonRef", "keyed_union", "present_keys", "tag"]
+
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+PYTHON_REF = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+
+#: every union tag -> the type it selects, for walking validation error locations
+TAGS: dict[str, Any] = {}
+#: custom error type of each keyed union -> (message, keys it chooses between)
+UNION_MESSAGES: dict[str, tuple[str, tuple[str, ...]]] = {}
+#: unions told apart by which one of their member names is a key of the mapping
+ONE_KEY_UNIONS: set[str] = set()
+
+
+class Model(BaseModel):
+    """Base of every language model: unknown keys are errors, no silent type coercion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+
+
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER)]
+PythonRef = Annotated[str, Field(
+    description="A Python reference `package.module:attribute`, resolved beside the spec file.",
+    json_schema_extra={"pattern": PYTHON_REF}, examples=["my_tools.search:web_search"])]
+
+
+def tag(name: str) -> str:
+    """Union tags are bracketed so they can never be mistaken for data keys in error paths."""
+    return f"<{name}>"
+
+
+def present_keys(value: object, keys: tuple[str, ...]) -> list[str]:
+    return [k for k in keys if isinstance(value, dict) and k in value]
+
+
+def keyed_union(error: str, message: str, members: Mapping[str, Any],
+                pick: Callable[[Any], str | None]) -> Any:
+    """A union whose member is chosen by `pick(value)`, reported as `error` when none fits."""
+    for name, member in members.items():
+        TAGS[tag(name)] = member
+    UNION_MESSAGES[error] = (message, tuple(members))
+    options = tuple(Annotated[member, Tag(tag(name))] for name, member in members.items())
+
+    def choose(value: Any) -> str | None:
+        picked = pick(value)
+        return tag(picked) if picked is not None else None
+
+    return Annotated[Union[options], Discriminator(  # noqa: UP007 - built from a tuple
+        choose, custom_error_type=error, custom_error_message=message)]
+
+
+def one_key_union(error: str, noun: str, members: Mapping[str, Any]) -> Any:
+    """A union of mappings told apart by which one of the member names is a key."""
+    keys = tuple(members)
+    ONE_KEY_UNIONS.add(error)
+    listed = ", ".join(f"`{k}`" for k in keys)
+
+    def pick(value: Any) -> str | None:
+        found = present_keys(value, keys)
+        return found[0] if len(found) == 1 else None
+
+    return keyed_union(error, f"{noun} takes exactly one of {listed}", members, pick)
+
+
+def name_or(error: str, noun: str, inline: Any) -> Any:
+    """A reference by name, or an inline definition."""
+    def pick(value: Any) -> str | None:
+        if isinstance(value, str):
+            return "name"
+        return "inline" if isinstance(value, dict) else None
+
+    return keyed_union(error, f"{noun} is a name or a mapping",
+                       {"name": str, "inline": inline}, pick)

@@ -1,0 +1,117 @@
+"""The top level of a spec: sections, summarization, jobs, plugins, environments."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agentspec.spec.agents import Agent, Defaults
+from agentspec.spec.backends import Backend
+from agentspec.spec.common import Identifier, Model, PythonRef, one_key_union
+from agentspec.spec.models import ModelEntry
+from agentspec.spec.tools import ToolDef
+
+__all__ = ["OVERLAY_FORBIDDEN", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec", "Summarization"]
+
+
+class TokensTrigger(Model):
+    tokens: int = Field(ge=1, description="Summarize once a request reaches this many tokens.",
+                        examples=[120000])
+
+
+class FractionTrigger(Model):
+    fraction: float = Field(gt=0, le=1, description="Share of the smallest declared "
+                            "`context_window` among the LLM agents' models.", examples=[0.85])
+
+
+class InvocationsTrigger(Model):
+    invocations: int = Field(ge=1, description="Summarize every N user turns.", examples=[20])
+
+
+class KeepEvents(Model):
+    events: int = Field(ge=0, description="Raw events kept after a token summary.",
+                        examples=[8])
+
+
+class KeepInvocations(Model):
+    invocations: int = Field(ge=0, description="Earlier turns overlapped into each summary.",
+                             examples=[2])
+
+
+Trigger = one_key_union("trigger_kind", "a summarization trigger", {
+    "tokens": TokensTrigger, "fraction": FractionTrigger, "invocations": InvocationsTrigger})
+Keep = one_key_union("keep_kind", "`keep`", {"events": KeepEvents, "invocations": KeepInvocations})
+
+
+class Summarization(Model):
+    """Conversation compaction, compiled to ADK events compaction on the App."""
+
+    trigger: Trigger = Field(description="When to summarize.")
+    keep: Keep | None = Field(None, description="What stays verbatim (default: 6 events for "
+                              "token triggers, 1 invocation for invocation triggers).")
+    model: str | None = Field(None, description="The summarizer's model (default: the root "
+                              "agent's).", examples=["fast"])
+
+
+class Notify(Model):
+    webhook: str = Field(description="URL that receives the job record (POST) when a job "
+                         "finishes.", pattern=r"^https?://")
+    headers: dict[str, str] | None = Field(None, description="Request headers.")
+
+
+class Jobs(Model):
+    """The background job store used by `execution_mode: offline` agents."""
+
+    store: str = Field("sqlite:///.agentspec/jobs.db", description="`memory://`, "
+                       "`sqlite:///path` or `postgresql://...`.",
+                       examples=["sqlite:///.agentspec/jobs.db"])
+    max_attempts: int = Field(3, ge=1, le=100, description="Runs of a job before it is FAILED.")
+    lease_seconds: int = Field(60, ge=5, le=86400, description="A worker's claim on a job; "
+                               "renewed while it runs.")
+    notify: Notify | None = Field(None, description="Notification when a job finishes.")
+
+
+class Plugin(Model):
+    """An ADK plugin installed on the App."""
+
+    python: PythonRef = Field(description="A plugin object, or a class / factory when `args` "
+                              "is set.")
+    args: dict[str, Any] | None = Field(None, description="Keyword arguments for the factory.")
+
+
+TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "models",
+                  "defaults", "tools", "backends", "agents", "summarization", "jobs",
+                  "environments", "global_instruction", "plugins")
+OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments")
+
+
+class Spec(Model):
+    """An agentspec file: agents and what they use, for Google ADK."""
+
+    agentspec: Literal[1] = Field(description="Language version; 1 is the only one.")
+    name: Identifier = Field(description="App name and generated package name.",
+                             examples=["research_desk"])
+    description: str | None = Field(None, description="What the app does.")
+    root: str | None = Field(None, description="Entry agent; required when several agents are "
+                             "nobody's child.", examples=["coordinator"])
+    imports: list[str] | None = Field(None, description="Spec files whose models, tools, "
+                                      "backends and agents join this one.",
+                                      examples=[["./common/tools.yaml"]])
+    vars: dict[Identifier, str | int | float | bool] | None = Field(
+        None, description="Values for `${vars.NAME}`.", examples=[{"company": "Acme"}])
+    models: dict[Identifier, ModelEntry] | None = Field(None, description="Named models.")
+    defaults: Defaults | None = Field(None, description="Fields for every LLM agent that does "
+                                      "not set them.")
+    tools: dict[Identifier, ToolDef] | None = Field(None, description="Named tools.")
+    backends: dict[Identifier, Backend] | None = Field(None, description="Named backends.")
+    agents: dict[Identifier, Agent] = Field(description="Named agents.")
+    summarization: Summarization | None = Field(None, description="Conversation compaction.")
+    jobs: Jobs | None = Field(None, description="Background job store.")
+    environments: dict[Identifier, dict[str, Any]] | None = Field(
+        None, description="Overlays deep-merged over the spec when chosen with `--env NAME`; "
+        "`null` removes a key, lists replace lists.",
+        examples=[{"prod": {"models": {"fast": "gemini-2.5-pro"}}}])
+    global_instruction: str | None = Field(None, description="Text prepended to every agent's "
+                                           "system prompt.")
+    plugins: list[Plugin] | None = Field(None, description="ADK plugins.")

@@ -1,0 +1,88 @@
+"""Tools: python references, MCP servers, ADK builtins, agents used as tools."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agentspec.spec.common import Model, PythonRef, keyed_union, one_key_union
+
+__all__ = ["BUILTIN_TOOLS", "AgentTool", "BuiltinTool", "McpRemote", "McpStdio", "McpTool",
+           "PythonTool", "ToolDef", "ToolEntry"]
+
+BUILTIN_TOOLS = ("google_search", "url_context", "load_memory", "preload_memory", "exit_loop",
+                 "get_user_choice", "load_artifacts")
+
+
+class PythonTool(Model):
+    """A Python function (a function tool), a tool or toolset object, or a factory."""
+
+    python: PythonRef = Field(description="`module:attribute`. A function becomes a function "
+                              "tool; an ADK tool or toolset object is used as is.")
+    args: dict[str, Any] | None = Field(None, description="When set, the attribute is called "
+                                        "with these keyword arguments and the result is the "
+                                        "tool or toolset.", examples=[{"max_results": 5}])
+
+
+class McpStdio(Model):
+    """An MCP server started as a subprocess speaking stdio."""
+
+    command: str = Field(description="Executable to start.", examples=["npx"], min_length=1)
+    args: list[str] = Field(default_factory=list, description="Its arguments.")
+    env: dict[str, str] | None = Field(None, description="Environment for the server; use "
+                                       "`${env.X}` for secrets.")
+    cwd: str | None = Field(None, description="Working directory, relative to the spec.")
+    timeout: float | None = Field(None, gt=0, description="Seconds to wait for the server.")
+
+
+class McpRemote(Model):
+    """An MCP server reached over the network."""
+
+    url: str = Field(description="Server URL.", examples=["https://example.invalid/mcp"],
+                     pattern=r"^https?://")
+    transport: Literal["sse", "http"] = Field("http", description="`http` (streamable HTTP) "
+                                              "or `sse`.")
+    headers: dict[str, str] | None = Field(None, description="Request headers; use `${env.X}`"
+                                           " for tokens.")
+    timeout: float | None = Field(None, gt=0, description="Seconds to wait for the server.")
+
+
+McpServer = one_key_union("mcp_server", "an MCP server", {"command": McpStdio, "url": McpRemote})
+
+
+class McpTool(Model):
+    """The tools of an MCP server, optionally filtered and prefixed."""
+
+    mcp: McpServer = Field(description="`command` (stdio) or `url` (remote).")
+    filter: list[str] | None = Field(None, description="Only these tools of the server.",
+                                     examples=[["list_issues", "get_issue"]])
+    prefix: str | None = Field(None, description="Prefix added to every tool name.",
+                               pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class BuiltinTool(Model):
+    """A tool that ships with ADK."""
+
+    builtin: Literal[BUILTIN_TOOLS] = Field(  # type: ignore[valid-type]
+        description="The ADK builtin tool.", examples=["google_search"])
+
+
+class AgentTool(Model):
+    """Another agent of the spec, called like a tool."""
+
+    agent: str = Field(description="Name of the agent.", examples=["fact_checker"])
+
+
+ToolDef = one_key_union("tool_kind", "a tool", {
+    "python": PythonTool, "mcp": McpTool, "builtin": BuiltinTool, "agent": AgentTool})
+
+
+def _tool_entry(value: object) -> str | None:
+    if isinstance(value, str):
+        return "name"
+    return "inline" if isinstance(value, dict) else None
+
+
+ToolEntry = keyed_union("tool_entry", "a tool entry is a tool name or a tool mapping",
+                        {"name": str, "inline": ToolDef}, _tool_entry)

@@ -1,0 +1,174 @@
+"""Structural validation: the resolved data against the pydantic language models."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentspec.diagnostics import Diagnostic, codes
+from agentspec.parse import Path
+from agentspec.parse.loader import _kind as kind_name
+from agentspec.resolve.document import SECTIONS, Document, did_you_mean
+from agentspec.spec import AGENT_KINDS, Spec
+from agentspec.spec.agents import DeepAgent, LlmAgent, LoopAgent, PlannerAgent, RouterAgent
+from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES
+from agentspec.validate.locations import data_path, is_key_error, model_at
+
+__all__ = ["structural"]
+
+_AGENT_MODELS = {cls for cls in (LlmAgent, DeepAgent, LoopAgent, PlannerAgent, RouterAgent)}
+_AGENT_FIELDS = {name for cls in _AGENT_MODELS for name in cls.model_fields}
+_EXPECTED = {"string_type": "text", "int_type": "a whole number", "float_type": "a number",
+             "bool_type": "true or false", "dict_type": "a mapping", "model_type": "a mapping",
+             "model_attributes_type": "a mapping", "list_type": "a list",
+             "int_from_float": "a whole number", "literal_error": "one of the allowed words"}
+_RANGE = {"greater_than": "greater than {gt}", "greater_than_equal": "at least {ge}",
+          "less_than": "less than {lt}", "less_than_equal": "at most {le}",
+          "too_short": "at least {min_length} long", "too_long": "at most {max_length} long",
+          "string_too_short": "at least {min_length} characters",
+          "finite_number": "a finite number"}
+
+
+def _lookup(data: Any, path: Path) -> Any:
+    for key in path:
+        try:
+            data = data[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _name(path: Path) -> str:
+    return ".".join(str(p) for p in path) or "the spec"
+
+
+class _Mapper:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+
+    def diagnostic(self, error: Any) -> Diagnostic:
+        loc = tuple(error["loc"])
+        path = data_path(loc)
+        kind = error["type"]
+        if kind == "extra_forbidden":
+            return self.unknown_key(loc, path)
+        if kind == "missing":
+            return codes.MISSING_KEY(f"missing required key `{path[-1]}` in `{_name(path[:-1])}`",
+                                     self.doc.pos.key_span(path[:-1]))
+        if kind in UNION_MESSAGES:
+            return self.union(kind, path, error)
+        if is_key_error(loc) or (path and path[-1] == "name" and "pattern" in kind):
+            target = self.doc.pos.key_span(path) if is_key_error(loc) else self.doc.pos.value_span(path)
+            shown = path[-1] if is_key_error(loc) else _lookup(self.doc.data, path)
+            return codes.INVALID_NAME(f"`{shown}` is not a valid name", target,
+                                      hint="use letters, digits and underscores, not starting "
+                                      "with a digit")
+        return self.value_error(kind, path, error)
+
+    def unknown_key(self, loc: tuple[int | str, ...], path: Path) -> Diagnostic:
+        key, span = path[-1], self.doc.pos.key_span(path)
+        model = model_at(loc[:-1])
+        allowed = list(model.model_fields) if model else []
+        if model in _AGENT_MODELS or (model is not None and model.__name__.endswith("Agent")):
+            if key in _AGENT_FIELDS:
+                kind = _lookup(self.doc.data, path[:-1]).get("kind", "llm")
+                return codes.FIELD_NOT_FOR_KIND(
+                    f"`{kind}` agents do not take `{key}`", span,
+                    hint=_kind_hint(str(key)))
+        where = f" in `{_name(path[:-1])}`" if path[:-1] else ""
+        return codes.UNKNOWN_KEY(f"unknown key `{key}`{where}", span,
+                                 hint=did_you_mean(key, allowed))
+
+    def union(self, kind: str, path: Path, error: Any) -> Diagnostic:
+        message, keys = UNION_MESSAGES[kind]
+        value = error["input"]
+        span = self.doc.pos.value_span(path)
+        if kind == "agent_kind" and isinstance(value, dict):
+            return codes.UNKNOWN_KIND(
+                f"unknown agent kind `{value.get('kind')}`", self.doc.pos.value_span((*path, "kind")),
+                hint=did_you_mean(value.get("kind"), AGENT_KINDS)
+                or f"use one of {', '.join(AGENT_KINDS)}")
+        if kind == "backend_type" and isinstance(value, dict):
+            if "type" not in value:
+                return codes.MISSING_KEY(f"missing required key `type` in `{_name(path)}`",
+                                         self.doc.pos.key_span(path), hint=message)
+            return codes.INVALID_VALUE(
+                f"unknown backend type `{value['type']}`", self.doc.pos.value_span((*path, "type")),
+                hint=did_you_mean(value["type"], keys) or message)
+        if kind in ONE_KEY_UNIONS and isinstance(value, dict):
+            found = ", ".join(f"`{k}`" for k in keys if k in value) or "none of them"
+            return codes.ONE_OF(f"{message[0].upper()}{message[1:]}; found {found}", span)
+        return codes.WRONG_TYPE(f"`{_name(path)}`: {message}, not {kind_name(value)}", span)
+
+    def value_error(self, kind: str, path: Path, error: Any) -> Diagnostic:
+        span = self.doc.pos.value_span(path)
+        value = error["input"]
+        ctx = error.get("ctx") or {}
+        if path == ("agentspec",):
+            return codes.UNSUPPORTED_VERSION(
+                f"language version `{value}` is not supported", span,
+                hint="this release supports version 1: write `agentspec: 1`")
+        if kind == "literal_error":
+            expected = ctx.get("expected", "")
+            choices = [c.strip().strip("'") for c in expected.replace(" or ", ", ").split(",")]
+            return codes.INVALID_VALUE(f"`{value}` is not one of {expected}", span,
+                                       hint=did_you_mean(value, choices))
+        if kind in _EXPECTED:
+            return codes.WRONG_TYPE(f"`{_name(path)}` must be {_EXPECTED[kind]}, "
+                                    f"not {kind_name(value)}", span)
+        if kind in _RANGE:
+            bound = _RANGE[kind].format(**ctx)
+            return codes.INVALID_VALUE(f"`{_name(path)}` must be {bound}; got `{value}`", span)
+        if kind == "string_pattern_mismatch":
+            return codes.INVALID_VALUE(f"`{value}` does not have the form `{_name(path)}` "
+                                       f"takes", span, hint=f"it must match {ctx.get('pattern')}")
+        return codes.INVALID_VALUE(f"`{_name(path)}`: {error['msg'][0].lower()}"
+                                   f"{error['msg'][1:]}", span)
+
+
+def _kind_hint(field: str) -> str:
+    if field == "max_iterations":
+        return "only `loop` agents take `max_iterations`"
+    if field in ("route", "default", "fallback"):
+        return f"only `router` agents take `{field}`"
+    if field in ("max_depth", "max_subtasks", "worker", "synthesizer"):
+        return f"only `planner` agents take `{field}`"
+    if field in PlannerAgent.model_fields and field in LlmAgent.model_fields:
+        return f"`{field}` applies to llm, deep and planner agents"
+    return f"only `llm` and `deep` agents take `{field}`"
+
+
+def _prune(data: dict[str, Any], paths: list[Path]) -> dict[str, Any]:
+    """Drop the entries that failed, so the rest can still be checked."""
+    pruned = copy.copy(data)
+    for path in paths:
+        if len(path) >= 2 and path[0] in SECTIONS and isinstance(pruned.get(path[0]), dict):
+            pruned[path[0]] = {k: v for k, v in pruned[path[0]].items() if k != path[1]}
+        elif path:
+            pruned.pop(path[0], None)
+    pruned.setdefault("agentspec", 1)
+    pruned.setdefault("name", "spec")
+    pruned.setdefault("agents", {})
+    return pruned
+
+
+
+
+def structural(doc: Document) -> tuple[Spec, list[Diagnostic]]:
+    """Validate `doc` against the language; return the valid part and the diagnostics."""
+    try:
+        return Spec.model_validate(doc.data), []
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    mapper = _Mapper(doc)
+    found = [mapper.diagnostic(e) for e in errors]
+    data = doc.data
+    for _ in range(3):
+        data = _prune(data, [data_path(tuple(e["loc"])) for e in errors])
+        try:
+            return Spec.model_validate(data), found
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+    return Spec.model_construct(agentspec=1, name="spec", agents={}), found
