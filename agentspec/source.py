@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Pos", "SourceFile", "Span"]
+__all__ = ["Pos", "SourceFile", "Span", "find_in"]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -52,3 +52,24 @@ class Span:
 
     def sort_key(self) -> tuple[str, int, int]:
         return (self.file, self.start.line, self.start.col)
+
+
+def find_in(source: SourceFile, span: Span, needle: str) -> Span:
+    """The position of `needle` inside `span` of `source` (the span itself when absent)."""
+    lines = source.text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(pos: Pos) -> int:
+        index = min(max(pos.line - 1, 0), len(lines))
+        return starts[index] + pos.col - 1
+
+    begin = offset(span.start)
+    end = offset(span.end) if span.end else len(source.text)
+    found = source.text.find(needle, begin, max(end, begin + len(needle)))
+    if found < 0:
+        return span
+    line = next(i for i in range(len(starts) - 1, -1, -1) if starts[i] <= found)
+    start = Pos(line + 1, found - starts[line] + 1)
+    return Span(span.file, start, Pos(start.line, start.col + len(needle)))

@@ -74,11 +74,15 @@ def _github_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _github_property(text: str) -> str:
+    return _github_escape(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def _github(diag: Diagnostic) -> str:
     level = "error" if diag.severity is Severity.ERROR else "warning"
-    props = f"title={diag.code} {diag.name}"
+    props = f"title={_github_property(f'{diag.code} {diag.name}')}"
     if diag.span:
-        props = (f"file={diag.span.file},line={diag.span.start.line},"
+        props = (f"file={_github_property(diag.span.file)},line={diag.span.start.line},"
                  f"col={diag.span.start.col},{props}")
     body = diag.message + (f" (hint: {diag.hint})" if diag.hint else "")
     return f"::{level} {props}::{_github_escape(body)}"

@@ -93,8 +93,8 @@ def _extend(doc: Document, name: str, chain: list[str], done: set[str],
         done.add(name)
         return
     if base_name in chain or base_name == name:
-        cycle = " -> ".join([*chain[chain.index(base_name):] if base_name in chain else [],
-                             name, base_name])
+        loop = chain[chain.index(base_name):] if base_name in chain else []
+        cycle = " -> ".join([*loop, name, base_name])
         found.append(codes.EXTENDS_CYCLE(f"`extends` cycle: {cycle}", span))
         done.add(name)
         return

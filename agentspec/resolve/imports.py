@@ -30,9 +30,10 @@ class Loaded:
 def display_name(path: Path) -> str:
     """How diagnostics name a file: relative to the working directory when it is below it."""
     try:
-        return os.path.relpath(path)
+        relative = os.path.relpath(path)
     except ValueError:  # another drive on Windows
         return str(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 class _Importer:

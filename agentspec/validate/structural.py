@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from pydantic import ValidationError
@@ -140,20 +139,31 @@ def _kind_hint(field: str) -> str:
     return f"only `llm` and `deep` agents take `{field}`"
 
 
-def _prune(data: dict[str, Any], paths: list[Path]) -> dict[str, Any]:
-    """Drop the entries that failed, so the rest can still be checked."""
-    pruned = copy.copy(data)
+def _without(data: Any, path: Path) -> Any:
+    """A copy of `data` lacking the value at `path` (copying only along the path)."""
+    if not path or not isinstance(data, (dict, list)):
+        return data
+    head, rest = path[0], path[1:]
+    if isinstance(data, dict):
+        if head not in data:
+            return data
+        if not rest:
+            return {k: v for k, v in data.items() if k != head}
+        return {**data, head: _without(data[head], rest)}
+    if not isinstance(head, int) or not 0 <= head < len(data):
+        return data
+    if not rest:
+        return [v for i, v in enumerate(data) if i != head]
+    return [*data[:head], _without(data[head], rest), *data[head + 1:]]
+
+
+def _prune(data: dict[str, Any], paths: list[Path], depth: int) -> dict[str, Any]:
+    """Drop what failed so the rest can still be checked: first the failing field of a
+    definition, then the whole definition, then the top-level key."""
     for path in paths:
-        if len(path) >= 2 and path[0] in SECTIONS and isinstance(pruned.get(path[0]), dict):
-            pruned[path[0]] = {k: v for k, v in pruned[path[0]].items() if k != path[1]}
-        elif path:
-            pruned.pop(path[0], None)
-    pruned.setdefault("agentspec", 1)
-    pruned.setdefault("name", "spec")
-    pruned.setdefault("agents", {})
-    return pruned
-
-
+        keep = depth if path and path[0] in SECTIONS else 1
+        data = _without(data, path[:keep])
+    return {"agentspec": 1, "name": "spec", "agents": {}, **data}
 
 
 def structural(doc: Document) -> tuple[Spec, list[Diagnostic]]:
@@ -165,8 +175,8 @@ def structural(doc: Document) -> tuple[Spec, list[Diagnostic]]:
     mapper = _Mapper(doc)
     found = [mapper.diagnostic(e) for e in errors]
     data = doc.data
-    for _ in range(3):
-        data = _prune(data, [data_path(tuple(e["loc"])) for e in errors])
+    for depth in (3, 2, 1):
+        data = _prune(data, [data_path(tuple(e["loc"])) for e in errors], depth)
         try:
             return Spec.model_validate(data), found
         except ValidationError as exc:

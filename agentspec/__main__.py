@@ -1,0 +1,3 @@
+from agentspec.cli import main
+
+main()

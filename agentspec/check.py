@@ -1,0 +1,71 @@
+"""The front end in one call: load, resolve, validate, for one spec file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentspec.diagnostics import Diagnostic, Severity, normalize
+from agentspec.parse import Parsed, load
+from agentspec.resolve import Document, check_overlays, load_tree, resolve
+from agentspec.source import SourceFile
+from agentspec.spec import Spec
+from agentspec.validate import semantic, structural
+
+__all__ = ["CheckResult", "check"]
+
+
+@dataclass
+class CheckResult:
+    """What the front end knows about one spec: the valid spec, its root, every problem."""
+
+    path: Path
+    spec: Spec | None = None
+    document: Document | None = None
+    root: str | None = None
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def _load(path: Path, display: str) -> Parsed:
+    return load(path, display=display)
+
+
+def check(path: Path, *, environment: str | None = None,
+          environ: Mapping[str, str] | None = None, env_unset: Severity = Severity.WARNING,
+          all_environments: bool = True) -> CheckResult:
+    """Validate `path`.
+
+    With `environment`, the spec is checked with that overlay applied. Without it the base spec
+    is checked and, when `all_environments` is set, each overlay too, so a broken `prod`
+    overlay fails in CI before anyone deploys it.
+    """
+    environ = os.environ if environ is None else environ
+    loaded = load_tree(path, _load)
+    result = CheckResult(path, sources=loaded.sources, diagnostics=list(loaded.diagnostics))
+    if loaded.document is None:
+        result.diagnostics = normalize(result.diagnostics)
+        return result
+    result.diagnostics += check_overlays(loaded.document)
+    runs = [environment]
+    if environment is None and all_environments:
+        runs += list(loaded.document.section("environments"))
+    for index, env in enumerate(runs):
+        doc, found = resolve(loaded.document, environment=env, environ=environ,
+                             sources=loaded.sources)
+        spec, problems = structural(doc)
+        root, more = semantic(spec, doc, result.sources)
+        result.diagnostics += found + problems + more
+        if index == 0:
+            result.spec, result.document, result.root = spec, doc, root
+    if env_unset is Severity.ERROR:
+        result.diagnostics = [d.as_error() if d.code == "AS305" else d
+                              for d in result.diagnostics]
+    result.diagnostics = normalize(result.diagnostics)
+    return result

@@ -1,0 +1,31 @@
+"""`agentspec explain CODE`: what a diagnostic means and what to do about it."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from agentspec.diagnostics import REGISTRY, lookup
+from agentspec.resolve.document import did_you_mean
+
+
+@click.command(name="explain")
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every code.")
+def command(code: str | None, show_all: bool) -> None:
+    """Explain a diagnostic CODE (`AS201` or its name `unknown-agent`)."""
+    if show_all or code is None:
+        for entry in REGISTRY.values():
+            level = "" if entry.severity.value == "error" else " (warning)"
+            click.echo(f"{entry.code}  {entry.name:<30} {entry.summary}{level}")
+        return
+    entry = lookup(code)
+    if entry is None:
+        names = [*REGISTRY, *(c.name for c in REGISTRY.values())]
+        hint = did_you_mean(code.upper() if code[:2].lower() == "as" else code, names)
+        click.echo(f"agentspec: unknown code `{code}`" + (f" ({hint})" if hint else ""),
+                   err=True)
+        sys.exit(2)
+    click.echo(f"{entry.code} {entry.name} ({entry.severity.value})\n\n{entry.summary}.\n\n"
+               f"{entry.explanation}")

@@ -1,0 +1,63 @@
+"""`agentspec validate`: check specs and report every problem."""
+
+from __future__ import annotations
+
+import glob
+import sys
+from pathlib import Path
+
+import click
+
+from agentspec.diagnostics import FORMATS, Diagnostic, Severity, codes, normalize, render
+from agentspec.source import SourceFile
+
+
+def expand(patterns: tuple[str, ...]) -> tuple[list[Path], list[Diagnostic]]:
+    """Files named or matched by `patterns`; a pattern that matches nothing is a diagnostic."""
+    files: list[Path] = []
+    missing: list[Diagnostic] = []
+    for pattern in patterns:
+        if glob.has_magic(pattern):
+            matches = sorted(glob.glob(pattern, recursive=True))
+            if not matches:
+                missing.append(codes.FILE_NOT_FOUND(f"no file matches `{pattern}`", None))
+            files += [Path(m) for m in matches if Path(m).is_file()]
+        else:
+            files.append(Path(pattern))
+    return list(dict.fromkeys(files)), missing
+
+
+@click.command(name="validate")
+@click.argument("specs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="concise",
+              show_default=True, help="How to print diagnostics.")
+@click.option("--env", "environment", metavar="NAME",
+              help="Check with this environment overlay applied (default: the base spec and "
+              "every overlay).")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: bool) -> None:
+    """Check SPECS (files or globs) and report every problem at file:line:col.
+
+    Exit status: 0 when clean, 1 when a spec has errors (or warnings with --strict),
+    2 for a usage error or an internal failure.
+    """
+    from agentspec.check import check
+
+    files, diagnostics = expand(specs)
+    sources: dict[str, SourceFile] = {}
+    for path in files:
+        result = check(path, environment=environment)
+        diagnostics += result.diagnostics
+        sources.update(result.sources)
+    if strict:
+        diagnostics = [d.as_error() for d in diagnostics]
+    diagnostics = normalize(diagnostics)
+    click.echo(render(diagnostics, sources, fmt), nl=False)
+    errors = sum(d.severity is Severity.ERROR for d in diagnostics)
+    if fmt == "concise":
+        warnings = len(diagnostics) - errors
+        checked = f"{len(files)} spec{'s' * (len(files) != 1)}"
+        status = "ok" if not errors else "failed"
+        click.echo(f"{status}: {checked}, {errors} error{'s' * (errors != 1)}, "
+                   f"{warnings} warning{'s' * (warnings != 1)}", err=True)
+    sys.exit(1 if errors else 0)

@@ -1,0 +1,31 @@
+"""Resolve: imports, environment overlays, interpolation, inline agents, extends, defaults."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from agentspec.diagnostics import Diagnostic
+from agentspec.resolve.agents import apply_defaults, apply_extends, flatten_inline_agents
+from agentspec.resolve.document import Document
+from agentspec.resolve.imports import Loaded, display_name, load_tree
+from agentspec.resolve.interpolate import interpolate
+from agentspec.resolve.overlay import apply_environment, check_overlays
+from agentspec.source import SourceFile
+
+__all__ = ["Document", "Loaded", "check_overlays", "display_name", "load_tree", "resolve"]
+
+
+def resolve(loaded: Document, *, environment: str | None, environ: Mapping[str, str],
+            sources: Mapping[str, SourceFile]) -> tuple[Document, list[Diagnostic]]:
+    """Turn the merged document into the one the checks read, for one environment."""
+    doc = Document(copy.deepcopy(loaded.data), loaded.pos)
+    found: list[Diagnostic] = []
+    if environment is not None:
+        found += apply_environment(doc, environment)
+    lines = {name: source.text.splitlines() for name, source in sources.items()}
+    found += interpolate(doc, environ, lines)
+    found += flatten_inline_agents(doc)
+    found += apply_extends(doc)
+    apply_defaults(doc)
+    return doc, found

@@ -1,0 +1,6 @@
+"""Validate: structural checks against the language models, then semantic checks."""
+
+from agentspec.validate.semantic import semantic
+from agentspec.validate.structural import structural
+
+__all__ = ["semantic", "structural"]

@@ -1,0 +1,64 @@
+"""What every semantic check reads: the typed spec, the positions, the sources."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from agentspec.diagnostics import Diagnostic
+from agentspec.parse import Path
+from agentspec.resolve.document import Document
+from agentspec.source import SourceFile, Span
+from agentspec.spec import Spec
+from agentspec.spec.agents import DeepAgent, LlmAgent
+
+__all__ = ["Context"]
+
+
+@dataclass
+class Context:
+    spec: Spec
+    doc: Document
+    sources: dict[str, SourceFile]
+    #: names defined in each section, valid or not, so a broken definition is not also "unknown"
+    defined: Mapping[str, set[str]]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def report(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+
+    def at(self, *path: str | int) -> Span:
+        return self.doc.pos.value_span(path)
+
+    def key_at(self, *path: str | int) -> Span:
+        return self.doc.pos.key_span(path)
+
+    def has(self, *path: str | int) -> bool:
+        return self.doc.pos.find(path) is not None
+
+    def directory_of(self, span: Span) -> FsPath:
+        """The directory of the file a value was written in: its paths are relative to it."""
+        source = self.sources.get(span.file)
+        return (source.path if source else FsPath(span.file)).resolve().parent
+
+    def agents(self) -> Iterator[tuple[str, Any]]:
+        yield from self.spec.agents.items()
+
+    def llm_agents(self) -> Iterator[tuple[str, LlmAgent]]:
+        for name, agent in self.spec.agents.items():
+            if isinstance(agent, (LlmAgent, DeepAgent)):
+                yield name, agent
+
+    def walk_data(self) -> Iterator[tuple[Path, Any]]:
+        """Every value of the resolved document with its path (environments excluded)."""
+        stack: list[tuple[Path, Any]] = [((k,), v) for k, v in self.doc.data.items()
+                                         if k not in ("environments", "vars")]
+        while stack:
+            path, value = stack.pop()
+            yield path, value
+            if isinstance(value, dict):
+                stack.extend(((*path, k), v) for k, v in value.items())
+            elif isinstance(value, list):
+                stack.extend(((*path, i), v) for i, v in enumerate(value))

@@ -1,0 +1,135 @@
+"""Files the spec names: instruction files, memory files, skill directories and SKILL.md."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path as FsPath
+
+from agentspec.diagnostics import codes
+from agentspec.parse import load_text
+from agentspec.resolve.imports import display_name
+from agentspec.source import SourceFile, Span
+from agentspec.spec.agents import LlmAgent, SkillsConfig
+from agentspec.validate.semantic.context import Context
+
+__all__ = ["check_files", "read_text_file", "skill_dirs"]
+
+_KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+
+
+def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, directory: bool,
+              what: str) -> FsPath | None:
+    span = ctx.at(*path)
+    target = ctx.directory_of(span) / value
+    exists = target.is_dir() if directory else target.is_file()
+    if not exists:
+        kind = "directory" if directory else "file"
+        ctx.report(codes.PATH_NOT_FOUND(
+            f"the {what} {kind} `{value}` does not exist", span,
+            hint=f"paths are relative to `{span.file}`"))
+        return None
+    return target
+
+
+def read_text_file(ctx: Context, target: FsPath) -> SourceFile | None:
+    """Read a file the spec points at and register it so diagnostics can quote it."""
+    try:
+        text = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    source = SourceFile(target, text, display_name(target))
+    ctx.sources[source.name] = source
+    return source
+
+
+def skill_dirs(setting: object) -> list[str]:
+    if isinstance(setting, SkillsConfig):
+        return setting.paths
+    return list(setting) if isinstance(setting, list) else []
+
+
+def _skill_path(setting: object, index: int) -> tuple[str | int, ...]:
+    return ("paths", index) if isinstance(setting, SkillsConfig) else (index,)
+
+
+def _check_skill(ctx: Context, folder: FsPath) -> None:
+    skill_md = next((folder / n for n in ("SKILL.md", "skill.md") if (folder / n).is_file()), None)
+    if skill_md is None:
+        return
+    source = read_text_file(ctx, skill_md)
+    if source is None:
+        ctx.report(codes.SKILL_INVALID(f"`{display_name(skill_md)}` is not UTF-8 text", None))
+        return
+    top = Span.at(source.name, 1, 1)
+    text = source.text
+    closing = list(_FENCE.finditer(text))
+    if not text.startswith("---") or len(closing) < 2:
+        ctx.report(codes.SKILL_INVALID(
+            "SKILL.md must start with YAML frontmatter between `---` lines", top,
+            hint="begin with `---`, `name: my-skill`, `description: ...`, `---`"))
+        return
+    end = closing[1].start()
+    header = text[:end]
+    # parse what follows the opening fence, behind an empty line so line numbers match the file
+    parsed = load_text("\n" + header.split("\n", 1)[1], path=skill_md, display=source.name)
+    if not parsed.ok or not isinstance(parsed.value, dict):
+        ctx.diagnostics.extend(parsed.diagnostics)
+        return
+    _check_frontmatter(ctx, folder, parsed.value, parsed.positions, top)
+
+
+def _check_frontmatter(ctx: Context, folder: FsPath, front: dict[str, object],
+                       positions: object, top: Span) -> None:
+    def at(key: str) -> Span:
+        return positions.value_span((key,)) if key in front else top  # type: ignore[attr-defined]
+
+    name = front.get("name")
+    if not isinstance(name, str) or not name:
+        ctx.report(codes.SKILL_INVALID("the frontmatter has no `name`", top,
+                                       hint=f"add `name: {folder.name}`"))
+    elif not _KEBAB.match(name) or len(name) > 64:
+        ctx.report(codes.SKILL_INVALID(
+            f"skill name `{name}` must be kebab-case and at most 64 characters", at("name"),
+            hint="use lowercase letters, digits and single dashes"))
+    elif name != folder.name:
+        ctx.report(codes.SKILL_INVALID(
+            f"skill name `{name}` differs from its folder `{folder.name}`", at("name"),
+            hint=f"rename the folder or write `name: {folder.name}`"))
+    description = front.get("description")
+    if not isinstance(description, str) or not description.strip():
+        ctx.report(codes.SKILL_INVALID("the frontmatter has no `description`",
+                                       at("description") if "description" in front else top,
+                                       hint="say what the skill does and when to use it"))
+    elif len(description) > 1024:
+        ctx.report(codes.SKILL_INVALID("`description` is longer than 1024 characters",
+                                       at("description")))
+
+
+def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:
+    for index, entry in enumerate(skill_dirs(agent.skills)):
+        path = ("agents", name, "skills", *_skill_path(agent.skills, index))
+        directory = _existing(ctx, entry, path, directory=True, what="skills")
+        if directory is None:
+            continue
+        folders = sorted(d for d in directory.iterdir() if d.is_dir() and (
+            (d / "SKILL.md").is_file() or (d / "skill.md").is_file()))
+        if not folders:
+            direct = (directory / "SKILL.md").is_file()
+            ctx.report(codes.SKILLS_EMPTY(
+                f"`{entry}` holds no skill folders", ctx.at(*path),
+                hint="this is a skill folder itself: list its parent directory" if direct
+                else "add `<skill-name>/SKILL.md` folders"))
+        for folder in folders:
+            _check_skill(ctx, folder)
+
+
+def check_files(ctx: Context) -> None:
+    for name, agent in ctx.llm_agents():
+        if agent.instruction_file is not None:
+            _existing(ctx, agent.instruction_file, ("agents", name, "instruction_file"),
+                      directory=False, what="instruction")
+        for index, memory in enumerate(agent.memory or ()):
+            _existing(ctx, memory, ("agents", name, "memory", index), directory=False,
+                      what="memory")
+        _skills(ctx, name, agent)

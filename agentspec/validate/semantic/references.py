@@ -1,0 +1,133 @@
+"""References between definitions: models, tools, backends, agents."""
+
+from __future__ import annotations
+
+import re
+
+from agentspec.diagnostics import codes
+from agentspec.resolve.document import did_you_mean
+from agentspec.spec.agents import LlmAgent, PlannerAgent, RouterAgent
+from agentspec.spec.backends import CompositeBackend
+from agentspec.spec.tools import AgentTool
+from agentspec.validate.semantic.context import Context
+
+__all__ = ["check_references"]
+
+_LITERAL_ID = re.compile(r"[-/.:@]")
+
+
+def _is_env(value: str) -> bool:
+    return "${env." in value
+
+
+def _model(ctx: Context, value: str | None, *path: str | int) -> None:
+    if value is None or _is_env(value) or value in ctx.defined["models"]:
+        return
+    if _LITERAL_ID.search(value):
+        return  # a literal model id such as gemini-2.5-flash
+    ctx.report(codes.UNKNOWN_MODEL(
+        f"`{value}` is not a model defined in `models` nor a model id", ctx.at(*path),
+        hint=did_you_mean(value, ctx.defined["models"]) or "define it under `models` or use a "
+        "full model id such as `gemini-2.5-flash`"))
+
+
+def _agent(ctx: Context, value: str, *path: str | int) -> bool:
+    if value in ctx.defined["agents"]:
+        return True
+    ctx.report(codes.UNKNOWN_AGENT(f"no agent named `{value}`", ctx.at(*path),
+                                   hint=did_you_mean(value, ctx.defined["agents"])))
+    return False
+
+
+def _backend(ctx: Context, value: str, *path: str | int) -> None:
+    if value not in ctx.defined["backends"]:
+        ctx.report(codes.UNKNOWN_BACKEND(f"no backend named `{value}`", ctx.at(*path),
+                                         hint=did_you_mean(value, ctx.defined["backends"])))
+
+
+def _tools(ctx: Context, entries: list[object] | None, *path: str | int) -> None:
+    for index, entry in enumerate(entries or ()):
+        if isinstance(entry, str) and entry not in ctx.defined["tools"]:
+            ctx.report(codes.UNKNOWN_TOOL(
+                f"no tool named `{entry}`", ctx.at(*path, index),
+                hint=did_you_mean(entry, ctx.defined["tools"]) or "define it under `tools`"))
+        elif isinstance(entry, AgentTool):
+            _agent(ctx, entry.agent, *path, index, "agent")
+
+
+def _llm_agent(ctx: Context, name: str, agent: LlmAgent) -> None:
+    base = ("agents", name)
+    _model(ctx, agent.model, *base, "model")
+    _tools(ctx, agent.tools, *base, "tools")
+    fs = agent.filesystem
+    if isinstance(fs, str):
+        _backend(ctx, fs, *base, "filesystem")
+    elif fs:
+        _backend(ctx, fs.backend, *base, "filesystem", "backend")
+    task = agent.task
+    if task not in (None, True, False):
+        for index, child in enumerate(task.agents):  # type: ignore[union-attr]
+            _agent(ctx, child, *base, "task", "agents", index)
+
+
+def _router(ctx: Context, name: str, agent: RouterAgent) -> None:
+    base = ("agents", name)
+    _model(ctx, agent.route.model, *base, "route", "model")
+    if agent.default:
+        _agent(ctx, agent.default, *base, "default")
+    for index, option in enumerate(agent.fallback or ()):
+        _agent(ctx, option, *base, "fallback", index)
+    for key, target in (agent.route.map or {}).items():
+        _agent(ctx, target, *base, "route", "map", key)
+
+
+def _planner(ctx: Context, name: str, agent: PlannerAgent) -> None:
+    base = ("agents", name)
+    _model(ctx, agent.model, *base, "model")
+    if agent.worker:
+        _model(ctx, agent.worker.model, *base, "worker", "model")
+        _tools(ctx, agent.worker.tools, *base, "worker", "tools")
+    if agent.synthesizer:
+        _model(ctx, agent.synthesizer.model, *base, "synthesizer", "model")
+
+
+def _backends(ctx: Context) -> None:
+    backends = ctx.spec.backends or {}
+    for name, backend in backends.items():
+        if not isinstance(backend, CompositeBackend):
+            continue
+        targets = [(backend.default, ("default",))] + [
+            (target, ("routes", prefix)) for prefix, target in backend.routes.items()]
+        for target, rel in targets:
+            path = ("backends", name, *rel)
+            if target not in ctx.defined["backends"]:
+                _backend(ctx, target, *path)
+            elif isinstance(backends.get(target), CompositeBackend):
+                ctx.report(codes.INVALID_VALUE(
+                    f"`{target}` is a composite backend; composites route to plain backends",
+                    ctx.at(*path), hint="point at a state, filesystem or shell backend"))
+
+
+def check_references(ctx: Context) -> None:
+    spec = ctx.spec
+    for name, agent in ctx.agents():
+        if isinstance(agent, LlmAgent):
+            _llm_agent(ctx, name, agent)
+        elif isinstance(agent, RouterAgent):
+            _router(ctx, name, agent)
+        elif isinstance(agent, PlannerAgent):
+            _planner(ctx, name, agent)
+        for index, child in enumerate(getattr(agent, "sub_agents", None) or ()):
+            if isinstance(child, str):
+                _agent(ctx, child, "agents", name, "sub_agents", index)
+        if name == "user":
+            ctx.report(codes.INVALID_NAME("`user` is reserved by ADK for the person talking",
+                                          ctx.key_at("agents", name), hint="rename the agent"))
+    for name, tool in (spec.tools or {}).items():
+        if isinstance(tool, AgentTool):
+            _agent(ctx, tool.agent, "tools", name, "agent")
+    if spec.summarization:
+        _model(ctx, spec.summarization.model, "summarization", "model")
+    if spec.root is not None:
+        _agent(ctx, spec.root, "root")
+    _backends(ctx)

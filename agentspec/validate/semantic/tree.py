@@ -1,0 +1,162 @@
+"""The agent tree: delegation edges, cycles, single parents, the root, reachability."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from agentspec.diagnostics import Related, codes
+from agentspec.parse import Path
+from agentspec.spec.agents import LlmAgent, TaskConfig
+from agentspec.spec.tools import AgentTool
+from agentspec.validate.semantic.context import Context
+
+__all__ = ["Edge", "check_tree", "edges", "find_root"]
+
+
+@dataclass(frozen=True)
+class Edge:
+    parent: str
+    child: str
+    path: Path
+    is_sub_agent: bool  # ADK parent/child: the single-parent rule applies
+
+
+def _agent_edges(ctx: Context, name: str, agent: object) -> Iterator[Edge]:
+    base = ("agents", name)
+    for index, child in enumerate(getattr(agent, "sub_agents", None) or ()):
+        if isinstance(child, str):
+            yield Edge(name, child, (*base, "sub_agents", index), True)
+    tools = list(getattr(agent, "tools", None) or ())
+    for index, tool in enumerate(tools):
+        target = tool
+        if isinstance(tool, str):
+            target = (ctx.spec.tools or {}).get(tool)
+        if isinstance(target, AgentTool):
+            yield Edge(name, target.agent, (*base, "tools", index), False)
+    task = agent.task if isinstance(agent, LlmAgent) else None
+    if isinstance(task, TaskConfig):
+        for index, child in enumerate(task.agents):
+            yield Edge(name, child, (*base, "task", "agents", index), False)
+
+
+def edges(ctx: Context) -> list[Edge]:
+    found = [e for name, agent in ctx.agents() for e in _agent_edges(ctx, name, agent)]
+    return [e for e in found if e.child in ctx.spec.agents]
+
+
+def _cycles(ctx: Context, all_edges: list[Edge]) -> None:
+    graph: dict[str, list[Edge]] = {}
+    for edge in all_edges:
+        graph.setdefault(edge.parent, []).append(edge)
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    stack: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        stack.append(name)
+        for edge in graph.get(name, ()):
+            if state.get(edge.child) == 1:
+                chain = " -> ".join([*stack[stack.index(edge.child):], edge.child])
+                ctx.report(codes.AGENT_CYCLE(f"agents delegate in a circle: {chain}",
+                                             ctx.at(*edge.path), hint="break the cycle"))
+            elif edge.child not in state:
+                visit(edge.child)
+        stack.pop()
+        state[name] = 2
+
+    for name in ctx.spec.agents:
+        if name not in state:
+            visit(name)
+
+
+def _parents(ctx: Context, all_edges: list[Edge]) -> None:
+    first: dict[str, Edge] = {}
+    for edge in all_edges:
+        if not edge.is_sub_agent:
+            continue
+        if edge.child not in first:
+            first[edge.child] = edge
+            continue
+        earlier = first[edge.child]
+        if earlier.parent == edge.parent:
+            ctx.report(codes.DUPLICATE_NAME(
+                f"`{edge.child}` is listed twice in `{edge.parent}`'s sub_agents",
+                ctx.at(*edge.path), related=[Related(ctx.at(*earlier.path), "first listed here")]))
+            continue
+        ctx.report(codes.MULTIPLE_PARENTS(
+            f"`{edge.child}` is a sub-agent of both `{earlier.parent}` and `{edge.parent}`",
+            ctx.at(*edge.path),
+            hint=f"define `{edge.child}_2: {{extends: {edge.child}}}` and list that one here",
+            related=[Related(ctx.at(*earlier.path), f"also a sub-agent of `{earlier.parent}`")]))
+
+
+def find_root(ctx: Context, all_edges: list[Edge]) -> str | None:
+    """The entry agent, reporting when there is none or several."""
+    children = {e.child for e in all_edges}
+    spec = ctx.spec
+    if spec.root is not None:
+        if spec.root not in spec.agents:
+            return None  # reported as an unknown agent
+        into = next((e for e in all_edges if e.child == spec.root), None)
+        if into is not None:
+            ctx.report(codes.ROOT_HAS_PARENT(
+                f"the root `{spec.root}` is also used by `{into.parent}`", ctx.at("root"),
+                related=[Related(ctx.at(*into.path), "used here")]))
+        return spec.root
+    tops = [name for name in spec.agents if name not in children]
+    if len(tops) == 1:
+        return tops[0]
+    if not spec.agents:
+        if not ctx.defined["agents"]:
+            ctx.report(codes.ROOT_MISSING("the spec defines no agents", ctx.key_at("agents")))
+        return None
+    where = ctx.key_at("agents")
+    if not tops:
+        ctx.report(codes.ROOT_MISSING("every agent is some agent's child, so none is the root",
+                                      where, hint="set `root:` and break the cycle"))
+        return None
+    listed = ", ".join(f"`{t}`" for t in tops)
+    ctx.report(codes.ROOT_MISSING(f"several agents could be the root: {listed}", where,
+                                  hint=f"add `root: {tops[0]}` (or whichever is the entry)"))
+    return None
+
+
+def _reachable(root: str, all_edges: list[Edge]) -> set[str]:
+    seen, todo = {root}, [root]
+    while todo:
+        parent = todo.pop()
+        for edge in all_edges:
+            if edge.parent == parent and edge.child not in seen:
+                seen.add(edge.child)
+                todo.append(edge.child)
+    return seen
+
+
+def _modes(ctx: Context, all_edges: list[Edge]) -> None:
+    parent_of = {e.child: e.parent for e in all_edges if e.is_sub_agent}
+    for name, agent in ctx.llm_agents():
+        if agent.mode is None or agent.mode == "chat":
+            continue
+        parent = ctx.spec.agents.get(parent_of.get(name, ""))
+        if not isinstance(parent, LlmAgent):
+            ctx.report(codes.DELEGATION_OUTSIDE_LLM(
+                f"`{name}` has `mode: {agent.mode}` but no LLM parent lists it in `sub_agents`",
+                ctx.at("agents", name, "mode"), hint="remove `mode` or list the agent under "
+                "an LLM agent's `sub_agents`"))
+
+
+def check_tree(ctx: Context) -> str | None:
+    all_edges = edges(ctx)
+    _cycles(ctx, all_edges)
+    _parents(ctx, all_edges)
+    _modes(ctx, all_edges)
+    root = find_root(ctx, all_edges)
+    if root is not None:
+        reached = _reachable(root, all_edges)
+        for name in ctx.spec.agents:
+            if name not in reached:
+                ctx.report(codes.UNREACHABLE_AGENT(
+                    f"`{name}` is never used by the root `{root}` or the agents it reaches",
+                    ctx.key_at("agents", name), hint="remove it or reference it"))
+    return root

@@ -1,0 +1,1 @@
+"""Tools and callbacks for the research specs (research_desk, planner, deep_agent)."""
