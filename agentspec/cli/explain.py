@@ -20,12 +20,12 @@ def command(code: str | None, show_all: bool) -> None:
             level = "" if entry.severity.value == "error" else " (warning)"
             click.echo(f"{entry.code}  {entry.name:<30} {entry.summary}{level}")
         return
-    entry = lookup(code)
-    if entry is None:
+    found = lookup(code)
+    if found is None:
         names = [*REGISTRY, *(c.name for c in REGISTRY.values())]
         hint = did_you_mean(code.upper() if code[:2].lower() == "as" else code, names)
         click.echo(f"agentspec: unknown code `{code}`" + (f" ({hint})" if hint else ""),
                    err=True)
         sys.exit(2)
-    click.echo(f"{entry.code} {entry.name} ({entry.severity.value})\n\n{entry.summary}.\n\n"
-               f"{entry.explanation}")
+    click.echo(f"{found.code} {found.name} ({found.severity.value})\n\n{found.summary}.\n\n"
+               f"{found.explanation}")

@@ -112,7 +112,8 @@ ONE_OF = _code("AS107", "one-of", "Keys that exclude each other, or none of them
     Some mappings take exactly one of several keys: a tool is `python`, `mcp`, `builtin` or
     `agent`; an agent has `instruction` or `instruction_file`; a summarization trigger is
     `tokens`, `fraction` or `invocations`. Keep exactly one.""")
-FIELD_NOT_FOR_KIND = _code("AS108", "field-not-for-kind", "A field that this agent kind does not take", """
+FIELD_NOT_FOR_KIND = _code("AS108", "field-not-for-kind",
+    "A field that this agent kind does not take", """
     Agent kinds take different fields: harness fields (`todos`, `filesystem`, `task`,
     `skills`, `memory`, `interrupt_on`, `tool_result_limit`) and LLM settings apply only to
     `kind: llm` and `kind: deep`; `max_iterations` only to `kind: loop`; `route` only to
@@ -131,7 +132,8 @@ UNKNOWN_MODEL = _code("AS202", "unknown-model", "A reference to a model that is 
 UNKNOWN_TOOL = _code("AS203", "unknown-tool", "A reference to a tool that is not defined", """
     An agent's `tools` list names tools defined under `tools` (or in an imported file), or
     defines them inline.""")
-UNKNOWN_BACKEND = _code("AS204", "unknown-backend", "A reference to a backend that is not defined", """
+UNKNOWN_BACKEND = _code("AS204", "unknown-backend",
+    "A reference to a backend that is not defined", """
     `filesystem:` and composite `default` / `routes` name backends defined under
     `backends`.""")
 DUPLICATE_NAME = _code("AS205", "duplicate-name", "A name defined twice", """
@@ -140,7 +142,8 @@ DUPLICATE_NAME = _code("AS205", "duplicate-name", "A name defined twice", """
 AGENT_CYCLE = _code("AS206", "agent-cycle", "Agents that delegate to each other in a circle", """
     Through `sub_agents`, `{agent: ...}` tools, `task.agents` or router children an agent
     eventually reaches itself. Agent trees must be finite; break the cycle.""")
-MULTIPLE_PARENTS = _code("AS207", "multiple-parents", "An agent listed as a sub-agent of two parents", """
+MULTIPLE_PARENTS = _code("AS207", "multiple-parents",
+    "An agent listed as a sub-agent of two parents", """
     ADK allows one parent per agent. To use the same agent under two parents, define a second
     agent with `extends: <name>` and list that one under the second parent.""")
 ROOT_MISSING = _code("AS208", "root-missing", "No single entry agent", """
@@ -152,46 +155,57 @@ ROOT_HAS_PARENT = _code("AS209", "root-has-parent", "The root agent is another a
 ROUTER_ROUTE = _code("AS210", "router-route", "A router without exactly one route method", """
     `route` takes exactly one of `state` (optionally with `map`), `model` (optionally with
     `instruction`) or `python`.""")
-ROUTER_MEMBER = _code("AS211", "router-member", "A router option that is not one of its children", """
+ROUTER_MEMBER = _code("AS211", "router-member",
+    "A router option that is not one of its children", """
     A router's `default`, `fallback` entries and `route.map` values must be among its
     `sub_agents`: the router runs only its own children.""")
 PLANNER_BOUNDS = _code("AS212", "planner-bounds", "A planner whose limits are out of range", """
     `max_depth` must be between 1 and 6 and `max_subtasks` between 1 and 16; the number of leaf
     calls grows as max_subtasks ** max_depth, which must stay at or below 1024.""")
-LOOP_ITERATIONS = _code("AS213", "loop-iterations", "A loop whose iteration limit is not at least 1", """
+LOOP_ITERATIONS = _code("AS213", "loop-iterations",
+    "A loop whose iteration limit is not at least 1", """
     `max_iterations` must be 1 or more; a loop with 0 iterations would run nothing.""")
-WORKFLOW_NO_CHILDREN = _code("AS214", "workflow-no-children", "A workflow or router with no sub-agents", """
+WORKFLOW_NO_CHILDREN = _code("AS214", "workflow-no-children",
+    "A workflow or router with no sub-agents", """
     `sequential`, `parallel`, `loop` and `router` agents run their `sub_agents`; without any
     they do nothing.""")
-INTERRUPT_UNKNOWN_TOOL = _code("AS215", "interrupt-unknown-tool", "Approval asked for a tool the agent will not have", """
+INTERRUPT_UNKNOWN_TOOL = _code(
+    "AS215", "interrupt-unknown-tool", "Approval asked for a tool the agent will not have", """
     `interrupt_on` keys name tools of the same agent: entries of its `tools` (by spec name or
     by the name the model sees), harness tools (`ls`, `read_file`, `write_file`, `edit_file`,
     `glob`, `grep`, `execute`, `write_todos`, `read_todos`, `task`) and agent tools. A key that
     names none of them would never gate anything, which silently drops an approval.""")
-EXECUTE_WITHOUT_SHELL = _code("AS216", "execute-without-shell", "`execute` asked of a backend that cannot run commands", """
+EXECUTE_WITHOUT_SHELL = _code(
+    "AS216", "execute-without-shell", "`execute` asked of a backend that cannot run commands", """
     Only `shell` backends (or a `composite` whose default is a shell backend) can run commands.
     Use a shell backend or drop `execute`.""")
-FRACTION_NEEDS_WINDOW = _code("AS217", "fraction-needs-context-window", "A fraction trigger with no context window", """
+FRACTION_NEEDS_WINDOW = _code(
+    "AS217", "fraction-needs-context-window", "A fraction trigger with no context window", """
     `summarization.trigger.fraction` is a share of a model's context window. Declare
     `context_window` on the named models the LLM agents use (the smallest one is used), or use
     a `tokens` trigger.""")
-PATH_NOT_FOUND = _code("AS218", "path-not-found", "A file or directory the spec names does not exist", """
+PATH_NOT_FOUND = _code("AS218", "path-not-found",
+    "A file or directory the spec names does not exist", """
     `instruction_file`, `memory`, `skills` and `imports` paths are relative to the file that
     names them.""")
 SKILL_INVALID = _code("AS219", "skill-invalid", "A SKILL.md that ADK would refuse", """
     Each skill is a folder holding `SKILL.md`, which starts with YAML frontmatter between `---`
     lines with `name` (kebab-case, at most 64 characters, equal to the folder name) and
     `description` (1 to 1024 characters).""")
-PYTHON_REF_MALFORMED = _code("AS220", "python-ref-malformed", "A python reference not of the form module:attribute", """
+PYTHON_REF_MALFORMED = _code(
+    "AS220", "python-ref-malformed", "A python reference not of the form module:attribute", """
     Python references are written `package.module:attribute` (the attribute may be dotted).""")
-PYTHON_REF_STDLIB = _code("AS221", "python-ref-stdlib", "A python reference into the standard library", """
+PYTHON_REF_STDLIB = _code("AS221", "python-ref-stdlib",
+    "A python reference into the standard library", """
     References into the Python standard library (`os:system`, `subprocess:run`, ...) are
     refused: a spec must not be able to call arbitrary library functions. Wrap what you need
     in a function of your own module.""")
-PYTHON_MODULE_NOT_FOUND = _code("AS222", "python-module-not-found", "A python module that cannot be found", """
+PYTHON_MODULE_NOT_FOUND = _code("AS222", "python-module-not-found",
+    "A python module that cannot be found", """
     The module is neither beside the spec nor on the Python path. `validate` looks for the file
     without importing anything; build and run will fail to import it.""", warning=True)
-UNKNOWN_PLACEHOLDER = _code("AS223", "unknown-placeholder", "An instruction placeholder no agent sets", """
+UNKNOWN_PLACEHOLDER = _code("AS223", "unknown-placeholder",
+    "An instruction placeholder no agent sets", """
     `{key}` in an instruction is replaced from session state when the agent runs, and a
     missing key is a run-time error. No agent in the spec sets `key` through `output_key`. If
     the state is set another way, write `{key?}` to make it optional; write `{{key}}` for the
@@ -199,7 +213,8 @@ UNKNOWN_PLACEHOLDER = _code("AS223", "unknown-placeholder", "An instruction plac
 UNREACHABLE_AGENT = _code("AS224", "unreachable-agent", "An agent the root never reaches", """
     The agent is defined but neither the root nor any agent it reaches uses it, so it never
     runs. Remove it or reference it.""", warning=True)
-INVALID_JSON_SCHEMA = _code("AS225", "invalid-json-schema", "An output or input schema that is not valid JSON Schema", """
+INVALID_JSON_SCHEMA = _code(
+    "AS225", "invalid-json-schema", "An output or input schema that is not valid JSON Schema", """
     `output_schema` and `input_schema` take a JSON Schema mapping (checked against the JSON
     Schema meta-schema) or `{python: module:Model}`.""")
 LOOP_UNBOUNDED = _code("AS226", "loop-unbounded", "A loop that may never stop", """
@@ -211,7 +226,8 @@ SKILLS_EMPTY = _code("AS228", "skills-empty", "A skills directory with no skills
     A `skills` entry is a directory that holds skill folders, each with a `SKILL.md`. This one
     holds none. If the path is itself a skill folder, name its parent directory.""",
     warning=True)
-DELEGATION_OUTSIDE_LLM = _code("AS229", "delegation-outside-llm", "A `mode` that has no effect here", """
+DELEGATION_OUTSIDE_LLM = _code("AS229", "delegation-outside-llm",
+    "A `mode` that has no effect here", """
     `mode` says how an LLM parent invokes a sub-agent. The agent's parent is not an LLM agent
     (or it has none), so `mode` does nothing.""", warning=True)
 
@@ -221,7 +237,8 @@ IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that doe
 IMPORT_CYCLE = _code("AS302", "import-cycle", "Files that import each other in a circle", """
     A file imports itself through a chain of `imports`. Move what both need into a third file
     that imports neither.""")
-IMPORT_IGNORED_KEY = _code("AS303", "import-ignored-key", "A top-level key that an imported file cannot set", """
+IMPORT_IGNORED_KEY = _code(
+    "AS303", "import-ignored-key", "A top-level key that an imported file cannot set", """
     Only `models`, `tools`, `backends`, `agents` (and its own `imports`) of an imported file
     join the importing spec. Other top-level keys (`root`, `defaults`, `summarization`, ...)
     belong in the main spec; this one is ignored.""", warning=True)
@@ -234,13 +251,15 @@ ENV_UNSET = _code("AS305", "env-unset", "`${env.X}` names an unset environment v
 BAD_INTERPOLATION = _code("AS306", "bad-interpolation", "A `${...}` that agentspec cannot read", """
     Interpolations are `${vars.NAME}`, `${env.NAME}` and `${env.NAME:-default}`. Write `$${`
     for a literal `${`.""")
-UNKNOWN_ENVIRONMENT = _code("AS307", "unknown-environment", "`--env` names an environment the spec does not define", """
+UNKNOWN_ENVIRONMENT = _code(
+    "AS307", "unknown-environment", "`--env` names an environment the spec does not define", """
     `--env NAME` selects an overlay from the top-level `environments` mapping.""")
 EXTENDS_CYCLE = _code("AS308", "extends-cycle", "Agents that extend each other in a circle", """
     `extends` copies another agent's fields; a chain of `extends` must not come back to the
     agent it started from.""")
 VAR_CYCLE = _code("AS309", "var-cycle", "Variables that refer to each other in a circle", """
     A `vars` value may use other variables, but not itself through a chain of references.""")
-OVERLAY_KEY = _code("AS310", "overlay-key", "An environment overlay sets a key it may not change", """
+OVERLAY_KEY = _code("AS310", "overlay-key",
+    "An environment overlay sets a key it may not change", """
     Overlays are deep-merged over the spec but cannot change `agentspec`, `imports` or
     `environments`.""")

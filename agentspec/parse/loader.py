@@ -226,9 +226,10 @@ def _tab_lines(source: SourceFile) -> list[Diagnostic]:
     for number, line in enumerate(source.text.splitlines(), start=1):
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         if "\t" in indent:
-            found.append(codes.TAB_INDENT(
-                "a tab is used for indentation", Span.at(source.name, number, indent.index("\t") + 1),
-                hint="indent with spaces"))
+            column = indent.index("\t") + 1
+            found.append(codes.TAB_INDENT("a tab is used for indentation",
+                                          Span.at(source.name, number, column),
+                                          hint="indent with spaces"))
     return found
 
 

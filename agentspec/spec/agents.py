@@ -345,6 +345,3 @@ def _agent_entry(value: object) -> str | None:
 
 AgentEntry = keyed_union("agent_entry", "a sub-agent is an agent name or an inline agent",
                          {"name": str, "inline": Agent}, _agent_entry)
-
-for _model in (LlmAgent, DeepAgent, SequentialAgent, ParallelAgent, LoopAgent, RouterAgent):
-    _model.model_rebuild()

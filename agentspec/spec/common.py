@@ -7,11 +7,12 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag
 
-__all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Identifier", "Model",
-           "PythonRef", "keyed_union", "present_keys", "tag"]
+__all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Identifier",
+           "Model", "PythonRef", "keyed_union", "name_or", "one_key_union", "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
-PYTHON_REF = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
+PYTHON_REF = rf"^{_DOTTED}:{_DOTTED}$"
 
 #: every union tag -> the type it selects, for walking validation error locations
 TAGS: dict[str, Any] = {}
@@ -24,7 +25,7 @@ ONE_KEY_UNIONS: set[str] = set()
 class Model(BaseModel):
     """Base of every language model: unknown keys are errors, no silent type coercion."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentspec.spec.agents import FILE_TOOLS, LlmAgent, TaskConfig, ToolResultLimit
+from agentspec.spec.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
 from agentspec.spec.backends import CompositeBackend, ShellBackend
 from agentspec.spec.common import Model
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
@@ -50,20 +50,18 @@ def _filesystem(agent: LlmAgent) -> tuple[str | None, tuple[str, ...] | None]:
         return setting, None
     if setting is not None:
         return setting.backend, tuple(setting.tools) if setting.tools else None
-    return (DEFAULT_STATE_BACKEND, None) if agent.kind == "deep" else (None, None)
+    return (DEFAULT_STATE_BACKEND, None) if isinstance(agent, DeepAgent) else (None, None)
 
 
 def harness(agent: LlmAgent, backends: Mapping[str, Model]) -> Harness:
-    deep = agent.kind == "deep"
+    deep = isinstance(agent, DeepAgent)
     backend, chosen = _filesystem(agent)
     tools: tuple[str, ...] = ()
     if backend is not None:
         offered = FILE_TOOLS if can_execute(backend, backends) else FILE_TOOLS[:-1]
         tools = chosen if chosen is not None else offered
     task = agent.task
-    if task is None and deep:
-        task = TaskConfig(general_purpose=True)
-    elif task is True:
+    if task is None and deep or task is True:
         task = TaskConfig(general_purpose=True)
     limit = agent.tool_result_limit
     tokens = limit.tokens if isinstance(limit, ToolResultLimit) else (

@@ -10,15 +10,23 @@ from agentspec.diagnostics import Diagnostic, codes
 from agentspec.parse import Path
 from agentspec.parse.loader import _kind as kind_name
 from agentspec.resolve.document import SECTIONS, Document, did_you_mean
+from agentspec.source import Span
 from agentspec.spec import AGENT_KINDS, Spec
-from agentspec.spec.agents import DeepAgent, LlmAgent, LoopAgent, PlannerAgent, RouterAgent
+from agentspec.spec.agents import (
+    AgentBase,
+    DeepAgent,
+    LlmAgent,
+    LoopAgent,
+    PlannerAgent,
+    RouterAgent,
+)
 from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES
 from agentspec.validate.locations import data_path, is_key_error, model_at
 
 __all__ = ["structural"]
 
-_AGENT_MODELS = {cls for cls in (LlmAgent, DeepAgent, LoopAgent, PlannerAgent, RouterAgent)}
-_AGENT_FIELDS = {name for cls in _AGENT_MODELS for name in cls.model_fields}
+_AGENT_FIELDS = {name for cls in (LlmAgent, DeepAgent, LoopAgent, PlannerAgent, RouterAgent)
+                 for name in cls.model_fields}
 _EXPECTED = {"string_type": "text", "int_type": "a whole number", "float_type": "a number",
              "bool_type": "true or false", "dict_type": "a mapping", "model_type": "a mapping",
              "model_attributes_type": "a mapping", "list_type": "a list",
@@ -58,24 +66,29 @@ class _Mapper:
                                      self.doc.pos.key_span(path[:-1]))
         if kind in UNION_MESSAGES:
             return self.union(kind, path, error)
-        if is_key_error(loc) or (path and path[-1] == "name" and "pattern" in kind):
-            target = self.doc.pos.key_span(path) if is_key_error(loc) else self.doc.pos.value_span(path)
-            shown = path[-1] if is_key_error(loc) else _lookup(self.doc.data, path)
-            return codes.INVALID_NAME(f"`{shown}` is not a valid name", target,
-                                      hint="use letters, digits and underscores, not starting "
-                                      "with a digit")
+        if is_key_error(loc):
+            return self.invalid_name(path[-1], self.doc.pos.key_span(path))
+        if path and path[-1] == "name" and "pattern" in kind:
+            return self.invalid_name(_lookup(self.doc.data, path), self.value_span(path))
         return self.value_error(kind, path, error)
+
+    def value_span(self, path: Path) -> Span:
+        return self.doc.pos.value_span(path)
+
+    @staticmethod
+    def invalid_name(shown: object, span: Span) -> Diagnostic:
+        return codes.INVALID_NAME(f"`{shown}` is not a valid name", span,
+                                  hint="use letters, digits and underscores, not starting with "
+                                  "a digit")
 
     def unknown_key(self, loc: tuple[int | str, ...], path: Path) -> Diagnostic:
         key, span = path[-1], self.doc.pos.key_span(path)
         model = model_at(loc[:-1])
         allowed = list(model.model_fields) if model else []
-        if model in _AGENT_MODELS or (model is not None and model.__name__.endswith("Agent")):
-            if key in _AGENT_FIELDS:
-                kind = _lookup(self.doc.data, path[:-1]).get("kind", "llm")
-                return codes.FIELD_NOT_FOR_KIND(
-                    f"`{kind}` agents do not take `{key}`", span,
-                    hint=_kind_hint(str(key)))
+        if model is not None and issubclass(model, AgentBase) and key in _AGENT_FIELDS:
+            kind = _lookup(self.doc.data, path[:-1]).get("kind", "llm")
+            return codes.FIELD_NOT_FOR_KIND(f"`{kind}` agents do not take `{key}`", span,
+                                            hint=_kind_hint(str(key)))
         where = f" in `{_name(path[:-1])}`" if path[:-1] else ""
         return codes.UNKNOWN_KEY(f"unknown key `{key}`{where}", span,
                                  hint=did_you_mean(key, allowed))
@@ -83,10 +96,10 @@ class _Mapper:
     def union(self, kind: str, path: Path, error: Any) -> Diagnostic:
         message, keys = UNION_MESSAGES[kind]
         value = error["input"]
-        span = self.doc.pos.value_span(path)
+        span = self.value_span(path)
         if kind == "agent_kind" and isinstance(value, dict):
             return codes.UNKNOWN_KIND(
-                f"unknown agent kind `{value.get('kind')}`", self.doc.pos.value_span((*path, "kind")),
+                f"unknown agent kind `{value.get('kind')}`", self.value_span((*path, "kind")),
                 hint=did_you_mean(value.get("kind"), AGENT_KINDS)
                 or f"use one of {', '.join(AGENT_KINDS)}")
         if kind == "backend_type" and isinstance(value, dict):
@@ -94,7 +107,7 @@ class _Mapper:
                 return codes.MISSING_KEY(f"missing required key `type` in `{_name(path)}`",
                                          self.doc.pos.key_span(path), hint=message)
             return codes.INVALID_VALUE(
-                f"unknown backend type `{value['type']}`", self.doc.pos.value_span((*path, "type")),
+                f"unknown backend type `{value['type']}`", self.value_span((*path, "type")),
                 hint=did_you_mean(value["type"], keys) or message)
         if kind in ONE_KEY_UNIONS and isinstance(value, dict):
             found = ", ".join(f"`{k}`" for k in keys if k in value) or "none of them"
@@ -102,7 +115,7 @@ class _Mapper:
         return codes.WRONG_TYPE(f"`{_name(path)}`: {message}, not {kind_name(value)}", span)
 
     def value_error(self, kind: str, path: Path, error: Any) -> Diagnostic:
-        span = self.doc.pos.value_span(path)
+        span = self.value_span(path)
         value = error["input"]
         ctx = error.get("ctx") or {}
         if path == ("agentspec",):

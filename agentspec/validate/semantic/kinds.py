@@ -43,7 +43,8 @@ def _router(ctx: Context, name: str, agent: RouterAgent) -> None:
         ctx.report(codes.ROUTER_ROUTE("`instruction` works only with `model`",
                                       ctx.key_at(*base, "route", "instruction")))
     children = set(_children(agent))
-    options = [(agent.default, (*base, "default"))] if agent.default else []
+    options: list[tuple[str, tuple[str | int, ...]]] = (
+        [(agent.default, (*base, "default"))] if agent.default else [])
     options += [(f, (*base, "fallback", i)) for i, f in enumerate(agent.fallback or ())]
     options += [(t, (*base, "route", "map", k)) for k, t in (route.map or {}).items()]
     for option, path in options:

@@ -66,7 +66,7 @@ def _llm_agent(ctx: Context, name: str, agent: LlmAgent) -> None:
         _backend(ctx, fs.backend, *base, "filesystem", "backend")
     task = agent.task
     if task not in (None, True, False):
-        for index, child in enumerate(task.agents):  # type: ignore[union-attr]
+        for index, child in enumerate(task.agents):
             _agent(ctx, child, *base, "task", "agents", index)
 
 

@@ -1,0 +1,1 @@
+"""Tools for the content pipeline spec (pipeline.yaml)."""

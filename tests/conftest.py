@@ -1,0 +1,37 @@
+"""Shared test helpers: inline specs from YAML strings, diagnostics as position tuples."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentspec.check import CheckResult, check
+
+ROOT = Path(__file__).resolve().parent.parent
+Located = tuple[str, int, int, str]
+
+
+def located(result: CheckResult) -> list[Located]:
+    """Diagnostics as (file, line, column, code): what tests assert, never the wording."""
+    return [(d.span.file if d.span else "", d.span.start.line if d.span else 0,
+             d.span.start.col if d.span else 0, d.code) for d in result.diagnostics]
+
+
+@pytest.fixture
+def check_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., CheckResult]:
+    """Write `text` (dedented) to spec.yaml plus any `files`, then check it from tmp_path."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(text: str, files: dict[str, str] | None = None, **kwargs: object) -> CheckResult:
+        for name, content in (files or {}).items():
+            target = tmp_path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(textwrap.dedent(content))
+        (tmp_path / "spec.yaml").write_text(textwrap.dedent(text))
+        kwargs.setdefault("environ", {})
+        return check(Path("spec.yaml"), **kwargs)  # type: ignore[arg-type]
+
+    return run

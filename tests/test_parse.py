@@ -1,0 +1,436 @@
+"""Unit tests of `agentspec.parse`: data, 1-based positions, and every read/YAML diagnostic."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from agentspec.parse import MAX_BYTES, Parsed, load, load_text
+from agentspec.source import Span
+
+Where = tuple[str, int, int]
+
+
+def parse(text: str, name: str = "spec.yaml") -> Parsed:
+    return load_text(text, path=Path(name))
+
+
+def start(span: Span | None) -> tuple[int, int] | None:
+    return (span.start.line, span.start.col) if span else None
+
+
+def codes_at(parsed: Parsed) -> list[tuple[str, tuple[int, int] | None]]:
+    """Diagnostics as (code, (line, col)): what these tests assert, never the wording."""
+    return [(d.code, start(d.span)) for d in parsed.diagnostics]
+
+
+def assert_failed(parsed: Parsed) -> None:
+    assert parsed.value is None
+    assert parsed.positions is None
+    assert not parsed.ok
+
+
+# --- data and positions ---------------------------------------------------------------------
+
+
+def test_plain_mapping_is_plain_data() -> None:
+    parsed = parse("a: 1\nb:\n  c: [x, y]\n  d: {e: true, f: null, g: 1.5}\n")
+    assert parsed.ok
+    assert parsed.diagnostics == []
+    assert parsed.value == {"a": 1, "b": {"c": ["x", "y"], "d": {"e": True, "f": None, "g": 1.5}}}
+    assert type(parsed.value) is dict
+    assert type(parsed.value["b"]["c"]) is list
+
+
+def test_scalar_types() -> None:
+    parsed = parse(
+        "i: 42\nneg: -7\nhex: 0x1f\noct: 0o17\nf: 2.5\nexp: 1e3\ninf: .inf\nninf: -.inf\n"
+        "nan: .nan\nt: true\nf2: False\nn: ~\ns: 'text'\nq: \"1\"\n"
+    )
+    value = parsed.value
+    assert value["i"] == 42 and type(value["i"]) is int
+    assert value["neg"] == -7
+    assert value["hex"] == 31
+    assert value["oct"] == 15
+    assert value["f"] == 2.5
+    assert value["exp"] == 1000.0
+    assert value["inf"] == float("inf")
+    assert value["ninf"] == float("-inf")
+    assert value["nan"] != value["nan"]
+    assert value["t"] is True and value["f2"] is False
+    assert value["n"] is None
+    assert value["s"] == "text"
+    assert value["q"] == "1"
+
+
+def test_value_positions_are_one_based() -> None:
+    parsed = parse("a: 1\nb:\n  c: [x, y]\n")
+    pos = parsed.positions
+    assert pos is not None
+    assert start(pos.find(("a",)).value) == (1, 4)  # type: ignore[union-attr]
+    assert start(pos.find(("b", "c")).value) == (3, 6)  # type: ignore[union-attr]
+    assert start(pos.find(("b", "c", 0)).value) == (3, 7)  # type: ignore[union-attr]
+    assert start(pos.find(("b", "c", 1)).value) == (3, 10)  # type: ignore[union-attr]
+    assert pos.find(("b", "c", 1)).value.file == "spec.yaml"  # type: ignore[union-attr]
+
+
+def test_key_positions_are_one_based() -> None:
+    parsed = parse("a: 1\nb:\n  c: [x, y]\n")
+    pos = parsed.positions
+    assert pos is not None
+    assert start(pos.find(("a",)).key) == (1, 1)  # type: ignore[union-attr]
+    assert start(pos.find(("b",)).key) == (2, 1)  # type: ignore[union-attr]
+    assert start(pos.find(("b", "c")).key) == (3, 3)  # type: ignore[union-attr]
+    assert pos.key_span(("b", "c")).start.col == 3
+    # list items have no key: key_span falls back to the value
+    assert start(pos.key_span(("b", "c", 1))) == (3, 10)
+
+
+def test_block_list_and_block_scalar_positions() -> None:
+    text = "agents:\n  x:\n    tools:\n      - one\n      - two\n    instruction: |\n      hi\n"
+    pos = parse(text).positions
+    assert pos is not None
+    assert start(pos.value_span(("agents", "x", "tools", 0))) == (4, 9)
+    assert start(pos.value_span(("agents", "x", "tools", 1))) == (5, 9)
+    assert start(pos.key_span(("agents", "x", "instruction"))) == (6, 5)
+    assert start(pos.value_span(("agents", "x", "instruction"))) == (6, 18)
+
+
+def test_nearest_falls_back_to_ancestor() -> None:
+    pos = parse("a:\n  b: 1\n").positions
+    assert pos is not None
+    assert pos.find(("a", "missing")) is None
+    assert start(pos.value_span(("a", "missing", "deeper"))) == (2, 3)
+
+
+def test_root_span_and_display_name() -> None:
+    parsed = load_text("a: 1\n", path=Path("/abs/spec.yaml"), display="shown.yaml")
+    assert parsed.source.name == "shown.yaml"
+    assert parsed.positions is not None
+    assert parsed.positions.value.file == "shown.yaml"
+    assert start(parsed.positions.value) == (1, 1)
+
+
+def test_anchor_and_alias_copy_the_value() -> None:
+    parsed = parse("base: &b [1, 2]\nother: *b\n")
+    assert parsed.ok
+    assert parsed.value == {"base": [1, 2], "other": [1, 2]}
+    pos = parsed.positions
+    assert pos is not None
+    # an alias points at where the anchored value was written
+    assert start(pos.value_span(("other", 0))) == (1, 11)
+
+
+def test_merge_key_does_not_override_explicit_keys() -> None:
+    parsed = parse("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n")
+    assert parsed.ok
+    assert parsed.value["d"] == {"x": 1, "y": 3}
+    assert "<<" not in parsed.value["d"]
+    pos = parsed.positions
+    assert pos is not None
+    assert start(pos.value_span(("d", "y"))) == (4, 6)
+    # a merged key keeps the position of its definition in the anchor
+    assert start(pos.value_span(("d", "x"))) == (1, 14)
+    assert start(pos.key_span(("d", "x"))) == (1, 11)
+
+
+def test_merge_key_list_of_mappings() -> None:
+    parsed = parse("a: &r {x: 1}\nb:\n  <<: [*r, {y: 2}]\n  z: 3\n")
+    assert parsed.ok
+    assert parsed.value["b"] == {"x": 1, "y": 2, "z": 3}
+
+
+def test_merge_key_of_a_scalar_is_a_wrong_type() -> None:
+    parsed = parse("a: 1\n<<: 5\n")
+    assert codes_at(parsed) == [("AS103", (2, 5))]
+
+
+def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.yaml"
+    path.write_bytes(b"\xef\xbb\xbfagentspec: 1\nname: x\n")
+    parsed = load(path)
+    assert parsed.ok, parsed.diagnostics
+    assert parsed.value == {"agentspec": 1, "name": "x"}
+    assert start(parsed.positions.find(("name",)).key) == (2, 1)  # type: ignore[union-attr]
+
+
+def test_load_reads_file_and_uses_display(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text("a: [1, 2]\n")
+    parsed = load(path, display="nice.yaml")
+    assert parsed.ok
+    assert parsed.value == {"a": [1, 2]}
+    assert parsed.source.name == "nice.yaml"
+    assert parsed.source.text == "a: [1, 2]\n"
+
+
+def test_document_end_marker_is_one_document() -> None:
+    parsed = parse("---\na: 1\n...\n")
+    assert parsed.ok
+    assert parsed.value == {"a": 1}
+
+
+# --- failures -------------------------------------------------------------------------------
+
+
+def test_yaml_syntax_error() -> None:
+    parsed = parse("a: 1\nb: [1, 2\n")
+    assert_failed(parsed)
+    assert [d.code for d in parsed.diagnostics] == ["AS004"]
+    assert parsed.diagnostics[0].span.file == "spec.yaml"  # type: ignore[union-attr]
+    assert start(parsed.diagnostics[0].span) == (3, 1)
+
+
+def test_yaml_syntax_error_position_inside_line() -> None:
+    parsed = parse("a: 1\nb: 'open\n")
+    assert [d.code for d in parsed.diagnostics] == ["AS004"]
+    parsed = parse("a: b: c\n")
+    assert codes_at(parsed) == [("AS004", (1, 5))]
+
+
+def test_tab_inside_a_value_is_a_syntax_error() -> None:
+    parsed = parse("a: b\tc\n")
+    assert codes_at(parsed) == [("AS004", (1, 5))]
+
+
+def test_duplicate_key_points_at_second_and_relates_to_first() -> None:
+    parsed = parse("a: 1\nb: 2\na: 3\n")
+    assert codes_at(parsed) == [("AS005", (3, 1))]
+    (diag,) = parsed.diagnostics
+    assert [start(r.span) for r in diag.related] == [(1, 1)]
+    assert diag.related[0].span.file == "spec.yaml"
+    assert parsed.value == {"a": 1, "b": 2}  # the first value is kept
+
+
+def test_duplicate_key_nested_in_flow_and_list() -> None:
+    parsed = parse("a: 1\nb: {c: 1, c: 2}\n")
+    assert codes_at(parsed) == [("AS005", (2, 11))]
+    assert [start(r.span) for r in parsed.diagnostics[0].related] == [(2, 5)]
+    parsed = parse("a:\n  - x\n  - y: 1\n    y: 2\n")
+    assert codes_at(parsed) == [("AS005", (4, 5))]
+    assert [start(r.span) for r in parsed.diagnostics[0].related] == [(3, 5)]
+
+
+def test_tab_indentation() -> None:
+    parsed = parse("a:\n\tb: 1\n")
+    assert_failed(parsed)
+    assert codes_at(parsed) == [("AS006", (2, 1))]
+
+
+def test_tab_after_spaces_points_at_the_tab() -> None:
+    parsed = parse("a:\n  b:\n  \tc: 1\n")
+    assert codes_at(parsed) == [("AS006", (3, 3))]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "# one\n\n# two\n"])
+def test_empty_and_comment_only(text: str) -> None:
+    parsed = parse(text)
+    assert_failed(parsed)
+    assert codes_at(parsed) == [("AS007", (1, 1))]
+
+
+@pytest.mark.parametrize("text", ["- a\n- b\n", "hello\n", "42\n", "true\n", "null\n", "[1]\n"])
+def test_top_level_not_a_mapping(text: str) -> None:
+    parsed = parse(text)
+    assert_failed(parsed)
+    assert codes_at(parsed) == [("AS008", (1, 1))]
+
+
+def test_explicit_empty_document_is_not_a_mapping() -> None:
+    # `---` alone is one document holding null: reported as a top level that is not a mapping
+    parsed = parse("---\n")
+    assert_failed(parsed)
+    assert [d.code for d in parsed.diagnostics] == ["AS008"]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("a: !!python/object/apply:os.system [ls]\n", (1, 4)),
+        ("a: !!python/object/apply:os.system\n  args: [echo hi]\n", (1, 4)),
+        ("a: 1\nb: !include other.yaml\n", (2, 4)),
+        ("a: !!binary aGVsbG8=\n", (1, 4)),
+        ("a: !!set {x, y}\n", (1, 4)),
+        ("a:\n  b: !custom {x: 1}\n", (2, 6)),
+    ],
+)
+def test_custom_tags_are_refused(text: str, where: tuple[int, int]) -> None:
+    parsed = parse(text)
+    assert codes_at(parsed) == [("AS009", where)]
+    assert not parsed.ok
+
+
+def test_python_object_apply_never_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    parsed = parse(f"a: !!python/object/apply:os.system ['touch {marker}']\n")
+    assert [d.code for d in parsed.diagnostics] == ["AS009"]
+    assert not marker.exists()
+
+
+def test_custom_tag_on_the_root() -> None:
+    parsed = parse("!!python/object:builtins.dict {a: 1}\n")
+    assert "AS009" in [d.code for d in parsed.diagnostics]
+    assert not parsed.ok
+
+
+def test_file_too_large(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text("a: " + "x" * MAX_BYTES + "\n")
+    started = time.monotonic()
+    parsed = load(path, display="big.yaml")
+    assert time.monotonic() - started < 5
+    assert_failed(parsed)
+    assert [(d.code, d.span.file if d.span else None, start(d.span))
+            for d in parsed.diagnostics] == [("AS010", "big.yaml", (1, 1))]
+
+
+def test_text_too_large() -> None:
+    parsed = parse("a: " + "x" * MAX_BYTES + "\n")
+    assert codes_at(parsed) == [("AS010", (1, 1))]
+
+
+def test_file_exactly_at_limit_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "limit.yaml"
+    body = "a: "
+    path.write_text(body + "x" * (MAX_BYTES - len(body) - 1) + "\n")
+    assert path.stat().st_size == MAX_BYTES
+    parsed = load(path)
+    assert parsed.ok
+
+
+def billion_laughs(levels: int = 9, width: int = 10) -> str:
+    text = "a: &a [" + ", ".join(["lol"] * width) + "]\n"
+    previous = "a"
+    for index in range(levels):
+        name = f"l{index}"
+        text += f"{name}: &{name} [" + ", ".join([f"*{previous}"] * width) + "]\n"
+        previous = name
+    return text
+
+
+def test_billion_laughs_is_stopped_quickly() -> None:
+    started = time.monotonic()
+    parsed = parse(billion_laughs())
+    assert time.monotonic() - started < 5
+    assert_failed(parsed)
+    assert [d.code for d in parsed.diagnostics] == ["AS011"]
+    assert parsed.diagnostics[0].span is not None
+
+
+def test_billion_laughs_with_mappings_is_stopped_quickly() -> None:
+    text = "a: &a {k0: x, k1: x, k2: x, k3: x, k4: x, k5: x, k6: x, k7: x}\n"
+    previous = "a"
+    for index in range(9):
+        name = f"m{index}"
+        text += f"{name}: &{name} {{" + ", ".join(f"k{i}: *{previous}" for i in range(8)) + "}\n"
+        previous = name
+    started = time.monotonic()
+    parsed = parse(text)
+    assert time.monotonic() - started < 5
+    assert [d.code for d in parsed.diagnostics] == ["AS011"]
+
+
+def test_small_alias_fan_out_is_fine() -> None:
+    parsed = parse(billion_laughs(levels=2, width=10))
+    assert parsed.ok
+
+
+def test_recursive_alias() -> None:
+    started = time.monotonic()
+    parsed = parse("a: &x [*x]\n")
+    assert time.monotonic() - started < 5
+    assert_failed(parsed)
+    assert codes_at(parsed) == [("AS011", (1, 4))]
+
+
+def test_recursive_alias_through_mapping() -> None:
+    parsed = parse("a: &x\n  b: 1\n  c: *x\n")
+    assert [d.code for d in parsed.diagnostics] == ["AS011"]
+    assert_failed(parsed)
+
+
+def test_recursive_merge_key() -> None:
+    parsed = parse("a: &x\n  b: 1\n  <<: *x\n")
+    assert [d.code for d in parsed.diagnostics] == ["AS011"]
+
+
+def test_multiple_documents() -> None:
+    parsed = parse("a: 1\n---\nb: 2\n")
+    assert codes_at(parsed) == [("AS012", (3, 1))]
+    assert parsed.value == {"a": 1}  # the first document is still read
+    assert not parsed.ok
+
+
+def test_three_documents_report_once() -> None:
+    parsed = parse("a: 1\n---\nb: 2\n---\nc: 3\n")
+    assert codes_at(parsed) == [("AS012", (3, 1))]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("1: a\nb: 2\n", (1, 1)),
+        ("a: 1\nnull: x\n", (2, 1)),
+        ("a: 1\ntrue: x\n", (2, 1)),
+        ("a:\n  1.5: x\n", (2, 3)),
+        ("? [a, b]\n: c\n", (1, 3)),
+        ("? {a: 1}\n: c\n", (1, 3)),
+    ],
+)
+def test_non_string_keys(text: str, where: tuple[int, int]) -> None:
+    parsed = parse(text)
+    assert codes_at(parsed) == [("AS013", where)]
+    assert not parsed.ok
+
+
+def test_quoted_number_key_is_a_string() -> None:
+    parsed = parse('"1": a\n')
+    assert parsed.ok
+    assert parsed.value == {"1": "a"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        (b"a: 1\nb: caf\xe9\n", (2, 7)),
+        (b"\xff: 1\n", (1, 1)),
+        (b"a: 1\n\nccc: \x80\n", (3, 6)),
+        (b"a: \xc3\xa9\xc3\n", (1, 6)),  # a valid two-byte character, then a broken one
+    ],
+)
+def test_undecodable_bytes(tmp_path: Path, raw: bytes, where: tuple[int, int]) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(raw)
+    parsed = load(path, display="latin1.yaml")
+    assert_failed(parsed)
+    assert [(d.code, d.span.file if d.span else None, start(d.span))
+            for d in parsed.diagnostics] == [("AS003", "latin1.yaml", where)]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    parsed = load(tmp_path / "nope.yaml")
+    assert_failed(parsed)
+    assert [d.code for d in parsed.diagnostics] == ["AS001"]
+
+
+def test_directory(tmp_path: Path) -> None:
+    parsed = load(tmp_path)
+    assert_failed(parsed)
+    assert [d.code for d in parsed.diagnostics] == ["AS002"]
+
+
+def test_deep_nesting_is_a_diagnostic_not_a_crash() -> None:
+    parsed = parse("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert [d.code for d in parsed.diagnostics] == ["AS004"]
+    assert_failed(parsed)
+
+
+def test_all_diagnostics_are_errors_with_registered_codes() -> None:
+    from agentspec.diagnostics import REGISTRY
+
+    for text in ("a: [", "a: 1\na: 2\n", "", "- a\n", "a: !x 1\n", "1: a\n", "a: &x [*x]\n"):
+        for diag in parse(text).diagnostics:
+            assert diag.code in REGISTRY
+            assert diag.is_error
