@@ -70,6 +70,6 @@ def find_in(source: SourceFile, span: Span, needle: str) -> Span:
     found = source.text.find(needle, begin, max(end, begin + len(needle)))
     if found < 0:
         return span
-    line = next(i for i in range(len(starts) - 1, -1, -1) if starts[i] <= found)
-    start = Pos(line + 1, found - starts[line] + 1)
+    row = next(i for i in range(len(starts) - 1, -1, -1) if starts[i] <= found)
+    start = Pos(row + 1, found - starts[row] + 1)
     return Span(span.file, start, Pos(start.line, start.col + len(needle)))

@@ -244,7 +244,7 @@ def _syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
     else:
         problem = str(exc).splitlines()[0]
     message = " ".join(str(problem).split())
-    if exc.context and isinstance(exc, MarkedYAMLError) and exc.problem:
+    if isinstance(exc, MarkedYAMLError) and exc.context and exc.problem:
         message = f"{message} ({' '.join(exc.context.split())})"
     return [codes.YAML_SYNTAX(message, span)]
 

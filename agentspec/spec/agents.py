@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -55,9 +55,13 @@ def _schema_pick(value: object) -> str | None:
     return "python" if set(value) == {"python"} else "json_schema"
 
 
-SchemaRef = keyed_union("schema_ref", "a schema is a JSON Schema mapping or `{python: "
-                        "module:Model}`", {"json_schema": dict[str, Any], "python": PythonSchema},
-                        _schema_pick)
+if TYPE_CHECKING:
+    SchemaRef = dict[str, Any] | PythonSchema
+else:
+    SchemaRef = keyed_union("schema_ref",
+                            "a schema is a JSON Schema mapping or `{python: module:Model}`",
+                            {"json_schema": dict[str, Any], "python": PythonSchema},
+                            _schema_pick)
 
 
 class FilesystemConfig(Model):
@@ -79,10 +83,13 @@ def _bool_or(name: str, true_ok: bool) -> Any:
     return pick
 
 
-Filesystem = keyed_union("filesystem_setting", "`filesystem` is a backend name, "
-                         "`{backend: name, tools: [...]}` or `false`",
-                         {"backend": str, "settings": FilesystemConfig, "off": Literal[False]},
-                         _bool_or("backend", true_ok=False))
+if TYPE_CHECKING:
+    Filesystem = str | FilesystemConfig | Literal[False]
+else:
+    Filesystem = keyed_union("filesystem_setting", "`filesystem` is a backend name, "
+                             "`{backend: name, tools: [...]}` or `false`",
+                             {"backend": str, "settings": FilesystemConfig, "off": Literal[False]},
+                             _bool_or("backend", true_ok=False))
 
 
 class TaskConfig(Model):
@@ -94,9 +101,12 @@ class TaskConfig(Model):
                                   "with this agent's instruction and tools.")
 
 
-Task = keyed_union("task_setting", "`task` is true, false or `{agents: [...], "
-                   "general_purpose: ...}`", {"settings": TaskConfig, "off": bool},
-                   _bool_or("task", true_ok=True))
+if TYPE_CHECKING:
+    Task = TaskConfig | bool
+else:
+    Task = keyed_union("task_setting", "`task` is true, false or `{agents: [...], "
+                       "general_purpose: ...}`", {"settings": TaskConfig, "off": bool},
+                       _bool_or("task", true_ok=True))
 
 
 class SkillsConfig(Model):
@@ -115,16 +125,20 @@ def _skills_pick(value: object) -> str | None:
     return "settings" if isinstance(value, dict) else None
 
 
-Skills = keyed_union("skills_setting", "`skills` is a list of directories or `{paths: [...], "
-                     "discovery: lazy|eager}`", {"paths": list[str], "settings": SkillsConfig},
-                     _skills_pick)
+if TYPE_CHECKING:
+    Skills = list[str] | SkillsConfig
+else:
+    Skills = keyed_union("skills_setting", "`skills` is a list of directories or `{paths: [...], "
+                         "discovery: lazy|eager}`", {"paths": list[str], "settings": SkillsConfig},
+                         _skills_pick)
 
 
 class InterruptConfig(Model):
     """How a person may answer an interrupted tool call."""
 
     decisions: list[Literal["approve", "edit", "reject"]] = Field(
-        default_factory=lambda: ["approve", "edit", "reject"], min_length=1,
+        default_factory=lambda: ["approve", "edit", "reject"],  # type: ignore[arg-type]
+        min_length=1,
         description="Answers offered to the person.", examples=[["approve", "reject"]])
     hint: str | None = Field(None, description="Question shown to the person.",
                              examples=["Run this shell command?"])
@@ -136,9 +150,12 @@ def _interrupt_pick(value: object) -> str | None:
     return "settings" if isinstance(value, dict) else None
 
 
-Interrupt = keyed_union("interrupt_setting", "an `interrupt_on` entry is true, false or "
-                        "`{decisions: [...], hint: ...}`",
-                        {"flag": bool, "settings": InterruptConfig}, _interrupt_pick)
+if TYPE_CHECKING:
+    Interrupt = bool | InterruptConfig
+else:
+    Interrupt = keyed_union("interrupt_setting", "an `interrupt_on` entry is true, false or "
+                            "`{decisions: [...], hint: ...}`",
+                            {"flag": bool, "settings": InterruptConfig}, _interrupt_pick)
 
 
 class ToolResultLimit(Model):
@@ -154,9 +171,12 @@ def _limit_pick(value: object) -> str | None:
     return "settings" if isinstance(value, dict) else None
 
 
-ResultLimit = keyed_union("result_limit_setting", "`tool_result_limit` is `{tokens: N}` or "
-                          "`false`", {"settings": ToolResultLimit, "off": Literal[False]},
-                          _limit_pick)
+if TYPE_CHECKING:
+    ResultLimit = ToolResultLimit | Literal[False]
+else:
+    ResultLimit = keyed_union("result_limit_setting", "`tool_result_limit` is `{tokens: N}` or "
+                              "`false`", {"settings": ToolResultLimit, "off": Literal[False]},
+                              _limit_pick)
 
 
 class LlmSettings(Model):
@@ -330,11 +350,15 @@ def _agent_kind(value: object) -> str | None:
     return kind if kind in AGENT_KINDS else None
 
 
-Agent = keyed_union("agent_kind", "an agent is a mapping whose `kind` is one of "
-                    + ", ".join(AGENT_KINDS),
-                    {"llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
-                     "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent,
-                     "planner": PlannerAgent}, _agent_kind)
+if TYPE_CHECKING:
+    Agent = (LlmAgent | DeepAgent | SequentialAgent | ParallelAgent | LoopAgent | RouterAgent
+             | PlannerAgent)
+else:
+    Agent = keyed_union("agent_kind", "an agent is a mapping whose `kind` is one of "
+                        + ", ".join(AGENT_KINDS),
+                        {"llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
+                         "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent,
+                         "planner": PlannerAgent}, _agent_kind)
 
 
 def _agent_entry(value: object) -> str | None:
@@ -343,5 +367,8 @@ def _agent_entry(value: object) -> str | None:
     return "inline" if isinstance(value, dict) else None
 
 
-AgentEntry = keyed_union("agent_entry", "a sub-agent is an agent name or an inline agent",
-                         {"name": str, "inline": Agent}, _agent_entry)
+if TYPE_CHECKING:
+    AgentEntry = str | Agent
+else:
+    AgentEntry = keyed_union("agent_entry", "a sub-agent is an agent name or an inline agent",
+                             {"name": str, "inline": Agent}, _agent_entry)

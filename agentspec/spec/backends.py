@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -60,7 +60,10 @@ def _backend_type(value: object) -> str | None:
     return kind if kind in BACKEND_TYPES else None
 
 
-Backend = keyed_union("backend_type", "a backend needs `type`: state, filesystem, shell or "
-                      "composite", {"state": StateBackend, "filesystem": FilesystemBackend,
-                                    "shell": ShellBackend, "composite": CompositeBackend},
-                      _backend_type)
+if TYPE_CHECKING:
+    Backend = StateBackend | FilesystemBackend | ShellBackend | CompositeBackend
+else:
+    Backend = keyed_union("backend_type", "a backend needs `type`: state, filesystem, shell or "
+                          "composite", {"state": StateBackend, "filesystem": FilesystemBackend,
+                                        "shell": ShellBackend, "composite": CompositeBackend},
+                          _backend_type)

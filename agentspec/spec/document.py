@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -39,9 +39,14 @@ class KeepInvocations(Model):
                              examples=[2])
 
 
-Trigger = one_key_union("trigger_kind", "a summarization trigger", {
-    "tokens": TokensTrigger, "fraction": FractionTrigger, "invocations": InvocationsTrigger})
-Keep = one_key_union("keep_kind", "`keep`", {"events": KeepEvents, "invocations": KeepInvocations})
+if TYPE_CHECKING:
+    Trigger = TokensTrigger | FractionTrigger | InvocationsTrigger
+    Keep = KeepEvents | KeepInvocations
+else:
+    Trigger = one_key_union("trigger_kind", "a summarization trigger", {
+        "tokens": TokensTrigger, "fraction": FractionTrigger, "invocations": InvocationsTrigger})
+    Keep = one_key_union("keep_kind", "`keep`",
+                         {"events": KeepEvents, "invocations": KeepInvocations})
 
 
 class Summarization(Model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -57,5 +57,8 @@ def _model_entry(value: object) -> str | None:
     return "definition" if isinstance(value, dict) else None
 
 
-ModelEntry = keyed_union("model_entry", "a model is a model id or a mapping with `id`",
-                         {"id": str, "definition": ModelDef}, _model_entry)
+if TYPE_CHECKING:
+    ModelEntry = str | ModelDef
+else:
+    ModelEntry = keyed_union("model_entry", "a model is a model id or a mapping with `id`",
+                             {"id": str, "definition": ModelDef}, _model_entry)

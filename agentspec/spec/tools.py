@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -48,7 +48,11 @@ class McpRemote(Model):
     timeout: float | None = Field(None, gt=0, description="Seconds to wait for the server.")
 
 
-McpServer = one_key_union("mcp_server", "an MCP server", {"command": McpStdio, "url": McpRemote})
+if TYPE_CHECKING:
+    McpServer = McpStdio | McpRemote
+else:
+    McpServer = one_key_union("mcp_server", "an MCP server",
+                              {"command": McpStdio, "url": McpRemote})
 
 
 class McpTool(Model):
@@ -74,8 +78,11 @@ class AgentTool(Model):
     agent: str = Field(description="Name of the agent.", examples=["fact_checker"])
 
 
-ToolDef = one_key_union("tool_kind", "a tool", {
-    "python": PythonTool, "mcp": McpTool, "builtin": BuiltinTool, "agent": AgentTool})
+if TYPE_CHECKING:
+    ToolDef = PythonTool | McpTool | BuiltinTool | AgentTool
+else:
+    ToolDef = one_key_union("tool_kind", "a tool", {
+        "python": PythonTool, "mcp": McpTool, "builtin": BuiltinTool, "agent": AgentTool})
 
 
 def _tool_entry(value: object) -> str | None:
@@ -84,5 +91,8 @@ def _tool_entry(value: object) -> str | None:
     return "inline" if isinstance(value, dict) else None
 
 
-ToolEntry = keyed_union("tool_entry", "a tool entry is a tool name or a tool mapping",
-                        {"name": str, "inline": ToolDef}, _tool_entry)
+if TYPE_CHECKING:
+    ToolEntry = str | ToolDef
+else:
+    ToolEntry = keyed_union("tool_entry", "a tool entry is a tool name or a tool mapping",
+                            {"name": str, "inline": ToolDef}, _tool_entry)

@@ -12,11 +12,10 @@ __all__ = ["check_harness"]
 
 
 def _sub_agent_modes(ctx: Context, agent: LlmAgent) -> dict[str, str | None]:
-    modes = {}
+    modes: dict[str, str | None] = {}
     for child in agent.sub_agents or ():
-        target = ctx.spec.agents.get(child) if isinstance(child, str) else None
-        if target is not None:
-            modes[child] = getattr(target, "mode", None)
+        if isinstance(child, str) and child in ctx.spec.agents:
+            modes[child] = getattr(ctx.spec.agents[child], "mode", None)
     return modes
 
 

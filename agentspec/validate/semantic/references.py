@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from agentspec.diagnostics import codes
 from agentspec.resolve.document import did_you_mean
-from agentspec.spec.agents import LlmAgent, PlannerAgent, RouterAgent
+from agentspec.spec.agents import LlmAgent, PlannerAgent, RouterAgent, TaskConfig
 from agentspec.spec.backends import CompositeBackend
 from agentspec.spec.tools import AgentTool
 from agentspec.validate.semantic.context import Context
@@ -45,7 +46,7 @@ def _backend(ctx: Context, value: str, *path: str | int) -> None:
                                          hint=did_you_mean(value, ctx.defined["backends"])))
 
 
-def _tools(ctx: Context, entries: list[object] | None, *path: str | int) -> None:
+def _tools(ctx: Context, entries: Sequence[object] | None, *path: str | int) -> None:
     for index, entry in enumerate(entries or ()):
         if isinstance(entry, str) and entry not in ctx.defined["tools"]:
             ctx.report(codes.UNKNOWN_TOOL(
@@ -64,9 +65,8 @@ def _llm_agent(ctx: Context, name: str, agent: LlmAgent) -> None:
         _backend(ctx, fs, *base, "filesystem")
     elif fs:
         _backend(ctx, fs.backend, *base, "filesystem", "backend")
-    task = agent.task
-    if task not in (None, True, False):
-        for index, child in enumerate(task.agents):
+    if isinstance(agent.task, TaskConfig):
+        for index, child in enumerate(agent.task.agents):
             _agent(ctx, child, *base, "task", "agents", index)
 
 
