@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import os
 import sys
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     Exit status: 0 when clean, 1 when a spec has errors (or warnings with --strict),
     2 for a usage error or an internal failure.
     """
+    # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from agentspec.check import check
 
     files, diagnostics = expand(specs)

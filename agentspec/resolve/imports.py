@@ -9,7 +9,8 @@ from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import Parsed, PosNode
-from agentspec.resolve.document import SECTIONS, Document
+from agentspec.resolve.document import SECTIONS, Document, did_you_mean
+from agentspec.spec.document import TOP_LEVEL_KEYS
 from agentspec.source import SourceFile
 
 __all__ = ["Loaded", "display_name", "load_tree"]
@@ -51,8 +52,13 @@ class _Importer:
     def merge_imports(self, target: Document, doc: Document, path: Path,
                       stack: tuple[Path, ...]) -> None:
         imports = doc.data.get("imports")
+        if imports is None:
+            return
         if not isinstance(imports, list):
-            return  # a wrong type is reported by structural validation
+            if doc is not target:  # the main spec's `imports` is checked structurally
+                self.result.diagnostics.append(codes.WRONG_TYPE(
+                    "`imports` must be a list of paths", doc.value_span("imports")))
+            return
         for index, entry in enumerate(imports):
             if isinstance(entry, str):
                 self.merge_one(target, doc, path, index, entry, stack)
@@ -85,7 +91,11 @@ class _Importer:
 
     def report_ignored(self, doc: Document) -> None:
         for key in doc.data:
-            if key not in _IMPORTABLE:
+            if key not in TOP_LEVEL_KEYS:
+                self.result.diagnostics.append(codes.UNKNOWN_KEY(
+                    f"unknown top-level key `{key}`", doc.key_span(key),
+                    hint=did_you_mean(key, TOP_LEVEL_KEYS)))
+            elif key not in _IMPORTABLE:
                 self.result.diagnostics.append(codes.IMPORT_IGNORED_KEY(
                     f"`{key}` in an imported file is ignored", doc.key_span(key),
                     hint="only models, tools, backends and agents are imported; set it in "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Sequence
 
@@ -130,4 +131,8 @@ def check_references(ctx: Context) -> None:
         _model(ctx, spec.summarization.model, "summarization", "model")
     if spec.root is not None:
         _agent(ctx, spec.root, "root")
+    if keyword.iskeyword(spec.name):
+        ctx.report(codes.INVALID_NAME(f"`{spec.name}` is a Python keyword, so it cannot name the "
+                                      "generated package", ctx.at("name"),
+                                      hint=f"use `{spec.name}_app`"))
     _backends(ctx)
