@@ -10,8 +10,8 @@ from pathlib import Path
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import Parsed, PosNode
 from agentspec.resolve.document import SECTIONS, Document, did_you_mean
-from agentspec.spec.document import TOP_LEVEL_KEYS
 from agentspec.source import SourceFile
+from agentspec.spec.document import TOP_LEVEL_KEYS
 
 __all__ = ["Loaded", "display_name", "load_tree"]
 
