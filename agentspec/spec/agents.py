@@ -275,19 +275,19 @@ class WorkflowAgent(AgentBase):
 class SequentialAgent(WorkflowAgent):
     """Runs its sub-agents in order, sharing session state."""
 
-    kind: Literal["sequential"]
+    kind: Literal["sequential"] = Field(description="Agent kind.")
 
 
 class ParallelAgent(WorkflowAgent):
     """Runs its sub-agents concurrently; state is shared."""
 
-    kind: Literal["parallel"]
+    kind: Literal["parallel"] = Field(description="Agent kind.")
 
 
 class LoopAgent(WorkflowAgent):
     """Runs its sub-agents repeatedly until `max_iterations` or a child calls `exit_loop`."""
 
-    kind: Literal["loop"]
+    kind: Literal["loop"] = Field(description="Agent kind.")
     max_iterations: int | None = Field(None, description="At least 1.", examples=[5])
 
 
@@ -307,7 +307,7 @@ class Route(Model):
 class RouterAgent(WorkflowAgent):
     """Runs exactly one of its sub-agents per invocation, with fallback."""
 
-    kind: Literal["router"]
+    kind: Literal["router"] = Field(description="Agent kind.")
     route: Route = Field(description="The route method.")
     default: str | None = Field(None, description="Child used when the route gives nothing "
                                 "usable.")
@@ -333,7 +333,7 @@ class PlannerSynthesizer(Model):
 class PlannerAgent(AgentBase):
     """The recursive planner: one LLM call, or parallel / sequential subtasks, to `max_depth`."""
 
-    kind: Literal["planner"]
+    kind: Literal["planner"] = Field(description="Agent kind.")
     model: str | None = Field(None, description="The planner's model.")
     instruction: str | None = Field(None, description="Guidance for planning.")
     max_depth: int = Field(3, description="Deepest level of planning (1 to 6).")

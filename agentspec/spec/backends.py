@@ -17,13 +17,13 @@ BACKEND_TYPES = ("state", "filesystem", "shell", "composite")
 class StateBackend(Model):
     """Files kept in session state; they persist with the session service."""
 
-    type: Literal["state"]
+    type: Literal["state"] = Field(description="Backend type.")
 
 
 class FilesystemBackend(Model):
     """A local directory; paths cannot escape it (`..`, absolute paths, symlinks)."""
 
-    type: Literal["filesystem"]
+    type: Literal["filesystem"] = Field(description="Backend type.")
     root: str = Field(description="Directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
 
@@ -31,7 +31,7 @@ class FilesystemBackend(Model):
 class ShellBackend(Model):
     """A filesystem backend that can also run shell commands through `execute`."""
 
-    type: Literal["shell"]
+    type: Literal["shell"] = Field(description="Backend type.")
     root: str = Field(description="Working directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
     timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and its "
@@ -48,7 +48,7 @@ RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/([^/]+/)*$")]
 class CompositeBackend(Model):
     """Routes paths to backends by prefix; the longest matching prefix wins."""
 
-    type: Literal["composite"]
+    type: Literal["composite"] = Field(description="Backend type.")
     default: str = Field(description="Backend for paths no route matches.", examples=["scratch"])
     routes: dict[RoutePrefix, str] = Field(
         default_factory=dict, description="Path prefix (starting and ending with `/`) -> "
