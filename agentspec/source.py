@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,13 +21,23 @@ class Pos:
         return cls(line + 1, col + 1)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SourceFile:
     """A file as read from disk; `display` is how diagnostics name it."""
 
     path: Path
     text: str
     display: str = ""
+    lines: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    line_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lines = self.text.splitlines(keepends=True)
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line))
+        object.__setattr__(self, "lines", tuple(line.rstrip("\r\n") for line in lines))
+        object.__setattr__(self, "line_starts", tuple(starts))
 
     @property
     def name(self) -> str:
@@ -34,8 +45,15 @@ class SourceFile:
 
     def line(self, number: int) -> str:
         """The text of 1-based line `number`, without its newline ('' when out of range)."""
-        lines = self.text.splitlines()
-        return lines[number - 1] if 0 < number <= len(lines) else ""
+        return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
+
+    def offset(self, pos: Pos) -> int:
+        index = min(max(pos.line - 1, 0), len(self.lines))
+        return self.line_starts[index] + pos.col - 1
+
+    def pos_at(self, offset: int) -> Pos:
+        row = bisect.bisect_right(self.line_starts, offset) - 1
+        return Pos(row + 1, offset - self.line_starts[row] + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,20 +74,10 @@ class Span:
 
 def find_in(source: SourceFile, span: Span, needle: str) -> Span:
     """The position of `needle` inside `span` of `source` (the span itself when absent)."""
-    lines = source.text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(pos: Pos) -> int:
-        index = min(max(pos.line - 1, 0), len(lines))
-        return starts[index] + pos.col - 1
-
-    begin = offset(span.start)
-    end = offset(span.end) if span.end else len(source.text)
+    begin = source.offset(span.start)
+    end = source.offset(span.end) if span.end else len(source.text)
     found = source.text.find(needle, begin, max(end, begin + len(needle)))
     if found < 0:
         return span
-    row = next(i for i in range(len(starts) - 1, -1, -1) if starts[i] <= found)
-    start = Pos(row + 1, found - starts[row] + 1)
+    start = source.pos_at(found)
     return Span(span.file, start, Pos(start.line, start.col + len(needle)))

@@ -23,8 +23,7 @@ def resolve(loaded: Document, *, environment: str | None, environ: Mapping[str, 
     found: list[Diagnostic] = []
     if environment is not None:
         found += apply_environment(doc, environment)
-    lines = {name: source.text.splitlines() for name, source in sources.items()}
-    found += interpolate(doc, environ, lines)
+    found += interpolate(doc, environ, sources)
     found += flatten_inline_agents(doc)
     found += apply_extends(doc)
     apply_defaults(doc)

@@ -15,7 +15,7 @@ from typing import Any
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.parse import Path, PosNode
 from agentspec.resolve.document import Document, did_you_mean
-from agentspec.source import Span
+from agentspec.source import SourceFile, Span, find_in
 
 __all__ = ["ENV_REF", "TOKEN", "interpolate"]
 
@@ -34,23 +34,15 @@ class _Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def _token_span(span: Span, source_line: str, token: str) -> Span:
-    """Point at the `${...}` itself when it is on the value's first line."""
-    col = source_line.find(token, span.start.col - 1)
-    if col < 0:
-        return span
-    return Span.at(span.file, span.start.line, col + 1)
-
-
 class _Interpolator:
-    def __init__(self, ctx: _Context, lines: Mapping[str, list[str]]) -> None:
+    def __init__(self, ctx: _Context, sources: Mapping[str, SourceFile]) -> None:
         self.ctx = ctx
-        self.lines = lines
+        self.sources = sources
 
     def span_of(self, span: Span, token: str) -> Span:
-        lines = self.lines.get(span.file, [])
-        line = lines[span.start.line - 1] if span.start.line <= len(lines) else ""
-        return _token_span(span, line, token)
+        """Point at the `${...}` itself inside the value."""
+        source = self.sources.get(span.file)
+        return find_in(source, span, token) if source else span
 
     def string(self, text: str, span: Span) -> Any:
         whole = TOKEN.fullmatch(text)
@@ -118,11 +110,11 @@ class _Interpolator:
 
 
 def interpolate(doc: Document, environ: Mapping[str, str],
-                lines: Mapping[str, list[str]]) -> list[Diagnostic]:
+                sources: Mapping[str, SourceFile]) -> list[Diagnostic]:
     """Substitute variables in every string value of `doc` (in place) and check env refs."""
     raw_vars = doc.data.get("vars")
     ctx = _Context(doc, environ, raw_vars if isinstance(raw_vars, dict) else {})
-    interpolator = _Interpolator(ctx, lines)
+    interpolator = _Interpolator(ctx, sources)
     for key in list(doc.data):
         if key in ("vars", "environments"):
             continue

@@ -47,7 +47,8 @@ def _get_json(url: str, params: dict[str, Any]) -> dict[str, Any]:
     request = urllib.request.Request(full, headers={"User-Agent": "agentspec-weather-example/1.0"})
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
-            return json.loads(response.read().decode("utf-8"))
+            payload: dict[str, Any] = json.loads(response.read().decode("utf-8"))
+            return payload
     except urllib.error.HTTPError as exc:
         raise WeatherError(f"Open-Meteo answered HTTP {exc.code}: "
                            f"{exc.read().decode('utf-8', 'replace')[:200]}") from exc
@@ -66,7 +67,8 @@ def _matches(place: dict[str, Any], qualifier: str) -> bool:
 
 def _locate(city: str) -> dict[str, Any]:
     name, _, qualifier = city.partition(",")
-    known = json.loads(_CITIES.read_text(encoding="utf-8")).get(_key(name))
+    cities: dict[str, dict[str, Any]] = json.loads(_CITIES.read_text(encoding="utf-8"))
+    known = cities.get(_key(name))
     if known and _matches(known, qualifier.strip()):
         return known
     found = _get_json(GEOCODING_URL, {"name": name.strip(), "count": 10, "language": "en",

@@ -11,7 +11,8 @@ EMAIL_MARK = "[redacted email]"
 PHONE_MARK = "[redacted phone]"
 STATE_KEY = "temp:pii_redactions"
 
-_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 # A run of digits, spaces, dots, dashes and parentheses, possibly after a `+`; whether it is a
 # phone number is decided by `_is_phone`, which rejects dates, IP addresses and decimals.
 _PHONE_CANDIDATE = re.compile(r"(?<![\w/.+-])\+?\(?\d[\d\s().-]{5,}\d(?![\w/])")

@@ -59,8 +59,9 @@ def web_search(query: str, max_results: int = 5) -> dict[str, Any]:
         return {"status": "error", "error": f"The search API could not be reached: {reason}"}
     except json.JSONDecodeError:
         return {"status": "error", "error": "The search API returned a response that is not JSON."}
+    results = payload.get("web", {}).get("results", [])
     return {"status": "success", "query": query,
-            "results": [_result(item) for item in payload.get("web", {}).get("results", [])][:count]}
+            "results": [_result(item) for item in results][:count]}
 
 
 def _result(item: dict[str, Any]) -> dict[str, str]:

@@ -6,7 +6,7 @@ import json
 import os
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ def load_records(name: str) -> list[dict[str, Any]]:
 def append_record(queue: str, prefix: str, record: dict[str, Any]) -> dict[str, Any]:
     """Append `record` with a new id and timestamp to `<queue dir>/<queue>.jsonl`."""
     entry = {"id": f"{prefix}-{uuid.uuid4().hex[:8].upper()}",
-             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **record}
+             "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **record}
     folder = queue_dir()
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / f"{queue}.jsonl").open("a", encoding="utf-8") as handle:
