@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:  # normally agentspec is installed (editable) in t
 class Timing:
     label: str
     seconds: list[float] = field(default_factory=list)
-    rss_kib: list[int] = field(default_factory=list)  # peak RSS of each subprocess run
+    peak_rss: int | None = None  # KiB, subprocesses only
     note: str = ""
 
     @property
@@ -51,51 +51,57 @@ class Timing:
     def median(self) -> float:
         return statistics.median(self.seconds)
 
-    @property
-    def peak_rss(self) -> int | None:
-        return max(self.rss_kib) if self.rss_kib else None
+
+# Peak RSS needs care: on Linux, exec() keeps the high-water RSS of the process that spawned
+# the child, and subprocess spawns from this (large) benchmark process, so `os.wait4` or
+# RUSAGE_CHILDREN figures would never go below this process's own RSS. A tiny launcher
+# (`python -S`, about 8 MiB, below any interpreter we measure) spawns the command instead and
+# reports that child's own rusage.
+RSS_LAUNCHER = """
+import os, sys
+null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ, file_actions=null)
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
 
 
-def _maxrss_kib(ru_maxrss: int) -> int:
-    # Linux reports kilobytes, macOS bytes.
-    return ru_maxrss // 1024 if sys.platform == "darwin" else ru_maxrss
+def peak_rss_kib(argv: list[str]) -> int | None:
+    """Peak RSS (KiB) of one run of `argv`, or None where the launcher cannot work."""
+    if not (hasattr(os, "posix_spawn") and hasattr(os, "wait4")):
+        return None  # pragma: no cover - Windows
+    done = subprocess.run([sys.executable, "-S", "-c", RSS_LAUNCHER, *argv], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    try:
+        maxrss = int(done.stdout.split()[0])
+    except (IndexError, ValueError):
+        return None
+    return maxrss // 1024 if sys.platform == "darwin" else maxrss  # macOS reports bytes
 
 
-def run_once(argv: list[str]) -> tuple[float, int | None, int, str]:
-    """Wall time, peak RSS (KiB) and exit status of one subprocess; stderr's last line.
-
-    `os.wait4` gives the rusage of exactly this child, so peak RSS is per run (a
-    RUSAGE_CHILDREN delta cannot be: ru_maxrss is a running maximum over all children).
-    """
+def run_once(argv: list[str]) -> tuple[float, int, str]:
+    """Wall time and exit status of one subprocess, and the last line of its stderr."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err)
-        if hasattr(os, "wait4"):
-            _, status, usage = os.wait4(proc.pid, 0)
-            elapsed = time.perf_counter() - start
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            rss: int | None = _maxrss_kib(usage.ru_maxrss)
-        else:  # pragma: no cover - Windows
-            proc.wait()
-            elapsed = time.perf_counter() - start
-            rss = None
+        code = subprocess.call(argv, cwd=ROOT, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=err)
+        elapsed = time.perf_counter() - start
         err.seek(0)
         lines = err.read().decode("utf-8", "replace").strip().splitlines()
-    return elapsed, rss, proc.returncode, lines[-1] if lines else ""
+    return elapsed, code, lines[-1] if lines else ""
 
 
 def time_subprocess(label: str, argv: list[str], repeat: int) -> Timing:
+    """`repeat` timed runs, then one untimed run through the launcher for peak RSS."""
     timing = Timing(label)
     for _ in range(repeat):
-        elapsed, rss, code, last = run_once(argv)
+        elapsed, code, last = run_once(argv)
         timing.seconds.append(elapsed)
-        if rss is not None:
-            timing.rss_kib.append(rss)
         if code not in (0, 1):  # 1 = the spec has errors, still a complete validation
             timing.note = f"exit {code}: {last[:60]}"
         elif argv[1:3] == ["-m", "agentspec"]:
             timing.note = last.split(":", 1)[0] if last else f"exit {code}"
+    timing.peak_rss = peak_rss_kib(argv)
     return timing
 
 
@@ -174,10 +180,9 @@ class SpecWriter:
 
     # -- agents
 
-    def _instruction(self, name: str, reads: list[str]) -> str:
+    def _instruction(self, verb: str, topic: str, reads: list[str]) -> str:
         rng = self.rng
-        topic = rng.choice(TOPICS)
-        lines = [f"{rng.choice(VERBS)} the {topic} for ${{vars.company}}.",
+        lines = [f"{verb} the {topic} for ${{vars.company}}.",
                  "Work from the material below; cite the source of every figure you use."]
         for key in reads:
             lines.append(f"Input from an earlier step: {{{key}}}")
@@ -192,9 +197,10 @@ class SpecWriter:
             extends: str | None = None) -> dict[str, Any]:
         rng = self.rng
         self.made += 1
+        verb, topic = rng.choice(VERBS), rng.choice(TOPICS)
         agent: dict[str, Any] = {
-            "description": f"{rng.choice(VERBS)}s {rng.choice(TOPICS)} ({name}).",
-            "instruction": self._instruction(name, reads),
+            "description": f"{verb}s the {topic}.",
+            "instruction": self._instruction(verb, topic, reads),
             "output_key": name,
         }
         if extends is not None:  # inherits tools, interrupt_on, model, ... from its base
@@ -217,8 +223,9 @@ class SpecWriter:
                 n: (True if i % 2 else {"decisions": ["approve", "reject"],
                                         "hint": f"Allow {n}?"})
                 for i, n in enumerate(risky)}
-        elif rng.random() < 0.1:
-            agent["interrupt_on"] = {rng.choice(names): True}
+        elif rng.random() < 0.2 and any(t in MCP_SERVERS for t in tools):
+            agent["interrupt_on"] = {rng.choice([n for t in tools if t in MCP_SERVERS
+                                                 for n in tool_names_of(t)]): True}
         if rng.random() < 0.1:
             agent["generate"] = {"temperature": 0.1, "max_output_tokens": 2048}
         return agent
@@ -231,6 +238,7 @@ class SpecWriter:
         """A `kind` workflow named `prefix` that uses exactly `budget` agents (>= 2)."""
         name = prefix
         self.made += 1
+        self.agents[name] = {}  # parents come before their children in the file
         children: list[Any] = []
         outputs: list[str] = []
         base: str | None = None
@@ -271,7 +279,8 @@ class SpecWriter:
             if not has_exit:
                 workflow["max_iterations"] = self.rng.randint(2, 5)
         workflow["sub_agents"] = children
-        return self.add(name, workflow)
+        self.agents[name].update(workflow)
+        return name
 
     def build(self) -> dict[str, Any]:
         if self.count < 1:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import Parsed, PosNode
+from agentspec.paths import is_file, resolved
 from agentspec.resolve.document import SECTIONS, Document, did_you_mean
 from agentspec.source import SourceFile
 from agentspec.spec.document import TOP_LEVEL_KEYS
@@ -66,7 +67,7 @@ class _Importer:
     def merge_one(self, target: Document, doc: Document, path: Path, index: int, entry: str,
                   stack: tuple[Path, ...]) -> None:
         span = doc.value_span("imports", index)
-        child = (path.parent / entry).resolve()
+        child = resolved(path.parent / entry)
         if child in stack:
             chain = " -> ".join(display_name(p) for p in (*stack[stack.index(child):], child))
             self.result.diagnostics.append(codes.IMPORT_CYCLE(
@@ -75,7 +76,7 @@ class _Importer:
             return
         if child in self.done:
             return  # a diamond: already merged once
-        if not child.is_file():
+        if not is_file(child):
             self.result.diagnostics.append(codes.IMPORT_NOT_FOUND(
                 f"the imported file `{entry}` does not exist", span,
                 hint=f"the path is relative to `{display_name(path)}`"))
@@ -114,7 +115,9 @@ class _Importer:
 
     def merge_section(self, target: Document, doc: Document, section: str,
                       entries: dict[str, object]) -> None:
-        if not isinstance(target.data.get(section), dict):
+        if section in target.data and not isinstance(target.data[section], dict):
+            return  # the main spec's wrong type is reported by structural validation
+        if section not in target.data:
             target.data[section] = {}
             target.pos = target.pos.with_child(section, PosNode(doc.value_span(section),
                                                                  doc.key_span(section)))
@@ -132,7 +135,7 @@ class _Importer:
 def load_tree(path: Path, loader: Loader) -> Loaded:
     """Load `path` and merge its imports (depth first, each file once)."""
     importer = _Importer(loader)
-    root_path = path.resolve()
+    root_path = resolved(path)
     parsed = importer.load(path, display_name(path) if path.is_absolute() else str(path))
     if parsed.positions is None:
         return importer.result

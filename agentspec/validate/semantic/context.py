@@ -9,6 +9,7 @@ from typing import Any
 
 from agentspec.diagnostics import Diagnostic
 from agentspec.parse import Path
+from agentspec.paths import resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
 from agentspec.spec import Spec
@@ -41,7 +42,7 @@ class Context:
     def directory_of(self, span: Span) -> FsPath:
         """The directory of the file a value was written in: its paths are relative to it."""
         source = self.sources.get(span.file)
-        return (source.path if source else FsPath(span.file)).resolve().parent
+        return resolved(source.path if source else FsPath(span.file)).parent
 
     def agents(self) -> Iterator[tuple[str, Any]]:
         yield from self.spec.agents.items()

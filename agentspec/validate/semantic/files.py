@@ -7,6 +7,7 @@ from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
 from agentspec.parse import load_text
+from agentspec.paths import is_dir, is_file, list_dir
 from agentspec.resolve.imports import display_name
 from agentspec.source import SourceFile, Span
 from agentspec.spec.agents import LlmAgent, SkillsConfig
@@ -22,7 +23,7 @@ def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, director
               what: str) -> FsPath | None:
     span = ctx.at(*path)
     target = ctx.directory_of(span) / value
-    exists = target.is_dir() if directory else target.is_file()
+    exists = is_dir(target) if directory else is_file(target)
     if not exists:
         kind = "directory" if directory else "file"
         ctx.report(codes.PATH_NOT_FOUND(
@@ -54,7 +55,7 @@ def _skill_path(setting: object, index: int) -> tuple[str | int, ...]:
 
 
 def _check_skill(ctx: Context, folder: FsPath) -> None:
-    skill_md = next((folder / n for n in ("SKILL.md", "skill.md") if (folder / n).is_file()), None)
+    skill_md = next((folder / n for n in ("SKILL.md", "skill.md") if is_file(folder / n)), None)
     if skill_md is None:
         return
     source = read_text_file(ctx, skill_md)
@@ -112,10 +113,10 @@ def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:
         directory = _existing(ctx, entry, path, directory=True, what="skills")
         if directory is None:
             continue
-        folders = sorted(d for d in directory.iterdir() if d.is_dir() and (
-            (d / "SKILL.md").is_file() or (d / "skill.md").is_file()))
+        folders = [d for d in list_dir(directory) if is_dir(d) and (
+            is_file(d / "SKILL.md") or is_file(d / "skill.md"))]
         if not folders:
-            direct = (directory / "SKILL.md").is_file()
+            direct = is_file(directory / "SKILL.md")
             ctx.report(codes.SKILLS_EMPTY(
                 f"`{entry}` holds no skill folders", ctx.at(*path),
                 hint="this is a skill folder itself: list its parent directory" if direct

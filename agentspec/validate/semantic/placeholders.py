@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from agentspec.diagnostics import codes
+from agentspec.paths import is_file
 from agentspec.source import Span, find_in
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import read_text_file
@@ -52,7 +53,7 @@ def check_placeholders(ctx: Context) -> None:
         if agent.instruction_file is not None:
             span = ctx.at("agents", name, "instruction_file")
             target = ctx.directory_of(span) / agent.instruction_file
-            source = read_text_file(ctx, target) if target.is_file() else None
+            source = read_text_file(ctx, target) if is_file(target) else None
             if source is not None:
                 whole = Span.at(source.name, 1, 1)
                 _check_text(ctx, source.text, whole, known, f"`{agent.instruction_file}`")

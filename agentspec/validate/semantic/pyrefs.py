@@ -10,6 +10,7 @@ from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
 from agentspec.parse import Path
+from agentspec.paths import is_dir, is_file, list_dir
 from agentspec.spec.common import PYTHON_REF
 from agentspec.validate.semantic.context import Context
 
@@ -48,9 +49,10 @@ def _module_exists(module: str, roots: tuple[str, ...]) -> bool:
     parts = module.split(".")
     for root in roots:
         base = FsPath(root).joinpath(*parts)
-        if base.with_suffix(".py").is_file() or base.is_dir():
+        if is_file(base.with_suffix(".py")) or is_dir(base):
             return True
-        if base.parent.is_dir() and any(base.parent.glob(f"{parts[-1]}.*.so")):
+        if any(p.name.startswith(f"{parts[-1]}.") and p.suffix in (".so", ".pyd")
+               for p in list_dir(base.parent)):
             return True
     return False
 
