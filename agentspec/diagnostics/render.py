@@ -21,18 +21,26 @@ def normalize(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(unique.values(), key=Diagnostic.sort_key)
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x0A}
+
+
+def _printable(text: str) -> str:
+    """Spec values end up in messages; never let them drive the terminal (escape sequences)."""
+    return text.translate(_CONTROL).replace("\n", "\\n")
+
+
 def _where(span: Span | None) -> str:
-    return f"{span.file}:{span.start.line}:{span.start.col}" if span else "agentspec"
+    return _printable(f"{span.file}:{span.start.line}:{span.start.col}") if span else "agentspec"
 
 
 def _concise(diag: Diagnostic) -> str:
     level = "" if diag.is_error else "warning: "
-    line = f"{_where(diag.span)}: {diag.code} {level}{diag.message}"
-    return f"{line} (hint: {diag.hint})" if diag.hint else line
+    line = f"{_where(diag.span)}: {diag.code} {level}{_printable(diag.message)}"
+    return f"{line} (hint: {_printable(diag.hint)})" if diag.hint else line
 
 
 def _caret(span: Span, source: SourceFile) -> list[str]:
-    text = source.line(span.start.line).replace("\t", " ")
+    text = _printable(source.line(span.start.line).replace("\t", " "))
     width = 1
     if span.end and span.end.line == span.start.line:
         width = max(1, span.end.col - span.start.col)
@@ -43,14 +51,14 @@ def _caret(span: Span, source: SourceFile) -> list[str]:
 
 
 def _full(diag: Diagnostic, sources: Sources) -> str:
-    lines = [f"{diag.severity.value}[{diag.code}] {diag.name}: {diag.message}",
+    lines = [f"{diag.severity.value}[{diag.code}] {diag.name}: {_printable(diag.message)}",
              f"  --> {_where(diag.span)}"]
     if diag.span and diag.span.file in sources:
         lines += ["  " + row for row in _caret(diag.span, sources[diag.span.file])]
     for rel in diag.related:
-        lines.append(f"  note: {rel.message} at {_where(rel.span)}")
+        lines.append(f"  note: {_printable(rel.message)} at {_where(rel.span)}")
     if diag.hint:
-        lines.append(f"  help: {diag.hint}")
+        lines.append(f"  help: {_printable(diag.hint)}")
     return "\n".join(lines) + "\n"
 
 
