@@ -55,15 +55,16 @@ def check(path: Path, *, environment: str | None = None,
     result.diagnostics += check_overlays(loaded.document)
     runs = [environment]
     if environment is None and all_environments:
-        runs += list(loaded.document.section("environments"))
+        runs += [name for name, overlay in loaded.document.section("environments").items()
+                 if isinstance(overlay, dict)]
     for index, env in enumerate(runs):
         doc, found = resolve(loaded.document, environment=env, environ=environ,
                              sources=loaded.sources)
-        spec, problems = structural(doc)
-        root, more = semantic(spec, doc, result.sources)
-        result.diagnostics += found + problems + more
+        structure = structural(doc)
+        root, more = semantic(structure, doc, result.sources)
+        result.diagnostics += found + structure.diagnostics + more
         if index == 0:
-            result.spec, result.document, result.root = spec, doc, root
+            result.spec, result.document, result.root = structure.spec, doc, root
     if env_unset is Severity.ERROR:
         result.diagnostics = [d.as_error() if d.code == "AS305" else d
                               for d in result.diagnostics]

@@ -40,7 +40,7 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     """Check SPECS (files or globs) and report every problem at file:line:col.
 
     Exit status: 0 when clean, 1 when a spec has errors (or warnings with --strict),
-    2 for a usage error or an internal failure.
+    2 for a usage error (a named file that cannot be read) or an internal failure.
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
@@ -63,4 +63,5 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         status = "ok" if not errors else "failed"
         click.echo(f"{status}: {checked}, {errors} error{'s' * (errors != 1)}, "
                    f"{warnings} warning{'s' * (warnings != 1)}", err=True)
-    sys.exit(1 if errors else 0)
+    unreadable = any(d.code in ("AS001", "AS002") and d.span is None for d in diagnostics)
+    sys.exit(2 if unreadable else 1 if errors else 0)

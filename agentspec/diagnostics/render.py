@@ -14,10 +14,12 @@ Sources = Mapping[str, SourceFile]
 
 
 def normalize(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-    """Sort by file, line, column, code and drop exact repeats."""
+    """Sort by file, line, column and code; one diagnostic per code and place (the same
+    problem seen again, say once per environment, is reported once)."""
     unique: dict[tuple[object, ...], Diagnostic] = {}
     for diag in diagnostics:
-        unique.setdefault((*diag.sort_key(), diag.severity), diag)
+        file, line, col, code, message = diag.sort_key()
+        unique.setdefault((file, line, col, code, message if diag.span is None else ""), diag)
     return sorted(unique.values(), key=Diagnostic.sort_key)
 
 

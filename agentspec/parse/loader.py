@@ -221,24 +221,24 @@ def load(path: Path, *, display: str | None = None) -> Parsed:
     return load_text(text, path=path, display=name)
 
 
-def _tab_lines(source: SourceFile) -> list[Diagnostic]:
-    found = []
-    for number, line in enumerate(source.text.splitlines(), start=1):
-        indent = line[: len(line) - len(line.lstrip(" \t"))]
-        if "\t" in indent:
-            column = indent.index("\t") + 1
-            found.append(codes.TAB_INDENT("a tab is used for indentation",
-                                          Span.at(source.name, number, column),
-                                          hint="indent with spaces"))
-    return found
+def _tab_indent(source: SourceFile, line: int) -> Diagnostic | None:
+    """A tab in the indentation of the line where parsing failed (tabs elsewhere, such as
+    inside block scalars, are legal)."""
+    text = source.line(line)
+    indent = text[: len(text) - len(text.lstrip(" \t"))]
+    if "\t" not in indent:
+        return None
+    return codes.TAB_INDENT("a tab is used for indentation",
+                            Span.at(source.name, line, indent.index("\t") + 1),
+                            hint="indent with spaces")
 
 
 def _syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
-    tabs = _tab_lines(source)
-    if tabs:
-        return tabs
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     span = Span(source.name, _mark_pos(mark)) if mark is not None else Span.at(source.name, 1, 1)
+    tab = _tab_indent(source, span.start.line)
+    if tab is not None:
+        return [tab]
     if isinstance(exc, MarkedYAMLError):
         problem = exc.problem or exc.context or "invalid YAML"
     else:

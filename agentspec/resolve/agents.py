@@ -8,11 +8,14 @@ from typing import Any
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import PosNode
 from agentspec.resolve.document import Document, did_you_mean
+from agentspec.spec.agents import Defaults
 
 __all__ = ["LLM_KINDS", "apply_defaults", "apply_extends", "flatten_inline_agents", "kind_of"]
 
 LLM_KINDS = ("llm", "deep")
 _NOT_INHERITED = ("name", "sub_agents", "extends")
+#: setting one member of a group replaces the whole group of the base agent
+_EXCLUSIVE = ({"instruction", "instruction_file"},)
 
 
 def kind_of(agent: object) -> object:
@@ -48,12 +51,12 @@ def _move_inline(doc: Document, parent: str, index: int, child: dict[str, Any],
     path = ("agents", parent, "sub_agents", index)
     node = doc.pos.find(path) or PosNode(doc.value_span(*path))
     name = child.get("name")
-    if not isinstance(name, str) or not name.isidentifier():
-        code = codes.MISSING_KEY if name is None else codes.INVALID_NAME
-        found.append(code("an inline agent needs a `name` that is a Python identifier",
-                          node.value if name is None else doc.value_span(*path, "name"),
-                          hint="add `name: my_agent`"))
+    if name is None:
+        found.append(codes.MISSING_KEY("an inline agent needs a `name`", node.value,
+                                       hint="add `name: my_agent`"))
         return None
+    if not isinstance(name, str) or not name.isidentifier():
+        return None  # structural validation reports the bad name where it is written
     agents = doc.section("agents")
     name_span = doc.value_span(*path, "name")
     if name in agents:
@@ -108,8 +111,9 @@ def _extend(doc: Document, name: str, chain: list[str], done: set[str],
 def _inherit(doc: Document, name: str, base_name: str, base: dict[str, Any],
              agent: dict[str, Any]) -> None:
     base_pos = doc.pos.find(("agents", base_name))
+    replaced = {f for group in _EXCLUSIVE if group & agent.keys() for f in group}
     for field, value in base.items():
-        if field in _NOT_INHERITED or field in agent or base_pos is None:
+        if field in _NOT_INHERITED or field in agent or field in replaced or base_pos is None:
             continue
         doc.set(("agents", name, field), copy.deepcopy(value), base_pos.children[field])
 
@@ -120,10 +124,11 @@ def apply_defaults(doc: Document) -> None:
     defaults_pos = doc.pos.find(("defaults",))
     if not isinstance(defaults, dict) or defaults_pos is None:
         return
+    fields = Defaults.model_fields  # an unknown key is reported once, at `defaults`
     for name, agent in doc.section("agents").items():
         if not isinstance(agent, dict) or kind_of(agent) not in LLM_KINDS:
             continue
         for field, value in defaults.items():
-            if field not in agent:
+            if field in fields and field not in agent:
                 doc.set(("agents", name, field), copy.deepcopy(value),
                         defaults_pos.children[field])

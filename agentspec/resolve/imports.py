@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import Parsed, PosNode
-from agentspec.paths import is_file, resolved
+from agentspec.paths import is_dir, is_file, resolved
 from agentspec.resolve.document import SECTIONS, Document, did_you_mean
 from agentspec.source import SourceFile
 from agentspec.spec.document import TOP_LEVEL_KEYS
@@ -77,8 +77,9 @@ class _Importer:
         if child in self.done:
             return  # a diamond: already merged once
         if not is_file(child):
+            problem = "is a directory" if is_dir(child) else "does not exist"
             self.result.diagnostics.append(codes.IMPORT_NOT_FOUND(
-                f"the imported file `{entry}` does not exist", span,
+                f"the imported file `{entry}` {problem}", span,
                 hint=f"the path is relative to `{display_name(path)}`"))
             return
         parsed = self.load(child, display_name(child))

@@ -34,9 +34,10 @@ PythonRef = Annotated[str, Field(
     json_schema_extra={"pattern": PYTHON_REF}, examples=["my_tools.search:web_search"])]
 
 
-def tag(name: str) -> str:
-    """Union tags are bracketed so they can never be mistaken for data keys in error paths."""
-    return f"<{name}>"
+def tag(union: str, name: str) -> str:
+    """Union tags are bracketed so they can never be mistaken for data keys in error paths,
+    and carry their union's name so the same member name in two unions stays distinct."""
+    return f"<{union}.{name}>"
 
 
 def present_keys(value: object, keys: tuple[str, ...]) -> list[str]:
@@ -47,13 +48,13 @@ def keyed_union(error: str, message: str, members: Mapping[str, Any],
                 pick: Callable[[Any], str | None]) -> Any:
     """A union whose member is chosen by `pick(value)`, reported as `error` when none fits."""
     for name, member in members.items():
-        TAGS[tag(name)] = member
+        TAGS[tag(error, name)] = member
     UNION_MESSAGES[error] = (message, tuple(members))
-    options = tuple(Annotated[member, Tag(tag(name))] for name, member in members.items())
+    options = tuple(Annotated[member, Tag(tag(error, name))] for name, member in members.items())
 
     def choose(value: Any) -> str | None:
         picked = pick(value)
-        return tag(picked) if picked is not None else None
+        return tag(error, picked) if picked is not None else None
 
     return Annotated[Union[options], Discriminator(  # noqa: UP007 - built from a tuple
         choose, custom_error_type=error, custom_error_message=message)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,7 +24,7 @@ from agentspec.spec.agents import (
 from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES
 from agentspec.validate.locations import data_path, is_key_error, model_at
 
-__all__ = ["structural"]
+__all__ = ["Structure", "structural"]
 
 _AGENT_FIELDS = {name for cls in (LlmAgent, DeepAgent, LoopAgent, PlannerAgent, RouterAgent)
                  for name in cls.model_fields}
@@ -66,6 +67,11 @@ class _Mapper:
                                      self.doc.pos.key_span(path[:-1]))
         if kind in UNION_MESSAGES:
             return self.union(kind, path, error)
+        if is_key_error(loc) and len(path) >= 2 and path[-2] == "routes":
+            fixed = "/" + str(path[-1]).strip("/") + "/"
+            return codes.INVALID_VALUE(f"`{path[-1]}` is not a route prefix",
+                                       self.doc.pos.key_span(path),
+                                       hint=f"prefixes start and end with `/`: `{fixed}`")
         if is_key_error(loc):
             return self.invalid_name(path[-1], self.doc.pos.key_span(path))
         if path and path[-1] == "name" and "pattern" in kind:
@@ -179,19 +185,33 @@ def _prune(data: dict[str, Any], paths: list[Path], depth: int) -> dict[str, Any
     return {"agentspec": 1, "name": "spec", "agents": {}, **data}
 
 
-def structural(doc: Document) -> tuple[Spec, list[Diagnostic]]:
-    """Validate `doc` against the language; return the valid part and the diagnostics."""
+@dataclass
+class Structure:
+    """The valid part of the spec, the diagnostics, and which definitions had errors (later
+    checks stay quiet about what is missing from those, since it was cut out)."""
+
+    spec: Spec
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    broken: set[Path] = field(default_factory=set)
+
+
+def structural(doc: Document) -> Structure:
+    """Validate `doc` against the language."""
     try:
-        return Spec.model_validate(doc.data), []
+        return Structure(Spec.model_validate(doc.data))
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     mapper = _Mapper(doc)
-    found = [mapper.diagnostic(e) for e in errors]
+    result = Structure(Spec.model_construct(agentspec=1, name="spec", agents={}),
+                       [mapper.diagnostic(e) for e in errors])
     data = doc.data
     for depth in (3, 2, 1):
-        data = _prune(data, [data_path(tuple(e["loc"])) for e in errors], depth)
+        paths = [data_path(tuple(e["loc"])) for e in errors]
+        result.broken.update(p[:2] for p in paths if len(p) >= 2 and p[0] in SECTIONS)
+        data = _prune(data, paths, depth)
         try:
-            return Spec.model_validate(data), found
+            result.spec = Spec.model_validate(data)
+            break
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
-    return Spec.model_construct(agentspec=1, name="spec", agents={}), found
+    return result

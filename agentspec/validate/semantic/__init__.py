@@ -5,7 +5,6 @@ from __future__ import annotations
 from agentspec.diagnostics import Diagnostic
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile
-from agentspec.spec import Spec
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import check_files
 from agentspec.validate.semantic.harness import check_harness
@@ -15,6 +14,7 @@ from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
 from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.tree import check_tree
+from agentspec.validate.structural import Structure
 
 __all__ = ["semantic"]
 
@@ -22,11 +22,12 @@ CHECKS = (check_references, check_kinds, check_sections, check_harness, check_py
           check_files, check_placeholders, check_schemas)
 
 
-def semantic(spec: Spec, doc: Document,
+def semantic(structure: Structure, doc: Document,
              sources: dict[str, SourceFile]) -> tuple[str | None, list[Diagnostic]]:
     """Run every check; return the root agent's name (when there is one) and diagnostics."""
     defined = {section: set(doc.section(section)) for section in SECTIONS}
-    ctx = Context(spec, doc, sources, defined)
+    broken = {str(path[1]) for path in structure.broken if path[0] == "agents"}
+    ctx = Context(structure.spec, doc, sources, defined, broken)
     for check in CHECKS:
         check(ctx)
     root = check_tree(ctx)

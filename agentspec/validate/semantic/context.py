@@ -25,6 +25,8 @@ class Context:
     sources: dict[str, SourceFile]
     #: names defined in each section, valid or not, so a broken definition is not also "unknown"
     defined: Mapping[str, set[str]]
+    #: agents with structural errors: parts of them were cut out before these checks
+    broken: set[str] = field(default_factory=set)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def report(self, diagnostic: Diagnostic) -> None:
@@ -43,6 +45,11 @@ class Context:
         """The directory of the file a value was written in: its paths are relative to it."""
         source = self.sources.get(span.file)
         return resolved(source.path if source else FsPath(span.file)).parent
+
+    def raw_agent(self, name: str) -> dict[str, Any]:
+        """An agent as resolved, before structural validation (also when it was invalid)."""
+        agent = self.doc.section("agents").get(name)
+        return agent if isinstance(agent, dict) else {}
 
     def agents(self) -> Iterator[tuple[str, Any]]:
         yield from self.spec.agents.items()

@@ -6,7 +6,7 @@ import re
 from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
-from agentspec.parse import load_text
+from agentspec.parse import PosNode, load_text
 from agentspec.paths import is_dir, is_file, list_dir
 from agentspec.resolve.imports import display_name
 from agentspec.source import SourceFile, Span
@@ -74,37 +74,45 @@ def _check_skill(ctx: Context, folder: FsPath) -> None:
     header = text[:end]
     # parse what follows the opening fence, behind an empty line so line numbers match the file
     parsed = load_text("\n" + header.split("\n", 1)[1], path=skill_md, display=source.name)
-    if not parsed.ok or not isinstance(parsed.value, dict):
-        ctx.diagnostics.extend(parsed.diagnostics)
-        return
-    _check_frontmatter(ctx, folder, parsed.value, parsed.positions, top)
+    problems = [d for d in parsed.diagnostics if d.is_error and d.code != "AS007"]
+    for problem in problems:
+        ctx.report(codes.SKILL_INVALID(f"the frontmatter is not valid YAML: {problem.message}",
+                                       problem.span, hint="ADK will refuse to load this skill"))
+    if not problems:
+        front = parsed.value if isinstance(parsed.value, dict) else {}
+        _check_frontmatter(ctx, folder, front, parsed.positions, top)
 
 
 def _check_frontmatter(ctx: Context, folder: FsPath, front: dict[str, object],
-                       positions: object, top: Span) -> None:
+                       positions: PosNode | None, top: Span) -> None:
     def at(key: str) -> Span:
-        return positions.value_span((key,)) if key in front else top  # type: ignore[attr-defined]
+        return positions.value_span((key,)) if positions and key in front else top
 
-    name = front.get("name")
-    if not isinstance(name, str) or not name:
-        ctx.report(codes.SKILL_INVALID("the frontmatter has no `name`", top,
-                                       hint=f"add `name: {folder.name}`"))
-    elif not _KEBAB.match(name) or len(name) > 64:
+    missing = [k for k in ("name", "description")
+               if not isinstance(front.get(k), str) or not str(front[k]).strip()]
+    if missing:
+        listed = " and ".join(f"`{k}`" for k in missing)
         ctx.report(codes.SKILL_INVALID(
-            f"skill name `{name}` must be kebab-case and at most 64 characters", at("name"),
+            f"the frontmatter has no {listed}", at(missing[0]),
+            hint=f"add `name: {folder.name}` and a `description` saying what the skill does "
+            "and when to use it"))
+    name, description = front.get("name"), front.get("description")
+    if isinstance(name, str) and "name" not in missing:
+        _check_skill_name(ctx, folder, name, at("name"))
+    if isinstance(description, str) and len(description) > 1024:
+        ctx.report(codes.SKILL_INVALID("`description` is longer than 1024 characters",
+                                       at("description")))
+
+
+def _check_skill_name(ctx: Context, folder: FsPath, name: str, span: Span) -> None:
+    if not _KEBAB.match(name) or len(name) > 64:
+        ctx.report(codes.SKILL_INVALID(
+            f"skill name `{name}` must be kebab-case and at most 64 characters", span,
             hint="use lowercase letters, digits and single dashes"))
     elif name != folder.name:
         ctx.report(codes.SKILL_INVALID(
-            f"skill name `{name}` differs from its folder `{folder.name}`", at("name"),
+            f"skill name `{name}` differs from its folder `{folder.name}`", span,
             hint=f"rename the folder or write `name: {folder.name}`"))
-    description = front.get("description")
-    if not isinstance(description, str) or not description.strip():
-        ctx.report(codes.SKILL_INVALID("the frontmatter has no `description`",
-                                       at("description") if "description" in front else top,
-                                       hint="say what the skill does and when to use it"))
-    elif len(description) > 1024:
-        ctx.report(codes.SKILL_INVALID("`description` is longer than 1024 characters",
-                                       at("description")))
 
 
 def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:

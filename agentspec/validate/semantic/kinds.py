@@ -56,13 +56,15 @@ def _router(ctx: Context, name: str, agent: RouterAgent) -> None:
 
 def _planner(ctx: Context, name: str, agent: PlannerAgent) -> None:
     base = ("agents", name)
-    if not 1 <= agent.max_depth <= MAX_DEPTH:
+    depth_ok = 1 <= agent.max_depth <= MAX_DEPTH
+    subtasks_ok = 1 <= agent.max_subtasks <= MAX_SUBTASKS
+    if not depth_ok:
         ctx.report(codes.PLANNER_BOUNDS(f"`max_depth` must be between 1 and {MAX_DEPTH}",
                                         ctx.at(*base, "max_depth")))
-    elif not 1 <= agent.max_subtasks <= MAX_SUBTASKS:
+    if not subtasks_ok:
         ctx.report(codes.PLANNER_BOUNDS(f"`max_subtasks` must be between 1 and {MAX_SUBTASKS}",
                                         ctx.at(*base, "max_subtasks")))
-    elif agent.max_subtasks ** agent.max_depth > MAX_LEAVES:
+    if depth_ok and subtasks_ok and agent.max_subtasks ** agent.max_depth > MAX_LEAVES:
         span = ctx.at(*base, "max_subtasks") if ctx.has(*base, "max_subtasks") else ctx.at(
             *base, "max_depth")
         ctx.report(codes.PLANNER_BOUNDS(
@@ -106,7 +108,7 @@ def _llm(ctx: Context, name: str, agent: LlmAgent) -> None:
 def check_kinds(ctx: Context) -> None:
     for name, agent in ctx.agents():
         if isinstance(agent, (SequentialAgent, ParallelAgent, LoopAgent, RouterAgent)) and \
-                not agent.sub_agents:
+                not agent.sub_agents and name not in ctx.broken:
             ctx.report(codes.WORKFLOW_NO_CHILDREN(
                 f"`{agent.kind}` agent `{name}` has no sub_agents", ctx.key_at("agents", name),
                 hint="list the agents it runs under `sub_agents`"))
@@ -114,7 +116,7 @@ def check_kinds(ctx: Context) -> None:
             _router(ctx, name, agent)
         elif isinstance(agent, PlannerAgent):
             _planner(ctx, name, agent)
-        elif isinstance(agent, LoopAgent):
+        elif isinstance(agent, LoopAgent) and name not in ctx.broken:
             _loop(ctx, name, agent)
         elif isinstance(agent, LlmAgent):
             _llm(ctx, name, agent)

@@ -45,7 +45,8 @@ def _check_text(ctx: Context, text: str, span: Span, known: set[str], where: str
 
 
 def check_placeholders(ctx: Context) -> None:
-    known = {a.output_key for _, a in ctx.llm_agents() if a.output_key}
+    known = {str(a["output_key"]) for a in ctx.doc.section("agents").values()
+             if isinstance(a, dict) and isinstance(a.get("output_key"), str)}
     for name, agent in ctx.llm_agents():
         if agent.instruction is not None:
             _check_text(ctx, agent.instruction, ctx.at("agents", name, "instruction"), known,

@@ -10,15 +10,11 @@ from agentspec.validate.semantic.context import Context
 __all__ = ["check_schemas"]
 
 
-def _problem(schema: dict[str, Any]) -> tuple[str, tuple[str | int, ...]] | None:
+def _problems(schema: dict[str, Any]) -> list[tuple[str, tuple[str | int, ...]]]:
     from jsonschema import Draft202012Validator  # deferred: only specs with schemas pay for it
-    from jsonschema.exceptions import SchemaError
 
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        return exc.message, tuple(exc.path)
-    return None
+    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+    return [(error.message, tuple(error.path)) for error in meta.iter_errors(schema)]
 
 
 def check_schemas(ctx: Context) -> None:
@@ -27,9 +23,7 @@ def check_schemas(ctx: Context) -> None:
             schema = getattr(agent, field)
             if not isinstance(schema, dict):
                 continue
-            problem = _problem(schema)
-            if problem is not None:
-                message, inner = problem
+            for message, inner in _problems(schema):
                 path = ("agents", name, field, *inner)
                 ctx.report(codes.INVALID_JSON_SCHEMA(
                     f"`{field}` is not valid JSON Schema: {message}",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from agentspec.diagnostics import Related, codes
 from agentspec.parse import Path
-from agentspec.spec.agents import LlmAgent, TaskConfig
-from agentspec.spec.tools import AgentTool
+from agentspec.resolve.agents import LLM_KINDS, kind_of
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["Edge", "check_tree", "edges", "find_root"]
@@ -22,27 +22,34 @@ class Edge:
     is_sub_agent: bool  # ADK parent/child: the single-parent rule applies
 
 
-def _agent_edges(ctx: Context, name: str, agent: object) -> Iterator[Edge]:
+def _items(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _agent_edges(ctx: Context, name: str, agent: dict[str, Any]) -> Iterator[Edge]:
+    """Edges read from the resolved data, so an agent with a structural error keeps its
+    place in the tree and its children are not mistaken for roots."""
     base = ("agents", name)
-    for index, child in enumerate(getattr(agent, "sub_agents", None) or ()):
+    for index, child in enumerate(_items(agent.get("sub_agents"))):
         if isinstance(child, str):
             yield Edge(name, child, (*base, "sub_agents", index), True)
-    tools = list(getattr(agent, "tools", None) or ())
-    for index, tool in enumerate(tools):
-        target = tool
-        if isinstance(tool, str):
-            target = (ctx.spec.tools or {}).get(tool)
-        if isinstance(target, AgentTool):
-            yield Edge(name, target.agent, (*base, "tools", index), False)
-    task = agent.task if isinstance(agent, LlmAgent) else None
-    if isinstance(task, TaskConfig):
-        for index, child in enumerate(task.agents):
+    for index, tool in enumerate(_items(agent.get("tools"))):
+        if isinstance(tool, dict) and isinstance(tool.get("agent"), str):
+            yield Edge(name, tool["agent"], (*base, "tools", index, "agent"), False)
+        elif isinstance(tool, str):
+            target = ctx.doc.section("tools").get(tool)
+            if isinstance(target, dict) and isinstance(target.get("agent"), str):
+                yield Edge(name, target["agent"], (*base, "tools", index), False)
+    task = agent.get("task")
+    for index, child in enumerate(_items(task.get("agents") if isinstance(task, dict) else None)):
+        if isinstance(child, str):
             yield Edge(name, child, (*base, "task", "agents", index), False)
 
 
 def edges(ctx: Context) -> list[Edge]:
-    found = [e for name, agent in ctx.agents() for e in _agent_edges(ctx, name, agent)]
-    return [e for e in found if e.child in ctx.spec.agents]
+    found = [edge for name in ctx.doc.section("agents")  # document order: stable reports
+             for edge in _agent_edges(ctx, name, ctx.raw_agent(name))]
+    return [e for e in found if e.child in ctx.defined["agents"]]
 
 
 def _cycles(ctx: Context, all_edges: list[Edge]) -> None:
@@ -65,7 +72,7 @@ def _cycles(ctx: Context, all_edges: list[Edge]) -> None:
         stack.pop()
         state[name] = 2
 
-    for name in ctx.spec.agents:
+    for name in ctx.doc.section("agents"):
         if name not in state:
             visit(name)
 
@@ -94,9 +101,9 @@ def _parents(ctx: Context, all_edges: list[Edge]) -> None:
 def find_root(ctx: Context, all_edges: list[Edge]) -> str | None:
     """The entry agent, reporting when there is none or several."""
     children = {e.child for e in all_edges}
-    spec = ctx.spec
+    spec, names = ctx.spec, list(ctx.doc.section("agents"))
     if spec.root is not None:
-        if spec.root not in spec.agents:
+        if spec.root not in names:
             return None  # reported as an unknown agent
         into = next((e for e in all_edges if e.child == spec.root), None)
         if into is not None:
@@ -104,11 +111,11 @@ def find_root(ctx: Context, all_edges: list[Edge]) -> str | None:
                 f"the root `{spec.root}` is also used by `{into.parent}`", ctx.at("root"),
                 related=[Related(ctx.at(*into.path), "used here")]))
         return spec.root
-    tops = [name for name in spec.agents if name not in children]
+    tops = [name for name in names if name not in children]
     if len(tops) == 1:
         return tops[0]
-    if not spec.agents:
-        if not ctx.defined["agents"]:
+    if not names:
+        if "agents" in ctx.doc.data:  # a missing `agents` key is reported on its own
             ctx.report(codes.ROOT_MISSING("the spec defines no agents", ctx.key_at("agents")))
         return None
     where = ctx.key_at("agents")
@@ -138,8 +145,8 @@ def _modes(ctx: Context, all_edges: list[Edge]) -> None:
     for name, agent in ctx.llm_agents():
         if agent.mode is None or agent.mode == "chat":
             continue
-        parent = ctx.spec.agents.get(parent_of.get(name, ""))
-        if not isinstance(parent, LlmAgent):
+        parent = parent_of.get(name)
+        if parent is None or kind_of(ctx.raw_agent(parent)) not in LLM_KINDS:
             ctx.report(codes.DELEGATION_OUTSIDE_LLM(
                 f"`{name}` has `mode: {agent.mode}` but no LLM parent lists it in `sub_agents`",
                 ctx.at("agents", name, "mode"), hint="remove `mode` or list the agent under "
@@ -154,7 +161,7 @@ def check_tree(ctx: Context) -> str | None:
     root = find_root(ctx, all_edges)
     if root is not None:
         reached = _reachable(root, all_edges)
-        for name in ctx.spec.agents:
+        for name in ctx.doc.section("agents"):
             if name not in reached:
                 ctx.report(codes.UNREACHABLE_AGENT(
                     f"`{name}` is never used by the root `{root}` or the agents it reaches",
