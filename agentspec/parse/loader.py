@@ -249,6 +249,24 @@ def _syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
     return [codes.YAML_SYNTAX(message, span)]
 
 
+def _compose(text: str) -> list[Node]:
+    """Compose the documents of `text` with ruamel.
+
+    The libyaml-based C parser (ruamel.yaml.clib) is about ten times faster than the pure-Python
+    one, but it scans YAML 1.1 and refuses some valid YAML 1.2, notably `{python: mod:attr}`
+    in flow mappings. So it is only a fast path: whenever it fails, the pure-Python YAML 1.2
+    parser decides, and its errors are the ones reported. Both use ruamel's resolver, so
+    scalars resolve to the same types either way.
+    """
+    fast = YAML(typ="safe")
+    if fast.Parser.__name__ == "CParser":
+        try:
+            return list(fast.compose_all(text))
+        except Exception:  # noqa: BLE001 - any failure is settled by the reference parser
+            pass
+    return list(YAML(typ="safe", pure=True).compose_all(text))
+
+
 def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
     """Parse spec text that is already decoded."""
     source = SourceFile(path, text, display or str(path))
@@ -258,7 +276,7 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
             f"the text is larger than {MAX_BYTES:,} bytes", Span.at(source.name, 1, 1)))
         return parsed
     try:
-        documents = list(YAML(typ="rt").compose_all(text))
+        documents = _compose(text)
     except YAMLError as exc:
         parsed.diagnostics.extend(_syntax_error(exc, source))
         return parsed
