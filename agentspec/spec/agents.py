@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Identifier, Model, PythonRef, keyed_union
+from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_union
 from agentspec.spec.models import GenerateConfig, ThinkingConfig
 from agentspec.spec.tools import ToolEntry
 
@@ -119,18 +119,12 @@ class SkillsConfig(Model):
         "system prompt.")
 
 
-def _skills_pick(value: object) -> str | None:
-    if isinstance(value, list):
-        return "paths"
-    return "settings" if isinstance(value, dict) else None
-
-
 if TYPE_CHECKING:
     Skills = list[str] | SkillsConfig
 else:
     Skills = keyed_union("skills_setting", "`skills` is a list of directories or `{paths: [...], "
                          "discovery: lazy|eager}`", {"paths": list[str], "settings": SkillsConfig},
-                         _skills_pick)
+                         by_type((list, "paths"), (dict, "settings")))
 
 
 class InterruptConfig(Model):
@@ -144,18 +138,13 @@ class InterruptConfig(Model):
                              examples=["Run this shell command?"])
 
 
-def _interrupt_pick(value: object) -> str | None:
-    if isinstance(value, bool):
-        return "flag"
-    return "settings" if isinstance(value, dict) else None
-
-
 if TYPE_CHECKING:
     Interrupt = bool | InterruptConfig
 else:
     Interrupt = keyed_union("interrupt_setting", "an `interrupt_on` entry is true, false or "
                             "`{decisions: [...], hint: ...}`",
-                            {"flag": bool, "settings": InterruptConfig}, _interrupt_pick)
+                            {"flag": bool, "settings": InterruptConfig},
+                            by_type((bool, "flag"), (dict, "settings")))
 
 
 class ToolResultLimit(Model):
@@ -361,14 +350,9 @@ else:
                          "planner": PlannerAgent}, _agent_kind)
 
 
-def _agent_entry(value: object) -> str | None:
-    if isinstance(value, str):
-        return "name"
-    return "inline" if isinstance(value, dict) else None
-
-
 if TYPE_CHECKING:
     AgentEntry = str | Agent
 else:
     AgentEntry = keyed_union("agent_entry", "a sub-agent is an agent name or an inline agent",
-                             {"name": str, "inline": Agent}, _agent_entry)
+                             {"name": str, "inline": Agent},
+                             by_type((str, "name"), (dict, "inline")))

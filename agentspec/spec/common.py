@@ -8,7 +8,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag
 
 __all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Identifier",
-           "Model", "PythonRef", "keyed_union", "name_or", "one_key_union", "present_keys", "tag"]
+           "Model", "PythonRef", "by_type", "keyed_union", "one_key_union", "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
@@ -73,12 +73,8 @@ def one_key_union(error: str, noun: str, members: Mapping[str, Any]) -> Any:
     return keyed_union(error, f"{noun} takes exactly one of {listed}", members, pick)
 
 
-def name_or(error: str, noun: str, inline: Any) -> Any:
-    """A reference by name, or an inline definition."""
+def by_type(*choices: tuple[type, str]) -> Callable[[Any], str | None]:
+    """A union picker choosing the member by the Python type of the value (first match)."""
     def pick(value: Any) -> str | None:
-        if isinstance(value, str):
-            return "name"
-        return "inline" if isinstance(value, dict) else None
-
-    return keyed_union(error, f"{noun} is a name or a mapping",
-                       {"name": str, "inline": inline}, pick)
+        return next((member for kind, member in choices if isinstance(value, kind)), None)
+    return pick

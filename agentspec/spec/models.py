@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Model, keyed_union
+from agentspec.spec.common import Model, by_type, keyed_union
 
 __all__ = ["GenerateConfig", "ModelDef", "ModelEntry", "ThinkingConfig"]
 
@@ -51,14 +51,9 @@ class ModelDef(Model):
                                        examples=[1048576])
 
 
-def _model_entry(value: object) -> str | None:
-    if isinstance(value, str):
-        return "id"
-    return "definition" if isinstance(value, dict) else None
-
-
 if TYPE_CHECKING:
     ModelEntry = str | ModelDef
 else:
     ModelEntry = keyed_union("model_entry", "a model is a model id or a mapping with `id`",
-                             {"id": str, "definition": ModelDef}, _model_entry)
+                             {"id": str, "definition": ModelDef},
+                             by_type((str, "id"), (dict, "definition")))

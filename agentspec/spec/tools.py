@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Model, PythonRef, keyed_union, one_key_union
+from agentspec.spec.common import Model, PythonRef, by_type, keyed_union, one_key_union
 
 __all__ = ["BUILTIN_TOOLS", "AgentTool", "BuiltinTool", "McpRemote", "McpStdio", "McpTool",
            "PythonTool", "ToolDef", "ToolEntry"]
@@ -85,14 +85,9 @@ else:
         "python": PythonTool, "mcp": McpTool, "builtin": BuiltinTool, "agent": AgentTool})
 
 
-def _tool_entry(value: object) -> str | None:
-    if isinstance(value, str):
-        return "name"
-    return "inline" if isinstance(value, dict) else None
-
-
 if TYPE_CHECKING:
     ToolEntry = str | ToolDef
 else:
     ToolEntry = keyed_union("tool_entry", "a tool entry is a tool name or a tool mapping",
-                            {"name": str, "inline": ToolDef}, _tool_entry)
+                            {"name": str, "inline": ToolDef},
+                            by_type((str, "name"), (dict, "inline")))
