@@ -32,6 +32,12 @@ class CheckResult:
     def ok(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
 
+    @property
+    def readable(self) -> bool:
+        """False when the spec file itself could not be read (missing, a directory, ...)."""
+        return not any(d.code in ("AS001", "AS002") and d.span is None
+                       for d in self.diagnostics)
+
 
 def _load(path: Path, display: str) -> Parsed:
     return load(path, display=display)

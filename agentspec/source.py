@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Pos", "SourceFile", "Span", "find_in"]
+__all__ = ["Pos", "SourceFile", "Span", "find_in", "occurrence"]
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -32,7 +35,8 @@ class SourceFile:
     line_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        lines = self.text.splitlines(keepends=True)
+        # YAML's line breaks only: str.splitlines would also split on U+2028, form feeds, ...
+        lines = [m.group(0) for m in _LINE.finditer(self.text) if m.group(0)]
         starts = [0]
         for line in lines:
             starts.append(starts[-1] + len(line))
@@ -72,11 +76,25 @@ class Span:
         return (self.file, self.start.line, self.start.col)
 
 
-def find_in(source: SourceFile, span: Span, needle: str) -> Span:
-    """The position of `needle` inside `span` of `source` (the span itself when absent)."""
+def occurrence(text: str, needle: str, index: int) -> int:
+    """How many times `needle` starts in `text` before `index` (overlaps count)."""
+    count, at = 0, text.find(needle)
+    while 0 <= at < index:
+        count, at = count + 1, text.find(needle, at + 1)
+    return count
+
+
+def find_in(source: SourceFile, span: Span, needle: str, nth: int = 0) -> Span:
+    """The position of the `nth` occurrence of `needle` inside `span` of `source` (the span
+    itself when absent). Counting occurrences keeps a token apart from its escaped look-alike:
+    in `$${env.X} ${env.X}` the reference is the second `${env.X}`."""
     begin = source.offset(span.start)
-    end = source.offset(span.end) if span.end else len(source.text)
-    found = source.text.find(needle, begin, max(end, begin + len(needle)))
+    end = max(source.offset(span.end) if span.end else len(source.text), begin + len(needle))
+    found = source.text.find(needle, begin, end)
+    for _ in range(nth):
+        if found < 0:
+            break
+        found = source.text.find(needle, found + 1, end)
     if found < 0:
         return span
     start = source.pos_at(found)

@@ -130,16 +130,16 @@ def test_usage_errors_exit_2(workdir: Path, args: tuple[str, ...]) -> None:
     assert run(*args).exit_code == 2
 
 
-def test_missing_file_is_a_diagnostic(workdir: Path) -> None:
+def test_missing_named_file_is_a_diagnostic_and_exits_2(workdir: Path) -> None:
     result = run("validate", "nope.yaml")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert [c[3] for c in concise_codes(result.stdout)] == ["AS001"]
 
 
-def test_directory_is_a_diagnostic(workdir: Path) -> None:
+def test_directory_is_a_diagnostic_and_exits_2(workdir: Path) -> None:
     (workdir / "adir").mkdir()
     result = run("validate", "adir")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert [c[3] for c in concise_codes(result.stdout)] == ["AS002"]
 
 
@@ -217,6 +217,12 @@ def test_glob_of_clean_specs(workdir: Path) -> None:
     (specs / "a.yaml").write_text(CLEAN)
     (specs / "b.yaml").write_text(WARNING_ONLY)
     assert run("validate", "specs/*.yaml").exit_code == 0
+
+
+def test_glob_matching_nothing_reports_as001(workdir: Path) -> None:
+    result = run("validate", "nothing/*.yaml")
+    assert result.exit_code in (1, 2)
+    assert concise_codes(result.stdout) == [("", 0, 0, "AS001")]
 
 
 def test_glob_matching_nothing(workdir: Path) -> None:
@@ -312,9 +318,6 @@ def test_help_lists_commands() -> None:
         assert command in result.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `validate` documents exit status 2 for an internal "
-                   "failure, but an exception escapes click and the process exits 1 with a "
-                   "traceback, the same status as 'the spec has errors'")
 def test_internal_failure_exits_2_without_a_traceback(
         workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The validate docstring promises exit status 2 for an internal failure."""
@@ -360,9 +363,6 @@ def test_subprocess_glob_and_strict(workdir: Path) -> None:
     assert strict.returncode == 1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `validate` documents exit status 2 for an internal "
-                   "failure, but an exception escapes click and the process exits 1 with a "
-                   "traceback, the same status as 'the spec has errors'")
 def test_subprocess_internal_failure_exits_2(workdir: Path) -> None:
     code = textwrap.dedent("""\
         import sys

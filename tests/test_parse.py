@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -123,6 +127,20 @@ def test_anchor_and_alias_copy_the_value() -> None:
     assert start(pos.value_span(("other", 0))) == (1, 11)
 
 
+def test_reused_anchor_name_refers_to_the_latest() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parsed = parse("x: &a 1\ny: &a 2\nz: *a\n")
+    assert parsed.ok
+    assert parsed.value == {"x": 1, "y": 2, "z": 2}
+
+
+def test_reused_anchor_emits_no_python_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parse("x: &a 1\ny: &a 2\nz: *a\n")
+
+
 def test_merge_key_does_not_override_explicit_keys() -> None:
     parsed = parse("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n")
     assert parsed.ok
@@ -190,9 +208,21 @@ def test_yaml_syntax_error_position_inside_line() -> None:
     assert codes_at(parsed) == [("AS004", (1, 5))]
 
 
-def test_tab_inside_a_value_is_a_syntax_error() -> None:
+def test_tab_inside_a_value_is_not_tab_indentation() -> None:
+    # YAML 1.2 allows a tab inside a plain scalar (ruamel's pure parser alone refuses it)
     parsed = parse("a: b\tc\n")
-    assert codes_at(parsed) == [("AS004", (1, 5))]
+    assert parsed.ok and parsed.value == {"a": "b\tc"}
+
+
+def test_tab_inside_a_block_scalar_is_content() -> None:
+    parsed = parse("a: |\n  make:\n  \techo hi\nb: 1\n")
+    assert parsed.ok, parsed.diagnostics
+    assert parsed.value == {"a": "make:\n\techo hi\n", "b": 1}
+
+
+def test_tab_in_a_block_scalar_does_not_hide_the_real_error() -> None:
+    parsed = parse("a: |\n  make:\n  \techo hi\nb: [1\n")
+    assert [d.code for d in parsed.diagnostics] == ["AS004"]
 
 
 def test_duplicate_key_points_at_second_and_relates_to_first() -> None:
@@ -238,11 +268,16 @@ def test_top_level_not_a_mapping(text: str) -> None:
     assert codes_at(parsed) == [("AS008", (1, 1))]
 
 
-def test_explicit_empty_document_is_not_a_mapping() -> None:
-    # `---` alone is one document holding null: reported as a top level that is not a mapping
+def test_explicit_empty_document_is_an_empty_file() -> None:
+    # `---` with nothing after it holds no content: the file is empty, not "not a mapping"
     parsed = parse("---\n")
     assert_failed(parsed)
-    assert [d.code for d in parsed.diagnostics] == ["AS008"]
+    assert [d.code for d in parsed.diagnostics] == ["AS007"]
+
+
+def test_trailing_document_marker_is_not_a_second_document() -> None:
+    parsed = parse("a: 1\n---\n")
+    assert parsed.ok and parsed.value == {"a": 1}
 
 
 @pytest.mark.parametrize(
@@ -397,7 +432,8 @@ def test_quoted_number_key_is_a_string() -> None:
         (b"a: 1\nb: caf\xe9\n", (2, 7)),
         (b"\xff: 1\n", (1, 1)),
         (b"a: 1\n\nccc: \x80\n", (3, 6)),
-        (b"a: \xc3\xa9\xc3\n", (1, 6)),  # a valid two-byte character, then a broken one
+        (b"\xef\xbb\xbfa: \xff\n", (1, 4)),  # the BOM is not a column
+        (b"a: \xc3\xa9\xc3\n", (1, 5)),  # a valid two-byte character, then a broken one
     ],
 )
 def test_undecodable_bytes(tmp_path: Path, raw: bytes, where: tuple[int, int]) -> None:
@@ -419,6 +455,45 @@ def test_directory(tmp_path: Path) -> None:
     parsed = load(tmp_path)
     assert_failed(parsed)
     assert [d.code for d in parsed.diagnostics] == ["AS002"]
+
+
+@pytest.mark.parametrize("char", ["\x07", "\x1b", "\x0c"])
+def test_forbidden_character_is_reported_where_it_is(char: str) -> None:
+    parsed = parse(f"a: 1\nb: x{char}y\n")
+    assert codes_at(parsed) == [("AS004", (2, 5))]
+
+
+def test_forbidden_character_is_a_syntax_error() -> None:
+    parsed = parse("a: 1\nb: x\x07y\n")
+    assert [d.code for d in parsed.diagnostics] == ["AS004"]
+    assert_failed(parsed)
+
+
+@pytest.mark.parametrize("value", ['"x\u2028y"', "x\u2028y", '"x\x85y"', "x\x85y",
+                                   '"x\u2029y"'])
+def test_unicode_line_separators_do_not_shift_lines(value: str) -> None:
+    parsed = parse(f"a: {value}\nb: 1\n")
+    assert parsed.ok
+    key = parsed.positions.find(("b",)).key  # type: ignore[union-attr]
+    assert start(key) == (2, 1)
+    assert parsed.source.line(2) == "b: 1"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists() or sys.platform != "linux",
+                    reason="needs Linux /dev/zero and RLIMIT_AS")
+def test_endless_special_file_is_bounded() -> None:
+    code = textwrap.dedent("""\
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+        from pathlib import Path
+        from agentspec.parse import load
+        parsed = load(Path("/dev/zero"))
+        print([d.code for d in parsed.diagnostics])
+        """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() in ("['AS010']", "['AS002']")
 
 
 def test_deep_nesting_is_a_diagnostic_not_a_crash() -> None:

@@ -210,17 +210,21 @@ def test_normalize_sorts_by_file_line_column_code() -> None:
     ]
 
 
-def test_normalize_drops_exact_repeats_only() -> None:
+def test_normalize_keeps_one_per_code_and_place() -> None:
     one = at("AS201", "a.yaml", 3, 4, "no agent named `x`")
     again = at("AS201", "a.yaml", 3, 4, "no agent named `x`")
-    other_message = at("AS201", "a.yaml", 3, 4, "no agent named `y`")
-    as_error = codes.UNREACHABLE_AGENT("m", Span.at("a.yaml", 5, 1)).as_error()
-    as_warning = codes.UNREACHABLE_AGENT("m", Span.at("a.yaml", 5, 1))
-    result = normalize([one, again, other_message, one, as_warning, as_error])
-    assert len(result) == 4
-    assert result[0] is one
-    assert [d.message for d in result[:2]] == ["no agent named `x`", "no agent named `y`"]
-    assert {d.severity for d in result[2:]} == {Severity.ERROR, Severity.WARNING}
+    reworded = at("AS201", "a.yaml", 3, 4, "no agent named `x` (seen in `prod`)")
+    other_code = at("AS202", "a.yaml", 3, 4, "no model named `x`")
+    other_place = at("AS201", "a.yaml", 3, 5, "no agent named `x`")
+    result = normalize([one, again, reworded, other_code, other_place])
+    assert result == [one, other_code, other_place]
+    assert result[0] is one  # the first one seen is kept
+
+
+def test_normalize_keeps_distinct_messages_without_a_place() -> None:
+    first = codes.FILE_NOT_FOUND("no file matches `a/*.yaml`", None)
+    second = codes.FILE_NOT_FOUND("no file matches `b/*.yaml`", None)
+    assert normalize([second, first, second]) == [first, second]
 
 
 def test_normalize_ignores_end_and_is_idempotent() -> None:

@@ -625,3 +625,47 @@ def test_inline_agent_name_clash(check_yaml: Check) -> None:
         """
     )
     assert ("spec.yaml", 7, 16, "AS205") in located(result)
+
+
+# --- positions inside values ----------------------------------------------------------------
+
+
+def test_env_reference_in_a_block_scalar_points_at_its_line(check_yaml: Check) -> None:
+    result = check_yaml(
+        """\
+        agentspec: 1
+        name: app
+        agents:
+          main:
+            model: gemini-2.5-flash
+            instruction: |
+              First line.
+              Key: ${env.MISSING_KEY}
+        """
+    )
+    assert located(result) == [("spec.yaml", 8, 12, "AS305")]
+
+
+def test_env_reference_after_an_escaped_one(check_yaml: Check) -> None:
+    result = check_yaml(
+        """\
+        agentspec: 1
+        name: app
+        agents:
+          main: {instruction: "$${env.NOPE} ${env.NOPE}", model: gemini-2.5-flash}
+        """
+    )
+    assert located(result) == [("spec.yaml", 4, 37, "AS305")]
+
+
+def test_placeholder_after_a_literal_brace_pair(check_yaml: Check) -> None:
+    result = check_yaml(
+        """\
+        agentspec: 1
+        name: app
+        root: main
+        agents:
+          main: {instruction: "{{topic}} and {topic}", model: gemini-2.5-flash}
+        """
+    )
+    assert located(result) == [("spec.yaml", 5, 38, "AS223")]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import traceback
 from typing import Any
 
 import click
@@ -28,6 +30,21 @@ class LazyGroup(click.Group):
         module = importlib.import_module(COMMANDS[name][0])
         command: click.Command = module.command
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """An unexpected exception is an internal failure: exit 2 with a short message, not a
+        traceback (AGENTSPEC_DEBUG=1 shows it)."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            if os.environ.get("AGENTSPEC_DEBUG"):
+                traceback.print_exc()
+            click.echo(f"agentspec: internal error: {type(exc).__name__}: {exc}\n"
+                       "This is a bug in agentspec; please report it with the spec that caused "
+                       "it (AGENTSPEC_DEBUG=1 shows the traceback).", err=True)
+            ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: Any) -> None:
         rows = [(name, help_text) for name, (_, help_text) in sorted(COMMANDS.items())]

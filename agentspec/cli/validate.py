@@ -13,9 +13,11 @@ from agentspec.diagnostics import FORMATS, Diagnostic, Severity, codes, normaliz
 from agentspec.source import SourceFile
 
 
-def expand(patterns: tuple[str, ...]) -> tuple[list[Path], list[Diagnostic]]:
-    """Files named or matched by `patterns`; a pattern that matches nothing is a diagnostic."""
+def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagnostic]]:
+    """Files matched by `patterns`, the ones named outright, and a diagnostic for each glob
+    that matches nothing."""
     files: list[Path] = []
+    named: set[Path] = set()
     missing: list[Diagnostic] = []
     for pattern in patterns:
         if glob.has_magic(pattern):
@@ -25,7 +27,8 @@ def expand(patterns: tuple[str, ...]) -> tuple[list[Path], list[Diagnostic]]:
             files += [Path(m) for m in matches if Path(m).is_file()]
         else:
             files.append(Path(pattern))
-    return list(dict.fromkeys(files)), missing
+            named.add(Path(pattern))
+    return list(dict.fromkeys(files)), named, missing
 
 
 @click.command(name="validate")
@@ -46,12 +49,14 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from agentspec.check import check
 
-    files, diagnostics = expand(specs)
+    files, named, diagnostics = expand(specs)
     sources: dict[str, SourceFile] = {}
+    unreadable = False
     for path in files:
         result = check(path, environment=environment)
         diagnostics += result.diagnostics
         sources.update(result.sources)
+        unreadable |= path in named and not result.readable
     if strict:
         diagnostics = [d.as_error() for d in diagnostics]
     diagnostics = normalize(diagnostics)
@@ -63,5 +68,4 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         status = "ok" if not errors else "failed"
         click.echo(f"{status}: {checked}, {errors} error{'s' * (errors != 1)}, "
                    f"{warnings} warning{'s' * (warnings != 1)}", err=True)
-    unreadable = any(d.code in ("AS001", "AS002") and d.span is None for d in diagnostics)
     sys.exit(2 if unreadable else 1 if errors else 0)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import stat
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,8 +87,9 @@ def _float(text: str) -> float:
 class _Converter:
     """Turns a composed node graph into plain data, expanding aliases within a budget."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, restore: dict[int, str]) -> None:
         self.file = file
+        self.restore = restore
         self.budget = MAX_NODES
         self.active: set[int] = set()
         self.diagnostics: list[Diagnostic] = []
@@ -115,7 +118,10 @@ class _Converter:
         if isinstance(node, ScalarNode):
             if tag not in _SCALAR_TAGS:
                 return self._custom_tag(node, span)
-            return _scalar(node), PosNode(span)
+            value = _scalar(node)
+            if self.restore and isinstance(value, str):
+                value = value.translate(self.restore)
+            return value, PosNode(span)
         if isinstance(node, SequenceNode):
             if tag != f"{_TAG}seq":
                 return self._custom_tag(node, span)
@@ -180,7 +186,7 @@ class _Converter:
 
     def _key(self, node: Node) -> str | None:
         if isinstance(node, ScalarNode) and str(node.tag) == f"{_TAG}str":
-            return str(node.value)
+            return str(node.value).translate(self.restore)
         shown = node.value if isinstance(node, ScalarNode) else type(node).__name__
         self.diagnostics.append(codes.INVALID_KEY(
             f"the key `{shown}` is not a string", _span(self.file, node),
@@ -188,23 +194,35 @@ class _Converter:
         return None
 
 
-def _read(path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
-    span = Span.at(display, 1, 1)
+def _read_bytes(path: Path, display: str) -> tuple[bytes | None, Diagnostic | None]:
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return None, codes.FILE_TOO_LARGE(
-                f"the file is {path.stat().st_size:,} bytes; the limit is {MAX_BYTES:,}", span)
-        raw = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, /dev/zero never ends
+            kind = "a directory" if path.is_dir() else "not a regular file"
+            return None, codes.FILE_UNREADABLE(f"cannot read `{display}`: it is {kind}", None)
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
     except FileNotFoundError:
         return None, codes.FILE_NOT_FOUND(f"no such file `{display}`", None)
-    except (IsADirectoryError, PermissionError, OSError) as exc:
-        return None, codes.FILE_UNREADABLE(f"cannot read `{display}`: {exc.strerror}", None)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return None, codes.FILE_UNREADABLE(f"cannot read `{display}`: {reason}", None)
+    if len(raw) > MAX_BYTES:
+        return None, codes.FILE_TOO_LARGE(f"the file is larger than {MAX_BYTES:,} bytes",
+                                          Span.at(display, 1, 1))
+    return raw, None
+
+
+def _read(path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
+    raw, problem = _read_bytes(path, display)
+    if raw is None:
+        return None, problem
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is not content
     try:
-        return raw.decode("utf-8-sig"), None
+        return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = len(raw[line_start:exc.start].decode("utf-8", errors="replace")) + 1
         return None, codes.NOT_UTF8(
             f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", Span.at(display, line, col),
             hint="save the file as UTF-8")
@@ -235,7 +253,12 @@ def _tab_indent(source: SourceFile, line: int) -> Diagnostic | None:
 
 def _syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    span = Span(source.name, _mark_pos(mark)) if mark is not None else Span.at(source.name, 1, 1)
+    if mark is not None:
+        span = Span(source.name, _mark_pos(mark))
+    elif isinstance(getattr(exc, "position", None), int):  # ReaderError: a character offset
+        span = Span(source.name, source.pos_at(exc.position))  # type: ignore[attr-defined]
+    else:
+        span = Span.at(source.name, 1, 1)
     tab = _tab_indent(source, span.start.line)
     if tab is not None:
         return [tab]
@@ -249,6 +272,22 @@ def _syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
     return [codes.YAML_SYNTAX(message, span)]
 
 
+#: NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR: ruamel counts them as line breaks, editors and
+#: agentspec's positions do not. They are swapped for unused private-use characters while
+#: parsing, and swapped back in the values.
+_SOFT_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _hide_soft_breaks(text: str) -> tuple[str, dict[int, str]]:
+    present = [c for c in _SOFT_BREAKS if c in text]
+    if not present:
+        return text, {}
+    spare = (chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+    stand_ins = {ch: next(spare) for ch in present}
+    hidden = text.translate({ord(k): v for k, v in stand_ins.items()})
+    return hidden, {ord(v): k for k, v in stand_ins.items()}
+
+
 def _compose(text: str) -> list[Node]:
     """Compose the documents of `text` with ruamel.
 
@@ -259,12 +298,14 @@ def _compose(text: str) -> list[Node]:
     scalars resolve to the same types either way.
     """
     fast = YAML(typ="safe")
-    if fast.Parser.__name__ == "CParser":
-        try:
-            return list(fast.compose_all(text))
-        except Exception:  # noqa: BLE001 - any failure is settled by the reference parser
-            pass
-    return list(YAML(typ="safe", pure=True).compose_all(text))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. ReusedAnchorWarning: reusing anchors is legal
+        if fast.Parser.__name__ == "CParser":
+            try:
+                return list(fast.compose_all(text))
+            except Exception:  # noqa: BLE001 - any failure is settled by the reference parser
+                pass
+        return list(YAML(typ="safe", pure=True).compose_all(text))
 
 
 def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
@@ -275,8 +316,9 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
         parsed.diagnostics.append(codes.FILE_TOO_LARGE(
             f"the text is larger than {MAX_BYTES:,} bytes", Span.at(source.name, 1, 1)))
         return parsed
+    hidden, restore = _hide_soft_breaks(text)
     try:
-        documents = _compose(text)
+        documents = [d for d in _compose(hidden) if not _is_empty_document(d)]
     except YAMLError as exc:
         parsed.diagnostics.extend(_syntax_error(exc, source))
         return parsed
@@ -284,7 +326,6 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
         parsed.diagnostics.append(codes.YAML_SYNTAX(
             "the YAML nests too deeply", Span.at(source.name, 1, 1)))
         return parsed
-    documents = [d for d in documents if d is not None]
     if not documents:
         parsed.diagnostics.append(codes.EMPTY_FILE(
             "the file holds no YAML document", Span.at(source.name, 1, 1),
@@ -295,7 +336,7 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
             "the file holds more than one YAML document", _span(source.name, documents[1]),
             hint="keep one document per file; combine files with `imports`"))
     root = documents[0]
-    converter = _Converter(source.name)
+    converter = _Converter(source.name, restore)
     try:
         value, positions = converter.convert(root)
     except _Abort:
@@ -313,6 +354,12 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
         return parsed
     parsed.value, parsed.positions = value, positions
     return parsed
+
+
+def _is_empty_document(node: Node | None) -> bool:
+    """`---` with nothing after it: no content, so neither a document nor a second one."""
+    return node is None or (isinstance(node, ScalarNode) and str(node.tag) == f"{_TAG}null"
+                            and node.value == "" and not node.style)
 
 
 def _kind(value: object) -> str:

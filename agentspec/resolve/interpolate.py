@@ -15,7 +15,7 @@ from typing import Any
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.parse import Path, PosNode
 from agentspec.resolve.document import Document, did_you_mean
-from agentspec.source import SourceFile, Span, find_in
+from agentspec.source import SourceFile, Span, find_in, occurrence
 
 __all__ = ["ENV_REF", "TOKEN", "interpolate"]
 
@@ -39,50 +39,52 @@ class _Interpolator:
         self.ctx = ctx
         self.sources = sources
 
-    def span_of(self, span: Span, token: str) -> Span:
+    def span_of(self, span: Span, token: str, nth: int = 0) -> Span:
         """Point at the `${...}` itself inside the value."""
         source = self.sources.get(span.file)
-        return find_in(source, span, token) if source else span
+        return find_in(source, span, token, nth) if source else span
 
     def string(self, text: str, span: Span) -> Any:
         whole = TOKEN.fullmatch(text)
         if whole and whole.group(1) is not None and _VAR_REF.match(whole.group(1)):
-            return self.var(_VAR_REF.match(whole.group(1)).group(1), span, text)  # type: ignore[union-attr]
-        return TOKEN.sub(lambda m: self.token(m, span), text)
+            name = whole.group(1).removeprefix("vars.")
+            return self.var(name, self.span_of(span, text))
+        return TOKEN.sub(lambda m: self.token(m, span, text), text)
 
-    def token(self, match: re.Match[str], span: Span) -> str:
+    def token(self, match: re.Match[str], value_span: Span, text: str) -> str:
         token, body = match.group(0), match.group(1)
         if token == "$${":
             return token
+        span = self.span_of(value_span, token, occurrence(text, token, match.start()))
         if body is None:
             self.ctx.diagnostics.append(codes.BAD_INTERPOLATION(
-                "`${` is not closed by `}`", self.span_of(span, token),
-                hint="write `$${` for a literal `${`"))
+                "`${` is not closed by `}`", span, hint="write `$${` for a literal `${`"))
             return token
         if (var := _VAR_REF.match(body)) is not None:
-            return str(self.var(var.group(1), span, token))
+            return _as_text(self.var(var.group(1), span))
         if (env := ENV_REF.match(body)) is not None:
-            self.check_env(env.group(1), env.group(2), self.span_of(span, token))
+            self.check_env(env.group(1), env.group(2), span)
             return token
         self.ctx.diagnostics.append(codes.BAD_INTERPOLATION(
             f"`{token}` is not `${{vars.NAME}}`, `${{env.NAME}}` or `${{env.NAME:-default}}`",
-            self.span_of(span, token), hint="write `$${` for a literal `${`"))
+            span, hint="write `$${` for a literal `${`"))
         return token
 
-    def var(self, name: str, span: Span, token: str) -> Any:
+    def var(self, name: str, span: Span) -> Any:
+        """The value of variable `name`; `span` is where it is used (for diagnostics)."""
         ctx = self.ctx
         if name in ctx.resolved:
             return ctx.resolved[name]
         if name not in ctx.vars:
             ctx.diagnostics.append(codes.UNKNOWN_VAR(
-                f"`{name}` is not defined in `vars`", self.span_of(span, token),
+                f"`{name}` is not defined in `vars`", span,
                 hint=did_you_mean(name, ctx.vars) or "add it under `vars`"))
-            return token
+            return f"${{vars.{name}}}"
         if name in ctx.resolving:
             chain = " -> ".join([*ctx.resolving[ctx.resolving.index(name):], name])
             ctx.diagnostics.append(codes.VAR_CYCLE(f"variable cycle: {chain}",
                                                    ctx.doc.value_span("vars", name)))
-            return token
+            return f"${{vars.{name}}}"
         ctx.resolving.append(name)
         value = ctx.vars[name]
         if isinstance(value, str):
@@ -109,6 +111,13 @@ class _Interpolator:
         return value
 
 
+def _as_text(value: Any) -> str:
+    """A variable's value inside a longer string, spelt as YAML spells it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def interpolate(doc: Document, environ: Mapping[str, str],
                 sources: Mapping[str, SourceFile]) -> list[Diagnostic]:
     """Substitute variables in every string value of `doc` (in place) and check env refs."""
@@ -120,5 +129,5 @@ def interpolate(doc: Document, environ: Mapping[str, str],
             continue
         doc.data[key] = interpolator.walk(doc.data[key], doc.pos.children[key], (key,))
     for name in ctx.vars:  # report problems in unused variables too
-        interpolator.var(name, doc.value_span("vars", name), name)
+        interpolator.var(name, doc.value_span("vars", name))
     return ctx.diagnostics

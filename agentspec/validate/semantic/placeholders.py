@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from agentspec.diagnostics import codes
 from agentspec.paths import is_file
-from agentspec.source import Span, find_in
+from agentspec.source import Span, find_in, occurrence
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import read_text_file
 
@@ -18,8 +18,9 @@ PLACEHOLDER = re.compile(r"(?<![\$\{\\]){+[^{}]*}+")
 _PREFIXES = ("app:", "user:", "temp:", "artifact.")
 
 
-def placeholders(text: str) -> Iterator[tuple[str, str, bool]]:
-    """(token, state key, optional) for each state placeholder; escapes are skipped."""
+def placeholders(text: str) -> Iterator[tuple[str, str, bool, int]]:
+    """(token, state key, optional, occurrence of the token in `text`) for each state
+    placeholder; escapes are skipped."""
     for match in PLACEHOLDER.finditer(text):
         token = match.group(0)
         if token.startswith("{{"):
@@ -29,15 +30,15 @@ def placeholders(text: str) -> Iterator[tuple[str, str, bool]]:
         key = key.rstrip("?")
         if key.startswith(_PREFIXES) or not key.isidentifier():
             continue
-        yield token, key, optional
+        yield token, key, optional, occurrence(text, token, match.start())
 
 
 def _check_text(ctx: Context, text: str, span: Span, known: set[str], where: str) -> None:
     source = ctx.sources.get(span.file)
-    for token, key, optional in placeholders(text):
+    for token, key, optional, nth in placeholders(text):
         if optional or key in known:
             continue
-        at = find_in(source, span, token) if source else span
+        at = find_in(source, span, token, nth) if source else span
         ctx.report(codes.UNKNOWN_PLACEHOLDER(
             f"`{token}` in {where} names state no agent sets through `output_key`", at,
             hint=f"write `{{{key}?}}` if it may be absent, or `{{{{{key}}}}}` for the literal "
