@@ -23,9 +23,6 @@ from agentspec.diagnostics import REGISTRY
 from agentspec.parse import load_text
 from agentspec.spec import TOP_LEVEL_KEYS
 
-# a reused anchor name makes ruamel warn (see test_parse.test_reused_anchor_emits_no_python_warning)
-pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")
-
 SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
