@@ -62,8 +62,8 @@ def test_the_fixed_spec_has_the_expected_problems(result: CheckResult) -> None:
     assert [(r.span.file, r.span.start.line, r.span.start.col) for r in duplicate.related] == [
         ("spec.yaml", 5, 3)
     ]
-    assert "did you mean" in (result.diagnostics[2].hint or "")
-    assert "did you mean" in (result.diagnostics[3].hint or "")
+    assert "Did you mean" in (result.diagnostics[2].hint or "")
+    assert "Did you mean" in (result.diagnostics[3].hint or "")
     assert result.diagnostics[1].severity is Severity.WARNING
 
 
@@ -147,7 +147,7 @@ def test_github_escapes_newlines_percent_and_property_separators() -> None:
 
 def test_diagnostic_without_span_renders_in_every_format() -> None:
     diag = codes.FILE_NOT_FOUND("no file matches `x/*.yaml`", None)
-    assert render([diag], {}, "concise") == "agentspec: AS001 no file matches `x/*.yaml`\n"
+    assert render([diag], {}, "concise") == "agentspec: AS001 No file matches `x/*.yaml`\n"
     assert "AS001" in render([diag], {}, "full")
     assert json.loads(render([diag], {}, "json"))[0]["location"] is None
     assert render([diag], {}, "github").startswith("::error title=AS001 file-not-found::")

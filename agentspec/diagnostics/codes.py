@@ -27,7 +27,14 @@ class Code:
 
     def __call__(self, message: str, span: Span | None, *, hint: str | None = None,
                  related: Iterable[Related] = ()) -> Diagnostic:
-        return Diagnostic(self.code, self.name, self.severity, message, span, hint, tuple(related))
+        return Diagnostic(self.code, self.name, self.severity, _sentence(message), span,
+                          _sentence(hint) if hint else None, tuple(related))
+
+
+def _sentence(text: str) -> str:
+    """Sentence case, no final period: the house style of every message and hint."""
+    text = text.rstrip(".")
+    return text[:1].upper() + text[1:]
 
 
 def _code(code: str, name: str, summary: str, explanation: str, *,
