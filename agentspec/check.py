@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agentspec.diagnostics import Diagnostic, Severity, normalize
-from agentspec.parse import Parsed, load
+from agentspec.diagnostics import Diagnostic, normalize
 from agentspec.resolve import Document, check_overlays, load_tree, resolve
 from agentspec.source import SourceFile
 from agentspec.spec import Spec
@@ -32,20 +31,18 @@ class CheckResult:
     def ok(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
 
-    @property
-    def readable(self) -> bool:
-        """False when the spec file itself could not be read (missing, a directory, ...)."""
-        return not any(d.code in ("AS001", "AS002") and d.span is None
-                       for d in self.diagnostics)
+    #: False when the spec file itself could not be read (missing, a directory, ...)
+    readable: bool = True
 
 
-def _load(path: Path, display: str) -> Parsed:
-    return load(path, display=display)
+def _place(diag: Diagnostic) -> tuple[str, int, int, str]:
+    file, line, col, code, _ = diag.sort_key()
+    return file, line, col, code
 
 
 def check(path: Path, *, environment: str | None = None,
-          environ: Mapping[str, str] | None = None, env_unset: Severity = Severity.WARNING,
-          all_environments: bool = True) -> CheckResult:
+          environ: Mapping[str, str] | None = None, all_environments: bool = True
+          ) -> CheckResult:
     """Validate `path`.
 
     With `environment`, the spec is checked with that overlay applied. Without it the base spec
@@ -53,8 +50,9 @@ def check(path: Path, *, environment: str | None = None,
     overlay fails in CI before anyone deploys it.
     """
     environ = os.environ if environ is None else environ
-    loaded = load_tree(path, _load)
-    result = CheckResult(path, sources=loaded.sources, diagnostics=list(loaded.diagnostics))
+    loaded = load_tree(path)
+    result = CheckResult(path, sources=loaded.sources, diagnostics=list(loaded.diagnostics),
+                         readable=loaded.readable)
     if loaded.document is None:
         result.diagnostics = normalize(result.diagnostics)
         return result
@@ -63,16 +61,19 @@ def check(path: Path, *, environment: str | None = None,
     if environment is None and all_environments:
         runs += [name for name, overlay in loaded.document.section("environments").items()
                  if isinstance(overlay, dict)]
+    seen: set[tuple[str, int, int, str]] = set()
     for index, env in enumerate(runs):
         doc, found = resolve(loaded.document, environment=env, environ=environ,
                              sources=loaded.sources)
         structure = structural(doc)
         root, more = semantic(structure, doc, result.sources)
-        result.diagnostics += found + structure.diagnostics + more
+        problems = found + structure.diagnostics + more
         if index == 0:
             result.spec, result.document, result.root = structure.spec, doc, root
-    if env_unset is Severity.ERROR:
-        result.diagnostics = [d.as_error() if d.code == "AS305" else d
-                              for d in result.diagnostics]
+            seen = {_place(d) for d in problems}
+            result.diagnostics += problems
+        else:  # only what this overlay adds, saying so
+            result.diagnostics += [replace(d, message=f"{d.message} (in environment `{env}`)")
+                                   for d in problems if _place(d) not in seen]
     result.diagnostics = normalize(result.diagnostics)
     return result

@@ -210,15 +210,17 @@ def test_normalize_sorts_by_file_line_column_code() -> None:
     ]
 
 
-def test_normalize_keeps_one_per_code_and_place() -> None:
+def test_normalize_drops_exact_repeats_only() -> None:
     one = at("AS201", "a.yaml", 3, 4, "no agent named `x`")
     again = at("AS201", "a.yaml", 3, 4, "no agent named `x`")
-    reworded = at("AS201", "a.yaml", 3, 4, "no agent named `x` (seen in `prod`)")
-    other_code = at("AS202", "a.yaml", 3, 4, "no model named `x`")
+    different = at("AS219", "a.yaml", 3, 4, "the frontmatter has no `name`")
+    other_problem = at("AS219", "a.yaml", 3, 4, "`description` is longer than 1024 characters")
     other_place = at("AS201", "a.yaml", 3, 5, "no agent named `x`")
-    result = normalize([one, again, reworded, other_code, other_place])
-    assert result == [one, other_code, other_place]
+    result = normalize([one, again, different, other_problem, other_place])
     assert result[0] is one  # the first one seen is kept
+    assert result[-1] is other_place
+    assert {id(d) for d in result[1:3]} == {id(different), id(other_problem)}
+    assert len(result) == 4
 
 
 def test_normalize_keeps_distinct_messages_without_a_place() -> None:

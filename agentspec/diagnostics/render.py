@@ -14,12 +14,10 @@ Sources = Mapping[str, SourceFile]
 
 
 def normalize(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-    """Sort by file, line, column and code; one diagnostic per code and place (the same
-    problem seen again, say once per environment, is reported once)."""
+    """Sort by file, line, column and code, dropping exact repeats."""
     unique: dict[tuple[object, ...], Diagnostic] = {}
     for diag in diagnostics:
-        file, line, col, code, message = diag.sort_key()
-        unique.setdefault((file, line, col, code, message if diag.span is None else ""), diag)
+        unique.setdefault((*diag.sort_key(), diag.severity), diag)
     return sorted(unique.values(), key=Diagnostic.sort_key)
 
 

@@ -24,6 +24,8 @@ MAX_NODES = 100_000
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")}
 _MERGE_TAG = f"{_TAG}merge"
+#: ruamel tags the plain scalars `=` and `<<` as `value` and `merge`; as values they are text
+_TEXT_TAGS = {f"{_TAG}str", f"{_TAG}timestamp", f"{_TAG}value", _MERGE_TAG}
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Parsed:
     value: Any = None
     positions: PosNode | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    readable: bool = True  # False when the file itself could not be read
 
     @property
     def ok(self) -> bool:
@@ -116,7 +119,7 @@ class _Converter:
         tag = str(node.tag)
         span = _span(self.file, node)
         if isinstance(node, ScalarNode):
-            if tag not in _SCALAR_TAGS:
+            if tag not in _SCALAR_TAGS | _TEXT_TAGS:
                 return self._custom_tag(node, span)
             value = _scalar(node)
             if self.restore and isinstance(value, str):
@@ -185,7 +188,7 @@ class _Converter:
         return sources
 
     def _key(self, node: Node) -> str | None:
-        if isinstance(node, ScalarNode) and str(node.tag) == f"{_TAG}str":
+        if isinstance(node, ScalarNode) and str(node.tag) in (f"{_TAG}str", f"{_TAG}value"):
             return str(node.value).translate(self.restore)
         shown = node.value if isinstance(node, ScalarNode) else type(node).__name__
         self.diagnostics.append(codes.INVALID_KEY(
@@ -233,7 +236,8 @@ def load(path: Path, *, display: str | None = None) -> Parsed:
     name = display or str(path)
     text, problem = _read(path, name)
     if text is None:
-        parsed = Parsed(SourceFile(path, "", name))
+        parsed = Parsed(SourceFile(path, "", name), readable=problem is not None and
+                        problem.code not in (codes.FILE_NOT_FOUND.code, codes.FILE_UNREADABLE.code))
         parsed.diagnostics.append(problem)  # type: ignore[arg-type]
         return parsed
     return load_text(text, path=path, display=name)

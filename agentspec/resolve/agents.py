@@ -8,7 +8,7 @@ from typing import Any
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import PosNode
 from agentspec.resolve.document import Document, did_you_mean
-from agentspec.spec.agents import Defaults
+from agentspec.spec.agents import KIND_MODELS, Defaults
 
 __all__ = ["LLM_KINDS", "apply_defaults", "apply_extends", "flatten_inline_agents", "kind_of"]
 
@@ -73,49 +73,57 @@ def _move_inline(doc: Document, parent: str, index: int, child: dict[str, Any],
 def apply_extends(doc: Document) -> list[Diagnostic]:
     """Give every agent with `extends` its base's fields under its own."""
     found: list[Diagnostic] = []
-    agents = doc.section("agents")
     done: set[str] = set()
-    for name in list(agents):
-        _extend(doc, name, [], done, found)
+    for name in list(doc.section("agents")):
+        chain = _extends_chain(doc, name, done, found)
+        for derived, base in reversed(list(zip(chain, chain[1:], strict=False))):
+            _inherit(doc, derived, base)
+        done.update(chain)
     return found
 
 
-def _extend(doc: Document, name: str, chain: list[str], done: set[str],
-            found: list[Diagnostic]) -> None:
+def _extends_chain(doc: Document, name: str, done: set[str],
+                   found: list[Diagnostic]) -> list[str]:
+    """`name`, its base, that base's base, ... up to an agent already done or without
+    `extends`; an unknown base or a cycle is reported and ends the chain."""
     agents = doc.section("agents")
-    agent = agents.get(name)
-    if name in done or not isinstance(agent, dict) or not isinstance(agent.get("extends"), str):
-        done.add(name)
-        return
-    base_name = agent["extends"]
-    span = doc.value_span("agents", name, "extends")
-    if base_name not in agents:
-        found.append(codes.UNKNOWN_AGENT(
-            f"`extends` names `{base_name}`, which is not defined", span,
-            hint=did_you_mean(base_name, agents)))
-        done.add(name)
-        return
-    if base_name in chain or base_name == name:
-        loop = chain[chain.index(base_name):] if base_name in chain else []
-        cycle = " -> ".join([*loop, name, base_name])
-        found.append(codes.EXTENDS_CYCLE(f"`extends` cycle: {cycle}", span))
-        done.add(name)
-        return
-    _extend(doc, base_name, [*chain, name], done, found)
-    base = agents[base_name]
-    if isinstance(base, dict):
-        _inherit(doc, name, base_name, base, agent)
-    done.add(name)
+    chain = [name]
+    current = name
+    while current not in done:
+        agent = agents.get(current)
+        base = agent.get("extends") if isinstance(agent, dict) else None
+        if not isinstance(base, str):
+            break
+        span = doc.value_span("agents", current, "extends")
+        if base not in agents:
+            found.append(codes.UNKNOWN_AGENT(
+                f"`extends` names `{base}`, which is not defined", span,
+                hint=did_you_mean(base, agents)))
+            break
+        if base in chain:
+            cycle = " -> ".join([*chain[chain.index(base):], base])
+            found.append(codes.EXTENDS_CYCLE(f"`extends` cycle: {cycle}", span))
+            break
+        chain.append(base)
+        current = base
+    return chain
 
 
-def _inherit(doc: Document, name: str, base_name: str, base: dict[str, Any],
-             agent: dict[str, Any]) -> None:
+def _inherit(doc: Document, name: str, base_name: str) -> None:
+    """Copy the base's fields the agent does not set (and that its kind takes)."""
+    agents = doc.section("agents")
+    agent, base = agents.get(name), agents.get(base_name)
     base_pos = doc.pos.find(("agents", base_name))
+    if not isinstance(agent, dict) or not isinstance(base, dict) or base_pos is None:
+        return
     replaced = {f for group in _EXCLUSIVE if group & agent.keys() for f in group}
+    kind = agent.get("kind", base.get("kind", "llm"))
+    takes = KIND_MODELS[kind].model_fields if kind in KIND_MODELS else {}
     for field, value in base.items():
-        if field in _NOT_INHERITED or field in agent or field in replaced or base_pos is None:
+        if field in _NOT_INHERITED or field in agent or field in replaced or field not in takes:
             continue
-        doc.set(("agents", name, field), copy.deepcopy(value), base_pos.children[field])
+        node = base_pos.children.get(field) or PosNode(base_pos.value)
+        doc.set(("agents", name, field), copy.deepcopy(value), node)
 
 
 def apply_defaults(doc: Document) -> None:
@@ -130,5 +138,5 @@ def apply_defaults(doc: Document) -> None:
             continue
         for field, value in defaults.items():
             if field in fields and field not in agent:
-                doc.set(("agents", name, field), copy.deepcopy(value),
-                        defaults_pos.children[field])
+                node = defaults_pos.children.get(field) or PosNode(defaults_pos.value)
+                doc.set(("agents", name, field), copy.deepcopy(value), node)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes
-from agentspec.parse import Parsed, PosNode
+from agentspec.parse import Parsed, PosNode, load
 from agentspec.paths import is_dir, is_file, resolved
 from agentspec.resolve.document import SECTIONS, Document, did_you_mean
 from agentspec.source import SourceFile
@@ -16,7 +15,7 @@ from agentspec.spec.document import TOP_LEVEL_KEYS
 
 __all__ = ["Loaded", "display_name", "load_tree"]
 
-Loader = Callable[[Path, str], Parsed]
+MAX_IMPORT_DEPTH = 64
 _IMPORTABLE = {*SECTIONS, "imports", "agentspec", "description"}
 
 
@@ -25,6 +24,7 @@ class Loaded:
     """The root document with every import merged in, and each file's source."""
 
     document: Document | None
+    readable: bool = True
     sources: dict[str, SourceFile] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
@@ -39,13 +39,12 @@ def display_name(path: Path) -> str:
 
 
 class _Importer:
-    def __init__(self, loader: Loader) -> None:
-        self.loader = loader
+    def __init__(self) -> None:
         self.result = Loaded(None)
         self.done: set[Path] = set()
 
     def load(self, path: Path, display: str) -> Parsed:
-        parsed = self.loader(path, display)
+        parsed = load(path, display=display)
         self.result.sources[parsed.source.name] = parsed.source
         self.result.diagnostics.extend(parsed.diagnostics)
         return parsed
@@ -68,6 +67,16 @@ class _Importer:
                   stack: tuple[Path, ...]) -> None:
         span = doc.value_span("imports", index)
         child = resolved(path.parent / entry)
+        if "${" in entry:
+            self.result.diagnostics.append(codes.BAD_INTERPOLATION(
+                "`imports` paths are read before interpolation, so they cannot use `${...}`",
+                span, hint="write the path literally"))
+            return
+        if len(stack) > MAX_IMPORT_DEPTH:
+            self.result.diagnostics.append(codes.IMPORT_CYCLE(
+                f"imports nest more than {MAX_IMPORT_DEPTH} files deep", span,
+                hint="import the files from one place instead of in a chain"))
+            return
         if child in stack:
             chain = " -> ".join(display_name(p) for p in (*stack[stack.index(child):], child))
             self.result.diagnostics.append(codes.IMPORT_CYCLE(
@@ -133,11 +142,12 @@ class _Importer:
             target.set((section, name), value, node)
 
 
-def load_tree(path: Path, loader: Loader) -> Loaded:
+def load_tree(path: Path) -> Loaded:
     """Load `path` and merge its imports (depth first, each file once)."""
-    importer = _Importer(loader)
+    importer = _Importer()
     root_path = resolved(path)
     parsed = importer.load(path, display_name(path) if path.is_absolute() else str(path))
+    importer.result.readable = parsed.readable
     if parsed.positions is None:
         return importer.result
     document = Document(parsed.value, parsed.positions)

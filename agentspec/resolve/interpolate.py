@@ -21,6 +21,7 @@ __all__ = ["ENV_REF", "TOKEN", "interpolate"]
 
 TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 ENV_REF = re.compile(r"^env\.([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
+MAX_VAR_DEPTH = 32
 _VAR_REF = re.compile(r"^vars\.([A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -80,13 +81,19 @@ class _Interpolator:
                 f"`{name}` is not defined in `vars`", span,
                 hint=did_you_mean(name, ctx.vars) or "add it under `vars`"))
             return f"${{vars.{name}}}"
-        if name in ctx.resolving:
-            chain = " -> ".join([*ctx.resolving[ctx.resolving.index(name):], name])
-            ctx.diagnostics.append(codes.VAR_CYCLE(f"variable cycle: {chain}",
-                                                   ctx.doc.value_span("vars", name)))
+        value = ctx.vars[name]
+        if isinstance(value, (dict, list)):
+            return f"${{vars.{name}}}"  # structural validation reports the variable's type
+        if name in ctx.resolving or len(ctx.resolving) >= MAX_VAR_DEPTH:
+            looped = name in ctx.resolving
+            chain = " -> ".join([*ctx.resolving[ctx.resolving.index(name):], name] if looped
+                                else [*ctx.resolving[:3], "...", name])
+            ctx.diagnostics.append(codes.VAR_CYCLE(
+                f"variable cycle: {chain}" if looped
+                else f"variables refer to each other more than {MAX_VAR_DEPTH} deep: {chain}",
+                ctx.doc.value_span("vars", name)))
             return f"${{vars.{name}}}"
         ctx.resolving.append(name)
-        value = ctx.vars[name]
         if isinstance(value, str):
             value = self.string(value, ctx.doc.value_span("vars", name))
         ctx.resolving.pop()

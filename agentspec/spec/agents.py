@@ -10,7 +10,7 @@ from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_u
 from agentspec.spec.models import GenerateConfig, ThinkingConfig
 from agentspec.spec.tools import ToolEntry
 
-__all__ = ["AGENT_KINDS", "FILE_TOOLS", "Agent", "DeepAgent", "Defaults", "LlmAgent",
+__all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "Agent", "DeepAgent", "Defaults", "LlmAgent",
            "LoopAgent", "ParallelAgent", "PlannerAgent", "RouterAgent", "SequentialAgent"]
 
 AGENT_KINDS = ("llm", "deep", "sequential", "parallel", "loop", "router", "planner")
@@ -356,3 +356,13 @@ else:
     AgentEntry = keyed_union("agent_entry", "a sub-agent is an agent name or an inline agent",
                              {"name": str, "inline": Agent},
                              by_type((str, "name"), (dict, "inline")))
+
+
+KIND_MODELS: dict[str, type[AgentBase]] = {
+    "llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
+    "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent, "planner": PlannerAgent}
+
+
+def kinds_taking(field: str) -> list[str]:
+    """The agent kinds that take `field`."""
+    return [kind for kind, model in KIND_MODELS.items() if field in model.model_fields]

@@ -25,7 +25,8 @@ ONE_KEY_UNIONS: set[str] = set()
 class Model(BaseModel):
     """Base of every language model: unknown keys are errors, no silent type coercion."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True,
+                              allow_inf_nan=False)
 
 
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agentspec.spec.agents import Agent, Defaults
 from agentspec.spec.backends import Backend
@@ -117,6 +117,13 @@ class Spec(Model):
         None, description="Overlays deep-merged over the spec when chosen with `--env NAME`; "
         "`null` removes a key, lists replace lists.",
         examples=[{"prod": {"models": {"fast": "gemini-2.5-pro"}}}])
+    @field_validator("agentspec", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # `True == 1` must not pass for version 1
+            raise ValueError("the language version is a number")
+        return value
+
     global_instruction: str | None = Field(None, description="Text prepended to every agent's "
                                            "system prompt.")
     plugins: list[Plugin] | None = Field(None, description="ADK plugins.")

@@ -73,16 +73,19 @@ def _planner(ctx: Context, name: str, agent: PlannerAgent) -> None:
             hint="lower `max_subtasks` or `max_depth`"))
 
 
-def _has_exit_loop(ctx: Context, agent_name: str, seen: set[str]) -> bool:
-    if agent_name in seen:
-        return False
-    seen.add(agent_name)
-    agent = ctx.spec.agents.get(agent_name)
-    for tool in getattr(agent, "tools", None) or ():
-        target = (ctx.spec.tools or {}).get(tool) if isinstance(tool, str) else tool
-        if isinstance(target, BuiltinTool) and target.builtin == "exit_loop":
-            return True
-    return any(_has_exit_loop(ctx, c, seen) for c in _children(agent))
+def _has_exit_loop(ctx: Context, start: str) -> bool:
+    """Whether `start` or any agent below it has the `exit_loop` builtin tool."""
+    seen, todo = {start}, [start]
+    while todo:
+        agent = ctx.spec.agents.get(todo.pop())
+        for tool in getattr(agent, "tools", None) or ():
+            target = (ctx.spec.tools or {}).get(tool) if isinstance(tool, str) else tool
+            if isinstance(target, BuiltinTool) and target.builtin == "exit_loop":
+                return True
+        fresh = [c for c in _children(agent) if c not in seen]
+        seen.update(fresh)
+        todo.extend(fresh)
+    return False
 
 
 def _loop(ctx: Context, name: str, agent: LoopAgent) -> None:
@@ -92,7 +95,7 @@ def _loop(ctx: Context, name: str, agent: LoopAgent) -> None:
                 f"`max_iterations` is {agent.max_iterations}; a loop needs at least 1",
                 ctx.at("agents", name, "max_iterations")))
         return
-    if not any(_has_exit_loop(ctx, c, set()) for c in _children(agent)):
+    if not any(_has_exit_loop(ctx, c) for c in _children(agent)):
         ctx.report(codes.LOOP_UNBOUNDED(
             f"`{name}` has no `max_iterations` and no child with the `exit_loop` tool",
             ctx.key_at("agents", name), hint="add `max_iterations: 5`"))

@@ -9,6 +9,7 @@ from typing import Any
 from agentspec.diagnostics import Related, codes
 from agentspec.parse import Path
 from agentspec.resolve.agents import LLM_KINDS, kind_of
+from agentspec.spec.agents import KIND_MODELS, LlmAgent
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["Edge", "check_tree", "edges", "find_root"]
@@ -26,24 +27,36 @@ def _items(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def _agent_edges(ctx: Context, name: str, agent: dict[str, Any]) -> Iterator[Edge]:
-    """Edges read from the resolved data, so an agent with a structural error keeps its
-    place in the tree and its children are not mistaken for roots."""
-    base = ("agents", name)
-    for index, child in enumerate(_items(agent.get("sub_agents"))):
-        if isinstance(child, str):
-            yield Edge(name, child, (*base, "sub_agents", index), True)
-    for index, tool in enumerate(_items(agent.get("tools"))):
+def _tool_edges(ctx: Context, name: str, tools: object, path: Path) -> Iterator[Edge]:
+    for index, tool in enumerate(_items(tools)):
         if isinstance(tool, dict) and isinstance(tool.get("agent"), str):
-            yield Edge(name, tool["agent"], (*base, "tools", index, "agent"), False)
+            yield Edge(name, tool["agent"], (*path, index, "agent"), False)
         elif isinstance(tool, str):
             target = ctx.doc.section("tools").get(tool)
             if isinstance(target, dict) and isinstance(target.get("agent"), str):
-                yield Edge(name, target["agent"], (*base, "tools", index), False)
+                yield Edge(name, target["agent"], (*path, index), False)
+
+
+def _agent_edges(ctx: Context, name: str, agent: dict[str, Any]) -> Iterator[Edge]:
+    """Edges read from the resolved data, so an agent with a structural error keeps its
+    place in the tree and its children are not mistaken for roots; only fields the agent's
+    kind takes count (a misplaced field is reported on its own)."""
+    base = ("agents", name)
+    takes = KIND_MODELS.get(str(agent.get("kind", "llm")), LlmAgent).model_fields
+    if "sub_agents" in takes:
+        for index, child in enumerate(_items(agent.get("sub_agents"))):
+            if isinstance(child, str):
+                yield Edge(name, child, (*base, "sub_agents", index), True)
+    if "tools" in takes:
+        yield from _tool_edges(ctx, name, agent.get("tools"), (*base, "tools"))
+    worker = agent.get("worker")
+    if "worker" in takes and isinstance(worker, dict):
+        yield from _tool_edges(ctx, name, worker.get("tools"), (*base, "worker", "tools"))
     task = agent.get("task")
-    for index, child in enumerate(_items(task.get("agents") if isinstance(task, dict) else None)):
-        if isinstance(child, str):
-            yield Edge(name, child, (*base, "task", "agents", index), False)
+    if "task" in takes and isinstance(task, dict):
+        for index, child in enumerate(_items(task.get("agents"))):
+            if isinstance(child, str):
+                yield Edge(name, child, (*base, "task", "agents", index), False)
 
 
 def edges(ctx: Context) -> list[Edge]:
@@ -52,29 +65,35 @@ def edges(ctx: Context) -> list[Edge]:
     return [e for e in found if e.child in ctx.defined["agents"]]
 
 
-def _cycles(ctx: Context, all_edges: list[Edge]) -> None:
+def _graph(all_edges: list[Edge]) -> dict[str, list[Edge]]:
     graph: dict[str, list[Edge]] = {}
     for edge in all_edges:
         graph.setdefault(edge.parent, []).append(edge)
-    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
-    stack: list[str] = []
+    return graph
 
-    def visit(name: str) -> None:
-        state[name] = 1
-        stack.append(name)
-        for edge in graph.get(name, ()):
-            if state.get(edge.child) == 1:
-                chain = " -> ".join([*stack[stack.index(edge.child):], edge.child])
+
+def _cycles(ctx: Context, graph: dict[str, list[Edge]]) -> None:
+    """Depth-first search with an explicit stack: chains of any length, no recursion."""
+    state: dict[str, int] = {}  # 1 = on the path, 2 = done
+    for start in ctx.doc.section("agents"):
+        if start in state:
+            continue
+        path: list[str] = [start]
+        pending: list[Iterator[Edge]] = [iter(graph.get(start, ()))]
+        state[start] = 1
+        while pending:
+            edge = next(pending[-1], None)
+            if edge is None:
+                state[path.pop()] = 2
+                pending.pop()
+            elif state.get(edge.child) == 1:
+                chain = " -> ".join([*path[path.index(edge.child):], edge.child])
                 ctx.report(codes.AGENT_CYCLE(f"agents delegate in a circle: {chain}",
                                              ctx.at(*edge.path), hint="break the cycle"))
             elif edge.child not in state:
-                visit(edge.child)
-        stack.pop()
-        state[name] = 2
-
-    for name in ctx.doc.section("agents"):
-        if name not in state:
-            visit(name)
+                state[edge.child] = 1
+                path.append(edge.child)
+                pending.append(iter(graph.get(edge.child, ())))
 
 
 def _parents(ctx: Context, all_edges: list[Edge]) -> None:
@@ -129,12 +148,11 @@ def find_root(ctx: Context, all_edges: list[Edge]) -> str | None:
     return None
 
 
-def _reachable(root: str, all_edges: list[Edge]) -> set[str]:
+def _reachable(root: str, graph: dict[str, list[Edge]]) -> set[str]:
     seen, todo = {root}, [root]
     while todo:
-        parent = todo.pop()
-        for edge in all_edges:
-            if edge.parent == parent and edge.child not in seen:
+        for edge in graph.get(todo.pop(), ()):
+            if edge.child not in seen:
                 seen.add(edge.child)
                 todo.append(edge.child)
     return seen
@@ -155,12 +173,13 @@ def _modes(ctx: Context, all_edges: list[Edge]) -> None:
 
 def check_tree(ctx: Context) -> str | None:
     all_edges = edges(ctx)
-    _cycles(ctx, all_edges)
+    graph = _graph(all_edges)
+    _cycles(ctx, graph)
     _parents(ctx, all_edges)
     _modes(ctx, all_edges)
     root = find_root(ctx, all_edges)
     if root is not None:
-        reached = _reachable(root, all_edges)
+        reached = _reachable(root, graph)
         for name in ctx.doc.section("agents"):
             if name not in reached:
                 ctx.report(codes.UNREACHABLE_AGENT(
