@@ -8,7 +8,6 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from agentspec.diagnostics import Diagnostic
-from agentspec.parse import Path
 from agentspec.paths import resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
@@ -58,15 +57,3 @@ class Context:
         for name, agent in self.spec.agents.items():
             if isinstance(agent, (LlmAgent, DeepAgent)):
                 yield name, agent
-
-    def walk_data(self) -> Iterator[tuple[Path, Any]]:
-        """Every value of the resolved document with its path (environments excluded)."""
-        stack: list[tuple[Path, Any]] = [((k,), v) for k, v in self.doc.data.items()
-                                         if k not in ("environments", "vars")]
-        while stack:
-            path, value = stack.pop()
-            yield path, value
-            if isinstance(value, dict):
-                stack.extend(((*path, k), v) for k, v in value.items())
-            elif isinstance(value, list):
-                stack.extend(((*path, i), v) for i, v in enumerate(value))

@@ -4,44 +4,70 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
 from agentspec.parse import Path
 from agentspec.paths import is_dir, is_file, list_dir
+from agentspec.spec.agents import (
+    LlmAgent,
+    PlannerAgent,
+    PythonSchema,
+    RouterAgent,
+    WorkflowCallbacks,
+)
 from agentspec.spec.common import PYTHON_REF
+from agentspec.spec.tools import PythonTool
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_python_refs", "is_refused_module"]
 
 _FORM = re.compile(PYTHON_REF)
 _REFUSED = frozenset(sys.stdlib_module_names) | {"builtins", "__main__", "__future__"}
-_CALLBACK_PARENTS = {"callbacks"}
-_FREE_FORM = {"args", "env", "headers", "map", "output_schema", "input_schema"}
 
 
 def is_refused_module(module: str) -> bool:
     return module.split(".")[0] in _REFUSED
 
 
+def _tool_refs(tools: Iterable[object], path: Path) -> Iterator[tuple[Path, str]]:
+    for index, tool in enumerate(tools):
+        if isinstance(tool, PythonTool):
+            yield (*path, index, "python"), tool.python
+
+
+def _callback_refs(callbacks: WorkflowCallbacks | None, path: Path) -> Iterator[tuple[Path, str]]:
+    for hook, refs in (callbacks.model_dump(exclude_none=True) if callbacks else {}).items():
+        for index, ref in enumerate(refs):
+            yield (*path, "callbacks", hook, index), ref
+
+
+def _agent_refs(name: str, agent: object) -> Iterator[tuple[Path, str]]:
+    base: Path = ("agents", name)
+    yield from _callback_refs(getattr(agent, "callbacks", None), base)
+    if isinstance(agent, LlmAgent):
+        yield from _tool_refs(agent.tools or (), (*base, "tools"))
+        for field in ("output_schema", "input_schema"):
+            schema = getattr(agent, field)
+            if isinstance(schema, PythonSchema):
+                yield (*base, field, "python"), schema.python
+    elif isinstance(agent, RouterAgent) and agent.route.python is not None:
+        yield (*base, "route", "python"), agent.route.python
+    elif isinstance(agent, PlannerAgent) and agent.worker is not None:
+        yield from _tool_refs(agent.worker.tools or (), (*base, "worker", "tools"))
+
+
 def _refs(ctx: Context) -> Iterator[tuple[Path, str]]:
-    for path, value in ctx.walk_data():
-        if not isinstance(value, str) or not path or _FREE_FORM.intersection(path[:-1]) - {
-                "output_schema", "input_schema"} or _in_schema(path):
-            continue
-        if path[-1] == "python" or (len(path) >= 3 and path[-3] in _CALLBACK_PARENTS
-                                    and isinstance(path[-1], int)):
-            yield path, value
-
-
-def _in_schema(path: Path) -> bool:
-    """`{python: ...}` directly under a schema field is a reference; deeper it is schema text."""
-    for field in ("output_schema", "input_schema"):
-        if field in path and path.index(field) != len(path) - 2:
-            return True
-    return False
+    """Every python reference of the spec, with its path."""
+    for name, tool in (ctx.spec.tools or {}).items():
+        if isinstance(tool, PythonTool):
+            yield ("tools", name, "python"), tool.python
+    for index, plugin in enumerate(ctx.spec.plugins or ()):
+        yield ("plugins", index, "python"), plugin.python
+    for name, agent in ctx.agents():
+        yield from _agent_refs(name, agent)
 
 
 @cache
@@ -60,7 +86,10 @@ def _module_exists(module: str, roots: tuple[str, ...]) -> bool:
 def check_python_refs(ctx: Context) -> None:
     for path, ref in _refs(ctx):
         span = ctx.at(*path)
-        if "${env." in ref:
+        if "${" in ref:  # a reference decided at run time could point anywhere
+            ctx.report(codes.PYTHON_REF_MALFORMED(
+                f"`{ref}`: python references cannot use `${{...}}`", span,
+                hint="write the reference literally"))
             continue
         if not _FORM.match(ref):
             ctx.report(codes.PYTHON_REF_MALFORMED(
