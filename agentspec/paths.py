@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-__all__ = ["is_dir", "is_file", "list_dir", "resolved"]
+__all__ = ["display_name", "is_dir", "is_file", "list_dir", "resolved"]
 
 
 def is_file(path: Path) -> bool:
@@ -34,3 +35,12 @@ def resolved(path: Path) -> Path:
         return path.resolve()
     except (OSError, ValueError, RuntimeError):
         return path.absolute()
+
+
+def display_name(path: Path) -> str:
+    """How diagnostics name a file: relative to the working directory when it is below it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+    return str(path) if relative.startswith("..") else relative

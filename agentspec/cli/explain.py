@@ -6,8 +6,7 @@ import sys
 
 import click
 
-from agentspec.diagnostics import REGISTRY, lookup
-from agentspec.resolve.document import did_you_mean
+from agentspec.diagnostics import REGISTRY, did_you_mean, lookup
 
 
 @click.command(name="explain")

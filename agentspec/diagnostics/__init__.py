@@ -3,6 +3,7 @@
 from agentspec.diagnostics.codes import REGISTRY, Code, lookup
 from agentspec.diagnostics.model import Diagnostic, Related, Severity
 from agentspec.diagnostics.render import FORMATS, normalize, render
+from agentspec.diagnostics.suggest import did_you_mean
 
-__all__ = ["FORMATS", "REGISTRY", "Code", "Diagnostic", "Related", "Severity", "lookup",
-           "normalize", "render"]
+__all__ = ["FORMATS", "REGISTRY", "Code", "Diagnostic", "Related", "Severity", "did_you_mean",
+           "lookup", "normalize", "render"]

@@ -17,7 +17,7 @@ from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse.positions import PosNode
 from agentspec.source import Pos, SourceFile, Span
 
-__all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text"]
+__all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "type_name"]
 
 MAX_BYTES = 2 * 1024 * 1024
 MAX_NODES = 100_000
@@ -353,7 +353,7 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
     parsed.diagnostics.extend(converter.diagnostics)
     if not isinstance(value, dict):
         parsed.diagnostics.append(codes.NOT_A_MAPPING(
-            f"the top level is a {_kind(value)}, not a mapping of keys", positions.value,
+            f"the top level is a {type_name(value)}, not a mapping of keys", positions.value,
             hint="start with `agentspec: 1`"))
         return parsed
     parsed.value, parsed.positions = value, positions
@@ -366,6 +366,7 @@ def _is_empty_document(node: Node | None) -> bool:
                             and node.value == "" and not node.style)
 
 
-def _kind(value: object) -> str:
+def type_name(value: object) -> str:
+    """How messages name the type of a YAML value."""
     return {list: "list", str: "string", int: "number", float: "number", bool: "boolean",
             type(None): "null value"}.get(type(value), type(value).__name__)

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from agentspec.diagnostics import Diagnostic
 from agentspec.resolve.agents import apply_defaults, apply_extends, flatten_inline_agents
 from agentspec.resolve.document import Document
-from agentspec.resolve.imports import Loaded, display_name, load_tree
+from agentspec.resolve.imports import Loaded, load_tree
 from agentspec.resolve.interpolate import interpolate
 from agentspec.resolve.overlay import apply_environment, check_overlays
 from agentspec.source import SourceFile
 
-__all__ = ["Document", "Loaded", "check_overlays", "display_name", "load_tree", "resolve"]
+__all__ = ["Document", "Loaded", "check_overlays", "load_tree", "resolve"]
 
 
 def resolve(loaded: Document, *, environment: str | None, environ: Mapping[str, str],

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from agentspec.parse import Path, PosNode
 from agentspec.source import Span
 
-__all__ = ["SECTIONS", "Document", "did_you_mean"]
+__all__ = ["SECTIONS", "Document"]
 
 SECTIONS = ("models", "tools", "backends", "agents")
 
@@ -46,10 +44,3 @@ def _set_pos(node: PosNode, path: Path, new: PosNode) -> PosNode:
         return node.with_child(head, new)
     child = node.children.get(head) or PosNode(node.value)
     return node.with_child(head, _set_pos(child, tuple(rest), new))
-
-
-def did_you_mean(word: object, choices: Iterable[str]) -> str | None:
-    if not isinstance(word, str):
-        return None
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None

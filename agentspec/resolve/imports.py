@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentspec.diagnostics import Diagnostic, Related, codes
+from agentspec.diagnostics import Diagnostic, Related, codes, did_you_mean
 from agentspec.parse import Parsed, PosNode, load
-from agentspec.paths import is_dir, is_file, resolved
-from agentspec.resolve.document import SECTIONS, Document, did_you_mean
+from agentspec.paths import display_name, is_dir, is_file, resolved
+from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile
 from agentspec.spec.document import TOP_LEVEL_KEYS
 
-__all__ = ["Loaded", "display_name", "load_tree"]
+__all__ = ["Loaded", "load_tree"]
 
 MAX_IMPORT_DEPTH = 64
 _IMPORTABLE = {*SECTIONS, "imports", "agentspec", "description"}
@@ -29,13 +28,6 @@ class Loaded:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def display_name(path: Path) -> str:
-    """How diagnostics name a file: relative to the working directory when it is below it."""
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
-    return str(path) if relative.startswith("..") else relative
 
 
 class _Importer:

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentspec.diagnostics import Diagnostic, codes
+from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Path, PosNode
-from agentspec.resolve.document import Document, did_you_mean
+from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span, find_in, occurrence
 
 __all__ = ["ENV_REF", "TOKEN", "interpolate"]

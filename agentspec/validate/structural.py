@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentspec.diagnostics import Diagnostic, codes
+from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Path
-from agentspec.parse.loader import _kind as kind_name
-from agentspec.resolve.document import SECTIONS, Document, did_you_mean
+from agentspec.parse import type_name as kind_name
+from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import Span
 from agentspec.spec import AGENT_KINDS, Spec
 from agentspec.spec.agents import (

@@ -7,8 +7,7 @@ from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
 from agentspec.parse import PosNode, load_text
-from agentspec.paths import is_dir, is_file, list_dir
-from agentspec.resolve.imports import display_name
+from agentspec.paths import display_name, is_dir, is_file, list_dir
 from agentspec.source import SourceFile, Span
 from agentspec.spec.agents import LlmAgent, SkillsConfig
 from agentspec.validate.semantic.context import Context

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agentspec.diagnostics import codes
-from agentspec.resolve.document import did_you_mean
+from agentspec.diagnostics import codes, did_you_mean
 from agentspec.spec.agents import FilesystemConfig, LlmAgent
 from agentspec.spec.effective import can_execute, harness, tool_names
 from agentspec.validate.semantic.context import Context

@@ -6,8 +6,7 @@ import keyword
 import re
 from collections.abc import Sequence
 
-from agentspec.diagnostics import codes
-from agentspec.resolve.document import did_you_mean
+from agentspec.diagnostics import codes, did_you_mean
 from agentspec.spec.agents import LlmAgent, PlannerAgent, RouterAgent, TaskConfig
 from agentspec.spec.backends import CompositeBackend
 from agentspec.spec.tools import AgentTool
