@@ -31,9 +31,14 @@ class Code:
                           _sentence(hint) if hint else None, tuple(related))
 
 
+MAX_MESSAGE = 500
+
+
 def _sentence(text: str) -> str:
-    """Sentence case, no final period: the house style of every message and hint."""
+    """Sentence case, no final period, bounded length (a message may quote a huge value)."""
     text = text.rstrip(".")
+    if len(text) > MAX_MESSAGE:
+        text = text[: MAX_MESSAGE - 1] + "…"
     return text[:1].upper() + text[1:]
 
 

@@ -21,12 +21,17 @@ def normalize(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(unique.values(), key=Diagnostic.sort_key)
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x0A}
+#: C0 and C1 controls (escape sequences), and the bidi controls that can reorder what a
+#: reader sees; newlines are shown as `\n`
+_UNPRINTABLE = (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A),
+                0x200E, 0x200F, 0x061C)
+_CONTROL = {c: f"\\u{c:04x}" if c > 0xFF else f"\\x{c:02x}" for c in _UNPRINTABLE}
+_CONTROL_ONE_LINE = {**_CONTROL, 0x0A: "\\n"}
 
 
-def _printable(text: str) -> str:
-    """Spec values end up in messages; never let them drive the terminal (escape sequences)."""
-    return text.translate(_CONTROL).replace("\n", "\\n")
+def _printable(text: str, *, one_line: bool = True) -> str:
+    """Spec values end up in messages; never let them drive the terminal."""
+    return text.translate(_CONTROL_ONE_LINE if one_line else _CONTROL)
 
 
 def _where(span: Span | None) -> str:
@@ -90,10 +95,10 @@ def _github(diag: Diagnostic) -> str:
     level = "error" if diag.severity is Severity.ERROR else "warning"
     props = f"title={_github_property(f'{diag.code} {diag.name}')}"
     if diag.span:
-        props = (f"file={_github_property(diag.span.file)},line={diag.span.start.line},"
-                 f"col={diag.span.start.col},{props}")
+        props = (f"file={_github_property(_printable(diag.span.file))},"
+                 f"line={diag.span.start.line},col={diag.span.start.col},{props}")
     body = diag.message + (f" (hint: {diag.hint})" if diag.hint else "")
-    return f"::{level} {props}::{_github_escape(body)}"
+    return f"::{level} {props}::{_github_escape(_printable(body, one_line=False))}"
 
 
 def _summary(diagnostics: Sequence[Diagnostic]) -> str:

@@ -17,7 +17,7 @@ from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse.positions import PosNode
 from agentspec.source import Pos, SourceFile, Span
 
-__all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "type_name"]
+__all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "read_text", "type_name"]
 
 MAX_BYTES = 2 * 1024 * 1024
 MAX_NODES = 100_000
@@ -215,7 +215,8 @@ def _read_bytes(path: Path, display: str) -> tuple[bytes | None, Diagnostic | No
     return raw, None
 
 
-def _read(path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
+def read_text(path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
+    """The UTF-8 text of a regular file of at most MAX_BYTES, or the problem reading it."""
     raw, problem = _read_bytes(path, display)
     if raw is None:
         return None, problem
@@ -234,7 +235,7 @@ def _read(path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
 def load(path: Path, *, display: str | None = None) -> Parsed:
     """Read and parse one spec file; never raises for bad input."""
     name = display or str(path)
-    text, problem = _read(path, name)
+    text, problem = read_text(path, name)
     if text is None:
         parsed = Parsed(SourceFile(path, "", name), readable=problem is not None and
                         problem.code not in (codes.FILE_NOT_FOUND.code, codes.FILE_UNREADABLE.code))

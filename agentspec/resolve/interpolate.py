@@ -17,7 +17,7 @@ from agentspec.parse import Path, PosNode
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span, find_in, occurrence
 
-__all__ = ["ENV_REF", "TOKEN", "interpolate"]
+__all__ = ["ENV_REF", "TOKEN", "has_env_ref", "interpolate"]
 
 TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 ENV_REF = re.compile(r"^env\.([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
@@ -116,6 +116,11 @@ class _Interpolator:
             return [self.walk(v, pos.children.get(i) or pos, (*path, i))
                     for i, v in enumerate(value)]
         return value
+
+
+def has_env_ref(value: str) -> bool:
+    """Whether `value` keeps an `${env.X}` that is only read at run time."""
+    return "${env." in value
 
 
 def _as_text(value: Any) -> str:

@@ -13,21 +13,13 @@ from agentspec.parse import type_name as kind_name
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import Span
 from agentspec.spec import AGENT_KINDS, Spec
-from agentspec.spec.agents import (
-    AgentBase,
-    DeepAgent,
-    LlmAgent,
-    LoopAgent,
-    PlannerAgent,
-    RouterAgent,
-)
+from agentspec.spec.agents import KIND_MODELS, AgentBase, kinds_taking
 from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES
 from agentspec.validate.locations import data_path, is_key_error, model_at
 
 __all__ = ["Structure", "structural"]
 
-_AGENT_FIELDS = {name for cls in (LlmAgent, DeepAgent, LoopAgent, PlannerAgent, RouterAgent)
-                 for name in cls.model_fields}
+_AGENT_FIELDS = {name for cls in KIND_MODELS.values() for name in cls.model_fields}
 _EXPECTED = {"string_type": "text", "int_type": "a whole number", "float_type": "a number",
              "bool_type": "true or false", "dict_type": "a mapping", "model_type": "a mapping",
              "model_attributes_type": "a mapping", "list_type": "a list",
@@ -147,15 +139,10 @@ class _Mapper:
 
 
 def _kind_hint(field: str) -> str:
-    if field == "max_iterations":
-        return "only `loop` agents take `max_iterations`"
-    if field in ("route", "default", "fallback"):
-        return f"only `router` agents take `{field}`"
-    if field in ("max_depth", "max_subtasks", "worker", "synthesizer"):
-        return f"only `planner` agents take `{field}`"
-    if field in PlannerAgent.model_fields and field in LlmAgent.model_fields:
-        return f"`{field}` applies to llm, deep and planner agents"
-    return f"only `llm` and `deep` agents take `{field}`"
+    kinds = kinds_taking(field)
+    listed = ", ".join(f"`{k}`" for k in kinds[:-1]) + f" and `{kinds[-1]}`" if len(kinds) > 1 \
+        else f"`{kinds[0]}`"
+    return f"only {listed} agents take `{field}`"
 
 
 def _without(data: Any, path: Path) -> Any:

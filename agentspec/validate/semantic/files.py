@@ -6,8 +6,9 @@ import re
 from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
-from agentspec.parse import PosNode, load_text
+from agentspec.parse import PosNode, load_text, read_text
 from agentspec.paths import display_name, is_dir, is_file, list_dir
+from agentspec.resolve.interpolate import has_env_ref
 from agentspec.source import SourceFile, Span
 from agentspec.spec.agents import LlmAgent, SkillsConfig
 from agentspec.validate.semantic.context import Context
@@ -21,6 +22,8 @@ _FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, directory: bool,
               what: str) -> FsPath | None:
     span = ctx.at(*path)
+    if has_env_ref(value):
+        return None  # decided where the spec is built, from that environment
     target = ctx.directory_of(span) / value
     exists = is_dir(target) if directory else is_file(target)
     if not exists:
@@ -33,10 +36,10 @@ def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, director
 
 
 def read_text_file(ctx: Context, target: FsPath) -> SourceFile | None:
-    """Read a file the spec points at and register it so diagnostics can quote it."""
-    try:
-        text = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    """Read a file the spec points at (bounded like spec files) and register it so
+    diagnostics can quote it."""
+    text, _ = read_text(target, display_name(target))
+    if text is None:
         return None
     source = SourceFile(target, text, display_name(target))
     ctx.sources[source.name] = source

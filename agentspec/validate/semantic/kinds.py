@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from agentspec.diagnostics import codes
+from agentspec.resolve.interpolate import has_env_ref
 from agentspec.spec.agents import (
     LlmAgent,
     LoopAgent,
@@ -159,7 +160,7 @@ def _summarization(ctx: Context) -> None:
 def check_sections(ctx: Context) -> None:
     _summarization(ctx)
     jobs = ctx.spec.jobs
-    if jobs is not None and "${env." not in jobs.store and not _STORE.match(jobs.store):
+    if jobs is not None and not has_env_ref(jobs.store) and not _STORE.match(jobs.store):
         ctx.report(codes.INVALID_STORE_URL(
             f"`{jobs.store}` is not a job store URL", ctx.at("jobs", "store"),
             hint="use `memory://`, `sqlite:///path/jobs.db` or `postgresql://host/db`"))

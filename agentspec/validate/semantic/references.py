@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from agentspec.diagnostics import codes, did_you_mean
+from agentspec.resolve.interpolate import has_env_ref
 from agentspec.spec.agents import LlmAgent, PlannerAgent, RouterAgent, TaskConfig
 from agentspec.spec.backends import CompositeBackend
 from agentspec.spec.tools import AgentTool
@@ -17,12 +18,8 @@ __all__ = ["check_references"]
 _LITERAL_ID = re.compile(r"[-/.:@]")
 
 
-def _is_env(value: str) -> bool:
-    return "${env." in value
-
-
 def _model(ctx: Context, value: str | None, *path: str | int) -> None:
-    if value is None or _is_env(value) or value in ctx.defined["models"]:
+    if value is None or has_env_ref(value) or value in ctx.defined["models"]:
         return
     if _LITERAL_ID.search(value):
         return  # a literal model id such as gemini-2.5-flash
