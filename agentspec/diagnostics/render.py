@@ -25,7 +25,7 @@ def normalize(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 #: reader sees; newlines are shown as `\n`
 _UNPRINTABLE = (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A),
                 0x200E, 0x200F, 0x061C)
-_CONTROL = {c: f"\\u{c:04x}" if c > 0xFF else f"\\x{c:02x}" for c in _UNPRINTABLE}
+_CONTROL = {c: f"\\u{c:04x}" if c > 0xFF else f"\\x{c:02x}" for c in _UNPRINTABLE if c != 0x0A}
 _CONTROL_ONE_LINE = {**_CONTROL, 0x0A: "\\n"}
 
 
