@@ -10,10 +10,12 @@ from agentspec.spec.backends import CompositeBackend, ShellBackend
 from agentspec.spec.common import Model
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
-__all__ = ["DEEP_RESULT_LIMIT", "DEFAULT_STATE_BACKEND", "Harness", "can_execute", "harness",
-           "tool_names"]
+__all__ = ["DEEP_RESULT_LIMIT", "DEFAULT_STATE_BACKEND", "MODEL_SIDE_BUILTINS", "Harness",
+           "can_execute", "harness", "tool_names"]
 
 DEFAULT_STATE_BACKEND = "__state__"
+#: builtins that never run as a function call the agent executes: nothing to approve
+MODEL_SIDE_BUILTINS = ("google_search", "url_context", "preload_memory")
 DEEP_RESULT_LIMIT = 20_000
 TODO_TOOLS = ("write_todos", "read_todos")
 SKILL_TOOLS = ("list_skills", "load_skill", "load_skill_resource")
@@ -61,7 +63,7 @@ def harness(agent: LlmAgent, backends: Mapping[str, Model]) -> Harness:
         offered = FILE_TOOLS if can_execute(backend, backends) else FILE_TOOLS[:-1]
         tools = chosen if chosen is not None else offered
     task = agent.task
-    if task is None and deep or task is True:
+    if task is True or (task is None and deep):
         task = TaskConfig(general_purpose=True)
     limit = agent.tool_result_limit
     tokens = limit.tokens if isinstance(limit, ToolResultLimit) else (
@@ -93,7 +95,7 @@ def _entry_names(entry: object, tools: Mapping[str, Model], found: ToolNames) ->
         for name in entry.filter or ():
             found.names.add(f"{entry.prefix}_{name}" if entry.prefix else name)
             found.names.add(name)
-    elif isinstance(entry, BuiltinTool):
+    elif isinstance(entry, BuiltinTool) and entry.builtin not in MODEL_SIDE_BUILTINS:
         found.names.add(entry.builtin)
     elif isinstance(entry, AgentTool):
         found.names.add(entry.agent)

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from agentspec.diagnostics import codes, did_you_mean
+from agentspec.source import Span
 from agentspec.spec.agents import FilesystemConfig, LlmAgent
-from agentspec.spec.effective import can_execute, harness, tool_names
+from agentspec.spec.effective import (
+    DEFAULT_STATE_BACKEND,
+    MODEL_SIDE_BUILTINS,
+    can_execute,
+    harness,
+    tool_names,
+)
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_harness"]
@@ -39,9 +46,12 @@ def _approvals(ctx: Context, name: str, agent: LlmAgent) -> None:
             continue
         span = ctx.key_at("agents", name, "interrupt_on", tool)
         if tool == "execute" and kit.backend is not None:
-            ctx.report(codes.EXECUTE_WITHOUT_SHELL(
-                f"approval asked for `execute`, but backend `{kit.backend}` cannot run "
-                "commands", span, hint="use a `type: shell` backend"))
+            _execute_approval(ctx, kit.backend, span)
+            continue
+        if tool in MODEL_SIDE_BUILTINS:
+            ctx.report(codes.INTERRUPT_UNKNOWN_TOOL(
+                f"`{tool}` runs inside the model, not as a call the agent makes, so it cannot "
+                "wait for approval", span, hint="remove this entry"))
             continue
         hint = did_you_mean(tool, known.names)
         if known.opaque and hint is None:
@@ -49,6 +59,19 @@ def _approvals(ctx: Context, name: str, agent: LlmAgent) -> None:
         ctx.report(codes.INTERRUPT_UNKNOWN_TOOL(
             f"`{name}` will not have a tool named `{tool}`, so this approval never applies",
             span, hint=hint or f"its tools: {', '.join(sorted(known.names)) or 'none'}"))
+
+
+def _execute_approval(ctx: Context, backend: str, span: Span) -> None:
+    if can_execute(backend, ctx.spec.backends or {}):
+        ctx.report(codes.INTERRUPT_UNKNOWN_TOOL(
+            "approval asked for `execute`, which is not among the file tools chosen in "
+            "`filesystem.tools`", span, hint="add `execute` to `filesystem.tools`"))
+        return
+    shown = "the default state backend" if backend == DEFAULT_STATE_BACKEND \
+        else f"backend `{backend}`"
+    ctx.report(codes.EXECUTE_WITHOUT_SHELL(
+        f"approval asked for `execute`, but {shown} cannot run commands", span,
+        hint="use a `type: shell` backend"))
 
 
 def check_harness(ctx: Context) -> None:
