@@ -242,6 +242,20 @@ DELEGATION_OUTSIDE_LLM = _code("AS229", "delegation-outside-llm",
     "A `mode` that has no effect here", """
     `mode` says how an LLM parent invokes a sub-agent. The agent's parent is not an LLM agent
     (or it has none), so `mode` does nothing.""", warning=True)
+OFFLINE_NOT_DELEGATED = _code(
+    "AS230", "offline-not-delegated",
+    "An offline agent that nobody delegates to", """
+    `execution_mode: offline` queues a background job when a parent delegates a task to the
+    agent: through an `{agent: name}` tool, the `task` tool, or as a sub-agent with
+    `mode: single_turn` or `mode: task` under an LLM agent. This agent is reached in none of
+    those ways (a root, a transfer target or a workflow step runs in real time), so the
+    setting would do nothing.""")
+INPUT_SCHEMA_UNUSED = _code(
+    "AS231", "input-schema-unused",
+    "An input schema on an agent that is never called as a tool", """
+    `input_schema` declares the arguments of an agent called like a tool: through an
+    `{agent: name}` tool or as a sub-agent with `mode: single_turn` or `mode: task`. This
+    agent is never called that way, so the schema would do nothing.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """

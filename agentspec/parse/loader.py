@@ -95,14 +95,23 @@ class _Converter:
         self.restore = restore
         self.budget = MAX_NODES
         self.active: set[int] = set()
+        self.seen: set[int] = set()  # a node met twice is reached through an alias
+        self.aliased = False
         self.diagnostics: list[Diagnostic] = []
 
     def convert(self, node: Node) -> tuple[Any, PosNode]:
         self.budget -= 1
+        self.aliased |= id(node) in self.seen
+        self.seen.add(id(node))
         if self.budget < 0:
-            self.diagnostics.append(codes.ALIAS_EXPANSION(
-                f"expanding anchors and aliases produces more than {MAX_NODES:,} values",
-                _span(self.file, node), hint="remove the nested aliases"))
+            if self.aliased:
+                self.diagnostics.append(codes.ALIAS_EXPANSION(
+                    f"expanding anchors and aliases produces more than {MAX_NODES:,} values",
+                    _span(self.file, node), hint="remove the nested aliases"))
+            else:
+                self.diagnostics.append(codes.FILE_TOO_LARGE(
+                    f"the file holds more than {MAX_NODES:,} values", _span(self.file, node),
+                    hint="split the spec with `imports`"))
             raise _Abort
         if id(node) in self.active:
             self.diagnostics.append(codes.ALIAS_EXPANSION(

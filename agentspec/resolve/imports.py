@@ -93,6 +93,11 @@ class _Importer:
         self.merge_sections(target, imported)
 
     def report_ignored(self, doc: Document) -> None:
+        version = doc.data.get("agentspec", 1)
+        if version != 1 or isinstance(version, bool):
+            self.result.diagnostics.append(codes.UNSUPPORTED_VERSION(
+                f"language version `{version}` is not supported", doc.value_span("agentspec"),
+                hint="this release supports version 1: write `agentspec: 1`"))
         for key in doc.data:
             if key not in TOP_LEVEL_KEYS:
                 self.result.diagnostics.append(codes.UNKNOWN_KEY(

@@ -15,7 +15,7 @@ from agentspec.spec.agents import (
     SequentialAgent,
 )
 from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations
-from agentspec.spec.models import ModelDef
+from agentspec.spec.models import ModelDef, ThinkingConfig
 from agentspec.spec.tools import BuiltinTool
 from agentspec.validate.semantic.context import Context
 
@@ -102,7 +102,15 @@ def _loop(ctx: Context, name: str, agent: LoopAgent) -> None:
             ctx.key_at("agents", name), hint="add `max_iterations: 5`"))
 
 
+def _thinking(ctx: Context, thinking: ThinkingConfig | None, *path: str | int) -> None:
+    if thinking is not None and thinking.budget is not None and thinking.level is not None:
+        ctx.report(codes.ONE_OF("`thinking` takes a `budget` or a `level`, not both",
+                                ctx.key_at(*path, "level"),
+                                hint="Gemini refuses requests that set both; keep one"))
+
+
 def _llm(ctx: Context, name: str, agent: LlmAgent) -> None:
+    _thinking(ctx, agent.thinking, "agents", name, "thinking")
     if agent.instruction is not None and agent.instruction_file is not None:
         ctx.report(codes.ONE_OF("`instruction` and `instruction_file` exclude each other",
                                 ctx.key_at("agents", name, "instruction_file"),
@@ -159,6 +167,9 @@ def _summarization(ctx: Context) -> None:
 
 def check_sections(ctx: Context) -> None:
     _summarization(ctx)
+    for name, model in (ctx.spec.models or {}).items():
+        if isinstance(model, ModelDef):
+            _thinking(ctx, model.thinking, "models", name, "thinking")
     jobs = ctx.spec.jobs
     if jobs is not None and not has_env_ref(jobs.store) and not _STORE.match(jobs.store):
         ctx.report(codes.INVALID_STORE_URL(

@@ -171,12 +171,46 @@ def _modes(ctx: Context, all_edges: list[Edge]) -> None:
                 "an LLM agent's `sub_agents`"))
 
 
+def _called_as_tool(ctx: Context, all_edges: list[Edge]) -> tuple[set[str], set[str]]:
+    """Agents delegated a task (any way), and those called with arguments like a tool."""
+    tasks: set[str] = set()
+    tools: set[str] = set()
+    for edge in all_edges:
+        if not edge.is_sub_agent:
+            tasks.add(edge.child)
+            if edge.path[2] in ("tools", "worker"):
+                tools.add(edge.child)
+        elif kind_of(ctx.raw_agent(edge.parent)) in LLM_KINDS and \
+                ctx.raw_agent(edge.child).get("mode") in ("single_turn", "task"):
+            tasks.add(edge.child)
+            tools.add(edge.child)
+    return tasks, tools
+
+
+def _delegation_fields(ctx: Context, all_edges: list[Edge]) -> None:
+    tasks, tools = _called_as_tool(ctx, all_edges)
+    for name, agent in ctx.agents():
+        if agent.execution_mode == "offline" and name not in tasks:
+            ctx.report(codes.OFFLINE_NOT_DELEGATED(
+                f"`{name}` runs offline only when delegated to, and no agent delegates to it",
+                ctx.at("agents", name, "execution_mode"),
+                hint="reach it through an `{agent: ...}` tool, the `task` tool or a "
+                "`single_turn` / `task` sub-agent, or remove `execution_mode`"))
+        if getattr(agent, "input_schema", None) is not None and name not in tools:
+            ctx.report(codes.INPUT_SCHEMA_UNUSED(
+                f"`{name}` is never called as a tool, so `input_schema` has no effect",
+                ctx.key_at("agents", name, "input_schema"),
+                hint="use the agent through `{agent: ...}` or as a `single_turn` sub-agent, "
+                "or remove `input_schema`"))
+
+
 def check_tree(ctx: Context) -> str | None:
     all_edges = edges(ctx)
     graph = _graph(all_edges)
     _cycles(ctx, graph)
     _parents(ctx, all_edges)
     _modes(ctx, all_edges)
+    _delegation_fields(ctx, all_edges)
     root = find_root(ctx, all_edges)
     if root is not None:
         reached = _reachable(root, graph)
