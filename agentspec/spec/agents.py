@@ -277,7 +277,8 @@ class LoopAgent(WorkflowAgent):
     """Runs its sub-agents repeatedly until `max_iterations` or a child calls `exit_loop`."""
 
     kind: Literal["loop"] = Field(description="Agent kind.")
-    max_iterations: int | None = Field(None, description="At least 1.", examples=[5])
+    max_iterations: int | None = Field(None, description="At least 1.", examples=[5],
+                                       json_schema_extra={"minimum": 1})
 
 
 class Route(Model):
@@ -325,8 +326,10 @@ class PlannerAgent(AgentBase):
     kind: Literal["planner"] = Field(description="Agent kind.")
     model: str | None = Field(None, description="The planner's model.")
     instruction: str | None = Field(None, description="Guidance for planning.")
-    max_depth: int = Field(3, description="Deepest level of planning (1 to 6).")
-    max_subtasks: int = Field(3, description="Most subtasks per node (1 to 16).")
+    max_depth: int = Field(3, description="Deepest level of planning (1 to 6).",
+                           json_schema_extra={"minimum": 1, "maximum": 6})
+    max_subtasks: int = Field(3, description="Most subtasks per node (1 to 16).",
+                              json_schema_extra={"minimum": 1, "maximum": 16})
     worker: PlannerWorker | None = Field(None, description="Leaf workers.")
     synthesizer: PlannerSynthesizer | None = Field(None, description="Merges parallel results.")
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")

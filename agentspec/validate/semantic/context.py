@@ -12,7 +12,7 @@ from agentspec.paths import resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
 from agentspec.spec import Spec
-from agentspec.spec.agents import DeepAgent, LlmAgent
+from agentspec.spec.agents import LlmAgent
 
 __all__ = ["Context"]
 
@@ -55,5 +55,5 @@ class Context:
 
     def llm_agents(self) -> Iterator[tuple[str, LlmAgent]]:
         for name, agent in self.spec.agents.items():
-            if isinstance(agent, (LlmAgent, DeepAgent)):
+            if isinstance(agent, LlmAgent):  # DeepAgent is an LlmAgent
                 yield name, agent

@@ -1,0 +1,31 @@
+"""agentspec: author Google ADK agents in YAML.
+
+The public API; names are imported when first used so that `import agentspec` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentspec.check import CheckResult, check
+    from agentspec.diagnostics import Diagnostic, Severity, render
+    from agentspec.parse import Parsed, load
+    from agentspec.spec import Spec
+    from agentspec.spec.schema import json_schema
+
+__all__ = ["CheckResult", "Diagnostic", "Parsed", "Severity", "Spec", "check", "json_schema",
+           "load", "render"]
+
+_HOME = {"CheckResult": "agentspec.check", "check": "agentspec.check",
+         "Diagnostic": "agentspec.diagnostics", "Severity": "agentspec.diagnostics",
+         "render": "agentspec.diagnostics", "Parsed": "agentspec.parse",
+         "load": "agentspec.parse", "Spec": "agentspec.spec",
+         "json_schema": "agentspec.spec.schema"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'agentspec' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOME[name]), name)
