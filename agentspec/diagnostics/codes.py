@@ -257,6 +257,43 @@ INPUT_SCHEMA_UNUSED = _code(
     `{agent: name}` tool or as a sub-agent with `mode: single_turn` or `mode: task`. This
     agent is never called that way, so the schema would do nothing.""")
 
+# 4xx: build (compiling to ADK objects and source)
+NOT_YET_BUILDABLE = _code(
+    "AS401", "not-yet-buildable",
+    "A feature this release validates but cannot build yet", """
+    The spec language covers the deep-agent harness (`kind: deep`, `todos`, `filesystem`,
+    `task`, `skills`, `memory`, `interrupt_on`, `tool_result_limit`), routers, planners and
+    offline jobs. Their runtimes arrive in later releases; until then `build` and `run` refuse
+    them by name instead of dropping them silently.""")
+MISSING_EXTRA = _code(
+    "AS402", "missing-extra",
+    "An optional dependency the spec needs is not installed", """
+    MCP tools need the `mcp` package (`pip install 'agentspec[mcp]'`), `provider: litellm`
+    models need LiteLLM (`pip install 'agentspec[litellm]'`).""")
+PYTHON_IMPORT_FAILED = _code(
+    "AS403", "python-import-failed",
+    "A python reference that cannot be imported or called", """
+    Building imports the modules the spec names and calls factories with their `args`. The
+    module raised, the attribute is missing, or the factory failed; the message has the
+    error.""")
+MODEL_UNRESOLVABLE = _code(
+    "AS404", "model-unresolvable",
+    "A model id ADK's model registry does not know", """
+    Without `provider: litellm`, model ids are resolved by ADK's model registry (`gemini-*`,
+    `claude-*`, `gpt-*`, ...). Use a known id, or `provider: litellm` with a LiteLLM model
+    string.""")
+OUTPUT_NOT_GENERATED = _code(
+    "AS405", "output-not-generated",
+    "The output directory holds files agentspec did not write", """
+    `build` only overwrites files that carry its own `DO NOT EDIT` header. The package
+    directory holds another file of the same name; move it or choose another `-o`.""")
+SCHEMA_UNSUPPORTED = _code(
+    "AS406", "schema-unsupported",
+    "An input schema that cannot become a model", """
+    ADK needs a pydantic model for `input_schema`. A JSON Schema mapping is turned into one
+    when it is an object whose properties are strings, numbers, booleans, lists or objects;
+    anything richer needs `{python: module:Model}`.""")
+
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
     `imports` entries are paths relative to the importing file.""")

@@ -1,0 +1,169 @@
+"""The back end in a few calls: compile a spec to a plan, build objects, emit and write source."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from agentspec.check import CheckResult, check
+from agentspec.diagnostics import Diagnostic, codes, normalize
+from agentspec.emit.source import HEADER, SourceOptions, source
+from agentspec.ir.lower import lower
+from agentspec.ir.plan import Plan
+from agentspec.ir.planning import plan as make_plan
+from agentspec.ir.tree import AgentNode, AppNode
+from agentspec.paths import resolved
+from agentspec.source import Span
+
+__all__ = ["Compiled", "build_objects", "compile_spec", "emit_package", "stale_files",
+           "write_package"]
+
+
+@dataclass
+class Compiled:
+    """A spec taken as far as a construction plan."""
+
+    check: CheckResult
+    app: AppNode | None = None
+    plan: Plan | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.plan is not None and not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def spec_dir(self) -> Path:
+        return resolved(self.check.path).parent
+
+
+def compile_spec(path: Path, *, environment: str | None = None,
+                 environ: Mapping[str, str] | None = None) -> Compiled:
+    """Check `path` for one environment and plan its construction; unset `${env.X}` without
+    a default is an error here (the generated code would fail to load)."""
+    result = check(path, environment=environment, environ=environ, all_environments=False)
+    diagnostics = [d.as_error() if d.code == codes.ENV_UNSET.code else d
+                   for d in result.diagnostics]
+    compiled = Compiled(result, diagnostics=diagnostics)
+    if any(d.is_error for d in diagnostics):
+        return compiled
+    app, problems = lower(result)
+    compiled.diagnostics = normalize(diagnostics + problems)
+    if app is not None:
+        compiled.app, compiled.plan = app, make_plan(app)
+    return compiled
+
+
+def _walk(node: AgentNode) -> list[AgentNode]:
+    found, todo = [], [node]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(current.children)
+        todo.extend(t.agent for t in current.tools if t.agent is not None)
+    return found
+
+
+def _model_problems(app: AppNode) -> list[Diagnostic]:
+    from google.adk.models import LLMRegistry
+
+    problems = []
+    for node in _walk(app.root):
+        model = node.model
+        if model is None or model.provider != "adk" or "${" in model.id:
+            continue
+        try:
+            LLMRegistry.resolve(model.id)
+        except ValueError:
+            problems.append(codes.MODEL_UNRESOLVABLE(
+                f"ADK's model registry does not know the model `{model.id}`",
+                Span.at(node.file, node.line, 1),
+                hint="use an id such as `gemini-2.5-flash`, or `provider: litellm`"))
+    return problems
+
+
+def _construction_problem(error: Any) -> Diagnostic:
+    from agentspec.runtime.models import MissingExtra
+
+    binding, cause = error.binding, error.cause
+    span = Span.at(binding.file or "spec", binding.line or 1, 1)
+    if isinstance(cause, MissingExtra):
+        return codes.MISSING_EXTRA(str(cause), span)
+    if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] == "mcp":
+        return codes.MISSING_EXTRA("MCP tools need the `mcp` package", span,
+                                   hint="pip install 'agentspec[mcp]'")
+    return codes.PYTHON_IMPORT_FAILED(
+        f"building `{binding.var}` failed: {type(cause).__name__}: {cause}", span)
+
+
+def build_objects(compiled: Compiled) -> tuple[Any, list[Diagnostic]]:
+    """The ADK App of a compiled spec (this imports google.adk and the user's modules)."""
+    from agentspec.emit.objects import ConstructionError, objects
+
+    assert compiled.plan is not None and compiled.app is not None
+    problems = _model_problems(compiled.app)
+    if problems:
+        return None, problems
+    try:
+        return objects(compiled.plan, spec_dir=compiled.spec_dir), []
+    except ConstructionError as error:
+        return None, [_construction_problem(error)]
+
+
+def emit_package(compiled: Compiled, out_dir: Path, *,
+                 version: str | None = None) -> dict[PurePosixPath, str]:
+    """The generated files, relative to `out_dir`."""
+    assert compiled.plan is not None
+    package_dir = resolved(out_dir) / compiled.plan.app_name
+    module_paths = tuple(
+        Path(os.path.relpath(compiled.spec_dir / d, package_dir)).as_posix()
+        for d in compiled.plan.module_dirs)
+    return source(compiled.plan, SourceOptions(module_paths=module_paths, version=version))
+
+
+def _generated(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            first = handle.readline()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return first.startswith(HEADER.split("{spec}")[0])
+
+
+def stale_files(files: Mapping[PurePosixPath, str], out_dir: Path) -> list[str]:
+    """A unified diff per generated file that differs from disk (empty when up to date)."""
+    diffs = []
+    for relative, text in sorted(files.items()):
+        target = out_dir / relative
+        current = target.read_text(encoding="utf-8") if target.is_file() else ""
+        if current != text:
+            diffs.append("".join(difflib.unified_diff(
+                current.splitlines(keepends=True), text.splitlines(keepends=True),
+                fromfile=f"{target} (on disk)", tofile=f"{target} (from the spec)")))
+    return diffs
+
+
+def write_package(files: Mapping[PurePosixPath, str], out_dir: Path) -> list[Diagnostic]:
+    """Write the package; only files agentspec generated before are ever replaced."""
+    refused = [codes.OUTPUT_NOT_GENERATED(
+        f"`{out_dir / relative}` exists and was not generated by agentspec", None,
+        hint="move it, or build into another directory with `-o`")
+        for relative in files if (out_dir / relative).exists()
+        and not _generated(out_dir / relative)]
+    if refused:
+        return refused
+    package_dirs = {(out_dir / relative).parent for relative in files}
+    for directory in package_dirs:
+        for leftover in directory.glob("*.py"):
+            if leftover.relative_to(out_dir).as_posix() not in {str(p) for p in files} \
+                    and _generated(leftover):
+                leftover.unlink()  # generated earlier, no longer produced
+    for relative, text in files.items():
+        target = out_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return []

@@ -1,0 +1,1 @@
+"""Emit: the construction plan as live ADK objects, or as Python source."""

@@ -1,0 +1,62 @@
+"""Plan -> live ADK objects (the App, root agent inside)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref, Value
+from agentspec.runtime.env import expand
+
+__all__ = ["ConstructionError", "objects", "resolve_import"]
+
+
+class ConstructionError(Exception):
+    """A binding failed to construct; `binding` says which spec line it came from."""
+
+    def __init__(self, binding: Binding, cause: BaseException) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.binding = binding
+        self.cause = cause
+
+
+def resolve_import(symbol: Import) -> Any:
+    value: Any = importlib.import_module(symbol.module)
+    for part in symbol.name.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _evaluate(value: Value, scope: dict[str, Any]) -> Any:
+    if isinstance(value, Import):
+        return resolve_import(value)
+    if isinstance(value, Ref):
+        return scope[value.var]
+    if isinstance(value, Env):
+        return expand(value.template)
+    if isinstance(value, ListOf):
+        return [_evaluate(v, scope) for v in value.items]
+    if isinstance(value, DictOf):
+        return {k: _evaluate(v, scope) for k, v in value.items}
+    if isinstance(value, Call):
+        function = resolve_import(value.callee)
+        args = [_evaluate(v, scope) for v in value.args]
+        return function(*args, **{k: _evaluate(v, scope) for k, v in value.kwargs})
+    return value
+
+
+def objects(plan: Plan, *, spec_dir: Path) -> Any:
+    """Build the App the plan describes; user modules are found beside the spec."""
+    for directory in plan.module_dirs:
+        path = str((spec_dir / directory).resolve())
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    scope: dict[str, Any] = {}
+    for binding in plan.bindings:
+        try:
+            scope[binding.var] = _evaluate(binding.value, scope)
+        except Exception as exc:  # noqa: BLE001 - reported with the spec position
+            raise ConstructionError(binding, exc) from exc
+    return scope["app"]

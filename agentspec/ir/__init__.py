@@ -1,0 +1,1 @@
+"""IR: the frozen agent tree lowered from a checked spec, and the construction plan."""

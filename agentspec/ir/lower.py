@@ -1,0 +1,236 @@
+"""Lowering: the checked spec -> the frozen agent tree, refusing what cannot be built yet."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from agentspec.check import CheckResult
+from agentspec.diagnostics import Diagnostic, codes
+from agentspec.ir.tree import (
+    AgentNode,
+    AppNode,
+    Compaction,
+    ModelNode,
+    PyObject,
+    Schema,
+    ToolNode,
+)
+from agentspec.parse import read_text
+from agentspec.paths import resolved
+from agentspec.source import Span
+from agentspec.spec import Spec
+from agentspec.spec.agents import (
+    LlmAgent,
+    LoopAgent,
+    ParallelAgent,
+    PythonSchema,
+    SequentialAgent,
+)
+from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
+from agentspec.spec.models import ModelDef
+from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
+
+__all__ = ["lower"]
+
+HARNESS_FIELDS = ("todos", "filesystem", "task", "skills", "memory", "interrupt_on",
+                  "tool_result_limit")
+LATER = {"deep": "the deep-agent harness", "router": "routed agents",
+         "planner": "the recursive planner"}
+_WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
+
+
+@dataclass
+class _Lowering:
+    spec: Spec
+    result: CheckResult
+    spec_dir: FsPath
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    module_dirs: set[str] = field(default_factory=set)
+
+    # positions and files ---------------------------------------------------------------
+
+    def span(self, *path: str | int) -> Span:
+        assert self.result.document is not None
+        return self.result.document.pos.value_span(path)
+
+    def key_span(self, *path: str | int) -> Span:
+        assert self.result.document is not None
+        return self.result.document.pos.key_span(path)
+
+    def directory(self, span: Span) -> FsPath:
+        source = self.result.sources.get(span.file)
+        return resolved(source.path if source else FsPath(span.file)).parent
+
+    def relative(self, file: str) -> str:
+        """A file as generated code names it: relative to the spec's directory, so the output
+        does not depend on where `build` runs."""
+        source = self.result.sources.get(file)
+        path = resolved(source.path if source else FsPath(file))
+        return FsPath(os.path.relpath(path, self.spec_dir)).as_posix()
+
+    def python(self, ref: str, span: Span, args: dict[str, Any] | None = None) -> PyObject:
+        relative = os.path.relpath(self.directory(span), self.spec_dir)
+        self.module_dirs.add(relative)
+        return PyObject(ref, relative, tuple(args.items()) if args is not None else None)
+
+    # refusals --------------------------------------------------------------------------
+
+    def refuse(self, what: str, span: Span) -> None:
+        self.diagnostics.append(codes.NOT_YET_BUILDABLE(
+            f"{what} cannot be built by this release yet", span,
+            hint="validate accepts it; build and run will support it in a later release"))
+
+    def check_buildable(self, name: str, agent: Any) -> None:
+        kind = getattr(agent, "kind", "llm")
+        if kind in LATER:
+            self.refuse(f"`kind: {kind}` needs {LATER[kind]}, which", self.span("agents", name,
+                                                                               "kind"))
+        for harness_field in HARNESS_FIELDS:
+            if getattr(agent, harness_field, None) not in (None, False):
+                self.refuse(f"`{harness_field}` is part of the deep-agent harness, which",
+                            self.key_span("agents", name, harness_field))
+        if getattr(agent, "execution_mode", None) == "offline":
+            self.refuse("`execution_mode: offline` needs background jobs, which",
+                        self.span("agents", name, "execution_mode"))
+
+    # models ----------------------------------------------------------------------------
+
+    def model(self, value: str | None) -> tuple[ModelNode | None, dict[str, Any], dict[str, Any]]:
+        """The model a `model:` value names, with the generation and thinking settings of
+        its definition."""
+        if value is None:
+            return None, {}, {}
+        definition = (self.spec.models or {}).get(value)
+        if isinstance(definition, ModelDef):
+            generate = definition.generate.model_dump(exclude_none=True) \
+                if definition.generate else {}
+            thinking = definition.thinking.model_dump(exclude_none=True) \
+                if definition.thinking else {}
+            return ModelNode(definition.id, definition.provider), generate, thinking
+        return ModelNode(definition if isinstance(definition, str) else value), {}, {}
+
+    # tools -----------------------------------------------------------------------------
+
+    def tool(self, owner: str, index: int, entry: Any) -> ToolNode:
+        path: tuple[str | int, ...] = ("agents", owner, "tools", index)
+        name = ""
+        if isinstance(entry, str):
+            name, path = entry, ("tools", entry)
+            entry = (self.spec.tools or {})[entry]
+        if isinstance(entry, PythonTool):
+            return ToolNode("python", name, python=self.python(
+                entry.python, self.span(*path, "python"), entry.args))
+        if isinstance(entry, McpTool):
+            return ToolNode("mcp", name, mcp=entry)
+        if isinstance(entry, BuiltinTool):
+            return ToolNode("builtin", entry.builtin)
+        assert isinstance(entry, AgentTool)
+        return ToolNode("agent", entry.agent, agent=self.agent(entry.agent, as_tool=True))
+
+    # agents ----------------------------------------------------------------------------
+
+    def instruction(self, name: str, agent: LlmAgent) -> str | None:
+        if agent.instruction_file is None:
+            return agent.instruction
+        span = self.span("agents", name, "instruction_file")
+        target = self.directory(span) / agent.instruction_file
+        text, problem = read_text(target, agent.instruction_file)
+        if text is None:
+            self.diagnostics.append(codes.PATH_NOT_FOUND(
+                f"cannot read the instruction file `{agent.instruction_file}`", span))
+        return text
+
+    def schema(self, name: str, field_name: str, value: Any) -> Schema | None:
+        if value is None:
+            return None
+        if isinstance(value, PythonSchema):
+            return Schema(python=self.python(value.python,
+                                             self.span("agents", name, field_name, "python")))
+        return Schema(json=value)
+
+    def callbacks(self, name: str, agent: Any) -> tuple[tuple[str, tuple[PyObject, ...]], ...]:
+        hooks = agent.callbacks.model_dump(exclude_none=True) if agent.callbacks else {}
+        return tuple((hook, tuple(self.python(ref, self.span("agents", name, "callbacks",
+                                                                hook, i))
+                                  for i, ref in enumerate(refs)))
+                     for hook, refs in hooks.items())
+
+    def agent(self, name: str, *, as_tool: bool = False) -> AgentNode:
+        agent = self.spec.agents[name]
+        self.check_buildable(name, agent)
+        span = self.key_span("agents", name)
+        children = tuple(self.agent(c) for c in getattr(agent, "sub_agents", None) or ()
+                         if isinstance(c, str))
+        base = dict(name=name, file=self.relative(span.file), line=span.start.line,
+                    description=agent.description, children=children,
+                    callbacks=self.callbacks(name, agent))
+        if not isinstance(agent, LlmAgent):
+            kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
+            return AgentNode(kind=kind, max_iterations=getattr(agent, "max_iterations", None),
+                             **base)
+        model, generate, thinking = self.model(agent.model)
+        generate.update(agent.generate.model_dump(exclude_none=True) if agent.generate else {})
+        thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
+        mode = agent.mode
+        if as_tool and mode not in ("single_turn", "task"):
+            mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
+        return AgentNode(
+            kind="llm", model=model, generate=tuple(generate.items()),
+            thinking=tuple(thinking.items()), planner=agent.planner,
+            instruction=self.instruction(name, agent),
+            static_instruction=agent.static_instruction,
+            tools=tuple(self.tool(name, i, t) for i, t in enumerate(agent.tools or ())),
+            mode=mode, output_schema=self.schema(name, "output_schema", agent.output_schema),
+            input_schema=self.schema(name, "input_schema", agent.input_schema),
+            output_key=agent.output_key, include_contents=agent.include_contents,
+            disallow_transfer_to_parent=agent.disallow_transfer_to_parent,
+            disallow_transfer_to_peers=agent.disallow_transfer_to_peers, **base)
+
+    # the app ---------------------------------------------------------------------------
+
+    def compaction(self, root: AgentNode) -> Compaction | None:
+        summary = self.spec.summarization
+        if summary is None:
+            return None
+        trigger, keep = summary.trigger, summary.keep
+        if isinstance(trigger, (TokensTrigger, FractionTrigger)):
+            threshold = trigger.tokens if isinstance(trigger, TokensTrigger) else int(
+                trigger.fraction * min(self.context_windows()))
+            retained = keep.events if isinstance(keep, KeepEvents) else 6
+            settings = (("token_threshold", threshold), ("event_retention_size", retained))
+        else:
+            overlap = keep.invocations if isinstance(keep, KeepInvocations) else 1
+            settings = (("compaction_interval", trigger.invocations), ("overlap_size", overlap))
+        model, _, _ = self.model(summary.model)
+        return Compaction(settings, model)
+
+    def context_windows(self) -> list[int]:
+        windows = [m.context_window for m in (self.spec.models or {}).values()
+                   if isinstance(m, ModelDef) and m.context_window]
+        return windows or [1]
+
+    def app(self, root_name: str) -> AppNode:
+        if self.spec.jobs is not None:
+            self.refuse("`jobs` (the background job store)", self.key_span("jobs"))
+        root = self.agent(root_name)
+        plugins = tuple(self.python(p.python, self.span("plugins", i, "python"), p.args)
+                        for i, p in enumerate(self.spec.plugins or ()))
+        return AppNode(
+            name=self.spec.name, description=self.spec.description,
+            spec_file=self.result.path.name, root=root, plugins=plugins,
+            global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
+            module_dirs=tuple(sorted(self.module_dirs)))
+
+
+def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:
+    """The agent tree of a checked spec; None (with diagnostics) when it cannot be built."""
+    if not result.ok or result.spec is None or result.root is None:
+        return None, []
+    lowering = _Lowering(result.spec, result, resolved(result.path).parent)
+    app = lowering.app(result.root)
+    if lowering.diagnostics:
+        return None, lowering.diagnostics
+    return app, []

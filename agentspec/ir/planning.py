@@ -1,0 +1,211 @@
+"""Planning: the agent tree -> constructor calls in dependency order (children first)."""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref, Value
+from agentspec.ir.tree import AgentNode, AppNode, Compaction, ModelNode, PyObject, Schema, ToolNode
+from agentspec.runtime.instructions import has_escape
+
+__all__ = ["plan"]
+
+LLM_AGENT = Import("google.adk.agents", "LlmAgent")
+APP = Import("google.adk.apps", "App")
+WORKFLOWS = {kind: Import("agentspec.runtime.workflows", kind)
+             for kind in ("sequential", "parallel", "loop")}
+EXPAND = Import("agentspec.runtime.env", "expand")
+TEMPLATE = Import("agentspec.runtime.instructions", "template")
+GENERATE = Import("google.genai", "types.GenerateContentConfig")
+THINKING = Import("google.genai", "types.ThinkingConfig")
+PLANNERS = {"plan_react": Import("google.adk.planners", "PlanReActPlanner"),
+            "builtin": Import("google.adk.planners", "BuiltInPlanner")}
+_THINKING_FIELDS = {"budget": "thinking_budget", "include_thoughts": "include_thoughts",
+                    "level": "thinking_level"}
+_RESERVED = {"app", "root_agent", "annotations", *dir(builtins)}
+
+
+def lit(value: Any) -> Value:
+    """Spec data as a plan value; strings with `${env.X}` (or `$${`) are read at load time."""
+    if isinstance(value, str):
+        return Env(value) if "${env." in value or "$${" in value else value
+    if isinstance(value, (list, tuple)):
+        return ListOf(tuple(lit(v) for v in value))
+    if isinstance(value, dict):
+        return DictOf(tuple((str(k), lit(v)) for k, v in value.items()))
+    return value  # type: ignore[no-any-return]
+
+
+def _kwargs(**values: Value) -> tuple[tuple[str, Value], ...]:
+    """Keyword arguments, leaving out the ones that are unset."""
+    return tuple((k, v) for k, v in values.items() if v is not None)
+
+
+def python_object(obj: PyObject) -> Value:
+    symbol = Import(obj.module, obj.attr)
+    if obj.args is None:
+        return symbol
+    return Call(symbol, tuple((k, lit(v)) for k, v in obj.args))
+
+
+def model_value(model: ModelNode | None) -> Value:
+    if model is None:
+        return None
+    if model.provider == "litellm":
+        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),))
+    return lit(model.id)
+
+
+def instruction_value(text: str | None) -> Value:
+    if text is None:
+        return None
+    return Call(TEMPLATE, args=(lit(text),)) if has_escape(text) else lit(text)
+
+
+def _generate_config(node: AgentNode) -> Value:
+    settings = dict(node.generate)
+    thinking = {_THINKING_FIELDS[k]: (v.upper() if k == "level" else v)
+                for k, v in node.thinking}
+    if node.planner != "builtin" and thinking:
+        settings["thinking_config"] = Call(THINKING, _kwargs(**{k: lit(v)
+                                                                for k, v in thinking.items()}))
+    if not settings:
+        return None
+    return Call(GENERATE, tuple((k, v if isinstance(v, Call) else lit(v))
+                                for k, v in settings.items()))
+
+
+def _planner(node: AgentNode) -> Value:
+    if node.planner is None:
+        return None
+    if node.planner == "plan_react":
+        return Call(PLANNERS["plan_react"])
+    thinking = {_THINKING_FIELDS[k]: (v.upper() if k == "level" else v) for k, v in node.thinking}
+    return Call(PLANNERS["builtin"], _kwargs(thinking_config=Call(
+        THINKING, tuple((k, lit(v)) for k, v in thinking.items()))))
+
+
+def _schema(schema: Schema | None, name: str, *, model_needed: bool) -> Value:
+    if schema is None:
+        return None
+    if schema.python is not None:
+        return python_object(schema.python)
+    if model_needed:
+        factory = Import("agentspec.runtime.schemas", "model_from_json_schema")
+        return Call(factory, args=(name, lit(schema.json)))
+    return lit(schema.json)
+
+
+def _mcp_tool(tool: ToolNode) -> Value:
+    spec = tool.mcp
+    server = spec.mcp
+    module = "google.adk.tools.mcp_tool"
+    if hasattr(server, "command"):
+        params = Call(Import("mcp", "StdioServerParameters"), _kwargs(
+            command=lit(server.command), args=lit(server.args), env=lit(server.env),
+            cwd=lit(server.cwd)))
+        connection = Call(Import(module, "StdioConnectionParams"), _kwargs(
+            server_params=params, timeout=server.timeout))
+    else:
+        kind = "SseConnectionParams" if server.transport == "sse" else \
+            "StreamableHTTPConnectionParams"
+        connection = Call(Import(module, kind), _kwargs(
+            url=lit(server.url), headers=lit(server.headers), timeout=server.timeout))
+    return Call(Import(module, "McpToolset"), _kwargs(
+        connection_params=connection, tool_filter=lit(spec.filter),
+        tool_name_prefix=lit(spec.prefix)))
+
+
+@dataclass
+class _Planner:
+    bindings: list[Binding] = field(default_factory=list)
+    taken: set[str] = field(default_factory=lambda: set(_RESERVED))
+
+    def variable(self, name: str) -> str:
+        """A Python variable for agent `name`: its own name when free, else a suffix."""
+        candidate = name if not keyword.iskeyword(name) else f"{name}_agent"
+        base, number = candidate, 2
+        while candidate in self.taken or keyword.iskeyword(candidate):
+            candidate, number = f"{base}_{number}", number + 1
+        self.taken.add(candidate)
+        return candidate
+
+    def tool(self, tool: ToolNode, sub_agents: list[Value]) -> Value:
+        if tool.kind == "python":
+            assert tool.python is not None
+            return python_object(tool.python)
+        if tool.kind == "builtin":
+            return Import("google.adk.tools", tool.name)
+        if tool.kind == "mcp":
+            return _mcp_tool(tool)
+        assert tool.agent is not None  # called as a tool: a single_turn / task sub-agent
+        sub_agents.append(self.agent(tool.agent))
+        return None
+
+    def callbacks(self, node: AgentNode) -> dict[str, Value]:
+        return {f"{hook}_callback": ListOf(tuple(python_object(o) for o in objects))
+                for hook, objects in node.callbacks}
+
+    def agent(self, node: AgentNode) -> Ref:
+        children: list[Value] = [self.agent(child) for child in node.children]
+        if node.kind in WORKFLOWS:
+            call = Call(WORKFLOWS[node.kind], _kwargs(
+                name=node.name, description=lit(node.description),
+                sub_agents=ListOf(tuple(children)), max_iterations=node.max_iterations,
+                **self.callbacks(node)))
+        else:
+            tools = [v for t in node.tools if (v := self.tool(t, children)) is not None]
+            call = Call(LLM_AGENT, _kwargs(
+                name=node.name, description=lit(node.description),
+                model=model_value(node.model), instruction=instruction_value(node.instruction),
+                static_instruction=lit(node.static_instruction),
+                tools=ListOf(tuple(tools)) if tools else None,
+                sub_agents=ListOf(tuple(children)) if children else None,
+                mode=node.mode, generate_content_config=_generate_config(node),
+                planner=_planner(node),
+                output_schema=_schema(node.output_schema, "", model_needed=False),
+                input_schema=_schema(node.input_schema, f"{node.name}_input",
+                                     model_needed=True),
+                output_key=lit(node.output_key), include_contents=node.include_contents,
+                disallow_transfer_to_parent=node.disallow_transfer_to_parent,
+                disallow_transfer_to_peers=node.disallow_transfer_to_peers,
+                **self.callbacks(node)))
+        var = self.variable(node.name)
+        self.bindings.append(Binding(var, call, node.file, node.line))
+        return Ref(var)
+
+    def compaction(self, compaction: Compaction | None) -> Value:
+        if compaction is None:
+            return None
+        model = compaction.model
+        summarizer = None if model is None else (
+            model_value(model) if model.provider == "litellm"
+            else Call(Import("agentspec.runtime.models", "registry_model"),
+                      args=(lit(model.id),)))
+        return Call(Import("agentspec.runtime.app", "compaction"),
+                    _kwargs(summarizer_model=summarizer, **dict(compaction.settings)))
+
+    def app(self, node: AppNode) -> Plan:
+        root = self.agent(node.root)
+        if root.var != "root_agent":
+            self.bindings.append(Binding("root_agent", root))
+        plugins = [python_object(p) for p in node.plugins]
+        if node.global_instruction is not None:
+            plugins.insert(0, Call(
+                Import("google.adk.plugins.global_instruction_plugin", "GlobalInstructionPlugin"),
+                _kwargs(global_instruction=instruction_value(node.global_instruction))))
+        app = Call(APP, _kwargs(
+            name=node.name, root_agent=Ref("root_agent"),
+            plugins=ListOf(tuple(plugins)) if plugins else None,
+            events_compaction_config=self.compaction(node.compaction)))
+        self.bindings.append(Binding("app", app))
+        return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
+                    node.module_dirs)
+
+
+def plan(app: AppNode) -> Plan:
+    """The construction plan of `app`: agents children first, then `root_agent` and `app`."""
+    return _Planner().app(app)

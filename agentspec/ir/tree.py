@@ -1,0 +1,94 @@
+"""The frozen agent tree: the resolved spec with every reference replaced by what it names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["AgentNode", "AppNode", "Compaction", "ModelNode", "PyObject", "Schema", "ToolNode"]
+
+
+@dataclass(frozen=True)
+class PyObject:
+    """`module:attr`, called with `args` when they are given; `directory` holds the module."""
+
+    ref: str
+    directory: str
+    args: tuple[tuple[str, Any], ...] | None = None
+
+    @property
+    def module(self) -> str:
+        return self.ref.split(":", 1)[0]
+
+    @property
+    def attr(self) -> str:
+        return self.ref.split(":", 1)[1]
+
+
+@dataclass(frozen=True)
+class ModelNode:
+    id: str
+    provider: str = "adk"
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A JSON Schema mapping, or a pydantic model given by reference."""
+
+    json: Any = None
+    python: PyObject | None = None
+
+
+@dataclass(frozen=True)
+class ToolNode:
+    kind: str  # python | mcp | builtin | agent
+    name: str = ""  # the spec name, or the builtin / agent name
+    python: PyObject | None = None
+    mcp: Any = None  # spec.tools.McpTool
+    agent: AgentNode | None = None
+
+
+@dataclass(frozen=True)
+class AgentNode:
+    name: str
+    kind: str
+    file: str
+    line: int
+    description: str | None = None
+    model: ModelNode | None = None
+    generate: tuple[tuple[str, Any], ...] = ()
+    thinking: tuple[tuple[str, Any], ...] = ()
+    planner: str | None = None
+    instruction: str | None = None
+    static_instruction: str | None = None
+    tools: tuple[ToolNode, ...] = ()
+    children: tuple[AgentNode, ...] = ()
+    mode: str | None = None
+    output_schema: Schema | None = None
+    input_schema: Schema | None = None
+    output_key: str | None = None
+    include_contents: str | None = None
+    disallow_transfer_to_parent: bool | None = None
+    disallow_transfer_to_peers: bool | None = None
+    callbacks: tuple[tuple[str, tuple[PyObject, ...]], ...] = ()
+    max_iterations: int | None = None
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """ADK events compaction settings, already paired the way ADK wants them."""
+
+    settings: tuple[tuple[str, int], ...]
+    model: ModelNode | None = None
+
+
+@dataclass(frozen=True)
+class AppNode:
+    name: str
+    description: str | None
+    spec_file: str
+    root: AgentNode
+    plugins: tuple[PyObject, ...] = ()
+    global_instruction: str | None = None
+    compaction: Compaction | None = None
+    module_dirs: tuple[str, ...] = field(default=())
