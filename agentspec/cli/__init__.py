@@ -13,6 +13,8 @@ __all__ = ["main"]
 
 COMMANDS = {
     "validate": ("agentspec.cli.validate", "Check specs and report every problem."),
+    "build": ("agentspec.cli.build", "Compile a spec into a package ADK loads."),
+    "run": ("agentspec.cli.run", "Chat with a spec's agents, live or scripted."),
     "schema": ("agentspec.cli.schema", "Print the JSON Schema of the spec language."),
     "explain": ("agentspec.cli.explain", "Explain a diagnostic code."),
 }

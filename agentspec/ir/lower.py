@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -164,21 +164,21 @@ class _Lowering:
         span = self.key_span("agents", name)
         children = tuple(self.agent(c) for c in getattr(agent, "sub_agents", None) or ()
                          if isinstance(c, str))
-        base = dict(name=name, file=self.relative(span.file), line=span.start.line,
-                    description=agent.description, children=children,
-                    callbacks=self.callbacks(name, agent))
+        base = AgentNode(name=name, kind="llm", file=self.relative(span.file),
+                         line=span.start.line, description=agent.description,
+                         children=children, callbacks=self.callbacks(name, agent))
         if not isinstance(agent, LlmAgent):
             kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
-            return AgentNode(kind=kind, max_iterations=getattr(agent, "max_iterations", None),
-                             **base)
+            return replace(base, kind=kind,
+                           max_iterations=getattr(agent, "max_iterations", None))
         model, generate, thinking = self.model(agent.model)
         generate.update(agent.generate.model_dump(exclude_none=True) if agent.generate else {})
         thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
         mode = agent.mode
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
-        return AgentNode(
-            kind="llm", model=model, generate=tuple(generate.items()),
+        return replace(
+            base, model=model, generate=tuple(generate.items()),
             thinking=tuple(thinking.items()), planner=agent.planner,
             instruction=self.instruction(name, agent),
             static_instruction=agent.static_instruction,
@@ -187,7 +187,7 @@ class _Lowering:
             input_schema=self.schema(name, "input_schema", agent.input_schema),
             output_key=agent.output_key, include_contents=agent.include_contents,
             disallow_transfer_to_parent=agent.disallow_transfer_to_parent,
-            disallow_transfer_to_peers=agent.disallow_transfer_to_peers, **base)
+            disallow_transfer_to_peers=agent.disallow_transfer_to_peers)
 
     # the app ---------------------------------------------------------------------------
 

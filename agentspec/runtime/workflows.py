@@ -11,14 +11,17 @@ deprecation warning reach the user.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, TypeVar
 
 from google.adk.agents import LoopAgent, ParallelAgent, SequentialAgent
 
 __all__ = ["loop", "parallel", "sequential"]
 
 
-def _quietly(cls: Any, **kwargs: Any) -> Any:
+_Agent = TypeVar("_Agent")
+
+
+def _quietly(cls: type[_Agent], **kwargs: Any) -> _Agent:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return cls(**kwargs)

@@ -1,0 +1,52 @@
+"""`agentspec build`: compile a spec into a package that `adk run` and `adk web` load."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from agentspec.cli.common import environment_option, print_diagnostics
+
+
+@click.command(name="build")
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path),
+              help="Directory that receives the package `<name>/` (default: the spec's).")
+@environment_option
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 with a diff when the package on disk is stale.")
+def command(spec: Path, out_dir: Path | None, environment: str | None, check_only: bool) -> None:
+    """Compile SPEC into the package OUT/<name>/ (agent.py with `app` and `root_agent`)."""
+    from agentspec.build import (
+        build_objects,
+        compile_spec,
+        emit_package,
+        stale_files,
+        write_package,
+    )
+
+    compiled = compile_spec(spec, environment=environment)
+    if not compiled.ok:
+        print_diagnostics(compiled.diagnostics, compiled.check.sources)
+        sys.exit(2 if not compiled.check.readable else 1)
+    _, problems = build_objects(compiled)  # imports the user's modules: fail here, not later
+    if problems:
+        print_diagnostics(problems, compiled.check.sources)
+        sys.exit(1)
+    target = out_dir if out_dir is not None else compiled.spec_dir
+    files = emit_package(compiled, target)
+    if check_only:
+        diffs = stale_files(files, target)
+        for diff in diffs:
+            click.echo(diff)
+        click.echo(f"{'stale' if diffs else 'up to date'}: {target / compiled.plan.app_name}",
+                   err=True)  # type: ignore[union-attr]
+        sys.exit(1 if diffs else 0)
+    refused = write_package(files, target)
+    if refused:
+        print_diagnostics(refused, compiled.check.sources)
+        sys.exit(1)
+    for relative in sorted(files):
+        click.echo(f"wrote {target / relative}")

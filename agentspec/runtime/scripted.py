@@ -1,0 +1,96 @@
+"""A scripted model: each agent replays the replies a script gives it, offline.
+
+Script format (YAML), used by `agentspec run --script`:
+
+    messages:                 # optional: the user's turns, when no MESSAGE is given
+      - Plan a weekend in Lisbon
+    replies:                  # per agent, consumed in order, one per model call
+      coordinator:
+        - transfer: planner               # transfer_to_agent(agent_name=planner)
+      planner:
+        - call: get_weather               # a tool call ...
+          args: {city: Lisbon}            # ... with its arguments
+        - text: Sunny; pack light.        # a final answer
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from typing import Any
+
+from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.adk.models.base_llm import LlmCapabilities
+from google.genai import types
+
+__all__ = ["ScriptError", "ScriptedModel", "install_script", "parse_step"]
+
+
+class ScriptError(ValueError):
+    """The script is malformed or ran out of replies."""
+
+
+def parse_step(agent: str, step: Any) -> types.Content:
+    """One scripted reply as model content."""
+    if not isinstance(step, Mapping):
+        raise ScriptError(f"a reply of {agent} must be a mapping, not {step!r}")
+    if "text" in step:
+        part = types.Part(text=str(step["text"]))
+    elif "call" in step:
+        part = types.Part(function_call=types.FunctionCall(
+            name=str(step["call"]), args=dict(step.get("args") or {})))
+    elif "transfer" in step:
+        part = types.Part(function_call=types.FunctionCall(
+            name="transfer_to_agent", args={"agent_name": str(step["transfer"])}))
+    else:
+        raise ScriptError(f"a reply of {agent} needs `text`, `call` or `transfer`: {step!r}")
+    return types.Content(role="model", parts=[part])
+
+
+class ScriptedModel(BaseLlm):
+    """Replays `replies` in order; records every request it receives."""
+
+    model: str = "scripted"
+    agent: str = ""
+    replies: list[Any] = []
+    requests: list[LlmRequest] = []
+
+    @property
+    def capabilities(self) -> LlmCapabilities:
+        return LlmCapabilities(output_schema_and_tools=True)
+
+    async def generate_content_async(self, llm_request: LlmRequest,
+                                     stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        self.requests.append(llm_request)
+        if not self.replies:
+            raise ScriptError(f"the script has no more replies for agent {self.agent!r}")
+        content = parse_step(self.agent, self.replies.pop(0))
+        tokens = sum(len(p.text or "") for c in llm_request.contents for p in c.parts or []) // 4
+        yield LlmResponse(content=content, partial=False, turn_complete=True,
+                          usage_metadata=types.GenerateContentResponseUsageMetadata(
+                              prompt_token_count=tokens + 1, candidates_token_count=1,
+                              total_token_count=tokens + 2))
+
+
+def _agents(root: Any) -> Iterable[Any]:
+    todo = [root]
+    while todo:
+        agent = todo.pop()
+        yield agent
+        todo.extend(getattr(agent, "sub_agents", None) or ())
+
+
+def install_script(root: Any, replies: Mapping[str, list[Any]]) -> dict[str, ScriptedModel]:
+    """Give every LLM agent under `root` a scripted model with its replies."""
+    from google.adk.agents import LlmAgent
+
+    unknown = set(replies) - {a.name for a in _agents(root)}
+    if unknown:
+        raise ScriptError(f"the script has replies for unknown agents: {sorted(unknown)}")
+    models = {}
+    for agent in _agents(root):
+        if isinstance(agent, LlmAgent):
+            model = ScriptedModel(agent=agent.name, replies=list(replies.get(agent.name, [])),
+                                  requests=[])
+            agent.model = model
+            models[agent.name] = model
+    return models
