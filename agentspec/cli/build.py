@@ -36,13 +36,14 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
         print_diagnostics(problems, compiled.check.sources)
         sys.exit(1)
     target = out_dir if out_dir is not None else compiled.spec_dir
+    assert compiled.plan is not None
+    package = target / compiled.plan.app_name
     files = emit_package(compiled, target)
     if check_only:
         diffs = stale_files(files, target)
         for diff in diffs:
             click.echo(diff)
-        click.echo(f"{'stale' if diffs else 'up to date'}: {target / compiled.plan.app_name}",
-                   err=True)  # type: ignore[union-attr]
+        click.echo(f"{'stale' if diffs else 'up to date'}: {package}", err=True)
         sys.exit(1 if diffs else 0)
     refused = write_package(files, target)
     if refused:

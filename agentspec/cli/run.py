@@ -106,7 +106,8 @@ def _load_script(path: Path) -> tuple[dict[str, list[Any]], list[str]]:
     replies = parsed.value.get("replies") or {}
     messages = parsed.value.get("messages") or []
     if not isinstance(replies, dict) or not isinstance(messages, list):
-        raise click.UsageError(f"{path}: `replies` is a mapping of agent -> list, `messages` a list")
+        raise click.UsageError(
+            f"{path}: `replies` is a mapping of agent -> list, `messages` a list")
     return replies, [str(m) for m in messages]
 
 

@@ -257,6 +257,39 @@ INPUT_SCHEMA_UNUSED = _code(
     `{agent: name}` tool or as a sub-agent with `mode: single_turn` or `mode: task`. This
     agent is never called that way, so the schema would do nothing.""")
 
+# 3xx: resolution (imports, vars, env, overlays, extends)
+IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
+    `imports` entries are paths relative to the importing file.""")
+IMPORT_CYCLE = _code("AS302", "import-cycle", "Files that import each other in a circle", """
+    A file imports itself through a chain of `imports`. Move what both need into a third file
+    that imports neither.""")
+IMPORT_IGNORED_KEY = _code(
+    "AS303", "import-ignored-key", "A top-level key that an imported file cannot set", """
+    Only `models`, `tools`, `backends`, `agents` (and its own `imports`) of an imported file
+    join the importing spec. Other top-level keys (`root`, `defaults`, `summarization`, ...)
+    belong in the main spec; this one is ignored.""", warning=True)
+UNKNOWN_VAR = _code("AS304", "unknown-var", "`${vars.x}` names a variable that is not defined", """
+    `${vars.NAME}` takes NAME from the top-level `vars` mapping.""")
+ENV_UNSET = _code("AS305", "env-unset", "`${env.X}` names an unset environment variable", """
+    The variable is not set and has no default. `validate` reports this as a warning, because
+    secrets are often absent where specs are checked; `build` and `run` refuse it. Set the
+    variable or write `${env.X:-default}`.""", warning=True)
+BAD_INTERPOLATION = _code("AS306", "bad-interpolation", "A `${...}` that agentspec cannot read", """
+    Interpolations are `${vars.NAME}`, `${env.NAME}` and `${env.NAME:-default}`. Write `$${`
+    for a literal `${`.""")
+UNKNOWN_ENVIRONMENT = _code(
+    "AS307", "unknown-environment", "`--env` names an environment the spec does not define", """
+    `--env NAME` selects an overlay from the top-level `environments` mapping.""")
+EXTENDS_CYCLE = _code("AS308", "extends-cycle", "Agents that extend each other in a circle", """
+    `extends` copies another agent's fields; a chain of `extends` must not come back to the
+    agent it started from.""")
+VAR_CYCLE = _code("AS309", "var-cycle", "Variables that refer to each other in a circle", """
+    A `vars` value may use other variables, but not itself through a chain of references.""")
+OVERLAY_KEY = _code("AS310", "overlay-key",
+    "An environment overlay sets a key it may not change", """
+    Overlays are deep-merged over the spec but cannot change `agentspec`, `imports` or
+    `environments`.""")
+
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(
     "AS401", "not-yet-buildable",
@@ -293,36 +326,3 @@ SCHEMA_UNSUPPORTED = _code(
     ADK needs a pydantic model for `input_schema`. A JSON Schema mapping is turned into one
     when it is an object whose properties are strings, numbers, booleans, lists or objects;
     anything richer needs `{python: module:Model}`.""")
-
-# 3xx: resolution (imports, vars, env, overlays, extends)
-IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
-    `imports` entries are paths relative to the importing file.""")
-IMPORT_CYCLE = _code("AS302", "import-cycle", "Files that import each other in a circle", """
-    A file imports itself through a chain of `imports`. Move what both need into a third file
-    that imports neither.""")
-IMPORT_IGNORED_KEY = _code(
-    "AS303", "import-ignored-key", "A top-level key that an imported file cannot set", """
-    Only `models`, `tools`, `backends`, `agents` (and its own `imports`) of an imported file
-    join the importing spec. Other top-level keys (`root`, `defaults`, `summarization`, ...)
-    belong in the main spec; this one is ignored.""", warning=True)
-UNKNOWN_VAR = _code("AS304", "unknown-var", "`${vars.x}` names a variable that is not defined", """
-    `${vars.NAME}` takes NAME from the top-level `vars` mapping.""")
-ENV_UNSET = _code("AS305", "env-unset", "`${env.X}` names an unset environment variable", """
-    The variable is not set and has no default. `validate` reports this as a warning, because
-    secrets are often absent where specs are checked; `build` and `run` refuse it. Set the
-    variable or write `${env.X:-default}`.""", warning=True)
-BAD_INTERPOLATION = _code("AS306", "bad-interpolation", "A `${...}` that agentspec cannot read", """
-    Interpolations are `${vars.NAME}`, `${env.NAME}` and `${env.NAME:-default}`. Write `$${`
-    for a literal `${`.""")
-UNKNOWN_ENVIRONMENT = _code(
-    "AS307", "unknown-environment", "`--env` names an environment the spec does not define", """
-    `--env NAME` selects an overlay from the top-level `environments` mapping.""")
-EXTENDS_CYCLE = _code("AS308", "extends-cycle", "Agents that extend each other in a circle", """
-    `extends` copies another agent's fields; a chain of `extends` must not come back to the
-    agent it started from.""")
-VAR_CYCLE = _code("AS309", "var-cycle", "Variables that refer to each other in a circle", """
-    A `vars` value may use other variables, but not itself through a chain of references.""")
-OVERLAY_KEY = _code("AS310", "overlay-key",
-    "An environment overlay sets a key it may not change", """
-    Overlays are deep-merged over the spec but cannot change `agentspec`, `imports` or
-    `environments`.""")
