@@ -95,7 +95,7 @@ def _construction_problem(error: Any) -> Diagnostic:
         return codes.MISSING_EXTRA(str(cause), span)
     if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] == "mcp":
         return codes.MISSING_EXTRA("MCP tools need the `mcp` package", span,
-                                   hint="pip install 'agentspec[mcp]'")
+                                   hint="install it: pip install 'agentspec[mcp]'")
     return codes.PYTHON_IMPORT_FAILED(
         f"building `{binding.var}` failed: {type(cause).__name__}: {cause}", span)
 

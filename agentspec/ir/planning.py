@@ -102,7 +102,8 @@ def _schema(schema: Schema | None, name: str, *, model_needed: bool) -> Value:
 def _mcp_tool(tool: ToolNode) -> Value:
     spec = tool.mcp
     server = spec.mcp
-    module = "google.adk.tools.mcp_tool"
+    # the defining modules: the package hides these names when `mcp` is not installed
+    module = "google.adk.tools.mcp_tool.mcp_session_manager"
     if hasattr(server, "command"):
         params = Call(Import("mcp", "StdioServerParameters"), _kwargs(
             command=lit(server.command), args=lit(server.args), env=lit(server.env),
@@ -114,7 +115,7 @@ def _mcp_tool(tool: ToolNode) -> Value:
             "StreamableHTTPConnectionParams"
         connection = Call(Import(module, kind), _kwargs(
             url=lit(server.url), headers=lit(server.headers), timeout=server.timeout))
-    return Call(Import(module, "McpToolset"), _kwargs(
+    return Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), _kwargs(
         connection_params=connection, tool_filter=lit(spec.filter),
         tool_name_prefix=lit(spec.prefix)))
 
