@@ -149,12 +149,21 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
                    "GOOGLE_GENAI_USE_VERTEXAI=1 with Vertex AI settings), or run offline with "
                    "--script FILE", err=True)
         sys.exit(2)
+    import httpx
+    from google.genai.errors import APIError
+
+    from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.scripted import ScriptError
+
     try:
         asyncio.run(_chat(app, _session_service(session_url), session_id, messages))
-    except Exception as exc:  # noqa: BLE001 - a model or script failure, said plainly
-        from agentspec.runtime.scripted import ScriptError
-
-        if not isinstance(exc, ScriptError) and "API key" not in str(exc):
-            raise
+    except (APIError, ScriptError, MissingEnvironmentVariable) as exc:
+        source = "the model service" if isinstance(exc, APIError) else "the run"
+        click.echo(f"agentspec: {source} failed: {exc}", err=True)
+        sys.exit(1)
+    except (httpx.HTTPError, ConnectionError) as exc:
+        click.echo(f"agentspec: cannot reach the model service: {exc}", err=True)
+        sys.exit(1)
+    except ValueError as exc:  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         click.echo(f"agentspec: {exc}", err=True)
         sys.exit(1)

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any
 
+from google.adk.models import LlmCapabilities
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
-from google.adk.models import LlmCapabilities
 from google.genai import types
 
 __all__ = ["ScriptError", "ScriptedModel", "install_script", "parse_step"]

@@ -11,8 +11,9 @@
 - `check_travel_dates` (before_tool): refuses tool calls with malformed, past or too distant
   dates before the tool runs, with an error the model can act on.
 - `truncate_tool_result` (after_tool): keeps very large tool results from flooding the context.
-- `keep_traveler_profile` (after_tool): stores the profile the `traveler_profiler` task returns
-  in state, where later instructions read it as `{traveler_profile?}`.
+- `keep_traveler_profile` (after_tool of the `traveler_profiler` task agent): stores the profile
+  it finishes with in state, where the concierge's instruction reads it as
+  `{traveler_profile?}`.
 """
 
 from __future__ import annotations
@@ -23,16 +24,20 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
-from google.adk.models import LlmRequest, LlmResponse
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from pydantic import ValidationError
+
+from .schemas import TravelerProfile
 
 __all__ = ["check_travel_dates", "keep_traveler_profile", "mark_planning_finished",
            "mark_planning_started", "redact_card_numbers", "redact_card_numbers_in_reply",
            "redact_cards", "stamp_session", "truncate_tool_result"]
 
 REDACTIONS_KEY = "temp:card_redactions"
-PROFILE_TOOL = "traveler_profiler"
+FINISH_TASK_TOOL = "finish_task"
 PROFILE_KEY = "traveler_profile"
 MAX_RESULT_CHARS = 6000
 MAX_LIST_ITEMS = 8
@@ -229,10 +234,17 @@ def truncate_tool_result(tool: BaseTool, args: dict[str, Any], tool_context: Too
 
 def keep_traveler_profile(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext,
                           tool_response: Any) -> dict[str, Any] | None:
-    """after_tool: when the `traveler_profiler` task finishes, store the profile it returns
-    in state as `traveler_profile`. The result itself is passed on unchanged (None)."""
-    if tool.name == PROFILE_TOOL and isinstance(tool_response, dict):
-        profile = tool_response.get("result", tool_response)
-        if isinstance(profile, dict) and profile.get("traveler_names"):
-            tool_context.state[PROFILE_KEY] = profile
+    """after_tool of the `traveler_profiler` task agent: when its `finish_task` call is
+    accepted, store the profile (the call's arguments) in state as `traveler_profile`, where
+    other agents read it. The result itself is passed on unchanged (None)."""
+    if tool.name != FINISH_TASK_TOOL:
+        return None
+    failed = isinstance(tool_response, dict) and "error" in tool_response
+    if failed:
+        return None
+    try:
+        profile = TravelerProfile.model_validate(args)
+    except ValidationError:
+        return None
+    tool_context.state[PROFILE_KEY] = profile.model_dump(mode="json")
     return None

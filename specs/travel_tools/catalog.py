@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .datastore import WEEKDAYS, MONTHS, fold, parse_date, parse_month, resolve_city
+from .datastore import MONTHS, WEEKDAYS, fold, parse_date, parse_month, resolve_city
 
 __all__ = ["find_city", "list_sights", "weather_outlook"]
 

@@ -10,7 +10,7 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from google.adk.tools import FunctionTool
+from google.adk.tools.function_tool import FunctionTool
 
 from .datastore import MONTHS, load, parse_date, resolve_city
 from .fares import FareError, find_fare, search_fares
