@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_union
 from agentspec.spec.models import GenerateConfig, ThinkingConfig
@@ -49,6 +49,13 @@ class PythonSchema(Model):
     python: PythonRef
 
 
+#: a JSON Schema mapping; `python` is no JSON Schema keyword, so a mapping with it is the
+#: other form (without this, `{python: ...}` would match both members of the `oneOf`)
+JsonSchema = Annotated[dict[str, Any], WithJsonSchema({
+    "type": "object", "not": {"required": ["python"]},
+    "description": "A JSON Schema (draft 2020-12) mapping."})]
+
+
 def _schema_pick(value: object) -> str | None:
     if not isinstance(value, dict):
         return None
@@ -60,7 +67,7 @@ if TYPE_CHECKING:
 else:
     SchemaRef = keyed_union("schema_ref",
                             "a schema is a JSON Schema mapping or `{python: module:Model}`",
-                            {"json_schema": dict[str, Any], "python": PythonSchema},
+                            {"json_schema": JsonSchema, "python": PythonSchema},
                             _schema_pick)
 
 

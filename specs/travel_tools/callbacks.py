@@ -45,7 +45,7 @@ MAX_TEXT_CHARS = 1200
 MAX_DAYS_AHEAD = 330
 
 # 13 to 19 digits, optionally grouped by single spaces or dashes
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_CARD = re.compile(r"(?<![\d+-])\d(?:[ -]?\d){12,18}(?![\d-])")
 _SECURITY_CODE = re.compile(r"\b(cvv2?|cvc2?|csc|security code)(\s*(?:is|:|=)?\s*)\d{3,4}\b",
                             re.IGNORECASE)
 

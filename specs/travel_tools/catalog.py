@@ -17,7 +17,7 @@ def _unknown_city(query: str, suggestions: list[str]) -> dict[str, Any]:
 def find_city(query: str) -> dict[str, Any]:
     """Look up a destination the travel desk covers, by city name, city code or airport code.
 
-    Use this to turn what the traveler wrote ("Lisboa", "NYC", "Heathrow's city: LHR") into
+    Use this to turn what the traveler wrote ("Lisboa", "NYC", "LHR") into
     the city code the other tools expect, and to learn its country, currency and time zone.
 
     Args:

@@ -1,0 +1,227 @@
+"""Helpers for the back-end tests: shipped specs, importing generated packages, fingerprints."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import sys
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentspec.build import Compiled, compile_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/*/*.yaml"))
+#: specs that must be buildable (travel_desk only once it exists)
+REQUIRED_BUILDABLE = [p for p in (ROOT / "specs/pipeline.yaml", ROOT / "examples/weather/agent.yaml",
+                                  ROOT / "specs/travel_desk.yaml") if p.exists()
+                      or p.name != "travel_desk.yaml"]
+#: specs that use features this release refuses (AS401), with the first refusal's line
+REFUSED = ["research_desk", "planner", "support_router", "deep_agent", "offline_jobs"]
+#: environment for compiling shipped specs that read unset variables (research_desk)
+REFUSED_ENVIRON = {"GITHUB_TOKEN": "not-a-real-token"}
+
+
+def spec_id(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+@cache
+def compiled(path: Path) -> Compiled:
+    """The spec compiled with an empty environment (the same one for every test)."""
+    return compile_spec(path, environ={})
+
+
+@cache
+def buildable() -> list[Path]:
+    return [p for p in SHIPPED if compiled(p).ok]
+
+
+def buildable_params() -> list[Any]:
+    return [pytest.param(p, id=spec_id(p)) for p in buildable()]
+
+
+# importing generated packages ---------------------------------------------------------------
+
+
+def purge(package: str) -> None:
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        del sys.modules[name]
+
+
+@contextlib.contextmanager
+def package_loader(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """`load(out_dir, name)`: the App of a generated package, imported through ADK's own
+    loader (as `adk run` / `adk web` do); modules and sys.path are restored afterwards."""
+    from google.adk.cli.utils.agent_loader import AgentLoader
+
+    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")
+    saved = list(sys.path)
+    loaded: list[str] = []
+
+    def load(out_dir: Path, name: str) -> Any:
+        purge(name)
+        importlib.invalidate_caches()
+        loaded.append(name)
+        return AgentLoader(agents_dir=str(out_dir)).load_agent(name)
+
+    try:
+        yield load
+    finally:
+        for name in loaded:
+            purge(name)
+        sys.path[:] = saved
+
+
+# fingerprints -------------------------------------------------------------------------------
+
+
+def _qualified(function: Any) -> str:
+    function = inspect.unwrap(function)
+    module = getattr(function, "__module__", None) or type(function).__module__
+    name = getattr(function, "__qualname__", None) or type(function).__qualname__
+    return f"{module}.{name}"
+
+
+def _callbacks(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_qualified(v) for v in value]
+    return _qualified(value)
+
+
+def _model(model: Any) -> Any:
+    if model is None or isinstance(model, str):
+        return model
+    return f"{type(model).__name__}:{getattr(model, 'model', None)}"
+
+
+def _instruction(value: Any) -> Any:
+    from agentspec.runtime.instructions import Template
+
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Template):
+        return {"template": value.text}
+    if hasattr(value, "model_dump"):  # types.Content
+        return value.model_dump(exclude_none=True, mode="json")
+    return _qualified(value)
+
+
+def _schema(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, type) and hasattr(value, "model_json_schema"):
+        return {"class": value.__name__, "schema": value.model_json_schema()}
+    return repr(value)
+
+
+def _planner(planner: Any) -> Any:
+    if planner is None:
+        return None
+    thinking = getattr(planner, "thinking_config", None)
+    return {"class": type(planner).__name__,
+            "thinking": thinking.model_dump(exclude_none=True) if thinking else None}
+
+
+def tool_fingerprint(tool: Any) -> dict[str, Any]:
+    from google.adk.tools import BaseTool, FunctionTool
+    from google.adk.tools.base_toolset import BaseToolset
+
+    if isinstance(tool, BaseToolset):
+        return {"toolset": type(tool).__name__}
+    if not isinstance(tool, BaseTool):
+        tool = FunctionTool(tool)
+    declaration = tool._get_declaration()
+    found: dict[str, Any] = {"class": type(tool).__name__, "name": tool.name,
+                             "declaration": declaration.model_dump(exclude_none=True, mode="json")
+                             if declaration is not None else None}
+    if hasattr(tool, "func"):
+        found["func"] = _qualified(tool.func)
+    if getattr(tool, "agent", None) is not None:
+        found["agent"] = tool.agent.name
+    return found
+
+
+CALLBACK_FIELDS = ("before_agent_callback", "after_agent_callback", "before_model_callback",
+                   "after_model_callback", "on_model_error_callback", "before_tool_callback",
+                   "after_tool_callback", "on_tool_error_callback")
+
+
+def agent_fingerprint(agent: Any) -> dict[str, Any]:
+    from google.adk.agents import LlmAgent
+
+    found: dict[str, Any] = {"class": type(agent).__name__, "name": agent.name,
+                             "description": agent.description,
+                             "parent": agent.parent_agent.name if agent.parent_agent else None}
+    if isinstance(agent, LlmAgent):
+        config = agent.generate_content_config
+        found.update(
+            model=_model(agent.model),
+            instruction=_instruction(agent.instruction),
+            global_instruction=_instruction(agent.global_instruction),
+            static_instruction=_instruction(agent.static_instruction),
+            mode=agent.mode, output_key=agent.output_key,
+            include_contents=agent.include_contents,
+            disallow_transfer_to_parent=agent.disallow_transfer_to_parent,
+            disallow_transfer_to_peers=agent.disallow_transfer_to_peers,
+            generate_content_config=config.model_dump(exclude_none=True) if config else None,
+            planner=_planner(agent.planner),
+            code_executor=type(agent.code_executor).__name__ if agent.code_executor else None,
+            output_schema=_schema(agent.output_schema),
+            input_schema=_schema(agent.input_schema),
+            tools=[tool_fingerprint(t) for t in agent.tools])
+    found.update({name: _callbacks(getattr(agent, name, None)) for name in CALLBACK_FIELDS})
+    found["max_iterations"] = getattr(agent, "max_iterations", None)
+    found["sub_agents"] = [agent_fingerprint(a) for a in agent.sub_agents]
+    return found
+
+
+def _plugin(plugin: Any) -> dict[str, Any]:
+    found = {"class": _qualified(type(plugin)), "name": getattr(plugin, "name", None)}
+    instruction = getattr(plugin, "global_instruction", None)
+    if instruction is not None:
+        found["global_instruction"] = _instruction(instruction)
+    public = {k: v for k, v in vars(plugin).items()
+              if not k.startswith("_") and isinstance(v, (str, int, float, bool, type(None)))}
+    found["settings"] = public
+    return found
+
+
+def _compaction(config: Any) -> Any:
+    if config is None:
+        return None
+    found = config.model_dump(exclude={"summarizer"}, exclude_none=True)
+    summarizer = config.summarizer
+    if summarizer is not None:
+        found["summarizer"] = {"class": type(summarizer).__name__,
+                               "llm": _model(getattr(summarizer, "_llm", None))}
+    return found
+
+
+def fingerprint(app: Any) -> dict[str, Any]:
+    """Everything about an App that the spec decides, as plain data."""
+    return {"name": app.name,
+            "plugins": [_plugin(p) for p in app.plugins],
+            "events_compaction_config": _compaction(app.events_compaction_config),
+            "context_cache_config": repr(app.context_cache_config),
+            "resumability_config": repr(app.resumability_config),
+            "root_agent": agent_fingerprint(app.root_agent)}
+
+
+def walk(agent: Any) -> Iterator[Any]:
+    yield agent
+    for child in agent.sub_agents:
+        yield from walk(child)
+
+
+def llm_agents(agent: Any) -> list[Any]:
+    from google.adk.agents import LlmAgent
+
+    return [a for a in walk(agent) if isinstance(a, LlmAgent)]
