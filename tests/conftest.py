@@ -35,3 +35,20 @@ def check_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[...,
         return check(Path("spec.yaml"), **kwargs)  # type: ignore[arg-type]
 
     return run
+
+
+@pytest.fixture
+def spec_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
+    """Write `text` (dedented) to tmp_path/spec.yaml plus any `files`; returns the spec path
+    (relative: the tests run from tmp_path). For `agentspec.build.compile_spec`."""
+    monkeypatch.chdir(tmp_path)
+
+    def write(text: str, files: dict[str, str] | None = None) -> Path:
+        for name, content in (files or {}).items():
+            target = tmp_path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(textwrap.dedent(content))
+        (tmp_path / "spec.yaml").write_text(textwrap.dedent(text))
+        return Path("spec.yaml")
+
+    return write

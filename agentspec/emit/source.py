@@ -51,18 +51,20 @@ class _Names:
         rest = symbol.name.split(".")[1:]
         return ".".join([self.local[key], *rest])
 
-    def import_lines(self) -> tuple[list[str], list[str]]:
-        """(library imports, user imports): one `from` line per module, names sorted."""
+    def import_lines(self) -> list[str]:
+        """One sorted block, one `from` line per module (isort's order when every module is
+        third-party, as they are to the user's project)."""
         by_module: dict[str, list[str]] = {}
         for (module, top), name in sorted(self.local.items()):
             by_module.setdefault(module, []).append(top if name == top else f"{top} as {name}")
-        groups: dict[int, list[str]] = {0: [], 1: [], 2: []}
+        lines = []
         for module, symbols in by_module.items():
-            group = 0 if module.startswith(("google.", "mcp")) else (
-                1 if module.startswith("agentspec.") else 2)
-            groups[group].append(f"from {module} import {', '.join(symbols)}")
-        library = [*groups[0], *([""] if groups[0] and groups[1] else []), *groups[1]]
-        return library, groups[2]
+            line = f"from {module} import {', '.join(symbols)}"
+            if len(line) > WIDTH:
+                line = f"from {module} import (\n" + "".join(
+                    f"{INDENT}{symbol},\n" for symbol in symbols) + ")"
+            lines.append(line)
+        return lines
 
 
 class _Writer:
@@ -78,7 +80,8 @@ class _Writer:
     def flat(self, value: Value) -> str | None:
         """The value on one line, or None when it has to span several."""
         if isinstance(value, str):
-            return None if "\n" in value.rstrip("\n") else repr(value)
+            flat = repr(value)
+            return None if "\n" in value.rstrip("\n") or len(flat) > WIDTH else flat
         if isinstance(value, (ListOf, DictOf, Call)):
             parts = self.flat_parts(value)
             if parts is None:
@@ -117,11 +120,14 @@ class _Writer:
     def tall(self, value: Value, depth: int) -> str:
         pad, inner = INDENT * depth, INDENT * (depth + 1)
         if isinstance(value, str):
-            lines = value.splitlines(keepends=True)
-            return "(\n" + "".join(f"{inner}{line!r}\n" for line in lines) + f"{pad})"
+            room = max(WIDTH - len(inner) - 2, 20)
+            pieces = [p for line in value.splitlines(keepends=True) for p in _pieces(line, room)]
+            return "(\n" + "".join(f"{inner}{piece!r}\n" for piece in pieces) + f"{pad})"
         if isinstance(value, Env):
-            return f"{self.atom(Import('agentspec.runtime.env', 'expand'))}(" \
-                   f"{self.tall(value.template, depth)})"
+            pieces = [p for line in value.template.splitlines(keepends=True)
+                      for p in _pieces(line, max(WIDTH - len(inner) - 2, 20))]
+            return f"{self.atom(Import('agentspec.runtime.env', 'expand'))}(\n" + "".join(
+                f"{inner}{piece!r}\n" for piece in pieces) + f"{pad})"
         if isinstance(value, ListOf):
             body = "".join(f"{inner}{self.value(v, depth + 1)},\n" for v in value.items)
             return f"[\n{body}{pad}]"
@@ -137,6 +143,17 @@ class _Writer:
     def binding(self, binding: Binding) -> str:
         comment = f"# {_comment(binding.file)}:{binding.line}\n" if binding.line else ""
         return f"{comment}{binding.var} = {self.value(binding.value, 0)}\n"
+
+
+def _pieces(line: str, room: int) -> list[str]:
+    """`line` cut after spaces into pieces whose literals fit in `room` columns; adjacent
+    literals concatenate back to exactly `line`."""
+    pieces: list[str] = []
+    while len(repr(line)) > room and " " in line[:-1]:
+        cut = line.rfind(" ", 0, room - 2) + 1 or line.find(" ") + 1
+        pieces.append(line[:cut])
+        line = line[cut:]
+    return [*pieces, line] if line else pieces
 
 
 def _collect(value: Value, names: _Names) -> None:
@@ -176,18 +193,17 @@ def source(plan: Plan, options: SourceOptions = SourceOptions()) -> dict[PurePos
         _collect(binding.value, names)
     writer = _Writer(names)
     body = "\n".join(writer.binding(b) for b in plan.bindings)
-    library, user = names.import_lines()
     header = [HEADER.format(spec=_comment(plan.spec_file))]
     if options.version:
         header.append(f"# agentspec {_comment(options.version)}")
     if plan.description:
-        header.append(repr(plan.description))
-    local = ["from . import _paths  # noqa: F401  (the spec's module directories)"] \
-        if options.module_paths else []
-    imports = [*library, *([""] if user else []), *local, *user]
-    agent = "\n".join([*header, "", *imports, "", ""]) + "\n" + body
+        header.append(repr(plan.description))  # one literal: a split one is no docstring
+    agent = "\n".join([*header, "", *names.import_lines(), "", ""]) + "\n" + body
     package = PurePosixPath(plan.app_name)
-    files = {package / "__init__.py": f"{header[0]}\nfrom . import agent  # noqa: F401\n",
+    # _paths (when there is one) is imported first: it puts the spec's module directories on
+    # sys.path before agent.py imports the user's modules
+    init = "from . import _paths, agent" if options.module_paths else "from . import agent"
+    files = {package / "__init__.py": f"{header[0]}\n{init}  # noqa: F401\n",
              package / "agent.py": agent}
     if options.module_paths:
         files[package / "_paths.py"] = _paths_module(plan, options)
