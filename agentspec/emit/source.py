@@ -71,9 +71,11 @@ class _Writer:
     def __init__(self, names: _Names) -> None:
         self.names = names
 
-    def value(self, value: Value, depth: int) -> str:
+    def value(self, value: Value, depth: int, lead: int = 0) -> str:
+        """`value` written at `depth`, after `lead` characters on its first line (its key and
+        indentation), on one line when that fits, else spread over several."""
         flat = self.flat(value)
-        if flat is not None and len(flat) + len(INDENT) * (depth + 1) <= WIDTH:
+        if flat is not None and lead + len(flat) + 1 <= WIDTH:
             return flat
         return self.tall(value, depth)
 
@@ -129,20 +131,24 @@ class _Writer:
             return f"{self.atom(Import('agentspec.runtime.env', 'expand'))}(\n" + "".join(
                 f"{inner}{piece!r}\n" for piece in pieces) + f"{pad})"
         if isinstance(value, ListOf):
-            body = "".join(f"{inner}{self.value(v, depth + 1)},\n" for v in value.items)
+            body = "".join(f"{inner}{self.value(v, depth + 1, len(inner))},\n"
+                           for v in value.items)
             return f"[\n{body}{pad}]"
         if isinstance(value, DictOf):
-            body = "".join(f"{inner}{k!r}: {self.value(v, depth + 1)},\n" for k, v in value.items)
+            body = "".join(
+                f"{inner}{k!r}: {self.value(v, depth + 1, len(inner) + len(repr(k)) + 2)},\n"
+                for k, v in value.items)
             return "{\n" + body + pad + "}"
         if isinstance(value, Call):
-            args = [f"{inner}{self.value(v, depth + 1)},\n" for v in value.args]
-            args += [f"{inner}{k}={self.value(v, depth + 1)},\n" for k, v in value.kwargs]
+            args = [f"{inner}{self.value(v, depth + 1, len(inner))},\n" for v in value.args]
+            args += [f"{inner}{k}={self.value(v, depth + 1, len(inner) + len(k) + 1)},\n"
+                     for k, v in value.kwargs]
             return f"{self.names.of(value.callee)}(\n{''.join(args)}{pad})"
         return self.atom(value)
 
     def binding(self, binding: Binding) -> str:
         comment = f"# {_comment(binding.file)}:{binding.line}\n" if binding.line else ""
-        return f"{comment}{binding.var} = {self.value(binding.value, 0)}\n"
+        return f"{comment}{binding.var} = {self.value(binding.value, 0, len(binding.var) + 3)}\n"
 
 
 def _pieces(line: str, room: int) -> list[str]:
@@ -198,7 +204,7 @@ def source(plan: Plan, options: SourceOptions = SourceOptions()) -> dict[PurePos
         header.append(f"# agentspec {_comment(options.version)}")
     if plan.description:
         header.append(repr(plan.description))  # one literal: a split one is no docstring
-    agent = "\n".join([*header, "", *names.import_lines(), "", ""]) + "\n" + body
+    agent = "\n".join([*header, "", *names.import_lines(), ""]) + "\n" + body
     package = PurePosixPath(plan.app_name)
     # _paths (when there is one) is imported first: it puts the spec's module directories on
     # sys.path before agent.py imports the user's modules
