@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,14 @@ def located(result: CheckResult) -> list[Located]:
     """Diagnostics as (file, line, column, code): what tests assert, never the wording."""
     return [(d.span.file if d.span else "", d.span.start.line if d.span else 0,
              d.span.start.col if d.span else 0, d.code) for d in result.diagnostics]
+
+
+@pytest.fixture(autouse=True)
+def _restore_sys_path() -> Iterator[None]:
+    """Building objects puts spec directories on sys.path; no test may see another's."""
+    saved = list(sys.path)
+    yield
+    sys.path[:] = saved
 
 
 @pytest.fixture
