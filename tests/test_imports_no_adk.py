@@ -80,3 +80,15 @@ def test_cli_explain_and_schema_do_not_import_adk() -> None:
                     assert exc.code in (0, None), exc.code
         """) + _REPORT
     assert run_python(code) == []
+
+
+def test_compiling_a_spec_does_not_import_adk() -> None:
+    """Planning and emitting source need no ADK; only building objects imports it."""
+    code = textwrap.dedent(f"""\
+        from pathlib import Path
+        from agentspec.build import compile_spec, emit_package
+        compiled = compile_spec(Path({str(ROOT / "specs" / "travel_desk.yaml")!r}), environ={{}})
+        assert compiled.ok, compiled.diagnostics
+        emit_package(compiled, Path("/tmp"))
+        """) + _REPORT
+    assert run_python(code) == []

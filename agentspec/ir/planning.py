@@ -9,7 +9,7 @@ from typing import Any
 
 from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref, Value
 from agentspec.ir.tree import AgentNode, AppNode, Compaction, ModelNode, PyObject, Schema, ToolNode
-from agentspec.runtime.instructions import has_escape
+from agentspec.runtime.escapes import has_escape
 
 __all__ = ["plan"]
 

@@ -9,20 +9,14 @@ not template again; one without stays a plain string, exactly as ADK handles it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.utils.instructions_utils import inject_session_state
 
-__all__ = ["ESCAPE", "Template", "has_escape", "template"]
+from agentspec.runtime.escapes import ESCAPE, has_escape
 
-#: `{{key}}` or `{{key?}}`, possibly with an ADK state prefix (`app:`, `user:`, `temp:`)
-ESCAPE = re.compile(r"\{\{((?:app:|user:|temp:)?[A-Za-z_][A-Za-z0-9_]*\??)\}\}")
-
-
-def has_escape(text: str) -> bool:
-    return ESCAPE.search(text) is not None
+__all__ = ["Template", "template"]
 
 
 class Template:
