@@ -141,7 +141,9 @@ SECRET_SPEC = """\
     tools:
       ping: {python: "secret_tools:make_ping", args: {token: "${env.SECRET_TOKEN}"}}
       remote:
-        mcp: {url: "https://example.com/mcp", headers: {Authorization: "Bearer ${env.SECRET_TOKEN}"}}
+        mcp:
+          url: https://example.com/mcp
+          headers: {Authorization: "Bearer ${env.SECRET_TOKEN}"}
     agents:
       main:
         model: gemini-2.5-flash
@@ -321,3 +323,24 @@ def test_the_package_moves_with_the_spec(tmp_path: Path, monkeypatch: pytest.Mon
     files = [emit_package(compile_spec(d / "agent.yaml", environ={}), d / "build")
              for d in (first, second)]
     assert files[0] == files[1]
+
+
+# --- instruction files are verbatim ------------------------------------------------------------
+
+
+def test_instruction_files_are_read_as_they_are(spec_dir: Callable[..., Path],
+                                                tmp_path: Path) -> None:
+    text = "Run `echo ${env.AGENTSPEC_TEST_UNSET}` and write $${HOME} literally.\n"
+    path = spec_dir("""\
+        agentspec: 1
+        name: verbatim_app
+        agents:
+          main: {model: gemini-2.5-flash, instruction_file: prompt.md}
+        """, {"prompt.md": text})
+    result = compile_spec(path, environ={})
+    assert result.ok
+    app, problems = build_objects(result)
+    assert problems == []
+    assert app.root_agent.instruction == text
+    agent_py = emit_package(result, tmp_path / "out")[PurePosixPath("verbatim_app/agent.py")]
+    assert "expand(" not in agent_py

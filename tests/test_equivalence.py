@@ -202,9 +202,14 @@ def test_the_generated_package_runs_a_scripted_conversation(
 def fake_gemini() -> Iterator[Any]:
     """Register a fake class for `gemini-.*` for this module only, then restore ADK's registry.
     Replies come from a queue per agent, found from the request's system instruction."""
-    from google.adk.models import BaseLlm, LlmCapabilities, LLMRegistry, LlmRequest, LlmResponse
-    from google.adk.models import registry
-    from google.genai import types
+    from google.adk.models import (
+        BaseLlm,
+        LlmCapabilities,
+        LLMRegistry,
+        LlmRequest,
+        LlmResponse,
+        registry,
+    )
 
     from agentspec.runtime.scripted import parse_step
 
@@ -256,3 +261,17 @@ def test_the_registry_trick_runs_the_weather_package_offline(
     assert _results(events)["get_weather"]["status"] == "success"
     assert fake_gemini.seen == [("weather", "gemini-2.5-flash")] * 2
     assert fake_gemini.queues == {"weather": []}
+
+
+def test_running_a_workflow_app_raises_no_deprecation_warning() -> None:
+    import warnings
+
+    app, problems = build_objects(compiled(ROOT / "specs" / "travel_desk.yaml"))
+    assert problems == []
+    install_script(app.root_agent, {"concierge": [{"text": "Hello!"}]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        events = _events(app, "Hi")
+    assert _final_text(events) == ("concierge", "Hello!")
+    assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)
+            and "Workflow" in str(w.message)] == []

@@ -124,6 +124,8 @@ class _Writer:
         if isinstance(value, str):
             room = max(WIDTH - len(inner) - 2, 20)
             pieces = [p for line in value.splitlines(keepends=True) for p in _pieces(line, room)]
+            if not pieces:
+                return repr(value)
             return "(\n" + "".join(f"{inner}{piece!r}\n" for piece in pieces) + f"{pad})"
         if isinstance(value, Env):
             pieces = [p for line in value.template.splitlines(keepends=True)

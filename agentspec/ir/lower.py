@@ -177,17 +177,20 @@ class _Lowering:
         mode = agent.mode
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
+        # an agent called as a tool answers its caller: a transfer would abandon the call
+        delegated = mode in ("single_turn", "task")
         return replace(
             base, model=model, generate=tuple(generate.items()),
             thinking=tuple(thinking.items()), planner=agent.planner,
             instruction=self.instruction(name, agent),
+            instruction_from_file=agent.instruction_file is not None,
             static_instruction=agent.static_instruction,
             tools=tuple(self.tool(name, i, t) for i, t in enumerate(agent.tools or ())),
             mode=mode, output_schema=self.schema(name, "output_schema", agent.output_schema),
             input_schema=self.schema(name, "input_schema", agent.input_schema),
             output_key=agent.output_key, include_contents=agent.include_contents,
-            disallow_transfer_to_parent=agent.disallow_transfer_to_parent,
-            disallow_transfer_to_peers=agent.disallow_transfer_to_peers)
+            disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
+            disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers)
 
     # the app ---------------------------------------------------------------------------
 

@@ -59,10 +59,12 @@ def model_value(model: ModelNode | None) -> Value:
     return lit(model.id)
 
 
-def instruction_value(text: str | None) -> Value:
+def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
+    """An instruction; `verbatim` text (from a file) is not an `${env.X}` template."""
     if text is None:
         return None
-    return Call(TEMPLATE, args=(lit(text),)) if has_escape(text) else lit(text)
+    value = text if verbatim else lit(text)
+    return Call(TEMPLATE, args=(value,)) if has_escape(text) else value
 
 
 def _generate_config(node: AgentNode) -> Value:
@@ -161,7 +163,9 @@ class _Planner:
             tools = [v for t in node.tools if (v := self.tool(t, children)) is not None]
             call = Call(LLM_AGENT, _kwargs(
                 name=node.name, description=lit(node.description),
-                model=model_value(node.model), instruction=instruction_value(node.instruction),
+                model=model_value(node.model),
+                instruction=instruction_value(node.instruction,
+                                              verbatim=node.instruction_from_file),
                 static_instruction=lit(node.static_instruction),
                 tools=ListOf(tuple(tools)) if tools else None,
                 sub_agents=ListOf(tuple(children)) if children else None,

@@ -60,6 +60,7 @@ class AgentNode:
     thinking: tuple[tuple[str, Any], ...] = ()
     planner: str | None = None
     instruction: str | None = None
+    instruction_from_file: bool = False  # file text is used as it is: no `${env.X}`
     static_instruction: str | None = None
     tools: tuple[ToolNode, ...] = ()
     children: tuple[AgentNode, ...] = ()
