@@ -9,7 +9,6 @@ import textwrap
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
