@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -31,7 +32,7 @@ from tests.buildkit import (
     package_loader,
 )
 
-RUFF = ROOT / ".venv" / "bin" / "ruff"
+RUFF = Path(sys.executable).parent / "ruff"  # the environment running the tests
 WEATHER = ROOT / "examples" / "weather" / "agent.yaml"
 
 
@@ -344,3 +345,14 @@ def test_instruction_files_are_read_as_they_are(spec_dir: Callable[..., Path],
     assert app.root_agent.instruction == text
     agent_py = emit_package(result, tmp_path / "out")[PurePosixPath("verbatim_app/agent.py")]
     assert "expand(" not in agent_py
+
+
+@pytest.mark.parametrize("spec", ["specs/pipeline.yaml", "specs/travel_desk.yaml",
+                                  "examples/weather/agent.yaml"])
+def test_committed_packages_match_their_specs(spec: str) -> None:
+    """The generated packages beside the shipped specs are what `build` makes of them now:
+    `agentspec build SPEC` regenerates one after a change."""
+    compiled = compile_spec(ROOT / spec, environ={})
+    assert compiled.ok, compiled.diagnostics
+    files = emit_package(compiled, compiled.spec_dir)
+    assert stale_files(files, compiled.spec_dir) == []
