@@ -122,7 +122,9 @@ def emit_package(compiled: Compiled, out_dir: Path, *,
     module_paths = tuple(
         Path(os.path.relpath(compiled.spec_dir / d, package_dir)).as_posix()
         for d in compiled.plan.module_dirs)
-    return source(compiled.plan, SourceOptions(module_paths=module_paths, version=version))
+    spec_dir = Path(os.path.relpath(compiled.spec_dir, package_dir)).as_posix()
+    return source(compiled.plan, SourceOptions(module_paths=module_paths, spec_dir=spec_dir,
+                                               version=version))
 
 
 def _generated(path: Path) -> bool:

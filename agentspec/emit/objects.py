@@ -7,7 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref, Value
+from agentspec.ir.plan import (
+    Binding,
+    Call,
+    DictOf,
+    Env,
+    Import,
+    ListOf,
+    Plan,
+    Ref,
+    SpecPath,
+    Value,
+)
 from agentspec.runtime.env import expand
 
 __all__ = ["ConstructionError", "objects", "resolve_import"]
@@ -29,21 +40,23 @@ def resolve_import(symbol: Import) -> Any:
     return value
 
 
-def _evaluate(value: Value, scope: dict[str, Any]) -> Any:
+def _evaluate(value: Value, scope: dict[str, Any], spec_dir: Path) -> Any:
     if isinstance(value, Import):
         return resolve_import(value)
     if isinstance(value, Ref):
         return scope[value.var]
     if isinstance(value, Env):
         return expand(value.template)
+    if isinstance(value, SpecPath):
+        return str((spec_dir / value.relative).resolve())
     if isinstance(value, ListOf):
-        return [_evaluate(v, scope) for v in value.items]
+        return [_evaluate(v, scope, spec_dir) for v in value.items]
     if isinstance(value, DictOf):
-        return {k: _evaluate(v, scope) for k, v in value.items}
+        return {k: _evaluate(v, scope, spec_dir) for k, v in value.items}
     if isinstance(value, Call):
         function = resolve_import(value.callee)
-        args = [_evaluate(v, scope) for v in value.args]
-        return function(*args, **{k: _evaluate(v, scope) for k, v in value.kwargs})
+        args = [_evaluate(v, scope, spec_dir) for v in value.args]
+        return function(*args, **{k: _evaluate(v, scope, spec_dir) for k, v in value.kwargs})
     return value
 
 
@@ -56,7 +69,7 @@ def objects(plan: Plan, *, spec_dir: Path) -> Any:
     scope: dict[str, Any] = {}
     for binding in plan.bindings:
         try:
-            scope[binding.var] = _evaluate(binding.value, scope)
+            scope[binding.var] = _evaluate(binding.value, scope, spec_dir)
         except Exception as exc:  # noqa: BLE001 - reported with the spec position
             raise ConstructionError(binding, exc) from exc
     return scope["app"]

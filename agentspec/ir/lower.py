@@ -124,7 +124,11 @@ class _Lowering:
             return ToolNode("python", name, python=self.python(
                 entry.python, self.span(*path, "python"), entry.args))
         if isinstance(entry, McpTool):
-            return ToolNode("mcp", name, mcp=entry)
+            cwd = getattr(entry.mcp, "cwd", None)
+            if cwd is not None and "${" not in cwd:
+                written_in = self.directory(self.span(*path, "mcp", "cwd"))
+                cwd = FsPath(os.path.relpath(written_in / cwd, self.spec_dir)).as_posix()
+            return ToolNode("mcp", name, mcp=entry, mcp_cwd=cwd)
         if isinstance(entry, BuiltinTool):
             return ToolNode("builtin", entry.builtin)
         assert isinstance(entry, AgentTool)

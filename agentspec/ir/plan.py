@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-__all__ = ["Binding", "Call", "DictOf", "Env", "Import", "ListOf", "Plan", "Ref", "Value"]
+__all__ = ["Binding", "Call", "DictOf", "Env", "Import", "ListOf", "Plan", "Ref", "SpecPath",
+           "Value"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,13 @@ class Env:
 
 
 @dataclass(frozen=True)
+class SpecPath:
+    """A path relative to the spec's directory, made absolute where the app is loaded."""
+
+    relative: str
+
+
+@dataclass(frozen=True)
 class ListOf:
     items: tuple[Value, ...]
 
@@ -50,7 +58,8 @@ class Call:
     args: tuple[Value, ...] = ()
 
 
-Value = Union[None, bool, int, float, str, ListOf, DictOf, Import, Ref, Env, Call]  # noqa: UP007
+Value = Union[None, bool, int, float, str, ListOf, DictOf, Import, Ref, Env, SpecPath,  # noqa: UP007
+              Call]
 
 
 @dataclass(frozen=True)

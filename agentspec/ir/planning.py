@@ -7,7 +7,18 @@ import keyword
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref, Value
+from agentspec.ir.plan import (
+    Binding,
+    Call,
+    DictOf,
+    Env,
+    Import,
+    ListOf,
+    Plan,
+    Ref,
+    SpecPath,
+    Value,
+)
 from agentspec.ir.tree import AgentNode, AppNode, Compaction, ModelNode, PyObject, Schema, ToolNode
 from agentspec.runtime.escapes import has_escape
 
@@ -107,9 +118,10 @@ def _mcp_tool(tool: ToolNode) -> Value:
     # the defining modules: the package hides these names when `mcp` is not installed
     module = "google.adk.tools.mcp_tool.mcp_session_manager"
     if hasattr(server, "command"):
+        cwd = tool.mcp_cwd
         params = Call(Import("mcp", "StdioServerParameters"), _kwargs(
             command=lit(server.command), args=lit(server.args), env=lit(server.env),
-            cwd=lit(server.cwd)))
+            cwd=None if cwd is None else (lit(cwd) if "${" in cwd else SpecPath(cwd))))
         connection = Call(Import(module, "StdioConnectionParams"), _kwargs(
             server_params=params, timeout=server.timeout))
     else:

@@ -45,6 +45,7 @@ class ToolNode:
     name: str = ""  # the spec name, or the builtin / agent name
     python: PyObject | None = None
     mcp: Any = None  # spec.tools.McpTool
+    mcp_cwd: str | None = None  # its working directory, relative to the spec's directory
     agent: AgentNode | None = None
 
 
