@@ -177,3 +177,12 @@ def test_a_script_that_runs_out_of_replies_says_so(desk: Path) -> None:
     assert done.exit_code == 1
     assert "no more replies" in done.stderr and "front" in done.stderr
     assert "[front] calls lookup({'city': 'Lisbon'})" in done.stdout
+
+
+def test_without_a_message_run_chats_on_the_terminal(desk: Path) -> None:
+    done = CliRunner().invoke(cli, ["run", "spec.yaml", "--script", "script.yaml"],
+                              input="How big is Lisbon?\n/quit\nnever read\n",
+                              prog_name="agentspec")
+    assert done.exit_code == 0, done.output
+    assert "[front] calls lookup({'city': 'Lisbon'})" in done.stdout
+    assert done.stdout.endswith("you> ")  # asked again, then /quit ended the chat

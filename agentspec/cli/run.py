@@ -30,7 +30,7 @@ def describe(event: Any) -> list[str]:
                 lines.append(f"[{event.author}] -> transfers to {call.args.get('agent_name')}")
             else:
                 lines.append(f"[{event.author}] calls {call.name}({_short(call.args)})")
-        elif part.function_response:
+        elif part.function_response and part.function_response.name != "transfer_to_agent":
             response = part.function_response
             lines.append(f"[{event.author}] {response.name} returned {_short(response.response)}")
         elif part.text and not part.thought:
