@@ -1,0 +1,199 @@
+"""Backends: where the harness file tools read and write, over virtual absolute paths.
+
+Every backend sees paths such as `/notes/a.md`: absolute, `/`-separated, rooted at the
+backend's own `/`. `normalize` turns whatever a user or a model wrote into that form and
+refuses what cannot be one. Nothing here imports ADK, so backends are plain, testable
+Python; the tools in `agentspec.runtime.harness` adapt them to ADK.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",
+           "ExecuteResult", "FileInfo", "GrepMatch", "ShellCapable", "apply_edit",
+           "compile_regex", "glob_match", "grep_glob_match", "normalize", "relative_to"]
+
+MAX_PATH_CHARS = 4096
+MAX_NAME_CHARS = 255
+GREP_LIMIT = 1000
+"""Backends return at most this many grep matches; the tools say when the cap was hit."""
+
+
+class BackendError(Exception):
+    """A file or shell operation failed; the message is written for a model to read."""
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    is_dir: bool
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class GrepMatch:
+    path: str
+    line_number: int
+    line: str
+
+
+@dataclass(frozen=True)
+class ExecuteResult:
+    output: str
+    exit_code: int | None
+    truncated: bool = False
+    timed_out: bool = False
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Files addressed by virtual absolute paths (`/notes/a.md`)."""
+
+    def ls(self, path: str) -> list[FileInfo]: ...
+
+    def read(self, path: str) -> str: ...
+
+    def write(self, path: str, content: str) -> None: ...
+
+    def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> int: ...
+
+    def glob(self, pattern: str, path: str = "/") -> list[str]: ...
+
+    def grep(self, pattern: str, path: str = "/",
+             glob: str | None = None) -> list[GrepMatch]: ...
+
+
+@runtime_checkable
+class ShellCapable(Backend, Protocol):
+    """A backend that can also run shell commands."""
+
+    def execute(self, command: str) -> ExecuteResult: ...
+
+
+def normalize(path: str) -> str:
+    """A clean virtual absolute path: `notes//./a.md` -> `/notes/a.md`.
+
+    Relative paths are taken from `/`; `..` may not climb above `/`. Names are taken
+    literally (no URL-decoding, backslashes are ordinary characters).
+    """
+    if not isinstance(path, str):
+        raise BackendError(f"A path must be a string, not {type(path).__name__}.")
+    if "\x00" in path:
+        raise BackendError("A path cannot contain NUL bytes.")
+    if len(path) > MAX_PATH_CHARS:
+        raise BackendError(f"The path is too long ({len(path)} characters; the limit is "
+                           f"{MAX_PATH_CHARS}).")
+    parts: list[str] = []
+    for name in path.split("/"):
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if not parts:
+                raise BackendError(f"The path {path!r} climbs above `/`; use a path inside "
+                                   "the workspace, such as `/notes/a.md`.")
+            parts.pop()
+            continue
+        if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_CHARS:
+            raise BackendError(f"A file or directory name in {path!r} is too long (the limit "
+                               f"is {MAX_NAME_CHARS} bytes).")
+        parts.append(name)
+    return "/" + "/".join(parts)
+
+
+def _glob_regex(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end + 1
+                continue
+        elif c == "{":
+            end = pattern.find("}", i)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                alts = pattern[i + 1:end].split(",")
+                out.append("(?:" + "|".join(_glob_regex(a) for a in alts) + ")")
+                i = end + 1
+                continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def glob_match(pattern: str, relpath: str) -> bool:
+    """Whether `relpath` (relative, `/`-separated) matches a glob (`**`, `*`, `?`, `[]`, `{}`)."""
+    try:
+        return re.fullmatch(_glob_regex(pattern.lstrip("/")), relpath) is not None
+    except re.error:
+        return False
+
+
+def grep_glob_match(glob: str | None, path: str) -> bool:
+    """grep's file filter: a pattern without `/` matches the file name, else the whole path."""
+    if not glob:
+        return True
+    if "/" in glob:
+        return glob_match(glob.lstrip("/"), path.lstrip("/")) or glob_match(
+            "**/" + glob.lstrip("/"), path.lstrip("/"))
+    return glob_match(glob, path.rsplit("/", 1)[-1])
+
+
+def relative_to(path: str, base: str) -> str | None:
+    """`path` relative to directory `base` (both normalized), or None when outside it."""
+    if base == "/":
+        return path.lstrip("/")
+    if path == base:
+        return ""
+    if path.startswith(base + "/"):
+        return path[len(base) + 1:]
+    return None
+
+
+def compile_regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise BackendError(f"Invalid regular expression {pattern!r}: {exc}.") from None
+
+
+def apply_edit(content: str, path: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
+    """The edited text and the number of replacements, or a BackendError a model can act on."""
+    if old == "":
+        raise BackendError("old_string is empty; give the exact text to replace (use "
+                           "write_file to create or overwrite a whole file).")
+    count = content.count(old)
+    if count == 0:
+        raise BackendError(f"old_string was not found in {path}. Read the file again and copy "
+                           "the text exactly, including whitespace and indentation.")
+    if count > 1 and not replace_all:
+        raise BackendError(f"old_string appears {count} times in {path}. Add surrounding lines "
+                           "to make it unique, or set replace_all=true to replace every one.")
+    if replace_all:
+        return content.replace(old, new), count
+    return content.replace(old, new, 1), 1

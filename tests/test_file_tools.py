@@ -1,0 +1,169 @@
+"""The file tools: declarations, formats, and runs inside ADK agents with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.runners import InMemoryRunner, Runner
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from agentspec.runtime.backends import Backend
+from agentspec.runtime.backends.filesystem import FilesystemBackend
+from agentspec.runtime.backends.shell import ShellBackend
+from agentspec.runtime.backends.state import StateBackend
+from agentspec.runtime.harness.files import FILE_TOOL_NAMES, make_file_tools
+from agentspec.runtime.scripted import install_script
+
+
+def _state_factory(ctx: ToolContext) -> Backend:
+    return StateBackend(ctx.state)
+
+
+def test_declarations() -> None:
+    tools = make_file_tools(_state_factory, FILE_TOOL_NAMES)
+    decls = {t.name: t._get_declaration() for t in tools}
+    assert list(decls) == list(FILE_TOOL_NAMES)
+    schemas: dict[str, Any] = {n: d.parameters_json_schema for n, d in decls.items() if d}
+    assert schemas["read_file"]["required"] == ["file_path"]
+    assert set(schemas["read_file"]["properties"]) == {"file_path", "offset", "limit"}
+    assert set(schemas["grep"]["properties"]) == {"pattern", "path", "glob", "output_mode"}
+    assert schemas["edit_file"]["required"] == ["file_path", "old_string", "new_string"]
+    assert all("tool_context" not in s["properties"] for s in schemas.values())
+    assert all(d and d.description and "Args:" in d.description for d in decls.values())
+    with pytest.raises(ValueError, match="unknown file tool"):
+        make_file_tools(_state_factory, ["rm_rf"])
+
+
+async def _call(tool: Any, backend: Backend, **args: Any) -> Any:
+    fn = tool.func
+    result = fn(tool_context=None, **args)
+    return await result if asyncio.iscoroutine(result) else result
+
+
+def _tools(backend: Backend) -> dict[str, Any]:
+    return {t.name: t for t in make_file_tools(lambda ctx: backend)}
+
+
+def test_read_file_format_and_limits(tmp_path: Path) -> None:
+    backend = FilesystemBackend(tmp_path)
+    tools = _tools(backend)
+    backend.write("/f.txt", "one\ntwo\n" + "x" * 2500 + "\nfour\n")
+    out = asyncio.run(_call(tools["read_file"], backend, file_path="/f.txt"))
+    lines = out.splitlines()
+    assert lines[0] == "     1\tone" and lines[1] == "     2\ttwo"
+    assert lines[2].endswith("... [line cut at 2000 characters]") and len(lines[2]) < 2100
+    assert lines[3] == "     4\tfour"
+    window = asyncio.run(_call(tools["read_file"], backend, file_path="/f.txt", offset=1, limit=1))
+    assert window.splitlines()[0] == "     2\ttwo" and "offset=2" in window
+    past = asyncio.run(_call(tools["read_file"], backend, file_path="/f.txt", offset=10))
+    assert "past the end" in past and "4 lines" in past
+    backend.write("/empty.txt", "")
+    assert "empty" in asyncio.run(_call(tools["read_file"], backend, file_path="/empty.txt"))
+    err = asyncio.run(_call(tools["read_file"], backend, file_path="/../etc/passwd"))
+    assert set(err) == {"error"} and "above" in err["error"]
+
+
+def test_other_tools(tmp_path: Path) -> None:
+    backend = ShellBackend(tmp_path, timeout=10)
+    tools = _tools(backend)
+
+    def run(name: str, **args: Any) -> Any:
+        return asyncio.run(_call(tools[name], backend, **args))
+
+    assert run("write_file", file_path="/src/a.py", content="def f():\n    pass\n")["status"] \
+        == "ok"
+    run("write_file", file_path="/src/b.py", content="def g():\n")
+    assert run("ls", path="/") == "/src/"
+    assert run("ls", path="/src").splitlines() == ["/src/a.py (18 bytes)", "/src/b.py (9 bytes)"]
+    assert run("glob", pattern="**/*.py").splitlines() == ["/src/a.py", "/src/b.py"]
+    assert "No files" in run("glob", pattern="*.rs")
+    assert run("grep", pattern="def").splitlines() == ["/src/a.py", "/src/b.py"]
+    assert run("grep", pattern="def", output_mode="content").splitlines() == [
+        "/src/a.py:1: def f():", "/src/b.py:1: def g():"]
+    assert run("grep", pattern="def|pass", output_mode="count").splitlines() == [
+        "/src/a.py: 2", "/src/b.py: 1"]
+    assert "error" in run("grep", pattern="x", output_mode="bogus")
+    assert "error" in run("edit_file", file_path="/src/a.py", old_string="nope", new_string="")
+    done = run("execute", command="cat src/b.py; exit 2")
+    assert done == {"output": "def g():\n", "exit_code": 2, "truncated": False,
+                    "timed_out": False}
+    no_shell = _tools(StateBackend({}))
+    assert "cannot run" in asyncio.run(_call(no_shell["execute"], backend, command="ls"))["error"]
+
+
+async def _turn(runner: Runner, session_id: str, text: str) -> list[Any]:
+    responses = []
+    async for event in runner.run_async(user_id="u", session_id=session_id,
+                                        new_message=types.Content(role="user",
+                                                                  parts=[types.Part(text=text)])):
+        for part in (event.content.parts if event.content else None) or []:
+            if part.function_response:
+                responses.append(part.function_response.response)
+    return responses
+
+
+def _agent(factory: Any) -> LlmAgent:
+    return LlmAgent(name="worker", model="scripted", instruction="Work with files.",
+                    tools=list(make_file_tools(factory, FILE_TOOL_NAMES)))
+
+
+def test_write_edit_read_in_an_agent() -> None:
+    agent = _agent(_state_factory)
+    models = install_script(agent, {"worker": [
+        {"call": "write_file", "args": {"file_path": "/todo.md", "content": "- [ ] a\n- [ ] b\n"}},
+        {"call": "edit_file", "args": {"file_path": "/todo.md", "old_string": "- [ ] a",
+                                       "new_string": "- [x] a"}},
+        {"call": "read_file", "args": {"file_path": "/todo.md"}},
+        {"text": "done"}]})
+
+    async def main() -> tuple[list[Any], Any]:
+        runner = InMemoryRunner(agent=agent, app_name="files")
+        session = await runner.session_service.create_session(app_name="files", user_id="u")
+        responses = await _turn(runner, session.id, "go")
+        stored = await runner.session_service.get_session(app_name="files", user_id="u",
+                                                          session_id=session.id)
+        return responses, stored
+
+    responses, stored = asyncio.run(main())
+    assert responses[0]["status"] == "ok" and responses[1]["replacements"] == 1
+    assert responses[2] == {"result": "     1\t- [x] a\n     2\t- [ ] b"}
+    assert stored.state["agentspec:files"]["/todo.md"]["content"] == "- [x] a\n- [ ] b\n"
+    declared = [fd.name for t in models["worker"].requests[0].config.tools
+                for fd in t.function_declarations]
+    assert declared == list(FILE_TOOL_NAMES)
+
+
+def test_state_files_persist_in_sqlite(tmp_path: Path) -> None:
+    db = str(tmp_path / "sessions.db")
+
+    async def write() -> str:
+        agent = _agent(_state_factory)
+        install_script(agent, {"worker": [
+            {"call": "write_file", "args": {"file_path": "/notes/a.md", "content": "kept"}},
+            {"text": "ok"}]})
+        service = SqliteSessionService(db)
+        runner = Runner(agent=agent, app_name="files", session_service=service)
+        session = await service.create_session(app_name="files", user_id="u")
+        await _turn(runner, session.id, "write")
+        return session.id
+
+    async def read(session_id: str) -> list[Any]:
+        agent = _agent(_state_factory)
+        install_script(agent, {"worker": [
+            {"call": "read_file", "args": {"file_path": "/notes/a.md"}}, {"text": "ok"}]})
+        service = SqliteSessionService(db)
+        session = await service.get_session(app_name="files", user_id="u",
+                                            session_id=session_id)
+        assert session is not None
+        assert session.state["agentspec:files"]["/notes/a.md"]["content"] == "kept"
+        runner = Runner(agent=agent, app_name="files", session_service=service)
+        return await _turn(runner, session_id, "read")
+
+    session_id = asyncio.run(write())
+    assert asyncio.run(read(session_id)) == [{"result": "     1\tkept"}]
