@@ -35,8 +35,8 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
 __all__ = ["lower"]
 
-HARNESS_FIELDS = ("todos", "filesystem", "task", "skills", "memory", "interrupt_on",
-                  "tool_result_limit")
+#: harness fields whose runtime is not wired into build yet (`todos` and `memory` are)
+HARNESS_FIELDS = ("filesystem", "task", "skills", "interrupt_on", "tool_result_limit")
 LATER = {"deep": "the deep-agent harness", "router": "routed agents",
          "planner": "the recursive planner"}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
@@ -147,6 +147,15 @@ class _Lowering:
                 f"cannot read the instruction file `{agent.instruction_file}`", span))
         return text
 
+    def memory(self, name: str, agent: LlmAgent) -> tuple[str, ...]:
+        """Memory files relative to the spec's directory (each was written relative to the
+        file that names it)."""
+        found = []
+        for index, entry in enumerate(agent.memory or ()):
+            written_in = self.directory(self.span("agents", name, "memory", index))
+            found.append(FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix())
+        return tuple(found)
+
     def schema(self, name: str, field_name: str, value: Any) -> Schema | None:
         if value is None:
             return None
@@ -194,7 +203,8 @@ class _Lowering:
             input_schema=self.schema(name, "input_schema", agent.input_schema),
             output_key=agent.output_key, include_contents=agent.include_contents,
             disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
-            disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers)
+            disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
+            todos=bool(agent.todos), memory=self.memory(name, agent))
 
     # the app ---------------------------------------------------------------------------
 

@@ -161,8 +161,13 @@ class _Planner:
         return None
 
     def callbacks(self, node: AgentNode) -> dict[str, Value]:
-        return {f"{hook}_callback": ListOf(tuple(python_object(o) for o in objects))
-                for hook, objects in node.callbacks}
+        hooks: dict[str, list[Value]] = {
+            hook: [python_object(o) for o in objects] for hook, objects in node.callbacks}
+        if node.memory:  # first, so the user's own before_model callbacks see the memory too
+            memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
+                          args=(ListOf(tuple(SpecPath(p) for p in node.memory)),))
+            hooks["before_model"] = [memory, *hooks.get("before_model", [])]
+        return {f"{hook}_callback": ListOf(tuple(values)) for hook, values in hooks.items()}
 
     def agent(self, node: AgentNode) -> Ref:
         children: list[Value] = [self.agent(child) for child in node.children]
@@ -173,6 +178,9 @@ class _Planner:
                 **self.callbacks(node)))
         else:
             tools = [v for t in node.tools if (v := self.tool(t, children)) is not None]
+            if node.todos:
+                tools += [Import("agentspec.runtime.harness.todos", "write_todos"),
+                          Import("agentspec.runtime.harness.todos", "read_todos")]
             call = Call(LLM_AGENT, _kwargs(
                 name=node.name, description=lit(node.description),
                 model=model_value(node.model),

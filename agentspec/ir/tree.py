@@ -74,6 +74,8 @@ class AgentNode:
     disallow_transfer_to_peers: bool | None = None
     callbacks: tuple[tuple[str, tuple[PyObject, ...]], ...] = ()
     max_iterations: int | None = None
+    todos: bool = False
+    memory: tuple[str, ...] = ()  # AGENTS.md-style files, relative to the spec's directory
 
 
 @dataclass(frozen=True)
