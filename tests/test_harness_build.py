@@ -99,7 +99,76 @@ def test_the_rest_of_the_harness_is_still_refused(tmp_path: Path) -> None:
         name: app
         backends: {scratch: {type: state}}
         agents:
-          helper: {instruction: Hi., model: gemini-2.5-flash, filesystem: scratch}
+          helper:
+            instruction: Hi.
+            model: gemini-2.5-flash
+            filesystem: scratch
+            interrupt_on: {write_file: true}
         """))
     compiled = compile_spec(path, environ={})
     assert [d.code for d in compiled.diagnostics] == ["AS401"]
+
+
+FILES_SPEC = """\
+    agentspec: 1
+    name: files_app
+    backends:
+      scratch: {type: state}
+      work: {type: shell, root: ./work, timeout: 5}
+      files: {type: composite, default: work, routes: {/scratch/: scratch}}
+    agents:
+      helper:
+        model: gemini-2.5-flash
+        instruction: Use the files.
+        filesystem: files
+    """
+FILES_REPLIES = {"helper": [
+    {"call": "write_file", "args": {"file_path": "/notes.md", "content": "alpha\nbeta\n"}},
+    {"call": "write_file", "args": {"file_path": "/scratch/draft.md", "content": "kept in state"}},
+    {"call": "edit_file", "args": {"file_path": "/notes.md", "old_string": "beta",
+                                   "new_string": "gamma"}},
+    {"call": "execute", "args": {"command": "cat notes.md"}},
+    {"call": "read_file", "args": {"file_path": "/scratch/draft.md"}},
+    {"text": "Done."}]}
+
+
+async def _run_files(app: Any) -> tuple[dict[str, Any], list[Any]]:
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    install_script(app.root_agent, FILES_REPLIES)
+    runner = InMemoryRunner(app=app)
+    session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+    results = []
+    message = types.Content(role="user", parts=[types.Part(text="Take notes")])
+    async for event in runner.run_async(user_id="u", session_id=session.id,
+                                        new_message=message):
+        results += [p.function_response.response for p in (event.content.parts or [])
+                    if event.content and p.function_response]
+    stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
+                                                      session_id=session.id)
+    await runner.close()
+    assert stored is not None
+    return dict(stored.state), results
+
+
+@pytest.mark.parametrize("through", ["memory", "package"])
+def test_filesystem_over_a_composite_of_shell_and_state(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(textwrap.dedent(FILES_SPEC))
+    compiled = compile_spec(path, environ={})
+    assert compiled.ok, compiled.diagnostics
+    if through == "memory":
+        app, problems = build_objects(compiled)
+        assert problems == []
+        state, results = asyncio.run(_run_files(app))
+    else:
+        out = tmp_path / "out"
+        assert write_package(emit_package(compiled, out), out) == []
+        with package_loader(monkeypatch) as load:
+            state, results = asyncio.run(_run_files(load(out, "files_app")))
+    assert (tmp_path / "work" / "notes.md").read_text() == "alpha\ngamma\n"
+    assert "alpha" in str(results[3]) and "gamma" in str(results[3])  # execute saw the edit
+    assert "kept in state" in str(results[4])
+    assert "/draft.md" in str(state["agentspec:files:scratch"])

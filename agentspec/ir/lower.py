@@ -13,6 +13,7 @@ from agentspec.ir.tree import (
     AgentNode,
     AppNode,
     Compaction,
+    FilesystemNode,
     ModelNode,
     PyObject,
     Schema,
@@ -30,13 +31,14 @@ from agentspec.spec.agents import (
     SequentialAgent,
 )
 from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
+from agentspec.spec.effective import harness
 from agentspec.spec.models import ModelDef
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
 __all__ = ["lower"]
 
 #: harness fields whose runtime is not wired into build yet (`todos` and `memory` are)
-HARNESS_FIELDS = ("filesystem", "task", "skills", "interrupt_on", "tool_result_limit")
+HARNESS_FIELDS = ("task", "skills", "interrupt_on", "tool_result_limit")
 LATER = {"deep": "the deep-agent harness", "router": "routed agents",
          "planner": "the recursive planner"}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
@@ -156,6 +158,32 @@ class _Lowering:
             found.append(FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix())
         return tuple(found)
 
+    def backend_definitions(self, name: str) -> list[tuple[str, Any]]:
+        """`name` and every backend it routes to, as plain data with spec-relative roots."""
+        backends = self.spec.backends or {}
+        found: list[tuple[str, Any]] = []
+        todo = [name]
+        while todo:
+            current = todo.pop()
+            if current in dict(found):
+                continue
+            definition = backends[current].model_dump(exclude_none=True)
+            if "root" in definition:
+                written_in = self.directory(self.span("backends", current, "root"))
+                definition["root"] = FsPath(os.path.relpath(
+                    written_in / definition["root"], self.spec_dir)).as_posix()
+            if definition["type"] == "composite":
+                todo += [definition["default"], *definition.get("routes", {}).values()]
+            found.append((current, definition))
+        return found
+
+    def filesystem(self, agent: LlmAgent) -> FilesystemNode | None:
+        kit = harness(agent, self.spec.backends or {})
+        if kit.backend is None:
+            return None
+        return FilesystemNode(kit.backend, kit.file_tools,
+                              tuple(self.backend_definitions(kit.backend)))
+
     def schema(self, name: str, field_name: str, value: Any) -> Schema | None:
         if value is None:
             return None
@@ -204,7 +232,8 @@ class _Lowering:
             output_key=agent.output_key, include_contents=agent.include_contents,
             disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
             disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
-            todos=bool(agent.todos), memory=self.memory(name, agent))
+            todos=bool(agent.todos), memory=self.memory(name, agent),
+            filesystem=self.filesystem(agent))
 
     # the app ---------------------------------------------------------------------------
 

@@ -19,7 +19,16 @@ from agentspec.ir.plan import (
     SpecPath,
     Value,
 )
-from agentspec.ir.tree import AgentNode, AppNode, Compaction, ModelNode, PyObject, Schema, ToolNode
+from agentspec.ir.tree import (
+    AgentNode,
+    AppNode,
+    Compaction,
+    FilesystemNode,
+    ModelNode,
+    PyObject,
+    Schema,
+    ToolNode,
+)
 from agentspec.runtime.escapes import has_escape
 
 __all__ = ["plan"]
@@ -134,6 +143,15 @@ def _mcp_tool(tool: ToolNode) -> Value:
         tool_name_prefix=lit(spec.prefix)))
 
 
+def _file_toolset(filesystem: FilesystemNode) -> Call:
+    definitions = DictOf(tuple(
+        (name, DictOf(tuple((key, SpecPath(value) if key == "root" else lit(value))
+                            for key, value in definition.items())))
+        for name, definition in filesystem.definitions))
+    return Call(Import("agentspec.runtime.harness.filesystem", "file_toolset"), _kwargs(
+        backend=filesystem.backend, definitions=definitions, tools=lit(list(filesystem.tools))))
+
+
 @dataclass
 class _Planner:
     bindings: list[Binding] = field(default_factory=list)
@@ -181,6 +199,8 @@ class _Planner:
             if node.todos:
                 tools += [Import("agentspec.runtime.harness.todos", "write_todos"),
                           Import("agentspec.runtime.harness.todos", "read_todos")]
+            if node.filesystem is not None:
+                tools.append(_file_toolset(node.filesystem))
             call = Call(LLM_AGENT, _kwargs(
                 name=node.name, description=lit(node.description),
                 model=model_value(node.model),

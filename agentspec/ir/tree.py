@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AgentNode", "AppNode", "Compaction", "ModelNode", "PyObject", "Schema", "ToolNode"]
+__all__ = ["AgentNode", "AppNode", "Compaction", "FilesystemNode", "ModelNode", "PyObject",
+           "Schema", "ToolNode"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,17 @@ class AgentNode:
     max_iterations: int | None = None
     todos: bool = False
     memory: tuple[str, ...] = ()  # AGENTS.md-style files, relative to the spec's directory
+    filesystem: FilesystemNode | None = None
+
+
+@dataclass(frozen=True)
+class FilesystemNode:
+    """File tools over `backend`; `definitions` holds it and the backends it routes to,
+    with directory roots relative to the spec's directory."""
+
+    backend: str
+    tools: tuple[str, ...]
+    definitions: tuple[tuple[str, Any], ...]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,70 @@
+"""The `filesystem` harness field: file tools over a spec's backends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
+from google.adk.tools.tool_context import ToolContext
+
+from agentspec.runtime.backends import Backend
+from agentspec.runtime.backends.composite import CompositeBackend
+from agentspec.runtime.backends.filesystem import FilesystemBackend
+from agentspec.runtime.backends.shell import ShellBackend
+from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
+from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
+
+__all__ = ["FileToolset", "backend_factory", "file_toolset"]
+
+Definitions = Mapping[str, Mapping[str, Any]]
+
+
+def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
+    """Builds backend `name` for each tool call. State backends live in that call's session
+    state (one store per backend name); directory backends are made once and reused."""
+    made: dict[str, Backend] = {}
+
+    def build(backend: str, context: ToolContext) -> Backend:
+        definition = definitions[backend]
+        kind = definition["type"]
+        if kind == "state":
+            key = DEFAULT_KEY if backend == name else f"{DEFAULT_KEY}:{backend}"
+            return StateBackend(context.state, key=key)
+        if kind == "composite":
+            return CompositeBackend(build(definition["default"], context), {
+                prefix: build(target, context)
+                for prefix, target in (definition.get("routes") or {}).items()})
+        if backend not in made:
+            if kind == "shell":
+                made[backend] = ShellBackend(
+                    definition["root"], timeout=definition.get("timeout", 120),
+                    max_output_bytes=definition.get("max_output_bytes", 100_000),
+                    env=definition.get("env"))
+            else:
+                made[backend] = FilesystemBackend(definition["root"])
+        return made[backend]
+
+    return lambda context: build(name, context)
+
+
+class FileToolset(BaseToolset):
+    """`ls`, `read_file`, `write_file`, `edit_file`, `glob`, `grep` (and `execute` on a shell
+    backend) over one of the spec's backends."""
+
+    def __init__(self, backend: str, definitions: Definitions,
+                 tools: Iterable[str] = FILE_TOOL_NAMES) -> None:
+        super().__init__()
+        self.backend = backend
+        self._tools: list[BaseTool] = list(
+            make_file_tools(backend_factory(backend, definitions), tools))
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        return list(self._tools)
+
+
+def file_toolset(backend: str, definitions: Definitions,
+                 tools: Iterable[str] = FILE_TOOL_NAMES) -> FileToolset:
+    return FileToolset(backend, definitions, tools)
