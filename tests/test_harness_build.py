@@ -172,3 +172,67 @@ def test_filesystem_over_a_composite_of_shell_and_state(
     assert "alpha" in str(results[3]) and "gamma" in str(results[3])  # execute saw the edit
     assert "kept in state" in str(results[4])
     assert "/draft.md" in str(state["agentspec:files:scratch"])
+
+
+SKILLS_SPEC = """\
+    agentspec: 1
+    name: skills_app
+    agents:
+      helper:
+        model: gemini-2.5-flash
+        instruction: Use your skills.
+        skills: {discovery}
+    """
+SKILL = """\
+    ---
+    name: trip-report
+    description: Write a short trip report. Use when asked for a report.
+    ---
+    # Trip report
+    Read references/style.md first.
+    """
+
+
+async def _run_skills(app: Any, steps: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    models = install_script(app.root_agent, {"helper": steps})
+    runner = InMemoryRunner(app=app)
+    session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+    results = []
+    message = types.Content(role="user", parts=[types.Part(text="Report please")])
+    async for event in runner.run_async(user_id="u", session_id=session.id,
+                                        new_message=message):
+        results += [p.function_response.response for p in (event.content.parts or [])
+                    if event.content and p.function_response]
+    await runner.close()
+    return models["helper"].requests[0], results
+
+
+@pytest.mark.parametrize(("setting", "first_tool"), [
+    ("[./skills]", "list_skills"), ("{paths: [./skills], discovery: eager}", "load_skill")])
+def test_skills_through_the_generated_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, first_tool: str) -> None:
+    folder = tmp_path / "skills" / "trip-report"
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(textwrap.dedent(SKILL))
+    (folder / "references" / "style.md").write_text("Use headings.")
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SKILLS_SPEC).format(discovery=setting))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+    out = tmp_path / "out"
+    assert write_package(emit_package(compiled, out), out) == []
+    steps = ([{"call": "list_skills"}] if first_tool == "list_skills" else []) + [
+        {"call": "load_skill", "args": {"skill_name": "trip-report"}},
+        {"call": "load_skill_resource",
+         "args": {"skill_name": "trip-report", "file_path": "references/style.md"}},
+        {"text": "Report written."}]
+    with package_loader(monkeypatch) as load:
+        request, results = asyncio.run(_run_skills(load(out, "skills_app"), steps))
+    declared = [d.name for t in request.config.tools for d in t.function_declarations]
+    assert first_tool in declared and "load_skill_resource" in declared
+    eager = first_tool == "load_skill"
+    assert ("<available_skills>" in request.config.system_instruction) is eager
+    assert "Read references/style.md first." in str(results[-2])
+    assert "Use headings." in str(results[-1])

@@ -29,6 +29,7 @@ from agentspec.spec.agents import (
     ParallelAgent,
     PythonSchema,
     SequentialAgent,
+    SkillsConfig,
 )
 from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
 from agentspec.spec.effective import harness
@@ -38,7 +39,7 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["lower"]
 
 #: harness fields whose runtime is not wired into build yet (`todos` and `memory` are)
-HARNESS_FIELDS = ("task", "skills", "interrupt_on", "tool_result_limit")
+HARNESS_FIELDS = ("task", "interrupt_on", "tool_result_limit")
 LATER = {"deep": "the deep-agent harness", "router": "routed agents",
          "planner": "the recursive planner"}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
@@ -149,14 +150,28 @@ class _Lowering:
                 f"cannot read the instruction file `{agent.instruction_file}`", span))
         return text
 
+    def spec_relative(self, entry: str, *path: str | int) -> str:
+        """`entry`, written at `path` relative to its own file, relative to the spec's
+        directory instead."""
+        written_in = self.directory(self.span(*path))
+        return FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix()
+
     def memory(self, name: str, agent: LlmAgent) -> tuple[str, ...]:
-        """Memory files relative to the spec's directory (each was written relative to the
-        file that names it)."""
-        found = []
-        for index, entry in enumerate(agent.memory or ()):
-            written_in = self.directory(self.span("agents", name, "memory", index))
-            found.append(FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix())
-        return tuple(found)
+        return tuple(self.spec_relative(entry, "agents", name, "memory", index)
+                     for index, entry in enumerate(agent.memory or ()))
+
+    def skills(self, name: str, agent: LlmAgent) -> tuple[tuple[str, ...], str]:
+        setting = agent.skills
+        if setting is None:
+            return (), "lazy"
+        where: tuple[str, ...] = ("skills",)
+        if isinstance(setting, SkillsConfig):
+            entries, where, discovery = setting.paths, ("skills", "paths"), setting.discovery
+        else:
+            entries, discovery = setting, "lazy"
+        directories = tuple(self.spec_relative(entry, "agents", name, *where, index)
+                            for index, entry in enumerate(entries))
+        return directories, discovery
 
     def backend_definitions(self, name: str) -> list[tuple[str, Any]]:
         """`name` and every backend it routes to, as plain data with spec-relative roots."""
@@ -215,6 +230,7 @@ class _Lowering:
         model, generate, thinking = self.model(agent.model)
         generate.update(agent.generate.model_dump(exclude_none=True) if agent.generate else {})
         thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
+        skills, discovery = self.skills(name, agent)
         mode = agent.mode
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
@@ -233,7 +249,7 @@ class _Lowering:
             disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
             disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
             todos=bool(agent.todos), memory=self.memory(name, agent),
-            filesystem=self.filesystem(agent))
+            filesystem=self.filesystem(agent), skills=skills, skill_discovery=discovery)
 
     # the app ---------------------------------------------------------------------------
 

@@ -201,6 +201,10 @@ class _Planner:
                           Import("agentspec.runtime.harness.todos", "read_todos")]
             if node.filesystem is not None:
                 tools.append(_file_toolset(node.filesystem))
+            if node.skills:
+                tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
+                                  args=(ListOf(tuple(SpecPath(d) for d in node.skills)),
+                                        node.skill_discovery)))
             call = Call(LLM_AGENT, _kwargs(
                 name=node.name, description=lit(node.description),
                 model=model_value(node.model),

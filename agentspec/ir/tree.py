@@ -78,6 +78,8 @@ class AgentNode:
     todos: bool = False
     memory: tuple[str, ...] = ()  # AGENTS.md-style files, relative to the spec's directory
     filesystem: FilesystemNode | None = None
+    skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
+    skill_discovery: str = "lazy"
 
 
 @dataclass(frozen=True)
