@@ -236,3 +236,88 @@ def test_skills_through_the_generated_package(
     assert ("<available_skills>" in request.config.system_instruction) is eager
     assert "Read references/style.md first." in str(results[-2])
     assert "Use headings." in str(results[-1])
+
+
+LIMIT_SPEC = """\
+    agentspec: 1
+    name: limit_app
+    backends: {{scratch: {{type: state}}}}
+    tools:
+      big: {{python: big_tools:big_search}}
+    agents:
+      helper:
+        model: gemini-2.5-flash
+        instruction: Search.
+        tools: [big]
+        tool_result_limit: {{tokens: 50}}
+        {filesystem}
+    """
+BIG_TOOLS = '''\
+def big_search(query: str) -> dict:
+    """Returns many rows."""
+    return {"rows": [f"row {i} about {query}" for i in range(200)]}
+'''
+
+
+@pytest.mark.parametrize("filesystem", ["filesystem: scratch", ""])
+def test_tool_result_limit_saves_big_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              filesystem: str) -> None:
+    (tmp_path / "big_tools.py").write_text(BIG_TOOLS)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(LIMIT_SPEC).format(
+        filesystem=filesystem))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+    out = tmp_path / "out"
+    assert write_package(emit_package(compiled, out), out) == []
+    steps: list[dict[str, Any]] = [{"call": "big_search", "args": {"query": "eels"}}]
+    if filesystem:
+        steps.append({"call": "read_file", "args": {
+            "file_path": "/large_tool_results/big_search_CALL.txt", "limit": 5}})
+    steps.append({"text": "Done."})
+
+    async def run(app: Any) -> list[Any]:
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+
+        models = install_script(app.root_agent, {"helper": steps})
+        original = models["helper"].generate_content_async
+
+        async def with_call_id(request: Any, stream: bool = False) -> Any:
+            # the saved file is named after the call id, known only once the tool has run
+            for content in request.contents:
+                for part in content.parts or ():
+                    response = part.function_response
+                    if response and "saved_to" in (response.response or {}):
+                        path = response.response["saved_to"]
+                        for step in models["helper"].replies:
+                            if step.get("args", {}).get("file_path", "").endswith("CALL.txt"):
+                                step["args"]["file_path"] = path
+            async for reply in original(request, stream):
+                yield reply
+
+        object.__setattr__(models["helper"], "generate_content_async", with_call_id)
+        runner = InMemoryRunner(app=app)
+        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+        results = []
+        message = types.Content(role="user", parts=[types.Part(text="go")])
+        async for event in runner.run_async(user_id="u", session_id=session.id,
+                                            new_message=message):
+            results += [p.function_response.response for p in (event.content.parts or [])
+                        if event.content and p.function_response]
+        if not filesystem:
+            keys = await runner.artifact_service.list_artifact_keys(
+                app_name=app.name, user_id="u", session_id=session.id)
+            results.append({"artifacts": keys})
+        await runner.close()
+        return results
+
+    with package_loader(monkeypatch) as load:
+        results = asyncio.run(run(load(out, "limit_app")))
+    evicted = results[0]
+    assert "result_too_large" in evicted and "row 0 about eels" in evicted["preview"]
+    assert "row 199" not in evicted["preview"]
+    if filesystem:
+        assert evicted["saved_to"].startswith("/large_tool_results/big_search_")
+        assert "row 0 about eels" in str(results[1])  # read back with read_file
+    else:
+        assert evicted["saved_as_artifact"] in results[-1]["artifacts"]

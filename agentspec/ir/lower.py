@@ -39,7 +39,7 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["lower"]
 
 #: harness fields whose runtime is not wired into build yet (`todos` and `memory` are)
-HARNESS_FIELDS = ("task", "interrupt_on", "tool_result_limit")
+HARNESS_FIELDS = ("task", "interrupt_on")
 LATER = {"deep": "the deep-agent harness", "router": "routed agents",
          "planner": "the recursive planner"}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
@@ -249,7 +249,8 @@ class _Lowering:
             disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
             disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
             todos=bool(agent.todos), memory=self.memory(name, agent),
-            filesystem=self.filesystem(agent), skills=skills, skill_discovery=discovery)
+            filesystem=self.filesystem(agent), skills=skills, skill_discovery=discovery,
+            result_limit=harness(agent, self.spec.backends or {}).result_limit)
 
     # the app ---------------------------------------------------------------------------
 

@@ -143,13 +143,26 @@ def _mcp_tool(tool: ToolNode) -> Value:
         tool_name_prefix=lit(spec.prefix)))
 
 
-def _file_toolset(filesystem: FilesystemNode) -> Call:
-    definitions = DictOf(tuple(
+def _definitions(filesystem: FilesystemNode) -> DictOf:
+    return DictOf(tuple(
         (name, DictOf(tuple((key, SpecPath(value) if key == "root" else lit(value))
                             for key, value in definition.items())))
         for name, definition in filesystem.definitions))
+
+
+def _file_toolset(filesystem: FilesystemNode) -> Call:
     return Call(Import("agentspec.runtime.harness.filesystem", "file_toolset"), _kwargs(
-        backend=filesystem.backend, definitions=definitions, tools=lit(list(filesystem.tools))))
+        backend=filesystem.backend, definitions=_definitions(filesystem),
+        tools=lit(list(filesystem.tools))))
+
+
+def _result_limit(node: AgentNode) -> Call:
+    """Eviction of large results: to the agent's backend, else to session artifacts."""
+    backend = None if node.filesystem is None else Call(
+        Import("agentspec.runtime.harness.filesystem", "backend_factory"),
+        args=(node.filesystem.backend, _definitions(node.filesystem)))
+    return Call(Import("agentspec.runtime.harness.results", "result_limit_callback"),
+                args=(node.result_limit,), kwargs=_kwargs(backend=backend))
 
 
 @dataclass
@@ -185,6 +198,8 @@ class _Planner:
             memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
                           args=(ListOf(tuple(SpecPath(p) for p in node.memory)),))
             hooks["before_model"] = [memory, *hooks.get("before_model", [])]
+        if node.result_limit is not None:  # last: ADK stops at a callback's replacement
+            hooks["after_tool"] = [*hooks.get("after_tool", []), _result_limit(node)]
         return {f"{hook}_callback": ListOf(tuple(values)) for hook, values in hooks.items()}
 
     def agent(self, node: AgentNode) -> Ref:
@@ -201,6 +216,9 @@ class _Planner:
                           Import("agentspec.runtime.harness.todos", "read_todos")]
             if node.filesystem is not None:
                 tools.append(_file_toolset(node.filesystem))
+            if node.result_limit is not None and node.filesystem is None and not any(
+                    t.kind == "builtin" and t.name == "load_artifacts" for t in node.tools):
+                tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
             if node.skills:
                 tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
                                   args=(ListOf(tuple(SpecPath(d) for d in node.skills)),

@@ -79,6 +79,7 @@ class AgentNode:
     memory: tuple[str, ...] = ()  # AGENTS.md-style files, relative to the spec's directory
     filesystem: FilesystemNode | None = None
     skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
+    result_limit: int | None = None  # tokens
     skill_discovery: str = "lazy"
 
 

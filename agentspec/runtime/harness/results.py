@@ -1,0 +1,61 @@
+"""The `tool_result_limit` harness field: a large tool result is saved, the model gets its
+location and a preview, and reads the rest when it needs it."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from agentspec.runtime.harness.files import BackendFactory
+
+__all__ = ["CHARS_PER_TOKEN", "result_limit_callback"]
+
+CHARS_PER_TOKEN = 4
+PREVIEW_CHARS = 1000
+#: tools that page their own output; evicting it would only send the model in circles
+EXEMPT = frozenset({"read_file"})
+
+AfterTool = Callable[[BaseTool, dict[str, Any], ToolContext, Any],
+                     Awaitable[dict[str, Any] | None]]
+
+
+def _text(result: Any) -> str:
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False,
+                                                              default=str)
+
+
+def result_limit_callback(tokens: int, backend: BackendFactory | None = None) -> AfterTool:
+    """An `after_tool_callback` replacing results longer than `tokens` (about 4 characters
+    each): saved to `/large_tool_results/` on `backend` (read back with `read_file`), or as a
+    session artifact when the agent has no file tools (read back with `load_artifacts`)."""
+    limit = tokens * CHARS_PER_TOKEN
+
+    async def after_tool_callback(tool: BaseTool, args: dict[str, Any],
+                                  tool_context: ToolContext,
+                                  tool_response: Any) -> dict[str, Any] | None:
+        text = _text(tool_response)
+        if tool.name in EXEMPT or len(text) <= limit:
+            return None
+        call = re.sub(r"[^A-Za-z0-9_.-]", "_", tool_context.function_call_id or uuid.uuid4().hex)
+        summary = {"result_too_large": (
+            f"The result of {tool.name} has {len(text):,} characters (about "
+            f"{len(text) // CHARS_PER_TOKEN:,} tokens), more than the {tokens:,}-token limit, "
+            "so it was saved instead of shown."), "preview": text[:PREVIEW_CHARS]}
+        if backend is not None:
+            path = f"/large_tool_results/{tool.name}_{call}.txt"
+            backend(tool_context).write(path, text)
+            return {**summary, "saved_to": path,
+                    "how_to_read": f"read_file('{path}', offset=..., limit=...) reads it in pages"}
+        name = f"large_tool_results_{tool.name}_{call}.txt"
+        await tool_context.save_artifact(name, types.Part(text=text))
+        return {**summary, "saved_as_artifact": name,
+                "how_to_read": f"load_artifacts with artifact_names=['{name}']"}
+
+    return after_tool_callback
