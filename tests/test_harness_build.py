@@ -321,3 +321,71 @@ def test_tool_result_limit_saves_big_results(tmp_path: Path, monkeypatch: pytest
         assert "row 0 about eels" in str(results[1])  # read back with read_file
     else:
         assert evicted["saved_as_artifact"] in results[-1]["artifacts"]
+
+
+TASK_SPEC = """\
+    agentspec: 1
+    name: task_app
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate research.
+        todos: true
+        task: {agents: [researcher], general_purpose: true}
+      researcher:
+        description: Finds facts.
+        model: gemini-2.5-flash
+        instruction: Research the task.
+    """
+TASK_REPLIES = {
+    "lead": [{"call": "task", "args": {"description": "Facts about eels",
+                                       "subagent_type": "researcher"}},
+             {"call": "task", "args": {"description": "Summarise eels",
+                                       "subagent_type": "general-purpose"}},
+             {"call": "task", "args": {"description": "x", "subagent_type": "nobody"}},
+             {"text": "All done."}],
+    "researcher": [{"text": "Eels are fish."}],
+    "general_purpose": [{"text": "Eels: long fish."}]}
+
+
+@pytest.mark.parametrize("through", ["memory", "package"])
+def test_task_runs_sub_agents_on_their_own_branch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(TASK_SPEC))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+
+    async def run(app: Any) -> tuple[list[Any], dict[str, Any]]:
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+
+        models = install_script(app.root_agent, TASK_REPLIES)
+        runner = InMemoryRunner(app=app)
+        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+        results = []
+        message = types.Content(role="user", parts=[types.Part(text="Research eels please")])
+        async for event in runner.run_async(user_id="u", session_id=session.id,
+                                            new_message=message):
+            results += [p.function_response.response for p in (event.content.parts or [])
+                        if event.content and p.function_response]
+        await runner.close()
+        return results, models
+
+    if through == "memory":
+        app, problems = build_objects(compiled)
+        assert problems == []
+        results, models = asyncio.run(run(app))
+    else:
+        out = tmp_path / "out"
+        assert write_package(emit_package(compiled, out), out) == []
+        with package_loader(monkeypatch) as load:
+            results, models = asyncio.run(run(load(out, "task_app")))
+    answers = [r for r in results if "result" in r or "error" in r]
+    assert answers[0] == {"result": "Eels are fish."}
+    assert answers[1] == {"result": "Eels: long fish."}
+    assert "nobody" in answers[2]["error"]
+    seen = str([c.model_dump() for c in models["researcher"].requests[0].contents])
+    assert "Facts about eels" in seen and "Research eels please" not in seen
+    declared = [d.name for t in models["general_purpose"].requests[0].config.tools or ()
+                for d in t.function_declarations]
+    assert "task" not in declared and "write_todos" not in declared

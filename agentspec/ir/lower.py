@@ -39,7 +39,7 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["lower"]
 
 #: harness fields whose runtime is not wired into build yet (`todos` and `memory` are)
-HARNESS_FIELDS = ("task", "interrupt_on")
+HARNESS_FIELDS = ("interrupt_on",)
 LATER = {"deep": "the deep-agent harness", "router": "routed agents",
          "planner": "the recursive planner"}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
@@ -236,7 +236,7 @@ class _Lowering:
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
         # an agent called as a tool answers its caller: a transfer would abandon the call
         delegated = mode in ("single_turn", "task")
-        return replace(
+        node = replace(
             base, model=model, generate=tuple(generate.items()),
             thinking=tuple(thinking.items()), planner=agent.planner,
             instruction=self.instruction(name, agent),
@@ -251,6 +251,23 @@ class _Lowering:
             todos=bool(agent.todos), memory=self.memory(name, agent),
             filesystem=self.filesystem(agent), skills=skills, skill_discovery=discovery,
             result_limit=harness(agent, self.spec.backends or {}).result_limit)
+        return replace(node, task=self.task(agent, node))
+
+    def task(self, agent: LlmAgent, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
+        """The agents the `task` tool can start; `general-purpose` is the agent itself
+        (instruction and tools), without `task` and sub-agents."""
+        kit = harness(agent, self.spec.backends or {})
+        if kit.task is None:
+            return ()
+        agents = [(child, self.agent(child, as_tool=True)) for child in kit.task.agents]
+        if kit.task.general_purpose:
+            agents.append(("general-purpose", replace(
+                node, name="general_purpose", children=(), mode="single_turn",
+                description="A general-purpose agent with the same instructions and tools as "
+                "its caller, for tasks that need no specialist.",
+                disallow_transfer_to_parent=True, disallow_transfer_to_peers=True,
+                output_key=None, todos=False)))  # the caller's todos are not its business
+        return tuple(agents)
 
     # the app ---------------------------------------------------------------------------
 

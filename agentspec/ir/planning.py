@@ -219,6 +219,10 @@ class _Planner:
             if node.result_limit is not None and node.filesystem is None and not any(
                     t.kind == "builtin" and t.name == "load_artifacts" for t in node.tools):
                 tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
+            if node.task:
+                agents = DictOf(tuple((kind, self.agent(child)) for kind, child in node.task))
+                tools.append(Call(Import("agentspec.runtime.harness.task", "task_tool"),
+                                  args=(agents,)))
             if node.skills:
                 tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
                                   args=(ListOf(tuple(SpecPath(d) for d in node.skills)),

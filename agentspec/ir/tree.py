@@ -80,6 +80,7 @@ class AgentNode:
     filesystem: FilesystemNode | None = None
     skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
     result_limit: int | None = None  # tokens
+    task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
     skill_discovery: str = "lazy"
 
 

@@ -74,11 +74,14 @@ class ScriptedModel(BaseLlm):
 
 
 def _agents(root: Any) -> Iterable[Any]:
+    """Every agent under `root`: sub-agents, and the agents a `task` tool starts."""
     todo = [root]
     while todo:
         agent = todo.pop()
         yield agent
         todo.extend(getattr(agent, "sub_agents", None) or ())
+        for tool in getattr(agent, "tools", None) or ():
+            todo.extend(getattr(tool, "agents", {}).values())
 
 
 def install_script(root: Any, replies: Mapping[str, list[Any]]) -> dict[str, ScriptedModel]:
