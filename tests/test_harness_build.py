@@ -389,3 +389,58 @@ def test_task_runs_sub_agents_on_their_own_branch(
     declared = [d.name for t in models["general_purpose"].requests[0].config.tools or ()
                 for d in t.function_declarations]
     assert "task" not in declared and "write_todos" not in declared
+
+
+DEEP_SPEC = """\
+    agentspec: 1
+    name: deep_app
+    agents:
+      assistant:
+        kind: deep
+        model: gemini-2.5-flash
+        instruction: Work carefully.
+    """
+
+
+def test_a_deep_agent_gets_the_deepagents_defaults(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(DEEP_SPEC))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+    out = tmp_path / "out"
+    assert write_package(emit_package(compiled, out), out) == []
+    replies = {"assistant": [
+        {"call": "write_todos", "args": {"todos": [{"content": "Note", "status": "pending"}]}},
+        {"call": "write_file", "args": {"file_path": "/notes.md", "content": "kept"}},
+        {"call": "task", "args": {"description": "Check notes",
+                                  "subagent_type": "general-purpose"}},
+        {"text": "Done."}],
+        "general_purpose": [{"call": "read_file", "args": {"file_path": "/notes.md"}},
+                            {"text": "The notes say kept."}]}
+
+    async def run(app: Any) -> tuple[dict[str, Any], list[str]]:
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+
+        models = install_script(app.root_agent, replies)
+        runner = InMemoryRunner(app=app)
+        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="go")])
+        async for _ in runner.run_async(user_id="u", session_id=session.id,
+                                        new_message=message):
+            pass
+        stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
+                                                          session_id=session.id)
+        await runner.close()
+        assert stored is not None
+        declared = [d.name for t in models["assistant"].requests[0].config.tools
+                    for d in t.function_declarations]
+        return dict(stored.state), declared
+
+    with package_loader(monkeypatch) as load:
+        state, declared = asyncio.run(run(load(out, "deep_app")))
+    assert {"write_todos", "read_todos", "ls", "read_file", "write_file", "edit_file", "glob",
+            "grep", "task"} <= set(declared)
+    assert "execute" not in declared  # the default backend keeps files in state
+    assert state["agentspec:todos"] == [{"content": "Note", "status": "pending"}]
+    assert "/notes.md" in state["agentspec:files"]  # the sub-agent read it from shared state

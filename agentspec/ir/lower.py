@@ -32,7 +32,7 @@ from agentspec.spec.agents import (
     SkillsConfig,
 )
 from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
-from agentspec.spec.effective import harness
+from agentspec.spec.effective import DEFAULT_STATE_BACKEND, harness
 from agentspec.spec.models import ModelDef
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
@@ -40,8 +40,7 @@ __all__ = ["lower"]
 
 #: harness fields whose runtime is not wired into build yet (`todos` and `memory` are)
 HARNESS_FIELDS = ("interrupt_on",)
-LATER = {"deep": "the deep-agent harness", "router": "routed agents",
-         "planner": "the recursive planner"}
+LATER = {"router": "routed agents", "planner": "the recursive planner"}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
 
 
@@ -182,7 +181,8 @@ class _Lowering:
             current = todo.pop()
             if current in dict(found):
                 continue
-            definition = backends[current].model_dump(exclude_none=True)
+            definition: dict[str, Any] = {"type": "state"} if current == DEFAULT_STATE_BACKEND \
+                else backends[current].model_dump(exclude_none=True)
             if "root" in definition:
                 written_in = self.directory(self.span("backends", current, "root"))
                 definition["root"] = FsPath(os.path.relpath(
@@ -231,6 +231,7 @@ class _Lowering:
         generate.update(agent.generate.model_dump(exclude_none=True) if agent.generate else {})
         thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
         skills, discovery = self.skills(name, agent)
+        kit = harness(agent, self.spec.backends or {})  # with the defaults of `kind: deep`
         mode = agent.mode
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
@@ -248,9 +249,9 @@ class _Lowering:
             output_key=agent.output_key, include_contents=agent.include_contents,
             disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
             disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
-            todos=bool(agent.todos), memory=self.memory(name, agent),
+            todos=kit.todos, memory=self.memory(name, agent),
             filesystem=self.filesystem(agent), skills=skills, skill_discovery=discovery,
-            result_limit=harness(agent, self.spec.backends or {}).result_limit)
+            result_limit=kit.result_limit)
         return replace(node, task=self.task(agent, node))
 
     def task(self, agent: LlmAgent, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
