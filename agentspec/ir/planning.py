@@ -156,9 +156,20 @@ def _file_toolset(filesystem: FilesystemNode) -> Call:
         tools=lit(list(filesystem.tools))))
 
 
+def _evicts_to_artifacts(node: AgentNode) -> bool:
+    """Large results go to artifacts when the agent cannot `read_file` them back; it then
+    needs `load_artifacts` (unless it lists it already)."""
+    if node.result_limit is None:
+        return False
+    if node.filesystem is not None and "read_file" in node.filesystem.tools:
+        return False
+    return not any(t.kind == "builtin" and t.name == "load_artifacts" for t in node.tools)
+
+
 def _result_limit(node: AgentNode) -> Call:
     """Eviction of large results: to the agent's backend, else to session artifacts."""
-    backend = None if node.filesystem is None else Call(
+    readable = node.filesystem is not None and "read_file" in node.filesystem.tools
+    backend = None if not readable or node.filesystem is None else Call(
         Import("agentspec.runtime.harness.filesystem", "backend_factory"),
         args=(node.filesystem.backend, _definitions(node.filesystem)))
     return Call(Import("agentspec.runtime.harness.results", "result_limit_callback"),
@@ -216,8 +227,7 @@ class _Planner:
                           Import("agentspec.runtime.harness.todos", "read_todos")]
             if node.filesystem is not None:
                 tools.append(_file_toolset(node.filesystem))
-            if node.result_limit is not None and node.filesystem is None and not any(
-                    t.kind == "builtin" and t.name == "load_artifacts" for t in node.tools):
+            if _evicts_to_artifacts(node):
                 tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
             if node.task:
                 agents = DictOf(tuple((kind, self.agent(child)) for kind, child in node.task))

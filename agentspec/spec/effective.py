@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentspec.runtime.backends.state import DEFAULT_STATE_BACKEND
 from agentspec.spec.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
 from agentspec.spec.backends import CompositeBackend, ShellBackend
 from agentspec.spec.common import Model
@@ -13,7 +14,6 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["DEEP_RESULT_LIMIT", "DEFAULT_STATE_BACKEND", "MODEL_SIDE_BUILTINS", "Harness",
            "can_execute", "harness", "tool_names"]
 
-DEFAULT_STATE_BACKEND = "__state__"
 #: builtins that never run as a function call the agent executes: nothing to approve
 MODEL_SIDE_BUILTINS = ("google_search", "url_context", "preload_memory")
 DEEP_RESULT_LIMIT = 20_000

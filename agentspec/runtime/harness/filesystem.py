@@ -14,7 +14,7 @@ from agentspec.runtime.backends import Backend
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.shell import ShellBackend
-from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
+from agentspec.runtime.backends.state import DEFAULT_KEY, DEFAULT_STATE_BACKEND, StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
 
 __all__ = ["FileToolset", "backend_factory", "file_toolset"]
@@ -30,8 +30,8 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
     def build(backend: str, context: ToolContext) -> Backend:
         definition = definitions[backend]
         kind = definition["type"]
-        if kind == "state":
-            key = DEFAULT_KEY if backend == name else f"{DEFAULT_KEY}:{backend}"
+        if kind == "state":  # one store per backend name; the implicit deep default is plain
+            key = DEFAULT_KEY if backend == DEFAULT_STATE_BACKEND else f"{DEFAULT_KEY}:{backend}"
             return StateBackend(context.state, key=key)
         if kind == "composite":
             return CompositeBackend(build(definition["default"], context), {

@@ -8,7 +8,6 @@ from pathlib import Path as FsPath
 from agentspec.diagnostics import codes
 from agentspec.parse import PosNode, load_text, read_text
 from agentspec.paths import display_name, is_dir, is_file, list_dir
-from agentspec.resolve.interpolate import has_env_ref
 from agentspec.source import SourceFile, Span
 from agentspec.spec.agents import LlmAgent, SkillsConfig
 from agentspec.validate.semantic.context import Context
@@ -22,8 +21,11 @@ _FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, directory: bool,
               what: str) -> FsPath | None:
     span = ctx.at(*path)
-    if has_env_ref(value):
-        return None  # decided where the spec is built, from that environment
+    if "${" in value:
+        ctx.report(codes.BAD_INTERPOLATION(
+            f"the {what} path `{value}` uses `${{...}}`; paths are read when the spec is built",
+            span, hint="write the path literally, relative to the spec"))
+        return None
     target = ctx.directory_of(span) / value
     exists = is_dir(target) if directory else is_file(target)
     if not exists:
@@ -135,7 +137,18 @@ def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:
             _check_skill(ctx, folder)
 
 
+def _backend_roots(ctx: Context) -> None:
+    for name, backend in (ctx.spec.backends or {}).items():
+        root = getattr(backend, "root", None)
+        if isinstance(root, str) and "${" in root:
+            ctx.report(codes.BAD_INTERPOLATION(
+                f"backend `{name}` has a root with `${{...}}`; roots are fixed when the spec "
+                "is built", ctx.at("backends", name, "root"),
+                hint="write the directory literally, relative to the spec"))
+
+
 def check_files(ctx: Context) -> None:
+    _backend_roots(ctx)
     for name, agent in ctx.llm_agents():
         if agent.instruction_file is not None:
             _existing(ctx, agent.instruction_file, ("agents", name, "instruction_file"),
