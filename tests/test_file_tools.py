@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+import threading
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,11 +17,12 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from agentspec.runtime.backends import Backend
+from agentspec.runtime.backends import Backend, BackendError, GrepMatch
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, make_file_tools
+from agentspec.runtime.harness.results import result_limit_callback
 from agentspec.runtime.scripted import install_script
 
 
@@ -167,3 +172,126 @@ def test_state_files_persist_in_sqlite(tmp_path: Path) -> None:
 
     session_id = asyncio.run(write())
     assert asyncio.run(read(session_id)) == [{"result": "     1\tkept"}]
+
+
+# -- regressions: the event loop, pattern and output limits, saving large results ------------
+
+class _GatedBackend(StateBackend):
+    """A backend whose glob and grep wait until the event loop sets `gate`: they deadlock
+    (and time out) when a tool runs them on the event loop instead of a worker thread."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.gate = threading.Event()
+
+    def _wait(self) -> None:
+        if not self.gate.wait(5):
+            raise TimeoutError("the event loop was blocked")
+
+    def glob(self, pattern: str, path: str = "/") -> list[str]:
+        self._wait()
+        return super().glob(pattern, path)
+
+    def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
+        self._wait()
+        return super().grep(pattern, path, glob)
+
+
+def test_tools_run_off_the_event_loop() -> None:
+    tools = make_file_tools(_state_factory, FILE_TOOL_NAMES)
+    assert all(inspect.iscoroutinefunction(t.func) for t in tools)
+    backend = _GatedBackend()
+    backend.write("/a.txt", "hit\n")
+    bound = _tools(backend)
+
+    async def main(name: str, **args: Any) -> Any:
+        task = asyncio.create_task(_call(bound[name], backend, **args))
+        await asyncio.sleep(0.05)
+        backend.gate.set()
+        result = await task
+        backend.gate.clear()
+        return result
+
+    assert asyncio.run(main("grep", pattern="hit")) == "/a.txt"
+    assert asyncio.run(main("glob", pattern="*.txt")) == "/a.txt"
+
+
+def test_pattern_limits_and_glob_normalisation() -> None:
+    backend = StateBackend({})
+    backend.write("/" + "/".join(["d"] * 40) + "/f", "x")
+    backend.write("/" + "a" * 200, "aaaa")
+    tools = _tools(backend)
+
+    def run(name: str, **args: Any) -> Any:
+        return asyncio.run(_call(tools[name], backend, **args))
+
+    started = time.monotonic()
+    assert "No files" in run("glob", pattern="**/" * 12 + "zz")
+    assert "No files" in run("glob", pattern="*" * 40 + "b")
+    assert "No matches" in run("grep", pattern="a", glob="**/" * 12 + "zz")
+    assert time.monotonic() - started < 2
+    assert run("glob", pattern="**/**/f").endswith("/d/f")
+    assert run("glob", pattern="***").count("\n") == 1  # still `**`: crosses directories
+    for name, arg in (("glob", "pattern"), ("grep", "pattern"), ("grep", "glob")):
+        args = {"pattern": "a", arg: "a" * 501}
+        assert "limit is 500" in run(name, **args)["error"]
+
+
+def test_read_file_output_is_bounded() -> None:
+    backend = StateBackend({})
+    backend.write("/wide.txt", ("x" * 1999 + "\n") * 300)
+    backend.write("/long.txt", "y\n" * 3000)
+    tools = _tools(backend)
+
+    def read(**args: Any) -> Any:
+        return asyncio.run(_call(tools["read_file"], backend, **args))
+
+    wide = read(file_path="/wide.txt")
+    assert len(wide) <= 100_000
+    last = wide.splitlines()[-1]
+    shown = len(wide.splitlines()) - 1
+    assert "cut at 100,000 characters" in last and f"offset={shown}" in last
+    assert read(file_path="/wide.txt", offset=shown).startswith(f"{shown + 1:6d}\t")
+    long = read(file_path="/long.txt", limit=10**9).splitlines()
+    assert len(long) == 2001 and "offset=2000" in long[-1]
+
+
+class _FailingBackend(StateBackend):
+    def write(self, path: str, content: str) -> None:
+        raise BackendError("disk full")
+
+
+class _Context:
+    function_call_id = "call-1"
+
+    def __init__(self, fail: bool = False) -> None:
+        self.state: dict[str, Any] = {}
+        self.fail = fail
+        self.saved: dict[str, types.Part] = {}
+
+    async def save_artifact(self, name: str, part: types.Part) -> int:
+        if self.fail:
+            raise RuntimeError("no artifact service")
+        self.saved[name] = part
+        return 0
+
+
+def test_result_limit_saves_or_degrades() -> None:
+    tool = SimpleNamespace(name="grep")
+    big = {"result": "é" * 50 + "\ud800" + "z" * 100}
+    store = StateBackend({})
+    saved = asyncio.run(result_limit_callback(10, lambda ctx: store)(
+        tool, {}, _Context(), big))  # type: ignore[arg-type]
+    text = store.read(saved["saved_to"])
+    assert "é" * 50 in text and "\ud800" not in text and "?" in text
+    for callback, context in (
+            (result_limit_callback(10, lambda ctx: _FailingBackend({})), _Context()),
+            (result_limit_callback(10), _Context(fail=True))):
+        out = asyncio.run(callback(tool, {}, context, big))  # type: ignore[arg-type]
+        assert out is not None and "could not be saved" in out["not_saved"]
+        assert out["preview"].startswith('{"result": "éé') and "saved_to" not in out
+    context = _Context()
+    out = asyncio.run(result_limit_callback(10)(tool, {}, context, big))  # type: ignore[arg-type]
+    assert out is not None and list(context.saved) == [out["saved_as_artifact"]]
+    assert asyncio.run(result_limit_callback(10)(
+        tool, {}, _Context(), "short")) is None  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ Backend) and returns FunctionTools. Tools never raise into ADK: failures come ba
 import asyncio
 import functools
 import inspect
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -17,13 +18,18 @@ from google.adk.tools.tool_context import ToolContext
 
 from agentspec.runtime.backends import GREP_LIMIT, Backend, BackendError, ShellCapable
 
-__all__ = ["FILE_TOOL_NAMES", "MAX_LINE_CHARS", "MAX_LIST_ENTRIES", "BackendFactory",
-           "make_file_tools"]
+__all__ = ["FILE_TOOL_NAMES", "MAX_LINE_CHARS", "MAX_LIST_ENTRIES", "MAX_PATTERN_CHARS",
+           "MAX_READ_CHARS", "MAX_READ_LINES", "BackendFactory", "make_file_tools"]
 
 BackendFactory = Callable[[ToolContext], Backend]
 
 MAX_LINE_CHARS = 2000
 MAX_LIST_ENTRIES = 1000
+#: read_file returns at most this many lines and this many characters per call
+MAX_READ_LINES = 2000
+MAX_READ_CHARS = 100_000
+#: longest glob pattern or grep regular expression accepted
+MAX_PATTERN_CHARS = 500
 
 
 # -- templates: what the model sees ---------------------------------------------------------
@@ -156,6 +162,7 @@ def _read_file(backend: Backend, file_path: str, offset: int = 0, limit: int = 2
     offset, limit = int(offset), int(limit)
     if offset < 0 or limit < 1:
         raise BackendError("offset must be 0 or more and limit 1 or more.")
+    limit = min(limit, MAX_READ_LINES)
     text = backend.read(file_path)
     if text == "":
         return f"{file_path} exists but is empty."
@@ -163,13 +170,23 @@ def _read_file(backend: Backend, file_path: str, offset: int = 0, limit: int = 2
     if offset >= len(lines):
         return (f"offset {offset} is past the end of {file_path}, which has {len(lines)} "
                 "lines.")
-    out = []
+    out: list[str] = []
+    size = 0
+    cut = False
     for number, line in enumerate(lines[offset:offset + limit], offset + 1):
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f"... [line cut at {MAX_LINE_CHARS} characters]"
-        out.append(f"{number:6d}\t{line}")
+        entry = f"{number:6d}\t{line}"
+        if out and size + len(entry) + 1 > MAX_READ_CHARS - 200:  # room for the note
+            cut = True
+            break
+        out.append(entry)
+        size += len(entry) + 1
     shown_to = offset + len(out)
-    if shown_to < len(lines):
+    if cut:
+        out.append(f"... [output cut at {MAX_READ_CHARS:,} characters; {len(lines) - shown_to} "
+                   f"more lines; read on with offset={shown_to}]")
+    elif shown_to < len(lines):
         out.append(f"... [{len(lines) - shown_to} more lines; read on with offset={shown_to}]")
     return "\n".join(out)
 
@@ -185,8 +202,22 @@ def _edit_file(backend: Backend, file_path: str, old_string: str, new_string: st
     return {"status": "ok", "path": file_path, "replacements": count}
 
 
+def _check_pattern(kind: str, pattern: str) -> None:
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise BackendError(f"The {kind} is {len(pattern):,} characters long; the limit is "
+                           f"{MAX_PATTERN_CHARS}. Use a shorter one.")
+
+
+def _normalize_glob(pattern: str) -> str:
+    """The same glob with runs of `*` (3 or more) cut to `**` and repeated `**/` to one, so
+    the regular expression built from it cannot backtrack on a long chain of wildcards."""
+    pattern = re.sub(r"\*{3,}", "**", pattern)
+    return re.sub(r"(?:\*\*/){2,}", "**/", pattern)
+
+
 def _glob(backend: Backend, pattern: str, path: str = "/") -> Any:
-    paths = backend.glob(pattern, path)
+    _check_pattern("glob pattern", pattern)
+    paths = backend.glob(_normalize_glob(pattern), path)
     if not paths:
         return f"No files match {pattern!r} under {path}."
     lines = paths[:MAX_LIST_ENTRIES]
@@ -200,6 +231,10 @@ def _grep(backend: Backend, pattern: str, path: str = "/", glob: str | None = No
           output_mode: str = "files_with_matches") -> Any:
     if output_mode not in ("files_with_matches", "content", "count"):
         raise BackendError("output_mode must be files_with_matches, content or count.")
+    _check_pattern("regular expression", pattern)
+    if glob:
+        _check_pattern("glob", glob)
+        glob = _normalize_glob(glob)
     matches = backend.grep(pattern, path, glob)
     if not matches:
         return f"No matches for {pattern!r} under {path}."
@@ -251,20 +286,13 @@ def _bind(name: str, factory: BackendFactory) -> Callable[..., Any]:
         backend = factory(context)
         return impl(backend, **args)
 
-    async def async_tool(**kwargs: Any) -> Any:
+    # Every tool runs in a worker thread, so a slow backend call (a catastrophic regular
+    # expression, a huge directory tree, a network filesystem) cannot block ADK's event loop.
+    async def tool(**kwargs: Any) -> Any:
         try:
             return await asyncio.to_thread(call, kwargs)
         except Exception as exc:
             return _error(exc)
-
-    def sync_tool(**kwargs: Any) -> Any:
-        try:
-            return call(kwargs)
-        except Exception as exc:
-            return _error(exc)
-
-    tool: Callable[..., Any] = (async_tool if inspect.iscoroutinefunction(template)
-                                else sync_tool)
 
     functools.update_wrapper(tool, template)
     del tool.__wrapped__  # type: ignore[attr-defined]

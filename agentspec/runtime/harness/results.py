@@ -27,8 +27,10 @@ AfterTool = Callable[[BaseTool, dict[str, Any], ToolContext, Any],
 
 
 def _text(result: Any) -> str:
-    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False,
-                                                              default=str)
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False,
+                                                             default=str)
+    # lone surrogates (from undecodable file names, say) cannot be stored as UTF-8
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def result_limit_callback(tokens: int, backend: BackendFactory | None = None) -> AfterTool:
@@ -48,14 +50,19 @@ def result_limit_callback(tokens: int, backend: BackendFactory | None = None) ->
             f"The result of {tool.name} has {len(text):,} characters (about "
             f"{len(text) // CHARS_PER_TOKEN:,} tokens), more than the {tokens:,}-token limit, "
             "so it was saved instead of shown."), "preview": text[:PREVIEW_CHARS]}
-        if backend is not None:
-            path = f"/large_tool_results/{tool.name}_{call}.txt"
-            backend(tool_context).write(path, text)
-            return {**summary, "saved_to": path,
-                    "how_to_read": f"read_file('{path}', offset=..., limit=...) reads it in pages"}
-        name = f"large_tool_results_{tool.name}_{call}.txt"
-        await tool_context.save_artifact(name, types.Part(text=text))
-        return {**summary, "saved_as_artifact": name,
-                "how_to_read": f"load_artifacts with artifact_names=['{name}']"}
+        try:
+            if backend is not None:
+                path = f"/large_tool_results/{tool.name}_{call}.txt"
+                backend(tool_context).write(path, text)
+                return {**summary, "saved_to": path, "how_to_read":
+                        f"read_file('{path}', offset=..., limit=...) reads it in pages"}
+            name = f"large_tool_results_{tool.name}_{call}.txt"
+            await tool_context.save_artifact(name, types.Part(text=text))
+            return {**summary, "saved_as_artifact": name,
+                    "how_to_read": f"load_artifacts with artifact_names=['{name}']"}
+        except Exception as exc:  # never raise into ADK: the preview is better than nothing
+            return {**summary, "not_saved": (
+                f"The full result could not be saved ({type(exc).__name__}: {exc}); only the "
+                "preview above is available. Narrow the request to get a smaller result.")}
 
     return after_tool_callback
