@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -378,3 +380,69 @@ def test_shell_refuses_empty_and_nul(tmp_path: Path) -> None:
     for command in ["", "   ", "echo a\x00b"]:
         with pytest.raises(BackendError):
             shell.execute(command)
+
+
+# -- regressions ----------------------------------------------------------------------------
+
+def test_shell_setsid_child_cannot_hold_execute_past_timeout(tmp_path: Path) -> None:
+    shell = ShellBackend(tmp_path, timeout=1)
+    start = time.monotonic()
+    result = shell.execute("setsid sleep 30 & echo $! > pid; echo hi")
+    assert time.monotonic() - start < 5
+    assert result.output.startswith("hi") and result.exit_code == 0
+    with_timeout = shell.execute("setsid sleep 30 & echo $! >> pid; echo hi; sleep 30")
+    assert time.monotonic() - start < 5
+    assert with_timeout.timed_out and with_timeout.output.startswith("hi")
+    for pid in (tmp_path / "pid").read_text().split():  # clean up what setsid left behind
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), 9)
+
+
+def test_failed_write_leaves_old_content(tmp_path: Path, monkeypatch: Any) -> None:
+    backend = FilesystemBackend(tmp_path)
+    backend.write("/f.txt", "old")
+    with pytest.raises(BackendError, match="unchanged"):
+        backend.write("/f.txt", "bad \ud800")
+    assert (tmp_path / "f.txt").read_text() == "old"
+
+    def no_space(fd: int, data: Any) -> int:
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "write", no_space)
+    with pytest.raises(BackendError, match="No space left"):
+        backend.write("/f.txt", "new")
+    monkeypatch.undo()
+    assert (tmp_path / "f.txt").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]  # no temp files left
+
+
+def test_read_directory_does_not_leak_fds(tmp_path: Path) -> None:
+    backend = FilesystemBackend(tmp_path)
+    (tmp_path / "d").mkdir()
+    before = len(os.listdir("/proc/self/fd"))
+    for path in ["/", "/d"] * 50:
+        with pytest.raises(BackendError, match="is a directory"):
+            backend.read(path)
+    assert len(os.listdir("/proc/self/fd")) <= before
+
+
+def test_write_refuses_fifo(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    backend = FilesystemBackend(tmp_path)
+    with pytest.raises(BackendError, match="not a regular file"):
+        backend.write("/pipe", "x")
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
+
+
+def test_non_utf8_names_are_skipped(tmp_path: Path) -> None:
+    raw = os.fsencode(tmp_path)
+    os.close(os.open(raw + b"/caf\xe9.txt", os.O_CREAT | os.O_WRONLY, 0o644))
+    os.mkdir(raw + b"/d\xff")
+    os.close(os.open(raw + b"/d\xff/x.txt", os.O_CREAT | os.O_WRONLY, 0o644))
+    backend = FilesystemBackend(tmp_path)
+    backend.write("/ok.txt", "needle")
+    with open(raw + b"/caf\xe9.txt", "w") as handle:
+        handle.write("needle")
+    assert [f.path for f in backend.ls("/")] == ["/ok.txt"]
+    assert backend.glob("**/*") == ["/ok.txt"]
+    assert [m.path for m in backend.grep("needle")] == ["/ok.txt"]
+    json.dumps([f.path for f in backend.ls("/")] + backend.glob("**/*"))

@@ -2,13 +2,19 @@
 
 Every path is resolved with `os.path.realpath` and checked with `os.path.commonpath` against
 the real root, so `..`, absolute paths and symbolic links (as the final component or as any
-parent directory) cannot lead outside. Writes open the final component with `O_NOFOLLOW`;
-glob and grep never descend through symbolic links.
+parent directory) cannot lead outside. Writes go to a new temporary file in the target's
+directory (`O_CREAT | O_EXCL | O_NOFOLLOW`) that then replaces the target, so a failed write
+leaves the old content; only regular files are read or replaced. glob and grep never descend
+through symbolic links. Names that are not valid UTF-8 cannot be addressed by a model and are
+left out of ls, glob and grep.
+
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +37,17 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not read (read fails; grep skips them)."""
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+_TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK
+               | os.O_CLOEXEC)
+
+
+def _addressable(name: str) -> bool:
+    """False for names that were not valid UTF-8 on disk (surrogate-escaped by Python)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class FilesystemBackend:
@@ -72,6 +88,8 @@ class FilesystemBackend:
         try:
             with os.scandir(real) as entries:
                 for entry in entries:
+                    if not _addressable(entry.name):
+                        continue
                     try:
                         if entry.is_symlink():
                             target = os.path.realpath(entry.path)
@@ -96,7 +114,7 @@ class FilesystemBackend:
             raise BackendError(f"File not found: {virtual}") from None
         except OSError as exc:
             raise BackendError(f"Cannot read {virtual}: {exc.strerror}.") from None
-        with os.fdopen(fd, "rb") as handle:
+        try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
                 raise BackendError(f"{virtual} is a directory; use ls to list it.")
@@ -105,7 +123,22 @@ class FilesystemBackend:
             if st.st_size > MAX_FILE_BYTES:
                 raise BackendError(f"{virtual} is too large to read ({st.st_size} bytes; the "
                                    f"limit is {MAX_FILE_BYTES}).")
-            return handle.read(MAX_FILE_BYTES + 1)
+            chunks: list[bytes] = []
+            size = 0
+            while size <= MAX_FILE_BYTES:
+                chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        except OSError as exc:
+            raise BackendError(f"Cannot read {virtual}: {exc.strerror}.") from None
+        finally:
+            os.close(fd)
+        if size > MAX_FILE_BYTES:
+            raise BackendError(f"{virtual} is too large to read (over {MAX_FILE_BYTES} "
+                               "bytes).")
+        return b"".join(chunks)
 
     def read(self, path: str) -> str:
         virtual, real = self._resolve(path)
@@ -119,6 +152,12 @@ class FilesystemBackend:
         virtual, real = self._resolve(path)
         if virtual == "/" or os.path.isdir(real):
             raise BackendError(f"{virtual} is a directory; give a file path.")
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise BackendError(f"Cannot write {virtual}: the content is not valid text "
+                               f"({exc.reason} at position {exc.start}); the file is "
+                               "unchanged.") from None
         parent = os.path.dirname(real)
         try:
             os.makedirs(parent, exist_ok=True)
@@ -128,11 +167,37 @@ class FilesystemBackend:
         if not self._inside(os.path.realpath(parent)):  # changed under us
             raise BackendError(f"{virtual} leads outside the workspace, so it cannot be used.")
         try:
-            fd = os.open(real, _WRITE_FLAGS, 0o644)
+            st: os.stat_result | None = os.lstat(real)
+        except FileNotFoundError:
+            st = None
         except OSError as exc:
             raise BackendError(f"Cannot write {virtual}: {exc.strerror}.") from None
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
+        if st is not None:
+            if stat.S_ISDIR(st.st_mode):
+                raise BackendError(f"{virtual} is a directory; give a file path.")
+            if not stat.S_ISREG(st.st_mode):
+                raise BackendError(f"{virtual} is not a regular file, so it cannot be "
+                                   "written.")
+        temp = os.path.join(parent, f".{os.path.basename(real)}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(temp, _TEMP_FLAGS, 0o644)
+        except OSError as exc:
+            raise BackendError(f"Cannot write {virtual}: {exc.strerror}.") from None
+        try:
+            try:
+                if st is not None:
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(temp, real)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise BackendError(f"Cannot write {virtual}: {exc.strerror}; the file is "
+                               "unchanged.") from None
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> int:
         virtual = normalize(path)
@@ -148,11 +213,13 @@ class FilesystemBackend:
             return
         base = virtual.rstrip("/")
         for dirpath, dirnames, filenames in os.walk(real, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames
-                                 if not os.path.islink(os.path.join(dirpath, d)))
+            dirnames[:] = sorted(d for d in dirnames if _addressable(d)
+                                 and not os.path.islink(os.path.join(dirpath, d)))
             rel = os.path.relpath(dirpath, real)
             vdir = base if rel == "." else f"{base}/{rel}"
             for name in sorted(filenames):
+                if not _addressable(name):
+                    continue
                 full = os.path.join(dirpath, name)
                 yield f"{vdir}/{name}", full, os.path.islink(full)
 

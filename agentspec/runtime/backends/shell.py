@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
 
 from agentspec.runtime.backends import BackendError, ExecuteResult
 from agentspec.runtime.backends.filesystem import FilesystemBackend
@@ -19,17 +18,24 @@ __all__ = ["BASE_PATH", "ShellBackend"]
 
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CHUNK = 65536
+_DRAIN_AFTER_EXIT = 0.5
+"""Seconds to keep reading output after the shell itself has exited."""
+_POLL_SLICE = 0.05
+"""How often (seconds) the reader checks whether the shell has exited."""
 
 
 class ShellBackend(FilesystemBackend):
     """`execute(command)` runs `/bin/sh -c command` with cwd = root.
 
     The command gets its own session (process group) and a minimal environment (PATH, HOME
-    = root, LANG) plus `env`. After `timeout` seconds the whole group is killed; output
-    (stdout and stderr merged) beyond `max_output_bytes` is cut with a note. Processes the
-    command leaves behind are killed when it finishes: nothing outlives a command.
-    Commands are not confined the way file operations are: they can reach anything the
-    process user can; confinement of commands needs a sandbox around the whole process.
+    = root, LANG) plus `env`. Output (stdout and stderr merged) is read until the shell
+    exits (plus a short grace period for what its children still write) or until `timeout`
+    seconds pass, whichever comes first; beyond `max_output_bytes` it is cut with a note.
+    Then the command's process group is killed, so background processes left in it do not
+    survive. Commands are not sandboxed: they can reach anything the process user can, and
+    a process that leaves the group (for example with `setsid`) can outlive the command;
+    `execute` still returns on time, but such a process is not killed. Confinement of
+    commands needs a sandbox around the whole process.
     """
 
     def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
@@ -59,26 +65,18 @@ class ShellBackend(FilesystemBackend):
         except OSError as exc:
             raise BackendError(f"Cannot start the shell: {exc.strerror}.") from None
         assert proc.stdout is not None
-        kept = bytearray()
-        total = [0]
-        reader = threading.Thread(target=_drain, args=(proc.stdout, kept, total,
-                                                       self.max_output_bytes), daemon=True)
-        reader.start()
         deadline = time.monotonic() + self.timeout
-        timed_out = False
+        kept = bytearray()
         try:
-            proc.wait(timeout=self.timeout)
-            # the shell is done; background children may still hold the output open
-            reader.join(max(0.0, deadline - time.monotonic()))
-            timed_out = reader.is_alive()
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            total, exited = _read_until(proc, proc.stdout.fileno(), kept,
+                                        self.max_output_bytes, deadline)
         finally:
             _kill_group(proc.pid)
-            proc.wait()
-            reader.join(5)
-            proc.stdout.close()
-        truncated = total[0] > self.max_output_bytes
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            proc.stdout.close()  # our end only; no reader thread holds it
+        timed_out = not exited
+        truncated = total > self.max_output_bytes
         output = bytes(kept[:self.max_output_bytes]).decode("utf-8", "replace")
         if truncated:
             output += f"\n... [output truncated at {self.max_output_bytes} bytes]"
@@ -89,16 +87,48 @@ class ShellBackend(FilesystemBackend):
                              truncated=truncated, timed_out=timed_out)
 
 
-def _drain(stream: IO[bytes], kept: bytearray, total: list[int], cap: int) -> None:
-    """Read everything (so the command never blocks on a full pipe); keep `cap + 1` bytes."""
-    try:
-        while chunk := stream.read1(_CHUNK) if hasattr(stream, "read1") else stream.read(_CHUNK):
-            total[0] += len(chunk)
-            room = cap + 1 - len(kept)
-            if room > 0:
-                kept.extend(chunk[:room])
-    except (OSError, ValueError):
-        pass
+def _read_until(proc: subprocess.Popen[bytes], fd: int, kept: bytearray, cap: int,
+                deadline: float) -> tuple[int, bool]:
+    """Read `fd` in this thread until EOF, the deadline, or a grace period after the shell
+    exits (children may keep the pipe open forever). Keeps `cap + 1` bytes in `kept` and
+    discards the rest (so the command never blocks on a full pipe).
+
+    Returns (bytes read in total, whether the shell exited before the deadline)."""
+    os.set_blocking(fd, False)
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    total = 0
+    stop_at = deadline
+    exited = False
+    while True:
+        now = time.monotonic()
+        if not exited and proc.poll() is not None:
+            exited = True
+            stop_at = min(deadline, now + _DRAIN_AFTER_EXIT)
+        if now >= stop_at:
+            break
+        wait = stop_at - now if exited else min(stop_at - now, _POLL_SLICE)
+        if not poller.poll(max(1, int(wait * 1000))):
+            continue
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            continue
+        except OSError:
+            break
+        if not chunk:  # EOF: everyone holding the pipe has closed it
+            break
+        total += len(chunk)
+        room = cap + 1 - len(kept)
+        if room > 0:
+            kept.extend(chunk[:room])
+    if not exited and proc.poll() is not None:
+        exited = True  # EOF came with (or just before) the shell's exit
+    if not exited:  # EOF before the shell exited (it closed its output): wait for it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        exited = proc.returncode is not None
+    return total, exited
 
 
 def _kill_group(pgid: int) -> None:
