@@ -139,16 +139,11 @@ class _Writer:
     def tall(self, value: Value, depth: int) -> str:
         pad, inner = INDENT * depth, INDENT * (depth + 1)
         if isinstance(value, str):
-            room = max(WIDTH - len(inner) - 2, 20)
-            pieces = [p for line in value.splitlines(keepends=True) for p in _pieces(line, room)]
-            if not pieces:
-                return repr(value)
-            return "(\n" + "".join(f"{inner}{piece!r}\n" for piece in pieces) + f"{pad})"
+            body = _literal_lines(value, inner)
+            return f"(\n{body}{pad})" if body else repr(value)
         if isinstance(value, Env):
-            pieces = [p for line in value.template.splitlines(keepends=True)
-                      for p in _pieces(line, max(WIDTH - len(inner) - 2, 20))]
-            return f"{self.atom(Import('agentspec.runtime.env', 'expand'))}(\n" + "".join(
-                f"{inner}{piece!r}\n" for piece in pieces) + f"{pad})"
+            expand = self.atom(Import("agentspec.runtime.env", "expand"))
+            return f"{expand}(\n{_literal_lines(value.template, inner)}{pad})"
         if isinstance(value, ListOf):
             body = "".join(f"{inner}{self.value(v, depth + 1, len(inner))},\n"
                            for v in value.items)
@@ -168,6 +163,14 @@ class _Writer:
     def binding(self, binding: Binding) -> str:
         comment = f"# {_comment(binding.file)}:{binding.line}\n" if binding.line else ""
         return f"{comment}{binding.var} = {self.value(binding.value, 0, len(binding.var) + 3)}\n"
+
+
+def _literal_lines(text: str, inner: str) -> str:
+    """`text` as adjacent string literals, one per line at indentation `inner`, cut so each
+    fits the width; they concatenate back to exactly `text` ('' for an empty text)."""
+    room = max(WIDTH - len(inner) - 2, 20)
+    pieces = [p for line in text.splitlines(keepends=True) for p in _pieces(line, room)]
+    return "".join(f"{inner}{piece!r}\n" for piece in pieces)
 
 
 def _pieces(line: str, room: int) -> list[str]:

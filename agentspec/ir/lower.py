@@ -128,8 +128,7 @@ class _Lowering:
         if isinstance(entry, McpTool):
             cwd = getattr(entry.mcp, "cwd", None)
             if cwd is not None and "${" not in cwd:
-                written_in = self.directory(self.span(*path, "mcp", "cwd"))
-                cwd = FsPath(os.path.relpath(written_in / cwd, self.spec_dir)).as_posix()
+                cwd = self.spec_relative(cwd, *path, "mcp", "cwd")
             return ToolNode("mcp", name, mcp=entry, mcp_cwd=cwd)
         if isinstance(entry, BuiltinTool):
             return ToolNode("builtin", entry.builtin)
@@ -184,9 +183,8 @@ class _Lowering:
             definition: dict[str, Any] = {"type": "state"} if current == DEFAULT_STATE_BACKEND \
                 else backends[current].model_dump(exclude_none=True)
             if "root" in definition:
-                written_in = self.directory(self.span("backends", current, "root"))
-                definition["root"] = FsPath(os.path.relpath(
-                    written_in / definition["root"], self.spec_dir)).as_posix()
+                definition["root"] = self.spec_relative(definition["root"],
+                                                        "backends", current, "root")
             if definition["type"] == "composite":
                 todo += [definition["default"], *definition.get("routes", {}).values()]
             found.append((current, definition))
