@@ -59,12 +59,14 @@ def compile_spec(path: Path, *, environment: str | None = None,
 
 
 def _walk(node: AgentNode) -> list[AgentNode]:
+    """Every agent the tree builds: children, agents called as tools, agents `task` starts."""
     found, todo = [], [node]
     while todo:
         current = todo.pop()
         found.append(current)
         todo.extend(current.children)
         todo.extend(t.agent for t in current.tools if t.agent is not None)
+        todo.extend(agent for _, agent in current.task)
     return found
 
 

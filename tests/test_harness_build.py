@@ -444,3 +444,23 @@ def test_a_deep_agent_gets_the_deepagents_defaults(tmp_path: Path,
     assert "execute" not in declared  # the default backend keeps files in state
     assert state["agentspec:todos"] == [{"content": "Note", "status": "pending"}]
     assert "/notes.md" in state["agentspec:files"]  # the sub-agent read it from shared state
+
+
+def test_a_task_agents_model_is_checked_at_build(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: task_app
+        agents:
+          lead:
+            model: gemini-2.5-flash
+            instruction: Delegate research.
+            task: {agents: [researcher]}
+          researcher:
+            description: Finds facts.
+            model: no-such-model-anywhere
+            instruction: Research the task.
+        """))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+    _, problems = build_objects(compiled)
+    assert [(d.code, d.span.start.line if d.span else 0) for d in problems] == [("AS404", 8)]
