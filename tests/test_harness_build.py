@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
-from agentspec.runtime.scripted import install_script
+from agentspec.runtime.scripted import ScriptedModel, install_script
 from tests.buildkit import package_loader
 
 SPEC = """\
@@ -41,21 +43,47 @@ def spec(tmp_path: Path) -> Path:
     return path
 
 
-async def _run(app: Any) -> tuple[dict[str, Any], str]:
+@dataclass
+class Turn:
+    """What one scripted user turn did."""
+
+    results: list[Any]  # the function responses, in order
+    state: dict[str, Any]
+    artifacts: list[str]
+    models: dict[str, ScriptedModel]
+
+
+async def _turn(app: Any, replies: dict[str, list[dict[str, Any]]], text: str, *,
+                prepare: Callable[[dict[str, ScriptedModel]], None] | None = None) -> Turn:
+    """Run `text` through `app` with scripted `replies` (`prepare` sees the models first)."""
     from google.adk.runners import InMemoryRunner
     from google.genai import types
 
-    models = install_script(app.root_agent, REPLIES)
+    models = install_script(app.root_agent, replies)
+    if prepare is not None:
+        prepare(models)
     runner = InMemoryRunner(app=app)
-    session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-    async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=types.Content(
-            role="user", parts=[types.Part(text="Plan it")])):
-        pass
-    stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
-                                                      session_id=session.id)
-    await runner.close()
+    try:
+        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+        results = []
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        async for event in runner.run_async(user_id="u", session_id=session.id,
+                                            new_message=message):
+            results += [p.function_response.response for p in (event.content.parts or [])
+                        if event.content and p.function_response]
+        stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
+                                                          session_id=session.id)
+        artifacts = await runner.artifact_service.list_artifact_keys(
+            app_name=app.name, user_id="u", session_id=session.id)
+    finally:
+        await runner.close()
     assert stored is not None
-    return dict(stored.state), models["helper"].requests[0].config.system_instruction
+    return Turn(results, dict(stored.state), list(artifacts), models)
+
+
+def _run(app: Any) -> tuple[dict[str, Any], str]:
+    turn = asyncio.run(_turn(app, REPLIES, "Plan it"))
+    return turn.state, turn.models["helper"].requests[0].config.system_instruction
 
 
 def _check(state: dict[str, Any], system: str) -> None:
@@ -71,7 +99,7 @@ def test_todos_and_memory_in_memory(spec: Path) -> None:
     assert compiled.ok, compiled.diagnostics
     app, problems = build_objects(compiled)
     assert problems == []
-    _check(*asyncio.run(_run(app)))
+    _check(*_run(app))
 
 
 def test_todos_and_memory_through_the_generated_package(
@@ -82,13 +110,13 @@ def test_todos_and_memory_through_the_generated_package(
     text = (out / "planner_app" / "agent.py").read_text()
     assert "memory_callback([spec_path('notes/AGENTS.md')])" in text
     with package_loader(monkeypatch) as load:
-        _check(*asyncio.run(_run(load(out, "planner_app"))))
+        _check(*_run(load(out, "planner_app")))
 
 
 def test_a_memory_edit_is_seen_on_the_next_call(spec: Path) -> None:
     app, _ = build_objects(compile_spec(spec, environ={}))
     (spec.parent / "notes" / "AGENTS.md").write_text("# Project notes\nNew rule.\n")
-    _, system = asyncio.run(_run(app))
+    _, system = _run(app)
     assert "New rule." in system
 
 
@@ -132,26 +160,6 @@ FILES_REPLIES = {"helper": [
     {"text": "Done."}]}
 
 
-async def _run_files(app: Any) -> tuple[dict[str, Any], list[Any]]:
-    from google.adk.runners import InMemoryRunner
-    from google.genai import types
-
-    install_script(app.root_agent, FILES_REPLIES)
-    runner = InMemoryRunner(app=app)
-    session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-    results = []
-    message = types.Content(role="user", parts=[types.Part(text="Take notes")])
-    async for event in runner.run_async(user_id="u", session_id=session.id,
-                                        new_message=message):
-        results += [p.function_response.response for p in (event.content.parts or [])
-                    if event.content and p.function_response]
-    stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
-                                                      session_id=session.id)
-    await runner.close()
-    assert stored is not None
-    return dict(stored.state), results
-
-
 @pytest.mark.parametrize("through", ["memory", "package"])
 def test_filesystem_over_a_composite_of_shell_and_state(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str) -> None:
@@ -162,12 +170,13 @@ def test_filesystem_over_a_composite_of_shell_and_state(
     if through == "memory":
         app, problems = build_objects(compiled)
         assert problems == []
-        state, results = asyncio.run(_run_files(app))
+        turn = asyncio.run(_turn(app, FILES_REPLIES, "Take notes"))
     else:
         out = tmp_path / "out"
         assert write_package(emit_package(compiled, out), out) == []
         with package_loader(monkeypatch) as load:
-            state, results = asyncio.run(_run_files(load(out, "files_app")))
+            turn = asyncio.run(_turn(load(out, "files_app"), FILES_REPLIES, "Take notes"))
+    state, results = turn.state, turn.results
     assert (tmp_path / "work" / "notes.md").read_text() == "alpha\ngamma\n"
     assert "alpha" in str(results[3]) and "gamma" in str(results[3])  # execute saw the edit
     assert "kept in state" in str(results[4])
@@ -193,23 +202,6 @@ SKILL = """\
     """
 
 
-async def _run_skills(app: Any, steps: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
-    from google.adk.runners import InMemoryRunner
-    from google.genai import types
-
-    models = install_script(app.root_agent, {"helper": steps})
-    runner = InMemoryRunner(app=app)
-    session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-    results = []
-    message = types.Content(role="user", parts=[types.Part(text="Report please")])
-    async for event in runner.run_async(user_id="u", session_id=session.id,
-                                        new_message=message):
-        results += [p.function_response.response for p in (event.content.parts or [])
-                    if event.content and p.function_response]
-    await runner.close()
-    return models["helper"].requests[0], results
-
-
 @pytest.mark.parametrize(("setting", "first_tool"), [
     ("[./skills]", "list_skills"), ("{paths: [./skills], discovery: eager}", "load_skill")])
 def test_skills_through_the_generated_package(
@@ -229,7 +221,8 @@ def test_skills_through_the_generated_package(
          "args": {"skill_name": "trip-report", "file_path": "references/style.md"}},
         {"text": "Report written."}]
     with package_loader(monkeypatch) as load:
-        request, results = asyncio.run(_run_skills(load(out, "skills_app"), steps))
+        turn = asyncio.run(_turn(load(out, "skills_app"), {"helper": steps}, "Report please"))
+    request, results = turn.models["helper"].requests[0], turn.results
     declared = [d.name for t in request.config.tools for d in t.function_declarations]
     assert first_tool in declared and "load_skill_resource" in declared
     eager = first_tool == "load_skill"
@@ -275,11 +268,7 @@ def test_tool_result_limit_saves_big_results(tmp_path: Path, monkeypatch: pytest
             "file_path": "/large_tool_results/big_search_CALL.txt", "limit": 5}})
     steps.append({"text": "Done."})
 
-    async def run(app: Any) -> list[Any]:
-        from google.adk.runners import InMemoryRunner
-        from google.genai import types
-
-        models = install_script(app.root_agent, {"helper": steps})
+    def name_the_saved_file(models: dict[str, ScriptedModel]) -> None:
         original = models["helper"].generate_content_async
 
         async def with_call_id(request: Any, stream: bool = False) -> Any:
@@ -296,23 +285,11 @@ def test_tool_result_limit_saves_big_results(tmp_path: Path, monkeypatch: pytest
                 yield reply
 
         object.__setattr__(models["helper"], "generate_content_async", with_call_id)
-        runner = InMemoryRunner(app=app)
-        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-        results = []
-        message = types.Content(role="user", parts=[types.Part(text="go")])
-        async for event in runner.run_async(user_id="u", session_id=session.id,
-                                            new_message=message):
-            results += [p.function_response.response for p in (event.content.parts or [])
-                        if event.content and p.function_response]
-        if not filesystem:
-            keys = await runner.artifact_service.list_artifact_keys(
-                app_name=app.name, user_id="u", session_id=session.id)
-            results.append({"artifacts": keys})
-        await runner.close()
-        return results
 
     with package_loader(monkeypatch) as load:
-        results = asyncio.run(run(load(out, "limit_app")))
+        turn = asyncio.run(_turn(load(out, "limit_app"), {"helper": steps}, "go",
+                                 prepare=name_the_saved_file))
+    results = turn.results
     evicted = results[0]
     assert "result_too_large" in evicted and "row 0 about eels" in evicted["preview"]
     assert "row 199" not in evicted["preview"]
@@ -320,7 +297,7 @@ def test_tool_result_limit_saves_big_results(tmp_path: Path, monkeypatch: pytest
         assert evicted["saved_to"].startswith("/large_tool_results/big_search_")
         assert "row 0 about eels" in str(results[1])  # read back with read_file
     else:
-        assert evicted["saved_as_artifact"] in results[-1]["artifacts"]
+        assert evicted["saved_as_artifact"] in turn.artifacts
 
 
 TASK_SPEC = """\
@@ -355,31 +332,17 @@ def test_task_runs_sub_agents_on_their_own_branch(
     compiled = compile_spec(tmp_path / "spec.yaml", environ={})
     assert compiled.ok, compiled.diagnostics
 
-    async def run(app: Any) -> tuple[list[Any], dict[str, Any]]:
-        from google.adk.runners import InMemoryRunner
-        from google.genai import types
-
-        models = install_script(app.root_agent, TASK_REPLIES)
-        runner = InMemoryRunner(app=app)
-        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-        results = []
-        message = types.Content(role="user", parts=[types.Part(text="Research eels please")])
-        async for event in runner.run_async(user_id="u", session_id=session.id,
-                                            new_message=message):
-            results += [p.function_response.response for p in (event.content.parts or [])
-                        if event.content and p.function_response]
-        await runner.close()
-        return results, models
-
     if through == "memory":
         app, problems = build_objects(compiled)
         assert problems == []
-        results, models = asyncio.run(run(app))
+        turn = asyncio.run(_turn(app, TASK_REPLIES, "Research eels please"))
     else:
         out = tmp_path / "out"
         assert write_package(emit_package(compiled, out), out) == []
         with package_loader(monkeypatch) as load:
-            results, models = asyncio.run(run(load(out, "task_app")))
+            turn = asyncio.run(_turn(load(out, "task_app"), TASK_REPLIES,
+                                     "Research eels please"))
+    results, models = turn.results, turn.models
     answers = [r for r in results if "result" in r or "error" in r]
     assert answers[0] == {"result": "Eels are fish."}
     assert answers[1] == {"result": "Eels: long fish."}
@@ -418,27 +381,11 @@ def test_a_deep_agent_gets_the_deepagents_defaults(tmp_path: Path,
         "general_purpose": [{"call": "read_file", "args": {"file_path": "/notes.md"}},
                             {"text": "The notes say kept."}]}
 
-    async def run(app: Any) -> tuple[dict[str, Any], list[str]]:
-        from google.adk.runners import InMemoryRunner
-        from google.genai import types
-
-        models = install_script(app.root_agent, replies)
-        runner = InMemoryRunner(app=app)
-        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-        message = types.Content(role="user", parts=[types.Part(text="go")])
-        async for _ in runner.run_async(user_id="u", session_id=session.id,
-                                        new_message=message):
-            pass
-        stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
-                                                          session_id=session.id)
-        await runner.close()
-        assert stored is not None
-        declared = [d.name for t in models["assistant"].requests[0].config.tools
-                    for d in t.function_declarations]
-        return dict(stored.state), declared
-
     with package_loader(monkeypatch) as load:
-        state, declared = asyncio.run(run(load(out, "deep_app")))
+        turn = asyncio.run(_turn(load(out, "deep_app"), replies, "go"))
+    state = turn.state
+    declared = [d.name for t in turn.models["assistant"].requests[0].config.tools
+                for d in t.function_declarations]
     assert {"write_todos", "read_todos", "ls", "read_file", "write_file", "edit_file", "glob",
             "grep", "task"} <= set(declared)
     assert "execute" not in declared  # the default backend keeps files in state
