@@ -32,7 +32,7 @@ from agentspec.spec.agents import (
     SkillsConfig,
 )
 from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
-from agentspec.spec.effective import DEFAULT_STATE_BACKEND, harness
+from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness, harness
 from agentspec.spec.models import ModelDef
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
@@ -190,8 +190,7 @@ class _Lowering:
             found.append((current, definition))
         return found
 
-    def filesystem(self, agent: LlmAgent) -> FilesystemNode | None:
-        kit = harness(agent, self.spec.backends or {})
+    def filesystem(self, kit: Harness) -> FilesystemNode | None:
         if kit.backend is None:
             return None
         return FilesystemNode(kit.backend, kit.file_tools,
@@ -248,14 +247,13 @@ class _Lowering:
             disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
             disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
             todos=kit.todos, memory=self.memory(name, agent),
-            filesystem=self.filesystem(agent), skills=skills, skill_discovery=discovery,
+            filesystem=self.filesystem(kit), skills=skills, skill_discovery=discovery,
             result_limit=kit.result_limit)
-        return replace(node, task=self.task(agent, node))
+        return replace(node, task=self.task(kit, node))
 
-    def task(self, agent: LlmAgent, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
+    def task(self, kit: Harness, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
         (instruction and tools), without `task` and sub-agents."""
-        kit = harness(agent, self.spec.backends or {})
         if kit.task is None:
             return ()
         agents = [(child, self.agent(child, as_tool=True)) for child in kit.task.agents]
