@@ -18,10 +18,11 @@ from agentspec.build import Compiled, compile_spec
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/*/*.yaml"))
 #: specs that must be buildable (travel_desk once the file exists)
-REQUIRED_BUILDABLE = [ROOT / "specs/pipeline.yaml", ROOT / "examples/weather/agent.yaml",
+REQUIRED_BUILDABLE = [ROOT / "specs/pipeline.yaml", ROOT / "specs/deep_agent.yaml",
+                      ROOT / "examples/weather/agent.yaml",
                       *[p for p in [ROOT / "specs/travel_desk.yaml"] if p.exists()]]
 #: specs that use features this release refuses (AS401)
-REFUSED = ["research_desk", "planner", "support_router", "deep_agent", "offline_jobs"]
+REFUSED = ["research_desk", "planner", "support_router", "offline_jobs"]
 #: environment for compiling shipped specs that read unset variables (research_desk)
 REFUSED_ENVIRON = {"GITHUB_TOKEN": "not-a-real-token"}
 
@@ -215,9 +216,13 @@ def fingerprint(app: Any) -> dict[str, Any]:
 
 
 def walk(agent: Any) -> Iterator[Any]:
+    """`agent` and every agent under it: sub-agents and the agents its `task` tool starts."""
     yield agent
     for child in agent.sub_agents:
         yield from walk(child)
+    for tool in getattr(agent, "tools", None) or ():
+        for child in getattr(tool, "agents", {}).values():
+            yield from walk(child)
 
 
 def llm_agents(agent: Any) -> list[Any]:

@@ -173,6 +173,14 @@ CONVERSATIONS: dict[str, tuple[str, dict[str, list[Any]], str, str, set[str]]] =
                          "args": {"nationality": "DE", "destination": "Tokyo", "stay_days": 10}},
                         {"text": "No visa needed for 10 days."}]},
         "visa_agent", "No visa needed for 10 days.", {"find_city", "check_visa"}),
+    "dev_assistant": (
+        "What is in the workspace?",
+        {"assistant": [{"call": "write_todos", "args": {"todos": [
+            {"content": "List the workspace", "status": "in_progress"}]}},
+                       {"call": "ls", "args": {"path": "/"}},
+                       {"call": "glob", "args": {"pattern": "**/*.py"}},
+                       {"text": "The workspace is empty."}]},
+        "assistant", "The workspace is empty.", {"write_todos", "ls", "glob"}),
 }
 
 

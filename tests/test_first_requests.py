@@ -32,6 +32,8 @@ def _nodes(node: AgentNode) -> list[AgentNode]:
     for tool in node.tools:
         if tool.agent is not None:
             found.extend(_nodes(tool.agent))
+    for _, agent in node.task:
+        found.extend(_nodes(agent))
     return found
 
 
@@ -90,6 +92,16 @@ def _reply(agent: Any) -> dict[str, Any]:
     return {"text": json.dumps(sample(_schema_of(agent.output_schema)))}
 
 
+def _task_starter(agents: Any, agent: Any) -> tuple[Any, str] | None:
+    """The agent whose `task` tool starts `agent`, and the subagent_type that names it."""
+    for owner in agents:
+        for tool in owner.tools:
+            for kind, started in getattr(tool, "agents", {}).items():
+                if started is agent:
+                    return owner, kind
+    return None
+
+
 def first_request(path: Path, agent_name: str) -> Any:
     return first_request_of(compiled(path), agent_name)
 
@@ -109,7 +121,12 @@ def first_request_of(result: Compiled, agent_name: str) -> Any:
     state = {a.output_key: f"<{a.output_key}>" for a in agents.values() if a.output_key}
     replies: dict[str, list[Any]] = {agent_name: [_reply(agent)]}
     root = agent
-    if agent.mode == "single_turn":
+    starter = _task_starter(agents.values(), agent)
+    if starter is not None:  # started by a `task` tool: its owner calls it
+        root, kind = starter
+        replies[root.name] = [{"call": "task", "args": {"description": "x", "subagent_type": kind}},
+                              {"text": "done"}]
+    elif agent.mode == "single_turn":
         root = agent.parent_agent
         tool = next(t for t in root.tools if getattr(t, "agent", None) is agent)
         arguments = sample(tool._get_declaration().parameters_json_schema)

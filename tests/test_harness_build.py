@@ -120,23 +120,6 @@ def test_a_memory_edit_is_seen_on_the_next_call(spec: Path) -> None:
     assert "New rule." in system
 
 
-def test_the_rest_of_the_harness_is_still_refused(tmp_path: Path) -> None:
-    path = tmp_path / "spec.yaml"
-    path.write_text(textwrap.dedent("""\
-        agentspec: 1
-        name: app
-        backends: {scratch: {type: state}}
-        agents:
-          helper:
-            instruction: Hi.
-            model: gemini-2.5-flash
-            filesystem: scratch
-            interrupt_on: {write_file: true}
-        """))
-    compiled = compile_spec(path, environ={})
-    assert [d.code for d in compiled.diagnostics] == ["AS401"]
-
-
 FILES_SPEC = """\
     agentspec: 1
     name: files_app

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,8 @@ def describe(event: Any) -> list[str]:
     for part in (event.content.parts if event.content else None) or ():
         if part.function_call:
             call = part.function_call
+            if call.name == "adk_request_confirmation":
+                continue  # the approval prompt shows it
             if call.name == "transfer_to_agent":
                 lines.append(f"[{event.author}] -> transfers to {call.args.get('agent_name')}")
             else:
@@ -38,18 +43,23 @@ def describe(event: Any) -> list[str]:
     return lines
 
 
-def _session_service(url: str | None) -> Any:
+def _services(url: str | None) -> tuple[Any, Any]:
+    """The session and artifact services: in memory, or kept on disk for `sqlite:///PATH`
+    (artifacts in the directory `PATH.artifacts` beside the database)."""
     if url is None:
+        from google.adk.artifacts import InMemoryArtifactService
         from google.adk.sessions import InMemorySessionService
 
-        return InMemorySessionService()
+        return InMemorySessionService(), InMemoryArtifactService()
     if not url.startswith("sqlite:///"):
         raise click.UsageError("--session takes sqlite:///path/to/sessions.db")
+    from google.adk.artifacts.file_artifact_service import FileArtifactService
     from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
     path = Path(url.removeprefix("sqlite:///"))
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteSessionService(str(path))
+    artifacts = path.with_name(path.name + ".artifacts")
+    return SqliteSessionService(str(path)), FileArtifactService(artifacts)
 
 
 async def _session(runner: Any, session_id: str) -> str:
@@ -62,26 +72,88 @@ async def _session(runner: Any, session_id: str) -> str:
     return session_id
 
 
-async def _turn(runner: Any, session_id: str, message: str) -> None:
-    from google.genai import types
-
-    content = types.Content(role="user", parts=[types.Part(text=message)])
-    async for event in runner.run_async(user_id="user", session_id=session_id,
-                                        new_message=content):
-        for line in describe(event):
-            click.echo(line)
+Decide = Callable[[Any], Any]  # PendingApproval -> Decision | None (None: leave it waiting)
 
 
-async def _chat(app: Any, service: Any, session_id: str, messages: list[str]) -> None:
+def _terminal_decision(pending: Any) -> Any:
+    """Asks the person at the terminal; None when input ends (the call stays waiting)."""
+    from agentspec.runtime.harness.approvals import Decision
+
+    offered = "/".join(pending.decisions)
+    click.echo(f"[{pending.agent}] needs approval: {pending.tool}({_short(pending.args, 2000)})")
+    if pending.hint:
+        click.echo(f"  {pending.hint}")
+    choices = {d[0]: d for d in pending.decisions} | {d: d for d in pending.decisions}
+    try:
+        while (choice := input(f"  {offered}? ").strip().lower()) not in choices:
+            click.echo(f"  answer one of: {offered}")
+        kind = choices[choice]
+        if kind == "reject":
+            return Decision("reject", message=input("  reason for the agent (optional): ")
+                            .strip() or None)
+        if kind == "approve":
+            return Decision("approve")
+        return Decision("edit", args=_edited_args(pending.args))
+    except EOFError:
+        return None
+
+
+def _edited_args(current: dict[str, Any]) -> dict[str, Any]:
+    shown = json.dumps(current, ensure_ascii=False)
+    while True:
+        text = input(f"  new arguments as a JSON object (empty keeps {_short(shown, 200)}): ")
+        if not text.strip():
+            return current
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            click.echo(f"  not JSON: {exc}")
+            continue
+        if isinstance(value, dict):
+            return value
+        click.echo("  the arguments must be a JSON object")
+
+
+def _scripted_decisions(decisions: list[Any]) -> Decide:
+    from agentspec.runtime.scripted import ScriptError
+
+    def decide(pending: Any) -> Any:
+        if not decisions:
+            raise ScriptError(f"the script has no more decisions; {pending.agent} asks to approve "
+                              f"{pending.tool}({_short(pending.args)})")
+        decision = decisions.pop(0)
+        click.echo(f"[{pending.agent}] {pending.tool}({_short(pending.args)}): scripted "
+                   f"{decision.kind}" + (f" {_short(decision.args)}" if decision.args else ""))
+        return decision
+
+    return decide
+
+
+def _echo_event(event: Any) -> None:
+    for line in describe(event):
+        click.echo(line)
+
+
+async def _turn(runner: Any, session_id: str, message: str, decide: Decide) -> None:
+    from agentspec.runtime.conversation import turn
+
+    for pending in await turn(runner, session_id, message, decide=decide,
+                              on_event=_echo_event):
+        click.echo(f"agentspec: {pending.tool} is left waiting for approval")
+
+
+async def _chat(app: Any, services: tuple[Any, Any], session_id: str, messages: list[str],
+                decide: Decide) -> None:
     from google.adk.runners import Runner
 
-    runner = Runner(app=app, session_service=service)
+    sessions, artifacts = services
+    runner = Runner(app=app, session_service=sessions, artifact_service=artifacts)
     try:
         await _session(runner, session_id)
         if messages:
             for message in messages:
                 click.echo(f"you> {message}")
-                await _turn(runner, session_id, message)
+                await _turn(runner, session_id, message, decide)
             return
         while True:
             try:
@@ -91,13 +163,21 @@ async def _chat(app: Any, service: Any, session_id: str, messages: list[str]) ->
             if message.strip() in ("/quit", "/exit"):
                 return
             if message.strip():
-                await _turn(runner, session_id, message)
+                await _turn(runner, session_id, message, decide)
     finally:
         await runner.close()
 
 
-def _load_script(path: Path) -> tuple[dict[str, list[Any]], list[str]]:
+@dataclass
+class _Script:
+    replies: dict[str, list[Any]]
+    messages: list[str]
+    decisions: list[Any]
+
+
+def _load_script(path: Path) -> _Script:
     from agentspec.parse import load
+    from agentspec.runtime.scripted import ScriptError, parse_decision
 
     parsed = load(path)
     if not parsed.ok or not isinstance(parsed.value, dict):
@@ -105,10 +185,16 @@ def _load_script(path: Path) -> tuple[dict[str, list[Any]], list[str]]:
         raise click.UsageError(f"{path} is not a readable script")
     replies = parsed.value.get("replies") or {}
     messages = parsed.value.get("messages") or []
-    if not isinstance(replies, dict) or not isinstance(messages, list):
-        raise click.UsageError(
-            f"{path}: `replies` is a mapping of agent -> list, `messages` a list")
-    return replies, [str(m) for m in messages]
+    decisions = parsed.value.get("decisions") or []
+    if not isinstance(replies, dict) or not isinstance(messages, list) or \
+            not isinstance(decisions, list):
+        raise click.UsageError(f"{path}: `replies` is a mapping of agent -> list, `messages` "
+                               "and `decisions` are lists")
+    try:
+        return _Script(replies, [str(m) for m in messages],
+                       [parse_decision(d) for d in decisions])
+    except ScriptError as exc:
+        raise click.UsageError(f"{path}: {exc}") from exc
 
 
 @click.command(name="run")
@@ -135,13 +221,15 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         print_diagnostics(problems, compiled.check.sources)
         sys.exit(1)
     messages = [message] if message else []
+    decide: Decide = _terminal_decision
     if script is not None:
         from agentspec.runtime.scripted import ScriptError, install_script
 
-        replies, scripted_messages = _load_script(script)
-        messages = messages or scripted_messages
+        loaded = _load_script(script)
+        messages = messages or loaded.messages
+        decide = _scripted_decisions(loaded.decisions)
         try:
-            install_script(app.root_agent, replies)
+            install_script(app.root_agent, loaded.replies)
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     elif not any(os.environ.get(key) for key in _KEYS):
@@ -156,7 +244,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from agentspec.runtime.scripted import ScriptError
 
     try:
-        asyncio.run(_chat(app, _session_service(session_url), session_id, messages))
+        asyncio.run(_chat(app, _services(session_url), session_id, messages, decide))
     except (APIError, ScriptError, MissingEnvironmentVariable) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)

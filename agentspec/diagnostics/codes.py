@@ -256,6 +256,17 @@ INPUT_SCHEMA_UNUSED = _code(
     `input_schema` declares the arguments of an agent called like a tool: through an
     `{agent: name}` tool or as a sub-agent with `mode: single_turn` or `mode: task`. This
     agent is never called that way, so the schema would do nothing.""")
+NESTED_APPROVAL = _code(
+    "AS232", "nested-approval",
+    "An approval on a delegation whose sub-agent asks for approvals too", """
+    The approval asks a person before this agent delegates (the `task` tool, an
+    `{agent: name}` tool or a `single_turn`/`task` sub-agent), and an agent the delegation
+    starts asks for approvals of its own. ADK 2.13 records the paused delegation as answered,
+    so after the outer approval an inner one could never resume the sub-agent: its work
+    would be lost. Ask for approval at one level: remove this entry, or the `interrupt_on`
+    entries of the sub-agents it starts (the general-purpose agent of `task` has its
+    caller's approvals).""")
+
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """

@@ -12,6 +12,7 @@ from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
     AgentNode,
     AppNode,
+    Approval,
     Compaction,
     FilesystemNode,
     ModelNode,
@@ -24,6 +25,7 @@ from agentspec.paths import resolved
 from agentspec.source import Span
 from agentspec.spec import Spec
 from agentspec.spec.agents import (
+    InterruptConfig,
     LlmAgent,
     LoopAgent,
     ParallelAgent,
@@ -38,8 +40,7 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
 __all__ = ["lower"]
 
-#: harness fields whose runtime is not wired into build yet (`todos` and `memory` are)
-HARNESS_FIELDS = ("interrupt_on",)
+DECISIONS = ("approve", "edit", "reject")
 LATER = {"router": "routed agents", "planner": "the recursive planner"}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
 
@@ -51,6 +52,7 @@ class _Lowering:
     spec_dir: FsPath
     diagnostics: list[Diagnostic] = field(default_factory=list)
     module_dirs: set[str] = field(default_factory=set)
+    resumable: bool = False  # some agent waits for approvals
 
     # positions and files ---------------------------------------------------------------
 
@@ -90,10 +92,6 @@ class _Lowering:
         if kind in LATER:
             self.refuse(f"`kind: {kind}` needs {LATER[kind]}, which", self.span("agents", name,
                                                                                "kind"))
-        for harness_field in HARNESS_FIELDS:
-            if getattr(agent, harness_field, None) not in (None, False):
-                self.refuse(f"`{harness_field}` is part of the deep-agent harness, which",
-                            self.key_span("agents", name, harness_field))
         if getattr(agent, "execution_mode", None) == "offline":
             self.refuse("`execution_mode: offline` needs background jobs, which",
                         self.span("agents", name, "execution_mode"))
@@ -116,20 +114,22 @@ class _Lowering:
 
     # tools -----------------------------------------------------------------------------
 
-    def tool(self, owner: str, index: int, entry: Any) -> ToolNode:
+    def tool(self, owner: str, index: int, entry: Any,
+             approvals: dict[str, Approval]) -> ToolNode:
         path: tuple[str | int, ...] = ("agents", owner, "tools", index)
         name = ""
         if isinstance(entry, str):
             name, path = entry, ("tools", entry)
             entry = (self.spec.tools or {})[entry]
+        approval = approvals.get(name) if name else None
         if isinstance(entry, PythonTool):
             return ToolNode("python", name, python=self.python(
-                entry.python, self.span(*path, "python"), entry.args))
+                entry.python, self.span(*path, "python"), entry.args), approval=approval)
         if isinstance(entry, McpTool):
             cwd = getattr(entry.mcp, "cwd", None)
             if cwd is not None and "${" not in cwd:
                 cwd = self.spec_relative(cwd, *path, "mcp", "cwd")
-            return ToolNode("mcp", name, mcp=entry, mcp_cwd=cwd)
+            return ToolNode("mcp", name, mcp=entry, mcp_cwd=cwd, approval=approval)
         if isinstance(entry, BuiltinTool):
             return ToolNode("builtin", entry.builtin)
         assert isinstance(entry, AgentTool)
@@ -211,6 +211,30 @@ class _Lowering:
                                   for i, ref in enumerate(refs)))
                      for hook, refs in hooks.items())
 
+    def approvals(self, agent: LlmAgent) -> dict[str, Approval]:
+        """`interrupt_on` by the names the entries go by: spec names (a python or MCP entry is
+        gated as a whole by `tool()`) and the names the model sees."""
+        found: dict[str, Approval] = {}
+        for key, setting in (agent.interrupt_on or {}).items():
+            if setting is False:
+                continue
+            found[key] = Approval(tuple(setting.decisions), setting.hint) \
+                if isinstance(setting, InterruptConfig) else Approval(DECISIONS)
+        for entry in agent.tools or ():
+            definition = (self.spec.tools or {}).get(entry) if isinstance(entry, str) else entry
+            approval = found.get(entry) if isinstance(entry, str) else None
+            if isinstance(definition, BuiltinTool) and approval:
+                found.setdefault(definition.builtin, approval)
+            elif isinstance(definition, AgentTool) and approval:
+                found.setdefault(definition.agent, approval)
+            elif isinstance(definition, McpTool) and definition.prefix:
+                for tool in definition.filter or ():  # approvals may name it unprefixed
+                    if tool in found:
+                        found.setdefault(f"{definition.prefix}_{tool}", found[tool])
+        if found:
+            self.resumable = True
+        return found
+
     def agent(self, name: str, *, as_tool: bool = False) -> AgentNode:
         agent = self.spec.agents[name]
         self.check_buildable(name, agent)
@@ -229,6 +253,7 @@ class _Lowering:
         thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
         skills, discovery = self.skills(name, agent)
         kit = harness(agent, self.spec.backends or {})  # with the defaults of `kind: deep`
+        approvals = self.approvals(agent)
         mode = agent.mode
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
@@ -240,7 +265,8 @@ class _Lowering:
             instruction=self.instruction(name, agent),
             instruction_from_file=agent.instruction_file is not None,
             static_instruction=agent.static_instruction,
-            tools=tuple(self.tool(name, i, t) for i, t in enumerate(agent.tools or ())),
+            tools=tuple(self.tool(name, i, t, approvals)
+                        for i, t in enumerate(agent.tools or ())),
             mode=mode, output_schema=self.schema(name, "output_schema", agent.output_schema),
             input_schema=self.schema(name, "input_schema", agent.input_schema),
             output_key=agent.output_key, include_contents=agent.include_contents,
@@ -248,7 +274,7 @@ class _Lowering:
             disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
             todos=kit.todos, memory=self.memory(name, agent),
             filesystem=self.filesystem(kit), skills=skills, skill_discovery=discovery,
-            result_limit=kit.result_limit)
+            result_limit=kit.result_limit, approvals=tuple(approvals.items()))
         return replace(node, task=self.task(kit, node))
 
     def task(self, kit: Harness, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
@@ -299,6 +325,7 @@ class _Lowering:
             name=self.spec.name, description=self.spec.description,
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
+            resumable=self.resumable,
             module_dirs=tuple(sorted(self.module_dirs)))
 
 

@@ -22,6 +22,7 @@ from agentspec.ir.plan import (
 from agentspec.ir.tree import (
     AgentNode,
     AppNode,
+    Approval,
     Compaction,
     FilesystemNode,
     ModelNode,
@@ -143,6 +144,20 @@ def _mcp_tool(tool: ToolNode) -> Value:
         tool_name_prefix=lit(spec.prefix)))
 
 
+APPROVALS = "agentspec.runtime.harness.approvals"
+
+
+def _approval(approval: Approval) -> DictOf:
+    return DictOf(tuple((k, lit(v)) for k, v in _kwargs(
+        decisions=ListOf(approval.decisions), hint=approval.hint)))
+
+
+def _gated(value: Value, approval: Approval | None) -> Value:
+    if approval is None:
+        return value
+    return Call(Import(APPROVALS, "gated"), args=(value, _approval(approval)))
+
+
 def _definitions(filesystem: FilesystemNode) -> DictOf:
     return DictOf(tuple(
         (name, DictOf(tuple((key, SpecPath(value) if key == "root" else lit(value))
@@ -193,11 +208,11 @@ class _Planner:
     def tool(self, tool: ToolNode, sub_agents: list[Value]) -> Value:
         if tool.kind == "python":
             assert tool.python is not None
-            return python_object(tool.python)
+            return _gated(python_object(tool.python), tool.approval)
         if tool.kind == "builtin":
             return Import("google.adk.tools", tool.name)
         if tool.kind == "mcp":
-            return _mcp_tool(tool)
+            return _gated(_mcp_tool(tool), tool.approval)
         assert tool.agent is not None  # called as a tool: a single_turn / task sub-agent
         sub_agents.append(self.agent(tool.agent))
         return None
@@ -209,8 +224,18 @@ class _Planner:
             memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
                           args=(ListOf(tuple(SpecPath(p) for p in node.memory)),))
             hooks["before_model"] = [memory, *hooks.get("before_model", [])]
-        if node.result_limit is not None:  # last: ADK stops at a callback's replacement
-            hooks["after_tool"] = [*hooks.get("after_tool", []), _result_limit(node)]
+        approvals = [a for _, a in node.approvals] + [t.approval for t in node.tools if t.approval]
+        if approvals:  # first: nothing, not even the user's callbacks, sees an unapproved call
+            gate = Call(Import(APPROVALS, "approval_gate"), args=(DictOf(tuple(
+                (name, _approval(approval)) for name, approval in node.approvals)),))
+            hooks["before_tool"] = [gate, *hooks.get("before_tool", [])]
+        editable = any("edit" in a.decisions for a in approvals)
+        rewrites = ([Call(Import(APPROVALS, "edit_note"))] if editable else []) + (
+            [_result_limit(node)] if node.result_limit is not None else [])
+        if rewrites:  # last: ADK stops at a callback's replacement; piped, so each sees it
+            rewrite = rewrites[0] if len(rewrites) == 1 else Call(
+                Import("agentspec.runtime.harness.callbacks", "piped"), args=tuple(rewrites))
+            hooks["after_tool"] = [*hooks.get("after_tool", []), rewrite]
         return {f"{hook}_callback": ListOf(tuple(values)) for hook, values in hooks.items()}
 
     def agent(self, node: AgentNode) -> Ref:
@@ -281,7 +306,9 @@ class _Planner:
         app = Call(APP, _kwargs(
             name=node.name, root_agent=Ref("root_agent"),
             plugins=ListOf(tuple(plugins)) if plugins else None,
-            events_compaction_config=self.compaction(node.compaction)))
+            events_compaction_config=self.compaction(node.compaction),
+            resumability_config=Call(Import("agentspec.runtime.app", "resumable"))
+            if node.resumable else None))
         self.bindings.append(Binding("app", app))
         return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
                     node.module_dirs)

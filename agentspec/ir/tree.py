@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AgentNode", "AppNode", "Compaction", "FilesystemNode", "ModelNode", "PyObject",
-           "Schema", "ToolNode"]
+__all__ = ["AgentNode", "AppNode", "Approval", "Compaction", "FilesystemNode", "ModelNode",
+           "PyObject", "Schema", "ToolNode"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,14 @@ class Schema:
 
 
 @dataclass(frozen=True)
+class Approval:
+    """`interrupt_on` settings of one tool: the answers a person may give, and the question."""
+
+    decisions: tuple[str, ...]
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolNode:
     kind: str  # python | mcp | builtin | agent
     name: str = ""  # the spec name, or the builtin / agent name
@@ -48,6 +56,7 @@ class ToolNode:
     mcp: Any = None  # spec.tools.McpTool
     mcp_cwd: str | None = None  # its working directory, relative to the spec's directory
     agent: AgentNode | None = None
+    approval: Approval | None = None  # every tool this entry yields waits for a person
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,7 @@ class AgentNode:
     result_limit: int | None = None  # tokens
     task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
     skill_discovery: str = "lazy"
+    approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
 
 
 @dataclass(frozen=True)
@@ -111,4 +121,5 @@ class AppNode:
     plugins: tuple[PyObject, ...] = ()
     global_instruction: str | None = None
     compaction: Compaction | None = None
+    resumable: bool = False  # a run can pause for a person and resume where it stopped
     module_dirs: tuple[str, ...] = field(default=())

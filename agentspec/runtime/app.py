@@ -1,13 +1,14 @@
-"""App-level settings: events compaction (summarization), quietly about ADK's experimental flag."""
+"""App-level settings: events compaction (summarization) and resumability (approvals), quietly
+about ADK's experimental flag."""
 
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-from google.adk.apps.app import EventsCompactionConfig
+from google.adk.apps.app import EventsCompactionConfig, ResumabilityConfig
 
-__all__ = ["compaction"]
+__all__ = ["compaction", "resumable"]
 
 
 def compaction(*, summarizer_model: Any = None, **settings: Any) -> EventsCompactionConfig:
@@ -19,3 +20,11 @@ def compaction(*, summarizer_model: Any = None, **settings: Any) -> EventsCompac
         warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
         summarizer = LlmEventSummarizer(llm=summarizer_model) if summarizer_model else None
         return EventsCompactionConfig(summarizer=summarizer, **settings)
+
+
+def resumable() -> ResumabilityConfig:
+    """Runs that pause for a person's approval resume inside the same invocation, so a
+    workflow goes on with its next step once the approved tool has run."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+        return ResumabilityConfig(is_resumable=True)

@@ -11,6 +11,10 @@ Script format (YAML), used by `agentspec run --script`:
         - call: get_weather               # a tool call ...
           args: {city: Lisbon}            # ... with its arguments
         - text: Sunny; pack light.        # a final answer
+    decisions:                # answers to approval requests (`interrupt_on`), in order
+      - approve
+      - {edit: {city: Porto}}             # run it with these arguments instead
+      - {reject: Not today.}              # or just `reject`
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-__all__ = ["ScriptError", "ScriptedModel", "install_script", "parse_step"]
+from agentspec.runtime.harness.approvals import Decision
+
+__all__ = ["ScriptError", "ScriptedModel", "install_script", "parse_decision", "parse_step"]
 
 
 class ScriptError(ValueError):
@@ -46,6 +52,22 @@ def parse_step(agent: str, step: Any) -> types.Content:
     else:
         raise ScriptError(f"a reply of {agent} needs `text`, `call` or `transfer`: {step!r}")
     return types.Content(role="model", parts=[part])
+
+
+def parse_decision(step: Any) -> Decision:
+    """One scripted answer to an approval request."""
+    if step in ("approve", "reject"):
+        return Decision(str(step))
+    if isinstance(step, Mapping) and len(step) == 1:
+        kind, value = next(iter(step.items()))
+        if kind == "edit" and isinstance(value, Mapping):
+            return Decision("edit", args=dict(value))
+        if kind == "reject" and (value is None or isinstance(value, str)):
+            return Decision("reject", message=value)
+        if kind == "approve" and value is None:
+            return Decision("approve")
+    raise ScriptError("a decision is `approve`, `reject`, `{reject: message}` or "
+                      f"`{{edit: {{argument: value}}}}`, not {step!r}")
 
 
 class ScriptedModel(BaseLlm):

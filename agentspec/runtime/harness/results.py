@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from agentspec.runtime.harness.callbacks import AfterTool
 from agentspec.runtime.harness.files import BackendFactory
 
 __all__ = ["CHARS_PER_TOKEN", "result_limit_callback"]
@@ -22,8 +22,6 @@ PREVIEW_CHARS = 1000
 #: tools that page their own output; evicting it would only send the model in circles
 EXEMPT = frozenset({"read_file"})
 
-AfterTool = Callable[[BaseTool, dict[str, Any], ToolContext, Any],
-                     Awaitable[dict[str, Any] | None]]
 
 
 def _text(result: Any) -> str:

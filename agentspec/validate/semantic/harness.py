@@ -12,6 +12,7 @@ from agentspec.spec.effective import (
     harness,
     tool_names,
 )
+from agentspec.spec.tools import AgentTool
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_harness"]
@@ -74,8 +75,74 @@ def _execute_approval(ctx: Context, backend: str, span: Span) -> None:
         hint="use a `type: shell` backend"))
 
 
+def _asks(agent: LlmAgent) -> set[str]:
+    return {tool for tool, setting in (agent.interrupt_on or {}).items() if setting is not False}
+
+
+def _delegations(ctx: Context, name: str, agent: LlmAgent) -> dict[str, list[str]]:
+    """Tool name -> the agents calling it starts (`name` itself for general-purpose)."""
+    found: dict[str, list[str]] = {}
+    kit = harness(agent, ctx.spec.backends or {})
+    if kit.task is not None:
+        found["task"] = [*kit.task.agents, *([name] if kit.task.general_purpose else [])]
+    tools = ctx.spec.tools or {}
+    for entry in agent.tools or ():
+        definition = tools.get(entry) if isinstance(entry, str) else entry
+        if isinstance(definition, AgentTool):
+            found[definition.agent] = [definition.agent]
+            if isinstance(entry, str):
+                found[entry] = [definition.agent]
+    for child, mode in _sub_agent_modes(ctx, agent).items():
+        if mode in ("single_turn", "task"):
+            found[child] = [child]
+    return found
+
+
+def _started_approvals(ctx: Context, starts: list[str], origin: str) -> str | None:
+    """The first agent among `starts` (or any they delegate to) that asks for approvals.
+    `origin` among them is its general-purpose copy: no `task` tool and no sub-agents."""
+    todo, seen = list(starts), set()
+    while todo:
+        current = todo.pop()
+        agent = ctx.spec.agents.get(current)
+        if current in seen or not isinstance(agent, LlmAgent):
+            continue
+        seen.add(current)
+        delegations = _delegations(ctx, current, agent)
+        asks = _asks(agent)
+        if current == origin:  # the copy keeps the tools, and their approvals, only
+            copied = {t for t in delegations if t != "task" and t not in
+                      _sub_agent_modes(ctx, agent)}
+            delegations = {t: a for t, a in delegations.items() if t in copied}
+            asks -= {"task", *_sub_agent_modes(ctx, agent)}
+        if asks:
+            return current
+        todo += [a for started in delegations.values() for a in started]
+    return None
+
+
+def _nested_approvals(ctx: Context, name: str, agent: LlmAgent) -> None:
+    asked = _asks(agent)
+    for tool, starts in _delegations(ctx, name, agent).items():
+        if tool not in asked:
+            continue
+        inner = _started_approvals(ctx, starts, name)
+        if inner is None:
+            continue
+        if inner == name:
+            what = "the general-purpose agent it starts, which has this agent's approvals"
+            fix = "turn the general-purpose agent off (`general_purpose: false` in `task`)"
+        else:
+            what, fix = f"`{inner}`, which it starts", f"drop the approvals of `{inner}`"
+        ctx.report(codes.NESTED_APPROVAL(
+            f"approving `{tool}` cannot be combined with the approvals of {what}: those could "
+            "never resume", ctx.key_at("agents", name, "interrupt_on", tool),
+            hint=f"remove `{tool}` from `interrupt_on`, or {fix}"))
+
+
 def check_harness(ctx: Context) -> None:
     for name, agent in ctx.llm_agents():
         _execute(ctx, name, agent)
         if name not in ctx.broken:  # its tools may have been cut out
             _approvals(ctx, name, agent)
+            _nested_approvals(ctx, name, agent)

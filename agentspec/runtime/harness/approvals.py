@@ -1,0 +1,226 @@
+"""The `interrupt_on` harness field: a person approves, edits or rejects a tool call first.
+
+Built on ADK's tool confirmation. A `before_tool_callback` gate asks for confirmation
+(`adk_request_confirmation`) and answers the call with "waiting" instead of running it; the
+invocation pauses there. The person's answer comes back as a `ToolConfirmation`; ADK then
+re-runs the original call and the gate lets it through, changes its arguments, or turns it
+away. Because the gate is a callback, it holds for every kind of tool: python functions,
+toolsets, MCP servers, the harness's own tools and agents called as tools.
+
+The answer, as a `ToolConfirmation` (what `adk web` and `agentspec run` send):
+
+* `confirmed: false` rejects; `payload: {"message": "..."}` tells the model why.
+* `confirmed: true` approves; with `payload: {"args": {...}}` it is an edit: the call runs
+  with those arguments instead.
+
+A decision the spec does not offer for that tool (an edit where only approve/reject are
+allowed, say) is refused: the call does not run and the model is told why.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.events.event import Event
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
+from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from agentspec.runtime.harness.callbacks import AfterTool, BeforeTool
+
+__all__ = ["CONFIRMATION_CALL", "DECISIONS", "Approval", "Decision", "PendingApproval", "answer",
+           "approval_gate", "edit_note", "gated", "pending_approvals", "setting_of"]
+
+DECISIONS = ("approve", "edit", "reject")
+#: the settings a tool carries when its spec entry (not its name) asks for approval
+_ATTRIBUTE = "_agentspec_approval"
+
+#: the arguments a person gave, per call the gate let through edited (read by `edit_note`)
+_EDITED: weakref.WeakKeyDictionary[ToolContext, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+Approval = Mapping[str, Any]  # {"decisions": [...], "hint": str | None}
+
+
+def _tagged(tool: BaseTool, approval: Approval) -> BaseTool:
+    tagged = copy.copy(tool)  # the same tool object may serve an agent without approvals
+    setattr(tagged, _ATTRIBUTE, dict(approval))
+    return tagged
+
+
+class GatedToolset(BaseToolset):
+    """Every tool of `inner` asks for approval (`interrupt_on` on a spec tool entry)."""
+
+    def __init__(self, inner: BaseToolset, approval: Approval) -> None:
+        super().__init__()
+        self.inner = inner
+        self.approval = dict(approval)
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        tools = await self.inner.get_tools_with_prefix(readonly_context)
+        return [_tagged(tool, self.approval) for tool in tools]
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def gated(entry: Any, approval: Approval) -> Any:
+    """The tools of one spec entry (function, tool or toolset), asking for approval."""
+    if isinstance(entry, BaseToolset):
+        return GatedToolset(entry, approval)
+    if isinstance(entry, BaseTool):
+        return _tagged(entry, approval)
+    if callable(entry):
+        return _tagged(FunctionTool(entry), approval)
+    return entry  # not a tool: LlmAgent reports it as it would without approvals
+
+
+def setting_of(tool: BaseTool, by_name: Mapping[str, Approval]) -> Approval | None:
+    return getattr(tool, _ATTRIBUTE, None) or by_name.get(tool.name)
+
+
+def _edited_args(payload: Any) -> Any:
+    return payload.get("args") if isinstance(payload, Mapping) else None
+
+
+def _pending(tool: BaseTool) -> dict[str, Any]:
+    return {"error": f"This call to {tool.name} is waiting for a person's approval and has "
+                     "not run. Do not call it again; the person's decision will arrive."}
+
+
+def _refused(tool: BaseTool, decision: str, offered: list[str]) -> dict[str, Any]:
+    return {"error": f"The person's answer ({decision}) is not one this call allows "
+                     f"({', '.join(offered)}), so {tool.name} did not run."}
+
+
+def _rejected(tool: BaseTool, payload: Any) -> dict[str, Any]:
+    message = payload.get("message") if isinstance(payload, Mapping) else None
+    text = f"A person rejected this call to {tool.name}; it did not run."
+    if message:
+        text += f" Their message: {message}"
+    return {"error": text}
+
+
+def _ask(tool: BaseTool, approval: Approval, tool_context: ToolContext) -> dict[str, Any]:
+    decisions = list(approval.get("decisions") or DECISIONS)
+    hint = approval.get("hint") or f"Approve the call to {tool.name}?"
+    tool_context.request_confirmation(hint=hint, payload={"decisions": decisions})
+    # the pause is not a result for the model to answer; without this it is re-invoked at once
+    tool_context.actions.skip_summarization = True
+    return _pending(tool)
+
+
+def approval_gate(by_name: Mapping[str, Approval]) -> BeforeTool:
+    """A `before_tool_callback`: calls to the tools named in `by_name` (or tagged by `gated`)
+    run only after a person approves them, with the arguments the person gives on `edit`."""
+
+    async def before_tool_callback(tool: BaseTool, args: dict[str, Any],
+                                   tool_context: ToolContext) -> dict[str, Any] | None:
+        approval = setting_of(tool, by_name)
+        # a plain BaseTool stands in for a tool the model made up: nothing would run anyway
+        if approval is None or type(tool) is BaseTool:
+            return None
+        answer = tool_context.tool_confirmation
+        if answer is None:
+            return _ask(tool, approval, tool_context)
+        offered = list(approval.get("decisions") or DECISIONS)
+        payload = answer.payload
+        if not answer.confirmed:
+            return _rejected(tool, payload) if "reject" in offered \
+                else _refused(tool, "reject", offered)
+        edited = _edited_args(payload)
+        if edited is None:
+            return None if "approve" in offered else _refused(tool, "approve", offered)
+        if "edit" not in offered:
+            return _refused(tool, "edit", offered)
+        if not isinstance(edited, Mapping):
+            return {"error": f"The person's edited arguments for {tool.name} are not an object "
+                             f"({json.dumps(edited, default=str)}), so it did not run."}
+        args.clear()
+        args.update(edited)  # ADK hands this same dict to the tool
+        _EDITED[tool_context] = dict(edited)
+        return None
+
+    return before_tool_callback
+
+
+def edit_note() -> AfterTool:
+    """An `after_tool_callback`: a result of a call a person edited says so, with the
+    arguments it really ran with; the model's own call still shows its original ones."""
+
+    async def after_tool_callback(tool: BaseTool, args: dict[str, Any],
+                                  tool_context: ToolContext,
+                                  tool_response: Any) -> dict[str, Any] | None:
+        edited = _EDITED.pop(tool_context, None)
+        if edited is None:
+            return None
+        return {"result": tool_response, "note": (
+            f"A person edited this call before it ran; {tool.name} ran with these arguments: "
+            f"{json.dumps(edited, ensure_ascii=False, default=str)}")}
+
+    return after_tool_callback
+
+
+# the other side: reading approval requests from events and answering them ------------------
+
+CONFIRMATION_CALL = "adk_request_confirmation"
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """A tool call waiting for a person, as an event of a paused run shows it."""
+
+    request_id: str  # the id of the `adk_request_confirmation` call to answer
+    invocation_id: str
+    agent: str
+    tool: str
+    args: dict[str, Any]
+    hint: str
+    decisions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's answer: `approve`, `edit` (with `args`) or `reject` (with a `message`)."""
+
+    kind: str
+    args: dict[str, Any] | None = None
+    message: str | None = None
+
+
+def pending_approvals(event: Event) -> list[PendingApproval]:
+    """The approval requests an event carries."""
+    found = []
+    for call in event.get_function_calls():
+        if call.name != CONFIRMATION_CALL:
+            continue
+        request = call.args or {}
+        original = request.get("originalFunctionCall") or {}
+        confirmation = request.get("toolConfirmation") or {}
+        payload = confirmation.get("payload") or {}
+        found.append(PendingApproval(
+            request_id=call.id or "", invocation_id=event.invocation_id, agent=event.author,
+            tool=str(original.get("name", "")), args=dict(original.get("args") or {}),
+            hint=str(confirmation.get("hint") or ""),
+            decisions=tuple(payload.get("decisions") or DECISIONS)))
+    return found
+
+
+def answer(pending: PendingApproval, decision: Decision) -> types.Part:
+    """The function response that gives `decision` to the paused call."""
+    if decision.kind not in DECISIONS:
+        raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision.kind!r}")
+    confirmation: dict[str, Any] = {"confirmed": decision.kind != "reject"}
+    if decision.kind == "edit":
+        confirmation["payload"] = {"args": dict(decision.args or {})}
+    elif decision.kind == "reject" and decision.message:
+        confirmation["payload"] = {"message": decision.message}
+    return types.Part(function_response=types.FunctionResponse(
+        id=pending.request_id, name=CONFIRMATION_CALL, response=confirmation))
