@@ -172,7 +172,7 @@ async def _chat(app: Any, services: tuple[Any, Any], session_id: str, messages: 
 class _Script:
     replies: dict[str, list[Any]]
     messages: list[str]
-    decisions: list[Any]
+    decisions: list[Any] | None  # None: the person at the terminal decides
 
 
 def _load_script(path: Path) -> _Script:
@@ -185,14 +185,14 @@ def _load_script(path: Path) -> _Script:
         raise click.UsageError(f"{path} is not a readable script")
     replies = parsed.value.get("replies") or {}
     messages = parsed.value.get("messages") or []
-    decisions = parsed.value.get("decisions") or []
+    decisions = parsed.value.get("decisions")
     if not isinstance(replies, dict) or not isinstance(messages, list) or \
-            not isinstance(decisions, list):
+            not isinstance(decisions, (list, type(None))):
         raise click.UsageError(f"{path}: `replies` is a mapping of agent -> list, `messages` "
                                "and `decisions` are lists")
     try:
         return _Script(replies, [str(m) for m in messages],
-                       [parse_decision(d) for d in decisions])
+                       None if decisions is None else [parse_decision(d) for d in decisions])
     except ScriptError as exc:
         raise click.UsageError(f"{path}: {exc}") from exc
 
@@ -227,7 +227,8 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
 
         loaded = _load_script(script)
         messages = messages or loaded.messages
-        decide = _scripted_decisions(loaded.decisions)
+        if loaded.decisions is not None:
+            decide = _scripted_decisions(loaded.decisions)
         try:
             install_script(app.root_agent, loaded.replies)
         except ScriptError as exc:
