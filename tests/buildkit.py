@@ -19,10 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/*/*.yaml"))
 #: specs that must be buildable (travel_desk once the file exists)
 REQUIRED_BUILDABLE = [ROOT / "specs/pipeline.yaml", ROOT / "specs/deep_agent.yaml",
+                      ROOT / "specs/support_router.yaml",
                       ROOT / "examples/weather/agent.yaml",
                       *[p for p in [ROOT / "specs/travel_desk.yaml"] if p.exists()]]
 #: specs that use features this release refuses (AS401)
-REFUSED = ["research_desk", "planner", "support_router", "offline_jobs"]
+REFUSED = ["research_desk", "planner", "offline_jobs"]
 #: environment for compiling shipped specs that read unset variables (research_desk)
 REFUSED_ENVIRON = {"GITHUB_TOKEN": "not-a-real-token"}
 
@@ -223,6 +224,8 @@ def walk(agent: Any) -> Iterator[Any]:
     for tool in getattr(agent, "tools", None) or ():
         for child in getattr(tool, "agents", {}).values():
             yield from walk(child)
+    for inner in getattr(agent, "inner_agents", None) or ():  # a router's classifier
+        yield from walk(inner)
 
 
 def llm_agents(agent: Any) -> list[Any]:

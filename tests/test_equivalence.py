@@ -173,6 +173,12 @@ CONVERSATIONS: dict[str, tuple[str, dict[str, list[Any]], str, str, set[str]]] =
                          "args": {"nationality": "DE", "destination": "Tokyo", "stay_days": 10}},
                         {"text": "No visa needed for 10 days."}]},
         "visa_agent", "No visa needed for 10 days.", {"find_city", "check_visa"}),
+    "support_desk": (
+        "What does invoice INV-2025-0142 cover?",
+        {"triage_classifier": [{"text": '{"agent": "billing", "reason": "an invoice"}'}],
+         "billing": [{"call": "lookup_invoice", "args": {"invoice_id": "INV-2025-0142"}},
+                     {"text": "Ten Team seats for March 2025."}]},
+        "billing", "Ten Team seats for March 2025.", {"lookup_invoice"}),
     "dev_assistant": (
         "What is in the workspace?",
         {"assistant": [{"call": "write_todos", "args": {"todos": [

@@ -21,6 +21,7 @@ from agentspec.build import Compiled, build_objects, compile_spec
 from agentspec.ir.tree import AgentNode
 from agentspec.runtime.scripted import install_script
 from tests.buildkit import buildable, compiled, llm_agents
+from tests.buildkit import walk as agents_under
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T[0-9:.+]+)?(?: \([A-Z][a-z]+day\))?")
 
@@ -42,7 +43,9 @@ def _cases() -> list[Any]:
     for path in buildable():
         app = compiled(path).app
         assert app is not None
-        names = sorted({n.name for n in _nodes(app.root) if n.kind == "llm"})
+        nodes = _nodes(app.root)
+        names = sorted({n.name for n in nodes if n.kind == "llm"} | {
+            f"{n.name}_classifier" for n in nodes if n.route and n.route.model})
         cases.extend(pytest.param(path, name, id=f"{app.name}/{name}") for name in names)
     return cases
 
@@ -122,7 +125,13 @@ def first_request_of(result: Compiled, agent_name: str) -> Any:
     replies: dict[str, list[Any]] = {agent_name: [_reply(agent)]}
     root = agent
     starter = _task_starter(agents.values(), agent)
-    if starter is not None:  # started by a `task` tool: its owner calls it
+    router = next((a for a in agents_under(built.root_agent)
+                   if agent in (getattr(a, "inner_agents", None) or ())), None)
+    if router is not None:  # a router's classifier: the router runs, the classifier picks
+        root, first = router, router.sub_agents[0].name
+        replies[agent_name] = [{"text": json.dumps({"agent": first, "reason": "x"})}]
+        replies[first] = [_reply(agents[first])]
+    elif starter is not None:  # started by a `task` tool: its owner calls it
         root, kind = starter
         replies[root.name] = [{"call": "task", "args": {"description": "x", "subagent_type": kind}},
                               {"text": "done"}]

@@ -26,6 +26,12 @@ def _short(value: Any, limit: int = 300) -> str:
 def describe(event: Any) -> list[str]:
     """Readable lines for one event: tool calls, results and answers."""
     lines = []
+    route = (event.custom_metadata or {}).get("agentspec_route")
+    if route:
+        for failed in route["failed"]:
+            lines.append(f"[{event.author}] chose {failed['agent']} ({failed['reason']}), which "
+                         f"failed: {_short(failed['error'], 200)}")
+        lines.append(f"[{event.author}] routes to {route['agent']}: {route['reason']}")
     for part in (event.content.parts if event.content else None) or ():
         if part.function_call:
             call = part.function_call
@@ -242,11 +248,13 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from google.genai.errors import APIError
 
     from agentspec.runtime.env import MissingEnvironmentVariable
-    from agentspec.runtime.scripted import ScriptError
+    from agentspec.runtime.router import RoutingError
+    from agentspec.runtime.scripted import ScriptedFailure, ScriptError
 
     try:
         asyncio.run(_chat(app, _services(session_url), session_id, messages, decide))
-    except (APIError, ScriptError, MissingEnvironmentVariable) as exc:
+    except (APIError, ScriptError, ScriptedFailure, RoutingError,
+            MissingEnvironmentVariable) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)
         sys.exit(1)

@@ -17,6 +17,7 @@ from agentspec.ir.tree import (
     FilesystemNode,
     ModelNode,
     PyObject,
+    RouteNode,
     Schema,
     ToolNode,
 )
@@ -30,6 +31,7 @@ from agentspec.spec.agents import (
     LoopAgent,
     ParallelAgent,
     PythonSchema,
+    RouterAgent,
     SequentialAgent,
     SkillsConfig,
 )
@@ -41,8 +43,9 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["lower"]
 
 DECISIONS = ("approve", "edit", "reject")
-LATER = {"router": "routed agents", "planner": "the recursive planner"}
-_WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
+LATER = {"planner": "the recursive planner"}
+_WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop",
+              RouterAgent: "router"}
 
 
 @dataclass
@@ -235,6 +238,16 @@ class _Lowering:
             self.resumable = True
         return found
 
+    def route(self, name: str, agent: RouterAgent) -> RouteNode:
+        route = agent.route
+        python = None if route.python is None else self.python(
+            route.python, self.span("agents", name, "route", "python"))
+        model, _, _ = self.model(route.model)
+        return RouteNode(state=route.state,
+                         map=None if route.map is None else tuple(route.map.items()),
+                         python=python, model=model, instruction=route.instruction,
+                         default=agent.default, fallback=tuple(agent.fallback or ()))
+
     def agent(self, name: str, *, as_tool: bool = False) -> AgentNode:
         agent = self.spec.agents[name]
         self.check_buildable(name, agent)
@@ -244,6 +257,10 @@ class _Lowering:
         base = AgentNode(name=name, kind="llm", file=self.relative(span.file),
                          line=span.start.line, description=agent.description,
                          children=children, callbacks=self.callbacks(name, agent))
+        if not isinstance(agent, LlmAgent):  # called as a tool: the agent answers its caller
+            base = replace(base, mode="single_turn" if as_tool else None)
+        if isinstance(agent, RouterAgent):
+            return replace(base, kind="router", route=self.route(name, agent))
         if not isinstance(agent, LlmAgent):
             kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
             return replace(base, kind=kind,

@@ -238,13 +238,27 @@ class _Planner:
             hooks["after_tool"] = [*hooks.get("after_tool", []), rewrite]
         return {f"{hook}_callback": ListOf(tuple(values)) for hook, values in hooks.items()}
 
+    def router(self, node: AgentNode, children: list[Value]) -> Call:
+        route = node.route
+        assert route is not None
+        return Call(Import("agentspec.runtime.router", "router"), _kwargs(
+            name=node.name, description=lit(node.description),
+            sub_agents=ListOf(tuple(children)), state=lit(route.state),
+            map=None if route.map is None else lit(dict(route.map)),
+            function=None if route.python is None else python_object(route.python),
+            model=model_value(route.model), instruction=lit(route.instruction),
+            default=route.default, fallback=lit(list(route.fallback)) if route.fallback else None,
+            mode=node.mode, **self.callbacks(node)))
+
     def agent(self, node: AgentNode) -> Ref:
         children: list[Value] = [self.agent(child) for child in node.children]
-        if node.kind in WORKFLOWS:
+        if node.kind == "router":
+            call = self.router(node, children)
+        elif node.kind in WORKFLOWS:
             call = Call(WORKFLOWS[node.kind], _kwargs(
                 name=node.name, description=lit(node.description),
                 sub_agents=ListOf(tuple(children)), max_iterations=node.max_iterations,
-                **self.callbacks(node)))
+                mode=node.mode, **self.callbacks(node)))
         else:
             tools = [v for t in node.tools if (v := self.tool(t, children)) is not None]
             if node.todos:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["AgentNode", "AppNode", "Approval", "Compaction", "FilesystemNode", "ModelNode",
-           "PyObject", "Schema", "ToolNode"]
+           "PyObject", "RouteNode", "Schema", "ToolNode"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,19 @@ class ToolNode:
 
 
 @dataclass(frozen=True)
+class RouteNode:
+    """How a router picks its child: exactly one of `state`, `python`, `model` is set."""
+
+    state: str | None = None
+    map: tuple[tuple[str, str], ...] | None = None
+    python: PyObject | None = None
+    model: ModelNode | None = None
+    instruction: str | None = None
+    default: str | None = None
+    fallback: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AgentNode:
     name: str
     kind: str
@@ -92,6 +105,7 @@ class AgentNode:
     task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
     skill_discovery: str = "lazy"
     approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
+    route: RouteNode | None = None  # kind: router
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ Script format (YAML), used by `agentspec run --script`:
         - call: get_weather               # a tool call ...
           args: {city: Lisbon}            # ... with its arguments
         - text: Sunny; pack light.        # a final answer
+        - fail: Model unavailable.        # the model call raises ScriptedFailure
     decisions:                # answers to approval requests (`interrupt_on`), in order
       - approve
       - {edit: {city: Porto}}             # run it with these arguments instead
@@ -30,11 +31,16 @@ from google.genai import types
 
 from agentspec.runtime.harness.approvals import Decision
 
-__all__ = ["ScriptError", "ScriptedModel", "install_script", "parse_decision", "parse_step"]
+__all__ = ["ScriptError", "ScriptedFailure", "ScriptedModel", "install_script", "parse_decision",
+           "parse_step"]
 
 
 class ScriptError(ValueError):
     """The script is malformed or ran out of replies."""
+
+
+class ScriptedFailure(RuntimeError):
+    """A `fail:` reply: the model call fails, as a real one can (for fallbacks and retries)."""
 
 
 def parse_step(agent: str, step: Any) -> types.Content:
@@ -50,7 +56,8 @@ def parse_step(agent: str, step: Any) -> types.Content:
         part = types.Part(function_call=types.FunctionCall(
             name="transfer_to_agent", args={"agent_name": str(step["transfer"])}))
     else:
-        raise ScriptError(f"a reply of {agent} needs `text`, `call` or `transfer`: {step!r}")
+        raise ScriptError(f"a reply of {agent} needs `text`, `call`, `transfer` or `fail`: "
+                          f"{step!r}")
     return types.Content(role="model", parts=[part])
 
 
@@ -87,7 +94,10 @@ class ScriptedModel(BaseLlm):
         self.requests.append(llm_request)
         if not self.replies:
             raise ScriptError(f"the script has no more replies for agent {self.agent!r}")
-        content = parse_step(self.agent, self.replies.pop(0))
+        step = self.replies.pop(0)
+        if isinstance(step, Mapping) and "fail" in step:
+            raise ScriptedFailure(f"{self.agent}: {step['fail']}")
+        content = parse_step(self.agent, step)
         tokens = sum(len(p.text or "") for c in llm_request.contents for p in c.parts or []) // 4
         yield LlmResponse(content=content, partial=False, turn_complete=True,
                           usage_metadata=types.GenerateContentResponseUsageMetadata(
@@ -96,12 +106,14 @@ class ScriptedModel(BaseLlm):
 
 
 def _agents(root: Any) -> Iterable[Any]:
-    """Every agent under `root`: sub-agents, and the agents a `task` tool starts."""
+    """Every agent under `root`: sub-agents, the agents a `task` tool starts, and the inner
+    agents of routers and planners (classifier, planner, workers)."""
     todo = [root]
     while todo:
         agent = todo.pop()
         yield agent
         todo.extend(getattr(agent, "sub_agents", None) or ())
+        todo.extend(getattr(agent, "inner_agents", None) or ())
         for tool in getattr(agent, "tools", None) or ():
             todo.extend(getattr(tool, "agents", {}).values())
 

@@ -12,23 +12,60 @@ neither building nor ADK's own copies of these agents at run time (`clone`) warn
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import AsyncGenerator
+from typing import Any, ClassVar
 
 from google.adk import agents
+from google.adk.events.event import Event
 
-__all__ = ["LoopAgent", "ParallelAgent", "SequentialAgent", "loop", "parallel", "sequential"]
+__all__ = ["AnswersAsTool", "LoopAgent", "ParallelAgent", "SequentialAgent", "loop", "parallel",
+           "sequential"]
+
+
+def final_text(event: Event) -> str | None:
+    if event.partial or not event.content:
+        return None
+    return "".join(p.text or "" for p in event.content.parts or [] if not p.thought) or None
+
+
+class AnswersAsTool:
+    """A non-LLM agent that can be called as a tool (`{agent: name}`, `mode: single_turn`):
+    ADK wraps any sub-agent whose `mode` says so, and the tool's result is the node's output,
+    which for these agents is the last answer their children gave (per child, when they run
+    in parallel)."""
+
+    per_child_output: ClassVar[bool] = False
+
+    async def _run_impl(self, *, ctx: Any, node_input: Any) -> AsyncGenerator[Any, None]:
+        answers: dict[str, str] = {}
+        async for event in super()._run_impl(ctx=ctx, node_input=node_input):  # type: ignore[misc]
+            text = final_text(event)
+            if text is not None:
+                answers.pop(event.author, None)
+                answers[event.author] = text
+            yield event
+        if answers:
+            yield answers if self.per_child_output else list(answers.values())[-1]
+
 
 with warnings.catch_warnings():  # defining a subclass warns once; that is ours to silence
     warnings.simplefilter("ignore", DeprecationWarning)
 
-    class SequentialAgent(agents.SequentialAgent):
+    class SequentialAgent(AnswersAsTool, agents.SequentialAgent):
         """Runs `sub_agents` in order (ADK SequentialAgent)."""
 
-    class ParallelAgent(agents.ParallelAgent):
+        mode: str | None = None
+
+    class ParallelAgent(AnswersAsTool, agents.ParallelAgent):
         """Runs `sub_agents` concurrently on isolated branches, sharing state."""
 
-    class LoopAgent(agents.LoopAgent):
+        mode: str | None = None
+        per_child_output: ClassVar[bool] = True
+
+    class LoopAgent(AnswersAsTool, agents.LoopAgent):
         """Repeats `sub_agents` up to `max_iterations` or until one escalates."""
+
+        mode: str | None = None
 
 
 def sequential(**kwargs: Any) -> SequentialAgent:
