@@ -610,7 +610,7 @@ def profile(label: str, fn: Callable[[], Any], sort: str = "tottime", top: int =
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(sort).print_stats(top)
-    print(f"\n=== cProfile: {label}, by {sort} time ===")
+    print(f"\n=== cProfile: {label}, sorted by {sort} ===")
     print(out.getvalue().strip())
 
 

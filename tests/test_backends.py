@@ -48,7 +48,8 @@ def test_normalize_refuses(raw: str) -> None:
 
 def test_glob_match() -> None:
     assert glob_match("**/*.py", "a.py") and glob_match("**/*.py", "x/y/a.py")
-    assert glob_match("*.md", "a.md") and not glob_match("*.md", "x/a.md")
+    assert glob_match("*.md", "a.md") and glob_match("*.md", "x/a.md")  # by name, any depth
+    assert glob_match("x/*.md", "x/a.md") and not glob_match("x/*.md", "x/y/a.md")
     assert glob_match("n?tes/{a,b}.md", "notes/b.md") and glob_match("[ab].txt", "a.txt")
 
 
@@ -112,12 +113,21 @@ def test_glob_and_grep(backend: Backend) -> None:
     backend.write("/src/sub/b.py", "x = 1\ndef g():\n")
     backend.write("/readme.md", "def not code\n")
     assert backend.glob("**/*.py") == ["/src/a.py", "/src/sub/b.py"]
-    assert backend.glob("*.py", "/src") == ["/src/a.py"]
-    matches = backend.grep(r"^def \w+\(", "/", "*.py")
+    assert backend.glob("*.py", "/src") == ["/src/a.py", "/src/sub/b.py"]
+    assert backend.glob("sub/*.py", "/src") == ["/src/sub/b.py"]
+    matches = backend.grep("def ", "/", "*.py")
     assert [(m.path, m.line_number) for m in matches] == [("/src/a.py", 1), ("/src/sub/b.py", 2)]
     assert [m.path for m in backend.grep("def", "/src/sub")] == ["/src/sub/b.py"]
-    with pytest.raises(BackendError, match="regular expression"):
-        backend.grep("(")
+    assert backend.grep("^def \\w+") == []  # literal text, not a regular expression
+    assert [m.path for m in backend.grep("f()")] == ["/src/a.py"]
+    with pytest.raises(BackendError, match="empty"):
+        backend.grep("")
+
+
+def test_grep_cannot_be_made_to_backtrack(backend: Backend) -> None:
+    """A pattern that would take exponential time as a regular expression is plain text."""
+    backend.write("/a.txt", "a" * 64 + "!\n(a+)+$ appears here\n")
+    assert [(m.path, m.line_number) for m in backend.grep("(a+)+$")] == [("/a.txt", 2)]
 
 
 def test_state_backend_is_json_and_reassigned() -> None:
@@ -154,7 +164,8 @@ def test_composite_routes(tmp_path: Path) -> None:
     assert [(f.path, f.is_dir) for f in comp.ls("/")] == [("/mem", True), ("/top.md", False)]
     assert [f.path for f in comp.ls("/mem")] == ["/mem/deep", "/mem/m.md"]
     assert comp.glob("**/*.md") == ["/mem/deep/d.md", "/mem/m.md", "/top.md"]
-    assert comp.glob("*.md", "/mem") == ["/mem/m.md"]
+    assert comp.glob("*.md", "/mem") == ["/mem/deep/d.md", "/mem/m.md"]
+    assert comp.glob("deep/*.md", "/mem") == ["/mem/deep/d.md"]
     assert [m.path for m in comp.grep("needle")] == ["/mem/deep/d.md", "/mem/m.md"]
     assert comp.edit("/mem/deep/d.md", "needle", "pin") == 1
     assert comp.read("/mem/deep/d.md") == "pin"

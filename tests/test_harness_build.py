@@ -108,7 +108,8 @@ def test_todos_and_memory_through_the_generated_package(
     out = tmp_path / "out"
     assert write_package(emit_package(compiled, out), out) == []
     text = (out / "planner_app" / "agent.py").read_text()
-    assert "memory_callback([spec_path('notes/AGENTS.md')])" in text
+    assert "[spec_path('notes/AGENTS.md')],\n            names=['notes/AGENTS.md'],\n" \
+           "            edit_at=[None]," in text
     with package_loader(monkeypatch) as load:
         _check(*_run(load(out, "planner_app")))
 
@@ -394,3 +395,72 @@ def test_a_task_agents_model_is_checked_at_build(tmp_path: Path) -> None:
     assert compiled.ok, compiled.diagnostics
     _, problems = build_objects(compiled)
     assert [(d.code, d.span.start.line if d.span else 0) for d in problems] == [("AS404", 8)]
+
+
+def test_a_task_sub_agent_keeps_its_own_todo_list(tmp_path: Path) -> None:
+    """As in deepagents, a sub-agent neither sees nor replaces its caller's plan."""
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: plans
+        root: lead
+        agents:
+          lead:
+            kind: deep
+            model: gemini-2.5-flash
+            instruction: Lead.
+            task: {agents: [helper]}
+          helper:
+            kind: deep
+            description: Helps.
+            model: gemini-2.5-flash
+            instruction: Help.
+        """))
+    app, problems = build_objects(compile_spec(tmp_path / "spec.yaml", environ={}))
+    assert problems == []
+    lead_plan = [{"content": "Delegate", "status": "in_progress"}]
+    helper_plan = [{"content": "Help out", "status": "pending"}]
+    turn = asyncio.run(_turn(app, {
+        "lead": [{"call": "write_todos", "args": {"todos": lead_plan}},
+                 {"call": "task", "args": {"description": "Help", "subagent_type": "helper"}},
+                 {"call": "read_todos"}, {"text": "Done."}],
+        "helper": [{"call": "read_todos"}, {"call": "write_todos", "args": {"todos": helper_plan}},
+                   {"text": "Helped."}]}, "go"))
+    assert turn.state["agentspec:todos"] == lead_plan
+    own = [v for k, v in turn.state.items() if k.startswith("agentspec:todos:helper@")]
+    assert own == [helper_plan]
+    reads = [r for r in turn.results if isinstance(r, dict) and "summary" in r and "todos" in r
+             and "status" not in r]
+    assert reads[0]["todos"] == []          # the helper started with an empty plan
+    assert reads[1]["todos"] == lead_plan   # the lead's plan is untouched
+
+
+def test_memory_the_file_tools_reach_is_editable_and_the_edit_is_seen(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "AGENTS.md").write_text("# Notes\nUse tabs.\n")
+    (tmp_path / "elsewhere.md").write_text("Outside every backend.\n")
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: memo
+        backends:
+          project: {type: filesystem, root: ./project}
+          scratch: {type: state}
+          both: {type: composite, default: scratch, routes: {/project/: project}}
+        agents:
+          helper:
+            model: gemini-2.5-flash
+            instruction: Remember what you learn.
+            filesystem: both
+            memory: [./project/AGENTS.md, ./elsewhere.md]
+        """))
+    app, problems = build_objects(compile_spec(tmp_path / "spec.yaml", environ={}))
+    assert problems == []
+    turn = asyncio.run(_turn(app, {"helper": [
+        {"call": "edit_file", "args": {"file_path": "/project/AGENTS.md", "old_string": "tabs",
+                                       "new_string": "spaces"}},
+        {"text": "Noted."}]}, "Use spaces from now on"))
+    first, second = (r.config.system_instruction for r in turn.models["helper"].requests)
+    assert '<memory_file path="project/AGENTS.md" edit_at="/project/AGENTS.md">' in first
+    assert '<memory_file path="elsewhere.md" read_only="true">' in first
+    assert str(tmp_path) not in first  # the model sees names, not paths on this machine
+    assert "Use tabs." in first and "Use spaces." in second
+    assert (tmp_path / "project" / "AGENTS.md").read_text() == "# Notes\nUse spaces.\n"

@@ -193,6 +193,33 @@ class _Lowering:
             found.append((current, definition))
         return found
 
+    def memory_edit_at(self, files: tuple[str, ...], kit: Harness,
+                       filesystem: FilesystemNode | None) -> tuple[str | None, ...]:
+        """Where the agent's file tools reach each memory file (None: nowhere); only a
+        writable directory backend (or a composite route to one) can."""
+        if filesystem is None or not {"write_file", "edit_file"} & set(kit.file_tools):
+            return tuple(None for _ in files)
+        definitions = dict(filesystem.definitions)
+        mounts: list[tuple[str, str]] = []  # (virtual prefix, root relative to the spec)
+        top = definitions[filesystem.backend]
+        if top["type"] == "composite":
+            for prefix, target in top.get("routes", {}).items():
+                if "root" in definitions[target]:
+                    mounts.append((prefix, definitions[target]["root"]))
+            top = definitions[top["default"]]
+        if "root" in top:
+            mounts.append(("/", top["root"]))
+        found: list[str | None] = []
+        for file in files:
+            where = None
+            for prefix, root in sorted(mounts, key=lambda m: -len(m[0])):
+                inside = os.path.relpath(os.path.normpath(file), os.path.normpath(root))
+                if not inside.startswith(".."):
+                    where = prefix.rstrip("/") + "/" + FsPath(inside).as_posix()
+                    break
+            found.append(where)
+        return tuple(found)
+
     def filesystem(self, kit: Harness) -> FilesystemNode | None:
         if kit.backend is None:
             return None
@@ -271,6 +298,7 @@ class _Lowering:
         skills, discovery = self.skills(name, agent)
         kit = harness(agent, self.spec.backends or {})  # with the defaults of `kind: deep`
         approvals = self.approvals(agent)
+        filesystem, memory = self.filesystem(kit), self.memory(name, agent)
         mode = agent.mode
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
@@ -289,8 +317,9 @@ class _Lowering:
             output_key=agent.output_key, include_contents=agent.include_contents,
             disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
             disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
-            todos=kit.todos, memory=self.memory(name, agent),
-            filesystem=self.filesystem(kit), skills=skills, skill_discovery=discovery,
+            todos=kit.todos, memory=memory,
+            memory_edit_at=self.memory_edit_at(memory, kit, filesystem),
+            filesystem=filesystem, skills=skills, skill_discovery=discovery,
             result_limit=kit.result_limit, approvals=tuple(approvals.items()))
         return replace(node, task=self.task(kit, node))
 

@@ -222,7 +222,9 @@ class _Planner:
             hook: [python_object(o) for o in objects] for hook, objects in node.callbacks}
         if node.memory:  # first, so the user's own before_model callbacks see the memory too
             memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
-                          args=(ListOf(tuple(SpecPath(p) for p in node.memory)),))
+                          args=(ListOf(tuple(SpecPath(p) for p in node.memory)),),
+                          kwargs=(("names", lit(list(node.memory))),
+                                  ("edit_at", lit(list(node.memory_edit_at)))))
             hooks["before_model"] = [memory, *hooks.get("before_model", [])]
         approvals = [a for _, a in node.approvals] + [t.approval for t in node.tools if t.approval]
         if approvals:  # first: nothing, not even the user's callbacks, sees an unapproved call

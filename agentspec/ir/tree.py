@@ -99,6 +99,7 @@ class AgentNode:
     max_iterations: int | None = None
     todos: bool = False
     memory: tuple[str, ...] = ()  # AGENTS.md-style files, relative to the spec's directory
+    memory_edit_at: tuple[str | None, ...] = ()  # per file: its path in the file tools, if any
     filesystem: FilesystemNode | None = None
     skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
     result_limit: int | None = None  # tokens

@@ -222,7 +222,9 @@ general_purpose = LlmAgent(
     ),
     disallow_transfer_to_parent=True,
     disallow_transfer_to_peers=True,
-    before_model_callback=[memory_callback([spec_path('AGENTS.md')])],
+    before_model_callback=[
+        memory_callback([spec_path('AGENTS.md')], names=['AGENTS.md'], edit_at=[None]),
+    ],
     before_tool_callback=[
         approval_gate(
             {
@@ -346,7 +348,9 @@ assistant = LlmAgent(
         max_output_tokens=16384,
         thinking_config=types.ThinkingConfig(thinking_budget=4096),
     ),
-    before_model_callback=[memory_callback([spec_path('AGENTS.md')])],
+    before_model_callback=[
+        memory_callback([spec_path('AGENTS.md')], names=['AGENTS.md'], edit_at=[None]),
+    ],
     before_tool_callback=[
         approval_gate(
             {

@@ -9,12 +9,14 @@ Python; the tools in `agentspec.runtime.harness` adapt them to ADK.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 __all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",
            "ExecuteResult", "FileInfo", "GrepMatch", "ShellCapable", "apply_edit",
-           "compile_regex", "glob_match", "grep_glob_match", "normalize", "relative_to"]
+           "glob_match", "grep_glob_match", "matching_lines", "normalize", "relative_to",
+           "require_pattern"]
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 255
@@ -147,9 +149,14 @@ def _glob_regex(pattern: str) -> str:
 
 
 def glob_match(pattern: str, relpath: str) -> bool:
-    """Whether `relpath` (relative, `/`-separated) matches a glob (`**`, `*`, `?`, `[]`, `{}`)."""
+    """Whether `relpath` (relative, `/`-separated) matches a glob (`**`, `*`, `?`, `[]`, `{}`).
+    As in deepagents (and .gitignore), a pattern without `/` matches the file's name at any
+    depth: `*.py` finds every Python file."""
+    pattern = pattern.lstrip("/")
+    if "/" not in pattern:
+        relpath = relpath.rsplit("/", 1)[-1]
     try:
-        return re.fullmatch(_glob_regex(pattern.lstrip("/")), relpath) is not None
+        return re.fullmatch(_glob_regex(pattern), relpath) is not None
     except re.error:
         return False
 
@@ -175,11 +182,22 @@ def relative_to(path: str, base: str) -> str | None:
     return None
 
 
-def compile_regex(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise BackendError(f"Invalid regular expression {pattern!r}: {exc}.") from None
+def require_pattern(pattern: str) -> None:
+    if not pattern:
+        raise BackendError("The pattern is empty; give the text to search for.")
+
+
+def matching_lines(text: str, pattern: str) -> Iterator[tuple[int, str]]:
+    """The (1-based number, line) of each line of `text` containing `pattern`, literally.
+
+    Literal, as deepagents' grep: a pattern from the model can never make the search take
+    exponential time (a regular expression such as `(a+)+$` can, and Python's `re` cannot
+    be interrupted), and a file without the text is skipped in one pass."""
+    if pattern not in text:
+        return
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern in line:
+            yield number, line
 
 
 def apply_edit(content: str, path: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:

@@ -16,6 +16,7 @@ from agentspec.runtime.backends import (
     grep_glob_match,
     normalize,
     relative_to,
+    require_pattern,
 )
 
 __all__ = ["CompositeBackend"]
@@ -118,15 +119,14 @@ class CompositeBackend:
         return sorted(out)
 
     def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
+        require_pattern(pattern)
         virtual = normalize(path)
         out: list[GrepMatch] = []
         for backend, inner, prefix in self._involved(virtual):
             try:
                 matches = backend.grep(pattern, inner,
                                        glob if glob and "/" not in glob else None)
-            except BackendError as exc:
-                if "regular expression" in str(exc):
-                    raise
+            except BackendError:
                 continue
             for match in matches:
                 outer = self._outer(prefix, match.path)

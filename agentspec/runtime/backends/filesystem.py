@@ -25,10 +25,11 @@ from agentspec.runtime.backends import (
     FileInfo,
     GrepMatch,
     apply_edit,
-    compile_regex,
     glob_match,
     grep_glob_match,
+    matching_lines,
     normalize,
+    require_pattern,
 )
 
 __all__ = ["MAX_FILE_BYTES", "FilesystemBackend"]
@@ -236,7 +237,7 @@ class FilesystemBackend:
         return out
 
     def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
-        regex = compile_regex(pattern)
+        require_pattern(pattern)
         virtual, real = self._resolve(path)
         out: list[GrepMatch] = []
         for vpath, full, is_link in self._walk(virtual, real):
@@ -248,9 +249,8 @@ class FilesystemBackend:
                 continue
             if b"\x00" in data[:8192]:
                 continue  # binary
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                if regex.search(line):
-                    out.append(GrepMatch(vpath, number, line))
-                    if len(out) >= GREP_LIMIT:
-                        return out
+            for number, line in matching_lines(data.decode("utf-8", "replace"), pattern):
+                out.append(GrepMatch(vpath, number, line))
+                if len(out) >= GREP_LIMIT:
+                    return out
         return out

@@ -11,11 +11,12 @@ from agentspec.runtime.backends import (
     FileInfo,
     GrepMatch,
     apply_edit,
-    compile_regex,
     glob_match,
     grep_glob_match,
+    matching_lines,
     normalize,
     relative_to,
+    require_pattern,
 )
 
 __all__ = ["DEFAULT_KEY", "StateBackend"]
@@ -113,18 +114,17 @@ class StateBackend:
         return sorted(out)
 
     def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
-        regex = compile_regex(pattern)
+        require_pattern(pattern)
         path = normalize(path)
         out: list[GrepMatch] = []
         files = self._files()
         for name in sorted(files):
             if relative_to(name, path) is None or not grep_glob_match(glob, name):
                 continue
-            for number, line in enumerate(str(files[name].get("content", "")).splitlines(), 1):
-                if regex.search(line):
-                    out.append(GrepMatch(name, number, line))
-                    if len(out) >= GREP_LIMIT:
-                        return out
+            for number, line in matching_lines(str(files[name].get("content", "")), pattern):
+                out.append(GrepMatch(name, number, line))
+                if len(out) >= GREP_LIMIT:
+                    return out
         return out
 
 

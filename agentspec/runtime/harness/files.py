@@ -96,7 +96,8 @@ def glob(pattern: str, path: str = "/", tool_context: ToolContext | None = None)
     """Finds files whose path matches a glob pattern, such as `**/*.py` or `notes/*.md`.
 
     `*` matches within one directory level, `**` across levels, `?` one character,
-    `[abc]` a character set, `{a,b}` alternatives. The pattern is matched against paths
+    `[abc]` a character set, `{a,b}` alternatives. A pattern without `/` matches file names
+    at any depth (`*.py` finds every Python file); one with `/` is matched against paths
     relative to `path`. Returns matching file paths (at most 1000).
 
     Args:
@@ -109,12 +110,14 @@ def glob(pattern: str, path: str = "/", tool_context: ToolContext | None = None)
 def grep(pattern: str, path: str = "/", glob: str | None = None,
          output_mode: str = "files_with_matches",
          tool_context: ToolContext | None = None) -> Any:
-    """Searches the text files of the workspace for lines matching a regular expression.
+    """Searches the text files of the workspace for lines containing a text.
 
-    Binary files are skipped and at most 1000 matching lines are considered.
+    The pattern is plain text, matched literally and case-sensitively (not a regular
+    expression: `a.b` finds "a.b" only). Binary files are skipped and at most 1000 matching
+    lines are considered.
 
     Args:
-      pattern: A Python regular expression, such as `def \\w+` or `TODO`.
+      pattern: The exact text to find, such as `def load_config` or `TODO`.
       path: Absolute path of a directory or file to search (default `/`, everything).
       glob: Only search files matching this glob, such as `*.py` (matched against the file
         name, or against the path when it contains `/`).

@@ -1,6 +1,7 @@
 """`write_todos` / `read_todos`: deepagents' planning list, kept in ADK session state.
 
-The list lives in session state under `TODOS_KEY` as plain JSON (a list of
+The list lives in session state under `TODOS_KEY` (a sub-agent's under a key of its own, see
+`todos_key`) as plain JSON (a list of
 `{"content": str, "status": str}`); every write assigns a new list, so ADK records it in the
 event's state delta and it survives in any session service. `write_todos` replaces the whole
 list, as in deepagents: the model sends the complete, current plan every time.
@@ -26,6 +27,7 @@ __all__ = [
     "Todo",
     "TodoStatus",
     "current_todos",
+    "todos_key",
     "read_todos",
     "validate_todos",
     "write_todos",
@@ -95,10 +97,18 @@ def validate_todos(todos: Any) -> tuple[list[dict[str, str]], list[str]]:
     return clean, errors
 
 
-def current_todos(state: State | Mapping[str, Any]) -> list[dict[str, str]]:
+def current_todos(state: State | Mapping[str, Any], key: str = TODOS_KEY
+                  ) -> list[dict[str, str]]:
     """The todo list stored in a session state (empty when there is none)."""
-    value = state.get(TODOS_KEY)
+    value = state.get(key)
     return [dict(t) for t in value] if isinstance(value, list) else []
+
+
+def todos_key(tool_context: ToolContext) -> str:
+    """`TODOS_KEY`, or for an agent started by `task` (or called as a tool) a key of that
+    call's own: as in deepagents, a sub-agent neither sees nor replaces its caller's plan."""
+    branch = tool_context.get_invocation_context().branch or ""
+    return f"{TODOS_KEY}:{branch}" if "@" in branch else TODOS_KEY
 
 
 def write_todos(todos: list[Todo], tool_context: ToolContext) -> dict[str, Any]:
@@ -130,7 +140,7 @@ def write_todos(todos: list[Todo], tool_context: ToolContext) -> dict[str, Any]:
     if errors:
         return {"error": "The todo list was not saved. " + " ".join(errors)
                          + " Send the corrected complete list again."}
-    tool_context.state[TODOS_KEY] = clean        # a new list: ADK records the state delta
+    tool_context.state[todos_key(tool_context)] = clean  # a new list: ADK records the delta
     return {"status": "saved", "summary": _summary(clean), "todos": clean}
 
 
@@ -139,7 +149,7 @@ def read_todos(tool_context: ToolContext) -> dict[str, Any]:
 
     Use it to check where you are in a multi-step task before deciding the next step.
     """
-    todos = current_todos(tool_context.state)
+    todos = current_todos(tool_context.state, todos_key(tool_context))
     if not todos:
         return {"todos": [], "summary": "The todo list is empty; write_todos creates one."}
     return {"todos": todos, "summary": _summary(todos)}
