@@ -264,8 +264,9 @@ class _Planner:
         else:
             tools = [v for t in node.tools if (v := self.tool(t, children)) is not None]
             if node.todos:
-                tools += [Import("agentspec.runtime.harness.todos", "write_todos"),
-                          Import("agentspec.runtime.harness.todos", "read_todos")]
+                tools += [Call(Import("agentspec.runtime.harness.callbacks", "HarnessTool"),
+                               args=(Import("agentspec.runtime.harness.todos", name),))
+                          for name in ("write_todos", "read_todos")]
             if node.filesystem is not None:
                 tools.append(_file_toolset(node.filesystem))
             if _evicts_to_artifacts(node):

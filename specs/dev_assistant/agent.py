@@ -4,7 +4,7 @@
 from agentspec.runtime.app import compaction, resumable
 from agentspec.runtime.env import expand
 from agentspec.runtime.harness.approvals import approval_gate, edit_note
-from agentspec.runtime.harness.callbacks import piped
+from agentspec.runtime.harness.callbacks import HarnessTool, piped
 from agentspec.runtime.harness.filesystem import backend_factory, file_toolset
 from agentspec.runtime.harness.memory import memory_callback
 from agentspec.runtime.harness.results import result_limit_callback
@@ -305,8 +305,8 @@ assistant = LlmAgent(
     tools=[
         web_search,
         fetch_page,
-        write_todos,
-        read_todos,
+        HarnessTool(write_todos),
+        HarnessTool(read_todos),
         file_toolset(
             backend='sandbox',
             definitions={

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from agentspec.runtime.backends import GREP_LIMIT, Backend, BackendError, ShellCapable
+from agentspec.runtime.harness.callbacks import HarnessTool
 
 __all__ = ["FILE_TOOL_NAMES", "MAX_LINE_CHARS", "MAX_LIST_ENTRIES", "MAX_PATTERN_CHARS",
            "MAX_READ_CHARS", "MAX_READ_LINES", "BackendFactory", "make_file_tools"]
@@ -304,12 +304,12 @@ def _bind(name: str, factory: BackendFactory) -> Callable[..., Any]:
 
 
 def make_file_tools(backend_factory: BackendFactory,
-                    names: Iterable[str] = FILE_TOOL_NAMES) -> list[FunctionTool]:
+                    names: Iterable[str] = FILE_TOOL_NAMES) -> list[HarnessTool]:
     """FunctionTools for `names` (any of FILE_TOOL_NAMES), each getting its backend from
     `backend_factory(tool_context)` on every call."""
     tools = []
     for name in names:
         if name not in _TEMPLATES:
             raise ValueError(f"unknown file tool {name!r}; expected one of {FILE_TOOL_NAMES}")
-        tools.append(FunctionTool(_bind(name, backend_factory)))
+        tools.append(HarnessTool(_bind(name, backend_factory)))
     return tools

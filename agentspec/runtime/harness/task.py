@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from google.adk.agents import BaseAgent
-from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
+
+from agentspec.runtime.harness.callbacks import HarnessTool
 
 __all__ = ["TaskTool", "task_tool"]
 
@@ -30,7 +31,7 @@ Args:
 """
 
 
-class TaskTool(FunctionTool):
+class TaskTool(HarnessTool):
     """The `task` function tool, keeping the agents it can start (`agents`) visible."""
 
     def __init__(self, func: Any, agents: Mapping[str, BaseAgent]) -> None:
