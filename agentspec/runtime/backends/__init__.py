@@ -8,6 +8,7 @@ Python; the tools in `agentspec.runtime.harness` adapt them to ADK.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -155,10 +156,18 @@ def glob_match(pattern: str, relpath: str) -> bool:
     pattern = pattern.lstrip("/")
     if "/" not in pattern:
         relpath = relpath.rsplit("/", 1)[-1]
+    compiled = _compiled_glob(pattern)
+    return compiled is not None and compiled.fullmatch(relpath) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_glob(pattern: str) -> re.Pattern[str] | None:
+    """The regular expression of a glob, translated once per pattern (a search over ten
+    thousand files matches each against the same one); None for a glob that has none."""
     try:
-        return re.fullmatch(_glob_regex(pattern), relpath) is not None
+        return re.compile(_glob_regex(pattern))
     except re.error:
-        return False
+        return None
 
 
 def grep_glob_match(glob: str | None, path: str) -> bool:
