@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/*/*.yaml"))
 #: specs that must be buildable (travel_desk once the file exists)
 REQUIRED_BUILDABLE = [ROOT / "specs/pipeline.yaml", ROOT / "specs/deep_agent.yaml",
-                      ROOT / "specs/support_router.yaml",
+                      ROOT / "specs/support_router.yaml", ROOT / "specs/planner.yaml",
                       ROOT / "examples/weather/agent.yaml",
                       *[p for p in [ROOT / "specs/travel_desk.yaml"] if p.exists()]]
 #: specs that use features this release refuses (AS401)
-REFUSED = ["research_desk", "planner", "offline_jobs"]
+REFUSED = ["research_desk", "offline_jobs"]
 #: environment for compiling shipped specs that read unset variables (research_desk)
 REFUSED_ENVIRON = {"GITHUB_TOKEN": "not-a-real-token"}
 

@@ -100,7 +100,6 @@ def test_ruff_check_is_not_toothless() -> None:
 
 FIRST_REFUSAL = {
     "research_desk": 72,  # execution_mode: offline
-    "planner": 22,  # kind: planner
     "offline_jobs": 43,  # execution_mode: offline
 }
 
@@ -347,6 +346,7 @@ def test_instruction_files_are_read_as_they_are(spec_dir: Callable[..., Path],
 
 @pytest.mark.parametrize("spec", ["specs/pipeline.yaml", "specs/travel_desk.yaml",
                                   "specs/deep_agent.yaml", "specs/support_router.yaml",
+                                  "specs/planner.yaml",
                                   "examples/weather/agent.yaml"])
 def test_committed_packages_match_their_specs(spec: str) -> None:
     """The generated packages beside the shipped specs are what `build` makes of them now:

@@ -179,6 +179,11 @@ CONVERSATIONS: dict[str, tuple[str, dict[str, list[Any]], str, str, set[str]]] =
          "billing": [{"call": "lookup_invoice", "args": {"invoice_id": "INV-2025-0142"}},
                      {"text": "Ten Team seats for March 2025."}]},
         "billing", "Ten Team seats for March 2025.", {"lookup_invoice"}),
+    "research_planner": (
+        "What is the capital of Portugal?",
+        {"planner_planner": [{"text": '{"kind": "llm", "subtasks": []}'}],
+         "planner_worker": [{"text": "Lisbon."}]},  # (its tools need the network)
+        "planner_worker", "Lisbon.", set()),
     "dev_assistant": (
         "What is in the workspace?",
         {"assistant": [{"call": "write_todos", "args": {"todos": [

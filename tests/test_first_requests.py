@@ -45,7 +45,9 @@ def _cases() -> list[Any]:
         assert app is not None
         nodes = _nodes(app.root)
         names = sorted({n.name for n in nodes if n.kind == "llm"} | {
-            f"{n.name}_classifier" for n in nodes if n.route and n.route.model})
+            f"{n.name}_classifier" for n in nodes if n.route and n.route.model} | {
+            f"{n.name}_{role}" for n in nodes if n.kind == "planner"
+            for role in ("planner", "worker", "synthesizer")})
         cases.extend(pytest.param(path, name, id=f"{app.name}/{name}") for name in names)
     return cases
 
@@ -125,10 +127,19 @@ def first_request_of(result: Compiled, agent_name: str) -> Any:
     replies: dict[str, list[Any]] = {agent_name: [_reply(agent)]}
     root = agent
     starter = _task_starter(agents.values(), agent)
-    router = next((a for a in agents_under(built.root_agent)
-                   if agent in (getattr(a, "inner_agents", None) or ())), None)
-    if router is not None:  # a router's classifier: the router runs, the classifier picks
-        root, first = router, router.sub_agents[0].name
+    owner = next((a for a in agents_under(built.root_agent)
+                  if agent in (getattr(a, "inner_agents", None) or ())), None)
+    answerer = agent_name
+    if owner is not None and owner.name + "_classifier" != agent_name:  # a planner role
+        root, answerer = owner, f"{owner.name}_synthesizer"
+        split = json.dumps({"kind": "parallel", "subtasks": ["first part", "second part"]})
+        direct = json.dumps({"kind": "llm", "subtasks": []})
+        replies = {f"{root.name}_planner": [{"text": split}, {"text": direct},
+                                            {"text": direct}],
+                   f"{root.name}_worker": [{"text": "ok"}, {"text": "ok"}],
+                   f"{root.name}_synthesizer": [{"text": "ok"}]}
+    elif owner is not None:  # a router's classifier: the router runs, the classifier picks
+        root, first = owner, owner.sub_agents[0].name
         replies[agent_name] = [{"text": json.dumps({"agent": first, "reason": "x"})}]
         replies[first] = [_reply(agents[first])]
     elif starter is not None:  # started by a `task` tool: its owner calls it
@@ -158,7 +169,7 @@ def first_request_of(result: Compiled, agent_name: str) -> Any:
     assert models[agent_name].requests, f"{agent_name} was never asked"
     for name, model in models.items():
         assert model.replies == [], f"{name} did not use all its replies"
-    assert any(e.author in (agent_name, root.name) and e.is_final_response() for e in events)
+    assert any(e.author in (answerer, root.name) and e.is_final_response() for e in events)
     return models[agent_name].requests[0]
 
 

@@ -32,6 +32,9 @@ def describe(event: Any) -> list[str]:
             lines.append(f"[{event.author}] chose {failed['agent']} ({failed['reason']}), which "
                          f"failed: {_short(failed['error'], 200)}")
         lines.append(f"[{event.author}] routes to {route['agent']}: {route['reason']}")
+    plan = (event.custom_metadata or {}).get("agentspec_plan")
+    if plan and "result" not in plan:  # a node was planned; its result arrives as answers
+        lines += _plan_lines(plan)
     for part in (event.content.parts if event.content else None) or ():
         if part.function_call:
             call = part.function_call
@@ -46,6 +49,17 @@ def describe(event: Any) -> list[str]:
             lines.append(f"[{event.author}] {response.name} returned {_short(response.response)}")
         elif part.text and not part.thought:
             lines.append(f"[{event.author}] {part.text}")
+    return lines
+
+
+def _plan_lines(plan: dict[str, Any]) -> list[str]:
+    """A planned node, indented by its depth: its kind, subtasks and notes."""
+    indent = "  " * (plan["depth"] - 1)
+    how = {"llm": "answers directly", "parallel": "splits in parallel",
+           "sequential": "splits in sequence"}[plan["kind"]]
+    lines = [f"{indent}[{plan['node']}] {how}: {_short(plan['task'], 160)}"]
+    lines += [f"{indent}  {i}. {_short(task, 160)}" for i, task in enumerate(plan["subtasks"], 1)]
+    lines += [f"{indent}  ({note})" for note in plan["notes"]]
     return lines
 
 

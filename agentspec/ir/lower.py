@@ -16,6 +16,7 @@ from agentspec.ir.tree import (
     Compaction,
     FilesystemNode,
     ModelNode,
+    PlanSettings,
     PyObject,
     RouteNode,
     Schema,
@@ -30,6 +31,7 @@ from agentspec.spec.agents import (
     LlmAgent,
     LoopAgent,
     ParallelAgent,
+    PlannerAgent,
     PythonSchema,
     RouterAgent,
     SequentialAgent,
@@ -43,7 +45,7 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["lower"]
 
 DECISIONS = ("approve", "edit", "reject")
-LATER = {"planner": "the recursive planner"}
+LATER: dict[str, str] = {}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop",
               RouterAgent: "router"}
 
@@ -117,9 +119,9 @@ class _Lowering:
 
     # tools -----------------------------------------------------------------------------
 
-    def tool(self, owner: str, index: int, entry: Any,
-             approvals: dict[str, Approval]) -> ToolNode:
-        path: tuple[str | int, ...] = ("agents", owner, "tools", index)
+    def tool(self, owner: str, index: int, entry: Any, approvals: dict[str, Approval],
+             where: tuple[str, ...] = ("tools",)) -> ToolNode:
+        path: tuple[str | int, ...] = ("agents", owner, *where, index)
         name = ""
         if isinstance(entry, str):
             name, path = entry, ("tools", entry)
@@ -275,6 +277,31 @@ class _Lowering:
                          python=python, model=model, instruction=route.instruction,
                          default=agent.default, fallback=tuple(agent.fallback or ()))
 
+    def plan(self, name: str, agent: PlannerAgent) -> PlanSettings:
+        worker, synthesizer = agent.worker, agent.synthesizer
+        tools = []
+        for index, entry in enumerate(worker.tools or () if worker else ()):
+            node = self.tool(name, index, entry, {}, where=("worker", "tools"))
+            if node.kind == "agent":
+                self.refuse("an `{agent: ...}` tool for planner workers",
+                            self.span("agents", name, "worker", "tools", index))
+            tools.append(node)
+        # a role without a model of its own uses the planner's (the synthesizer: the worker's)
+        planner_model = agent.model
+        worker_model = (worker.model if worker else None) or planner_model
+        synthesizer_model = (synthesizer.model if synthesizer else None) or worker_model
+        roles = {"planner": self.model(planner_model), "worker": self.model(worker_model),
+                 "synthesizer": self.model(synthesizer_model)}
+        return PlanSettings(
+            model=roles["planner"][0], instruction=agent.instruction,
+            max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,
+            worker_model=roles["worker"][0],
+            worker_instruction=worker.instruction if worker else None,
+            worker_tools=tuple(tools), synthesizer_model=roles["synthesizer"][0],
+            synthesizer_instruction=synthesizer.instruction if synthesizer else None,
+            settings=tuple((role, tuple(generate.items()), tuple(thinking.items()))
+                           for role, (_, generate, thinking) in roles.items()))
+
     def agent(self, name: str, *, as_tool: bool = False) -> AgentNode:
         agent = self.spec.agents[name]
         self.check_buildable(name, agent)
@@ -288,6 +315,8 @@ class _Lowering:
             base = replace(base, mode="single_turn" if as_tool else None)
         if isinstance(agent, RouterAgent):
             return replace(base, kind="router", route=self.route(name, agent))
+        if isinstance(agent, PlannerAgent):
+            return replace(base, kind="planner", plan=self.plan(name, agent))
         if not isinstance(agent, LlmAgent):
             kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
             return replace(base, kind=kind,

@@ -89,10 +89,18 @@ def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
 
 
 def _generate_config(node: AgentNode) -> Value:
-    settings = dict(node.generate)
+    return generate_config(node.generate, node.thinking,
+                           with_thinking=node.planner != "builtin")
+
+
+def generate_config(generate: tuple[tuple[str, Any], ...],
+                    thinking_settings: tuple[tuple[str, Any], ...], *,
+                    with_thinking: bool = True) -> Value:
+    """A GenerateContentConfig call for a model's settings (None when there are none)."""
+    settings = dict(generate)
     thinking = {_THINKING_FIELDS[k]: (v.upper() if k == "level" else v)
-                for k, v in node.thinking}
-    if node.planner != "builtin" and thinking:
+                for k, v in thinking_settings}
+    if with_thinking and thinking:
         settings["thinking_config"] = Call(THINKING, _kwargs(**{k: lit(v)
                                                                 for k, v in thinking.items()}))
     if not settings:
@@ -252,10 +260,29 @@ class _Planner:
             default=route.default, fallback=lit(list(route.fallback)) if route.fallback else None,
             mode=node.mode, **self.callbacks(node)))
 
+    def planner(self, node: AgentNode) -> Call:
+        plan = node.plan
+        assert plan is not None
+        tools = [v for t in plan.worker_tools if (v := self.tool(t, [])) is not None]
+        return Call(Import("agentspec.runtime.planner", "planner"), _kwargs(
+            name=node.name, description=lit(node.description), model=model_value(plan.model),
+            instruction=lit(plan.instruction), max_depth=plan.max_depth,
+            max_subtasks=plan.max_subtasks, worker_model=model_value(plan.worker_model),
+            worker_instruction=lit(plan.worker_instruction),
+            worker_tools=ListOf(tuple(tools)) if tools else None,
+            synthesizer_model=model_value(plan.synthesizer_model),
+            synthesizer_instruction=lit(plan.synthesizer_instruction),
+            configs=DictOf(tuple((role, config) for role, generate, thinking in plan.settings
+                                 if (config := generate_config(generate, thinking)) is not None))
+            or None,
+            mode=node.mode, **self.callbacks(node)))
+
     def agent(self, node: AgentNode) -> Ref:
         children: list[Value] = [self.agent(child) for child in node.children]
         if node.kind == "router":
             call = self.router(node, children)
+        elif node.kind == "planner":
+            call = self.planner(node)
         elif node.kind in WORKFLOWS:
             call = Call(WORKFLOWS[node.kind], _kwargs(
                 name=node.name, description=lit(node.description),

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["AgentNode", "AppNode", "Approval", "Compaction", "FilesystemNode", "ModelNode",
-           "PyObject", "RouteNode", "Schema", "ToolNode"]
+           "PlanSettings", "PyObject", "RouteNode", "Schema", "ToolNode"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,24 @@ class RouteNode:
 
 
 @dataclass(frozen=True)
+class PlanSettings:
+    """A recursive planner's roles and bounds."""
+
+    model: ModelNode | None
+    instruction: str | None
+    max_depth: int
+    max_subtasks: int
+    worker_model: ModelNode | None = None
+    worker_instruction: str | None = None
+    worker_tools: tuple[ToolNode, ...] = ()
+    synthesizer_model: ModelNode | None = None
+    synthesizer_instruction: str | None = None
+    #: (role, generate, thinking) of the models' definitions, for planner, worker, synthesizer
+    settings: tuple[tuple[str, tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]],
+                    ...] = ()
+
+
+@dataclass(frozen=True)
 class AgentNode:
     name: str
     kind: str
@@ -107,6 +125,7 @@ class AgentNode:
     skill_discovery: str = "lazy"
     approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
     route: RouteNode | None = None  # kind: router
+    plan: PlanSettings | None = None  # kind: planner
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ Script format (YAML), used by `agentspec run --script`:
           args: {city: Lisbon}            # ... with its arguments
         - text: Sunny; pack light.        # a final answer
         - fail: Model unavailable.        # the model call raises ScriptedFailure
+        - when: Porto                     # only for a request that mentions "Porto" (for
+          text: Rainy.                    # agents that run in parallel); first match wins
     decisions:                # answers to approval requests (`interrupt_on`), in order
       - approve
       - {edit: {city: Porto}}             # run it with these arguments instead
@@ -85,6 +87,19 @@ class ScriptedModel(BaseLlm):
     replies: list[Any] = []
     requests: list[LlmRequest] = []
 
+    def _next_reply(self, request: LlmRequest) -> Any:
+        """The first reply without `when`, or whose `when` text the request contains."""
+        text: str | None = None
+        for index, step in enumerate(self.replies):
+            when = step.get("when") if isinstance(step, Mapping) else None
+            if when is not None:
+                text = _request_text(request) if text is None else text
+                if str(when) not in text:
+                    continue
+            return self.replies.pop(index)
+        raise ScriptError(f"the script has no more replies for agent {self.agent!r}"
+                          + (" that match this request" if self.replies else ""))
+
     @property
     def capabilities(self) -> LlmCapabilities:
         return LlmCapabilities(output_schema_and_tools=True)
@@ -92,9 +107,7 @@ class ScriptedModel(BaseLlm):
     async def generate_content_async(self, llm_request: LlmRequest,
                                      stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
         self.requests.append(llm_request)
-        if not self.replies:
-            raise ScriptError(f"the script has no more replies for agent {self.agent!r}")
-        step = self.replies.pop(0)
+        step = self._next_reply(llm_request)
         if isinstance(step, Mapping) and "fail" in step:
             raise ScriptedFailure(f"{self.agent}: {step['fail']}")
         content = parse_step(self.agent, step)
@@ -103,6 +116,14 @@ class ScriptedModel(BaseLlm):
                           usage_metadata=types.GenerateContentResponseUsageMetadata(
                               prompt_token_count=tokens + 1, candidates_token_count=1,
                               total_token_count=tokens + 2))
+
+
+def _request_text(request: LlmRequest) -> str:
+    system = request.config.system_instruction if request.config else None
+    texts = [system] if isinstance(system, str) else [
+        p.text or "" for p in getattr(system, "parts", None) or []]
+    texts += [p.text or "" for c in request.contents for p in c.parts or []]
+    return "\n".join(texts)
 
 
 def _agents(root: Any) -> Iterable[Any]:
