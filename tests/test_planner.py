@@ -233,3 +233,21 @@ def test_a_planner_as_a_tool_and_inside_a_workflow(tmp_path: Path) -> None:
     answer = [r for r in models["lead"].requests[1].contents
               for p in r.parts or [] if p.function_response]
     assert answer[0].parts[0].function_response.response == {"result": "Picnic planned."}
+
+
+def test_an_llm_agent_transfers_to_a_planner(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: handover
+        root: lead
+        agents:
+          lead: {model: gemini-2.5-flash, instruction: Hand over., sub_agents: [boss]}
+          boss: {kind: planner, description: Plans., model: gemini-2.5-flash, max_depth: 1}
+        """))
+    app, problems = build_objects(compile_spec(tmp_path / "spec.yaml", environ={}))
+    assert problems == []
+    said, state, _ = run(app, {"lead": [{"transfer": "boss"}],
+                               "boss_planner": [plan("llm")],
+                               "boss_worker": [{"text": "Planned and done."}]}, "Do it")
+    assert said == [("boss_worker", "Planned and done.")]
+    assert records(state)["boss"]["task"] == "Do it"

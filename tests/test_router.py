@@ -287,3 +287,38 @@ def test_agentspec_run_shows_the_choice(monkeypatch: pytest.MonkeyPatch,
                              "unavailable.")
     assert lines[2] == "[triage] routes to general: the next fallback"
     assert lines[-1].startswith("[general] Duplicate charges are refunded in full.")
+
+
+def test_the_python_route_is_asked_again_with_the_failed_names(tmp_path: Path) -> None:
+    (tmp_path / "again.py").write_text(textwrap.dedent('''\
+        async def choose(agent_names, ctx, failed):
+            return "tech" if "billing" in failed else "billing"
+        '''))
+    app = _app(tmp_path, "{python: again:choose}")
+    said, state = run(app, {"billing": [{"fail": "down"}], "tech": [{"text": "Tech here."}]})
+    assert said == [("tech", "Tech here.")]  # not the fallback list's order
+    assert state["agentspec:route:front"]["reason"] == "choose chose 'tech'"
+
+
+def test_an_llm_agent_transfers_to_a_router(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: desk
+        root: lead
+        agents:
+          lead: {model: gemini-2.5-flash, instruction: Hand over., sub_agents: [front]}
+          front:
+            kind: router
+            description: Routes.
+            sub_agents: [billing]
+            route: {state: kind}
+            default: billing
+          billing: {description: Invoices., instruction: Bill., model: gemini-2.5-flash}
+        """))
+    app, problems = build_objects(compile_spec(path, environ={}))
+    assert problems == []
+    said, state = run(app, {"lead": [{"transfer": "front"}],
+                            "billing": [{"text": "Billing here."}]})
+    assert said == [("billing", "Billing here.")]
+    assert state["agentspec:route:front"]["agent"] == "billing"
