@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import inspect
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -232,3 +234,54 @@ def llm_agents(agent: Any) -> list[Any]:
     from google.adk.agents import LlmAgent
 
     return [a for a in walk(agent) if isinstance(a, LlmAgent)]
+
+
+# one scripted conversation turn ------------------------------------------------------------
+
+
+@dataclass
+class Said:
+    """What one scripted user turn produced."""
+
+    said: list[tuple[str, str]]  # (author, text) of the final (non-partial) texts, in order
+    state: dict[str, Any]
+    models: dict[str, Any]  # agent -> ScriptedModel
+    results: list[tuple[str, Any]]  # (tool, response) of the function responses
+
+
+def scripted_turn(app: Any, replies: dict[str, list[Any]], message: str = "Hi", *,
+                  state: dict[str, Any] | None = None,
+                  prepare: Callable[[Any], None] | None = None) -> Said:
+    """Run `message` through `app` in a fresh in-memory session, every LLM agent replaying its
+    `replies` (`prepare(app)` runs after the script is installed)."""
+    from agentspec.runtime.scripted import install_script
+
+    async def main() -> Said:
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+
+        models = install_script(app.root_agent, replies)
+        if prepare is not None:
+            prepare(app)
+        runner = InMemoryRunner(app=app)
+        try:
+            session = await runner.session_service.create_session(
+                app_name=app.name, user_id="u", state=state or {})
+            said, results = [], []
+            content = types.Content(role="user", parts=[types.Part(text=message)])
+            async for event in runner.run_async(user_id="u", session_id=session.id,
+                                                new_message=content):
+                for part in (event.content.parts if event.content else None) or []:
+                    if part.text and not event.partial:
+                        said.append((event.author, part.text))
+                    if part.function_response:
+                        results.append((part.function_response.name,
+                                        part.function_response.response))
+            stored = await runner.session_service.get_session(
+                app_name=app.name, user_id="u", session_id=session.id)
+        finally:
+            await runner.close()
+        assert stored is not None
+        return Said(said, dict(stored.state), models, results)
+
+    return asyncio.run(main())

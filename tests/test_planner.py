@@ -4,7 +4,6 @@ package and `agentspec run`."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import textwrap
 from pathlib import Path
@@ -16,8 +15,8 @@ from click.testing import CliRunner
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
 from agentspec.parse import load
-from agentspec.runtime.scripted import ScriptedModel, install_script
-from tests.buildkit import ROOT, package_loader
+from agentspec.runtime.scripted import ScriptedModel
+from tests.buildkit import ROOT, package_loader, scripted_turn
 
 SCENARIO = ROOT / "specs" / "scenarios" / "planner.yaml"
 
@@ -26,33 +25,10 @@ def plan(kind: str, *subtasks: str) -> dict[str, str]:
     return {"text": json.dumps({"kind": kind, "subtasks": list(subtasks), "reason": "r"})}
 
 
-async def _run(app: Any, replies: dict[str, list[Any]], message: str
-               ) -> tuple[list[tuple[str, str]], dict[str, Any], dict[str, ScriptedModel]]:
-    from google.adk.runners import InMemoryRunner
-    from google.genai import types
-
-    models = install_script(app.root_agent, replies)
-    runner = InMemoryRunner(app=app)
-    try:
-        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-        said = []
-        async for event in runner.run_async(user_id="u", session_id=session.id,
-                                            new_message=types.Content(
-                                                role="user", parts=[types.Part(text=message)])):
-            for part in (event.content.parts if event.content else None) or []:
-                if part.text:
-                    said.append((event.author, part.text))
-        stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
-                                                          session_id=session.id)
-    finally:
-        await runner.close()
-    assert stored is not None
-    return said, dict(stored.state), models
-
-
 def run(app: Any, replies: dict[str, list[Any]], message: str = "Big task"
         ) -> tuple[list[tuple[str, str]], dict[str, Any], dict[str, ScriptedModel]]:
-    return asyncio.run(_run(app, replies, message))
+    turn = scripted_turn(app, replies, message)
+    return turn.said, turn.state, turn.models
 
 
 def records(state: dict[str, Any]) -> dict[str, dict[str, Any]]:

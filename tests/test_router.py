@@ -3,7 +3,6 @@ option failing, the choice recorded; through the generated package and `agentspe
 
 from __future__ import annotations
 
-import asyncio
 import textwrap
 from collections.abc import AsyncGenerator
 from pathlib import Path
@@ -15,8 +14,8 @@ from click.testing import CliRunner
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
 from agentspec.runtime.router import RoutingError
-from agentspec.runtime.scripted import ScriptedModel, install_script
-from tests.buildkit import ROOT, package_loader
+from agentspec.runtime.scripted import ScriptedModel
+from tests.buildkit import ROOT, package_loader, scripted_turn
 
 SPEC = """\
     agentspec: 1
@@ -71,36 +70,16 @@ class AfterOneEvent(ScriptedModel):
         raise ConnectionError("lost the stream")
 
 
-async def _run(app: Any, replies: dict[str, list[Any]], state: dict[str, Any] | None = None,
-               swap: dict[str, Any] | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    from google.adk.runners import InMemoryRunner
-    from google.genai import types
+def run(app: Any, replies: dict[str, list[Any]], state: dict[str, Any] | None = None,
+        swap: dict[str, Any] | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """One turn; `swap` replaces the models of the named children after the script."""
+    def prepare(app: Any) -> None:
+        for agent in app.root_agent.sub_agents:
+            if swap and agent.name in swap:
+                agent.model = swap[agent.name]
 
-    install_script(app.root_agent, replies)
-    for agent in app.root_agent.sub_agents:
-        if swap and agent.name in swap:
-            agent.model = swap[agent.name]
-    runner = InMemoryRunner(app=app)
-    try:
-        session = await runner.session_service.create_session(app_name=app.name, user_id="u",
-                                                              state=state or {})
-        said = []
-        message = types.Content(role="user", parts=[types.Part(text="My invoice is wrong")])
-        async for event in runner.run_async(user_id="u", session_id=session.id,
-                                            new_message=message):
-            for part in (event.content.parts if event.content else None) or []:
-                if part.text and not event.partial:
-                    said.append((event.author, part.text))
-        stored = await runner.session_service.get_session(app_name=app.name, user_id="u",
-                                                          session_id=session.id)
-    finally:
-        await runner.close()
-    assert stored is not None
-    return said, dict(stored.state)
-
-
-def run(app: Any, replies: dict[str, list[Any]], **kw: Any) -> tuple[list[Any], dict[str, Any]]:
-    return asyncio.run(_run(app, replies, **kw))
+    turn = scripted_turn(app, replies, "My invoice is wrong", state=state, prepare=prepare)
+    return turn.said, turn.state
 
 
 # route methods -------------------------------------------------------------------------------
@@ -226,32 +205,12 @@ def test_a_router_as_a_tool_and_inside_a_workflow(tmp_path: Path) -> None:
     path.write_text(textwrap.dedent(PLACES))
     app, problems = build_objects(compile_spec(path, environ={}))
     assert problems == []
-    results: list[Any] = []
-
-    async def main() -> list[tuple[str, str]]:
-        from google.adk.runners import InMemoryRunner
-        from google.genai import types
-
-        install_script(app.root_agent, {
-            "lead": [{"call": "picker", "args": {"request": "pick"}}, {"transfer": "flow"}],
-            "a": [{"text": "A answers."}], "b": [{"text": "B answers."}]})
-        runner = InMemoryRunner(app=app)
-        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
-        said = []
-        async for event in runner.run_async(user_id="u", session_id=session.id,
-                                            new_message=types.Content(
-                                                role="user", parts=[types.Part(text="go")])):
-            for part in (event.content.parts if event.content else None) or []:
-                if part.text:
-                    said.append((event.author, part.text))
-                if part.function_response and part.function_response.name == "picker":
-                    results.append(part.function_response.response)
-        await runner.close()
-        return said
-
-    said = asyncio.run(main())
-    assert ("a", "A answers.") in said and ("b", "B answers.") in said
-    assert results == [{"result": "A answers."}]  # the chosen agent's answer is the result
+    turn = scripted_turn(app, {
+        "lead": [{"call": "picker", "args": {"request": "pick"}}, {"transfer": "flow"}],
+        "a": [{"text": "A answers."}], "b": [{"text": "B answers."}]}, "go")
+    assert ("a", "A answers.") in turn.said and ("b", "B answers.") in turn.said
+    # the chosen agent's answer is the tool's result
+    assert [r for tool, r in turn.results if tool == "picker"] == [{"result": "A answers."}]
 
 
 # the generated package and the CLI ---------------------------------------------------------
