@@ -1,0 +1,182 @@
+"""Background jobs for `execution_mode: offline` agents: records and the store interface.
+
+A job is one delegation to an offline agent: who asked (app, user, session, invocation, the
+function call), what (the agent and its input), and how it went (status, attempts, the lease
+of the worker running it, result or error, when it was delivered). Stores keep jobs behind one
+interface (`JobStore`); `open_store(url)` picks one by URL: `memory://` (tests, one process),
+`sqlite:///path` (the embedded default, safe for several workers on one machine) and
+`postgresql://...` (workers on many machines share one queue).
+
+Statuses: QUEUED -> RUNNING -> DONE | FAILED (a failure with attempts left goes back to
+QUEUED, later); CANCELLED by a person. A RUNNING job whose lease expired (its worker died) is
+claimed again by another worker.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Protocol
+
+__all__ = ["FINISHED", "STATUSES", "Job", "JobRequest", "JobStore", "StoreError", "new_job",
+           "now", "open_store"]
+
+STATUSES = ("QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED")
+FINISHED = ("DONE", "FAILED", "CANCELLED")
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or used (bad URL, unreachable server, missing driver)."""
+
+
+def now() -> float:
+    return time.time()
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What a delegation asks for."""
+
+    agent: str
+    input: str
+    app_name: str = ""
+    user_id: str = ""
+    session_id: str = ""
+    invocation_id: str = ""
+    function_call_id: str = ""
+    tool: str = ""  # the tool the parent called (the agent's name, or `task`)
+    max_attempts: int = 3
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job record."""
+
+    id: str
+    agent: str
+    input: str
+    app_name: str = ""
+    user_id: str = ""
+    session_id: str = ""
+    invocation_id: str = ""
+    function_call_id: str = ""
+    tool: str = ""
+    status: str = "QUEUED"
+    attempts: int = 0
+    max_attempts: int = 3
+    lease_owner: str | None = None
+    lease_expires_at: float | None = None
+    available_at: float = field(default_factory=now)
+    created_at: float = field(default_factory=now)
+    updated_at: float = field(default_factory=now)
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: Any = None
+    error: str | None = None
+    delivered_at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> dict[str, Any]:
+        """What a parent model is told about the job."""
+        found: dict[str, Any] = {"job_id": self.id, "agent": self.agent, "status": self.status}
+        if self.status == "DONE":
+            found["result"] = self.result
+        if self.error:
+            found["error"] = self.error
+        if self.status in ("QUEUED", "RUNNING") and self.attempts:
+            found["attempts"] = self.attempts
+        return found
+
+
+def new_job(request: JobRequest) -> Job:
+    return Job(id=uuid.uuid4().hex[:16], **asdict(request))
+
+
+def encode(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def decode(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class JobStore(Protocol):
+    """Where jobs live; every method is atomic, so several workers can share a store."""
+
+    url: str
+
+    def enqueue(self, request: JobRequest) -> tuple[Job, bool]:
+        """The job for `request`, and whether it is new. A request that matches a job that
+        is still QUEUED or RUNNING (same session, agent and input, or the same function
+        call) returns that job: it never runs twice."""
+        ...
+
+    def get(self, job_id: str) -> Job | None: ...
+
+    def list(self, *, status: str | None = None, session_id: str | None = None,
+             limit: int = 100) -> list[Job]:
+        """Newest first."""
+        ...
+
+    def claim(self, owner: str, lease_seconds: float,
+              agents: tuple[str, ...] | None = None) -> Job | None:
+        """Takes the oldest runnable job (QUEUED and due, or RUNNING with an expired lease)
+        for `owner`: RUNNING, one more attempt, leased until now + `lease_seconds`."""
+        ...
+
+    def heartbeat(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+        """Extends the lease; False when `owner` no longer holds it."""
+        ...
+
+    def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
+        """DONE with `result`, if `owner` still holds the job (else None: someone else has
+        it now, and this result is dropped so that exactly one is kept)."""
+        ...
+
+    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
+        """Back to QUEUED after `retry_in` seconds while attempts remain, else FAILED."""
+        ...
+
+    def release(self, job_id: str, owner: str) -> bool:
+        """Back to QUEUED without counting the attempt (a worker shutting down)."""
+        ...
+
+    def cancel(self, job_id: str) -> Job | None: ...
+
+    def retry(self, job_id: str) -> Job | None:
+        """A FAILED or CANCELLED job queued again with fresh attempts."""
+        ...
+
+    def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
+        """Finished (DONE or FAILED) jobs of a session not yet delivered, oldest first."""
+        ...
+
+    def mark_delivered(self, job_id: str) -> bool:
+        """True for exactly one caller: the one that delivers the job."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def open_store(url: str) -> JobStore:
+    """The store a `jobs.store` URL names."""
+    if url.startswith("memory://"):
+        from agentspec.runtime.jobs.memory import MemoryStore
+
+        return MemoryStore(url)
+    if url.startswith("sqlite:///") or url.startswith("postgresql://") or \
+            url.startswith("postgres://"):
+        from agentspec.runtime.jobs.sql import SqlStore
+
+        return SqlStore(url)
+    raise StoreError(f"unknown job store {url!r}: use memory://, sqlite:///PATH or "
+                     "postgresql://...")
+
+
+def finished(job: Job, **changes: Any) -> Job:
+    return replace(job, finished_at=now(), updated_at=now(), lease_owner=None,
+                   lease_expires_at=None, **changes)

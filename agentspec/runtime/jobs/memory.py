@@ -1,0 +1,129 @@
+"""`memory://`: jobs in a dict, for tests and a single process."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import Any
+
+from agentspec.runtime.jobs import Job, JobRequest, finished, new_job, now
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    def __init__(self, url: str = "memory://") -> None:
+        self.url = url
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+
+    def _put(self, job: Job) -> Job:
+        self._jobs[job.id] = job
+        return job
+
+    def enqueue(self, request: JobRequest) -> tuple[Job, bool]:
+        with self._lock:
+            for job in self._jobs.values():
+                if job.status in ("QUEUED", "RUNNING") and job.session_id == request.session_id \
+                        and job.app_name == request.app_name and job.user_id == request.user_id \
+                        and ((job.agent, job.input) == (request.agent, request.input) or (
+                            request.function_call_id and
+                            job.function_call_id == request.function_call_id)):
+                    return job, False
+            return self._put(new_job(request)), True
+
+    def get(self, job_id: str) -> Job | None:
+        return self._jobs.get(job_id)
+
+    def list(self, *, status: str | None = None, session_id: str | None = None,
+             limit: int = 100) -> list[Job]:
+        found = [j for j in self._jobs.values() if (status is None or j.status == status)
+                 and (session_id is None or j.session_id == session_id)]
+        return sorted(found, key=lambda j: j.created_at, reverse=True)[:limit]
+
+    def claim(self, owner: str, lease_seconds: float,
+              agents: tuple[str, ...] | None = None) -> Job | None:
+        with self._lock:
+            moment = now()
+            runnable = [j for j in self._jobs.values()
+                        if (agents is None or j.agent in agents) and (
+                            (j.status == "QUEUED" and j.available_at <= moment) or
+                            (j.status == "RUNNING" and (j.lease_expires_at or 0) < moment))]
+            if not runnable:
+                return None
+            job = min(runnable, key=lambda j: (j.available_at, j.created_at))
+            return self._put(replace(job, status="RUNNING", attempts=job.attempts + 1,
+                                     lease_owner=owner, lease_expires_at=moment + lease_seconds,
+                                     started_at=job.started_at or moment, updated_at=moment))
+
+    def _held(self, job_id: str, owner: str) -> Job | None:
+        job = self._jobs.get(job_id)
+        return job if job is not None and job.status == "RUNNING" and \
+            job.lease_owner == owner else None
+
+    def heartbeat(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+        with self._lock:
+            job = self._held(job_id, owner)
+            if job is None:
+                return False
+            self._put(replace(job, lease_expires_at=now() + lease_seconds, updated_at=now()))
+            return True
+
+    def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
+        with self._lock:
+            job = self._held(job_id, owner)
+            return None if job is None else self._put(
+                finished(job, status="DONE", result=result, error=None))
+
+    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
+        with self._lock:
+            job = self._held(job_id, owner)
+            if job is None:
+                return None
+            if retry_in is not None and job.attempts < job.max_attempts:
+                return self._put(replace(job, status="QUEUED", error=error, lease_owner=None,
+                                         lease_expires_at=None, available_at=now() + retry_in,
+                                         updated_at=now()))
+            return self._put(finished(job, status="FAILED", error=error))
+
+    def release(self, job_id: str, owner: str) -> bool:
+        with self._lock:
+            job = self._held(job_id, owner)
+            if job is None:
+                return False
+            self._put(replace(job, status="QUEUED", attempts=max(0, job.attempts - 1),
+                              lease_owner=None, lease_expires_at=None, updated_at=now()))
+            return True
+
+    def cancel(self, job_id: str) -> Job | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.status in ("DONE", "FAILED", "CANCELLED"):
+                return job
+            return self._put(finished(job, status="CANCELLED"))
+
+    def retry(self, job_id: str) -> Job | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.status not in ("FAILED", "CANCELLED"):
+                return job
+            return self._put(replace(job, status="QUEUED", attempts=0, error=None,
+                                     finished_at=None, delivered_at=None, available_at=now(),
+                                     updated_at=now()))
+
+    def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
+        found = [j for j in self._jobs.values() if j.status in ("DONE", "FAILED")
+                 and j.delivered_at is None and (j.app_name, j.user_id, j.session_id) == (
+                     app_name, user_id, session_id)]
+        return sorted(found, key=lambda j: j.finished_at or 0)
+
+    def mark_delivered(self, job_id: str) -> bool:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.delivered_at is not None:
+                return False
+            self._put(replace(job, delivered_at=now()))
+            return True
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,274 @@
+"""`sqlite:///path` and `postgresql://...`: jobs in one SQL table, schema migrated by the store.
+
+SQLite (the standard library's driver): WAL journal, a busy timeout, and `BEGIN IMMEDIATE`
+around every change, so several worker processes on one machine claim jobs one at a time.
+PostgreSQL (psycopg 3, the `agentspec[postgres]` extra): a claim selects the oldest runnable
+row `FOR UPDATE SKIP LOCKED`, so workers on many machines never wait on, or take, the same row.
+
+The schema is versioned in `agentspec_schema`; `MIGRATIONS` are applied in order, once, under
+the same lock as changes, so two processes opening a new store do not race.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentspec.runtime.jobs import Job, JobRequest, StoreError, decode, encode, new_job, now
+
+__all__ = ["MIGRATIONS", "SqlStore"]
+
+COLUMNS = ("id", "agent", "input", "app_name", "user_id", "session_id", "invocation_id",
+           "function_call_id", "tool", "status", "attempts", "max_attempts", "lease_owner",
+           "lease_expires_at", "available_at", "created_at", "updated_at", "started_at",
+           "finished_at", "result", "error", "delivered_at")
+
+#: schema versions, in order; never edit one that has shipped, add the next
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    ("""CREATE TABLE agentspec_jobs (
+            id TEXT PRIMARY KEY, agent TEXT NOT NULL, input TEXT NOT NULL,
+            app_name TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+            invocation_id TEXT NOT NULL, function_call_id TEXT NOT NULL, tool TEXT NOT NULL,
+            status TEXT NOT NULL, attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL,
+            lease_owner TEXT, lease_expires_at DOUBLE PRECISION,
+            available_at DOUBLE PRECISION NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL, started_at DOUBLE PRECISION,
+            finished_at DOUBLE PRECISION, result TEXT, error TEXT,
+            delivered_at DOUBLE PRECISION)""",
+     "CREATE INDEX agentspec_jobs_runnable ON agentspec_jobs (status, available_at)",
+     "CREATE INDEX agentspec_jobs_session ON agentspec_jobs (app_name, user_id, session_id)"),
+)
+
+_ACTIVE = "status IN ('QUEUED', 'RUNNING')"
+_RUNNABLE = ("((status = 'QUEUED' AND available_at <= ?) OR "
+             "(status = 'RUNNING' AND lease_expires_at < ?))")
+
+
+class SqlStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.postgres = not url.startswith("sqlite:///")
+        self._lock = threading.Lock()  # one connection, shared by the threads of a worker
+        self._connection = self._connect()
+        self._migrate()
+
+    # connections and transactions -----------------------------------------------------------
+
+    def _connect(self) -> Any:
+        if self.postgres:
+            try:
+                import psycopg
+            except ImportError as error:
+                raise StoreError("a postgresql:// job store needs psycopg: pip install "
+                                 "'agentspec[postgres]'") from error
+            try:
+                return psycopg.connect(self.url, autocommit=True)
+            except psycopg.Error as error:
+                raise StoreError(f"cannot connect to the job store: {error}") from error
+        path = Path(self.url.removeprefix("sqlite:///"))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(path, timeout=30, isolation_level=None,
+                                         check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA busy_timeout=30000")
+        except (OSError, sqlite3.Error) as error:
+            raise StoreError(f"cannot open the job store {path}: {error}") from error
+        return connection
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", "%s") if self.postgres else statement
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        """A write transaction: BEGIN IMMEDIATE on SQLite (other writers wait), a plain
+        transaction on PostgreSQL (rows are locked as they are selected for update)."""
+        with self._lock:
+            cursor = self._connection.cursor()
+            cursor.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
+            try:
+                yield cursor
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            cursor.execute("COMMIT")
+
+    def _query(self, statement: str, params: tuple[Any, ...] = ()) -> list[Job]:
+        with self._lock:
+            cursor = self._connection.cursor()
+            cursor.execute(self._sql(statement), params)
+            return [self._job(row) for row in cursor.fetchall()]
+
+    def _migrate(self) -> None:
+        with self._transaction() as cursor:
+            if self.postgres:  # serialize two processes creating the schema at once
+                cursor.execute("SELECT pg_advisory_xact_lock(424242)")
+            cursor.execute("CREATE TABLE IF NOT EXISTS agentspec_schema (version INTEGER)")
+            cursor.execute("SELECT MAX(version) FROM agentspec_schema")
+            current = cursor.fetchone()[0] or 0
+            for version, statements in enumerate(MIGRATIONS, 1):
+                if version <= current:
+                    continue
+                for statement in statements:
+                    cursor.execute(statement)
+                cursor.execute(self._sql("INSERT INTO agentspec_schema VALUES (?)"), (version,))
+
+    # rows -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _job(row: tuple[Any, ...]) -> Job:
+        values = dict(zip(COLUMNS, row, strict=True))
+        values["result"] = decode(values["result"])
+        return Job(**values)
+
+    def _row(self, job: Job) -> tuple[Any, ...]:
+        values = job.to_dict()
+        values["result"] = encode(values["result"])
+        return tuple(values[c] for c in COLUMNS)
+
+    def _select_for_update(self) -> str:
+        return " FOR UPDATE" if self.postgres else ""
+
+    def _fetch(self, cursor: Any, where: str, params: tuple[Any, ...], *,
+               skip_locked: bool = False, order: str = "") -> Job | None:
+        lock = self._select_for_update() + (" SKIP LOCKED" if skip_locked and self.postgres
+                                            else "")
+        cursor.execute(self._sql(f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE "
+                                 f"{where} {order} LIMIT 1{lock}"), params)
+        row = cursor.fetchone()
+        return None if row is None else self._job(row)
+
+    def _update(self, cursor: Any, job_id: str, **changes: Any) -> None:
+        if "result" in changes:
+            changes["result"] = encode(changes["result"])
+        changes["updated_at"] = now()
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        cursor.execute(self._sql(f"UPDATE agentspec_jobs SET {assignments} WHERE id = ?"),
+                       (*changes.values(), job_id))
+
+    def _changed(self, job_id: str, where: str, params: tuple[Any, ...],
+                 **changes: Any) -> Job | None:
+        """Applies `changes` to the job if it matches `where`; the job after, or None."""
+        with self._transaction() as cursor:
+            job = self._fetch(cursor, f"id = ? AND {where}", (job_id, *params))
+            if job is None:
+                return None
+            self._update(cursor, job_id, **changes)
+            return self._fetch(cursor, "id = ?", (job_id,))
+
+    # the interface --------------------------------------------------------------------------
+
+    def enqueue(self, request: JobRequest) -> tuple[Job, bool]:
+        with self._transaction() as cursor:
+            if self.postgres:  # two enqueues of the same request must not both insert
+                cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                               (f"{request.app_name}/{request.session_id}",))
+            existing = self._fetch(
+                cursor, f"{_ACTIVE} AND app_name = ? AND user_id = ? AND session_id = ? AND "
+                "((agent = ? AND input = ?) OR (function_call_id <> '' AND "
+                "function_call_id = ?))",
+                (request.app_name, request.user_id, request.session_id, request.agent,
+                 request.input, request.function_call_id))
+            if existing is not None:
+                return existing, False
+            job = new_job(request)
+            marks = ", ".join("?" for _ in COLUMNS)
+            cursor.execute(self._sql(f"INSERT INTO agentspec_jobs ({', '.join(COLUMNS)}) "
+                                     f"VALUES ({marks})"), self._row(job))
+            return job, True
+
+    def get(self, job_id: str) -> Job | None:
+        found = self._query(f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE id = ?",
+                            (job_id,))
+        return found[0] if found else None
+
+    def list(self, *, status: str | None = None, session_id: str | None = None,
+             limit: int = 100) -> list[Job]:
+        where, params = ["1 = 1"], []
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
+        if session_id is not None:
+            where.append("session_id = ?")
+            params.append(session_id)
+        return self._query(f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE "
+                           f"{' AND '.join(where)} ORDER BY created_at DESC LIMIT ?",
+                           (*params, limit))
+
+    def claim(self, owner: str, lease_seconds: float,
+              agents: tuple[str, ...] | None = None) -> Job | None:
+        moment = now()
+        where, params = _RUNNABLE, (moment, moment)
+        if agents is not None:
+            where += f" AND agent IN ({', '.join('?' for _ in agents)})"
+            params += tuple(agents)
+        with self._transaction() as cursor:
+            job = self._fetch(cursor, where, params, skip_locked=True,
+                              order="ORDER BY available_at, created_at")
+            if job is None:
+                return None
+            self._update(cursor, job.id, status="RUNNING", attempts=job.attempts + 1,
+                         lease_owner=owner, lease_expires_at=moment + lease_seconds,
+                         started_at=job.started_at or moment)
+            return self._fetch(cursor, "id = ?", (job.id,))
+
+    def heartbeat(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+        return self._changed(job_id, "status = 'RUNNING' AND lease_owner = ?", (owner,),
+                             lease_expires_at=now() + lease_seconds) is not None
+
+    def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
+        return self._changed(job_id, "status = 'RUNNING' AND lease_owner = ?", (owner,),
+                             status="DONE", result=result, error=None, finished_at=now(),
+                             lease_owner=None, lease_expires_at=None)
+
+    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
+        with self._transaction() as cursor:
+            job = self._fetch(cursor, "id = ? AND status = 'RUNNING' AND lease_owner = ?",
+                              (job_id, owner))
+            if job is None:
+                return None
+            if retry_in is not None and job.attempts < job.max_attempts:
+                self._update(cursor, job_id, status="QUEUED", error=error, lease_owner=None,
+                             lease_expires_at=None, available_at=now() + retry_in)
+            else:
+                self._update(cursor, job_id, status="FAILED", error=error, finished_at=now(),
+                             lease_owner=None, lease_expires_at=None)
+            return self._fetch(cursor, "id = ?", (job_id,))
+
+    def release(self, job_id: str, owner: str) -> bool:
+        with self._transaction() as cursor:
+            job = self._fetch(cursor, "id = ? AND status = 'RUNNING' AND lease_owner = ?",
+                              (job_id, owner))
+            if job is None:
+                return False
+            self._update(cursor, job_id, status="QUEUED", attempts=max(0, job.attempts - 1),
+                         lease_owner=None, lease_expires_at=None)
+            return True
+
+    def cancel(self, job_id: str) -> Job | None:
+        changed = self._changed(job_id, _ACTIVE, (), status="CANCELLED", finished_at=now(),
+                                lease_owner=None, lease_expires_at=None)
+        return changed or self.get(job_id)
+
+    def retry(self, job_id: str) -> Job | None:
+        changed = self._changed(job_id, "status IN ('FAILED', 'CANCELLED')", (),
+                                status="QUEUED", attempts=0, error=None, finished_at=None,
+                                delivered_at=None, available_at=now())
+        return changed or self.get(job_id)
+
+    def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
+        return self._query(
+            f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE status IN ('DONE', "
+            "'FAILED') AND delivered_at IS NULL AND app_name = ? AND user_id = ? AND "
+            "session_id = ? ORDER BY finished_at", (app_name, user_id, session_id))
+
+    def mark_delivered(self, job_id: str) -> bool:
+        return self._changed(job_id, "delivered_at IS NULL", (), delivered_at=now()) is not None
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()

@@ -1,0 +1,179 @@
+"""The job store suite, run against every store: memory, SQLite and a real PostgreSQL server
+(`AGENTSPEC_TEST_POSTGRES_URL`, which `.ci/run` sets after starting one)."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentspec.runtime.jobs import JobRequest, JobStore, StoreError, open_store
+
+POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
+
+
+def _fresh_postgres() -> str:
+    """A schema of its own for one test, on the server the URL names."""
+    import psycopg
+
+    assert POSTGRES is not None
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in POSTGRES else "?"
+    return f"{POSTGRES}{separator}options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "memory":
+        return "memory://"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    if POSTGRES is None:
+        pytest.skip("AGENTSPEC_TEST_POSTGRES_URL is not set (.ci/run starts a server)")
+    return _fresh_postgres()
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[JobStore]:
+    opened = open_store(store_url)
+    yield opened
+    opened.close()
+
+
+def ask(agent: str = "scorer", text: str = "score deal 7", session: str = "s1",
+        call: str = "c1", attempts: int = 3) -> JobRequest:
+    return JobRequest(agent=agent, input=text, app_name="app", user_id="u", session_id=session,
+                      invocation_id="i1", function_call_id=call, tool=agent,
+                      max_attempts=attempts)
+
+
+def test_enqueue_and_get(store: JobStore) -> None:
+    job, created = store.enqueue(ask())
+    assert created and job.status == "QUEUED" and job.attempts == 0
+    assert store.get(job.id) == job
+    assert store.get("missing") is None
+
+
+def test_the_same_request_never_makes_a_second_job(store: JobStore) -> None:
+    first, _ = store.enqueue(ask(call="c1"))
+    again, created = store.enqueue(ask(call="c2"))  # same session, agent and input
+    assert not created and again.id == first.id
+    same_call, created = store.enqueue(ask(text="other input", call="c1"))
+    assert not created and same_call.id == first.id
+    other, created = store.enqueue(ask(session="s2", call="c3"))
+    assert created and other.id != first.id
+    # once finished, the same request is a new job
+    claimed = store.claim("w1", 30)
+    assert claimed is not None and claimed.id == first.id
+    store.finish(first.id, "w1", {"score": 80})
+    fresh, created = store.enqueue(ask(call="c4"))
+    assert created and fresh.id != first.id
+
+
+def test_claim_leases_and_counts_attempts(store: JobStore) -> None:
+    job, _ = store.enqueue(ask())
+    claimed = store.claim("w1", 30)
+    assert claimed is not None and claimed.id == job.id
+    assert (claimed.status, claimed.attempts, claimed.lease_owner) == ("RUNNING", 1, "w1")
+    assert store.claim("w2", 30) is None  # leased
+    assert store.heartbeat(job.id, "w1", 30)
+    assert not store.heartbeat(job.id, "w2", 30)
+
+
+def test_an_expired_lease_is_claimed_again_and_the_old_worker_loses_it(store: JobStore) -> None:
+    job, _ = store.enqueue(ask())
+    assert store.claim("w1", 0.05) is not None
+    time.sleep(0.1)
+    again = store.claim("w2", 30)
+    assert again is not None and again.id == job.id and again.attempts == 2
+    assert store.finish(job.id, "w1", "late") is None  # w1's result is dropped
+    done = store.finish(job.id, "w2", "on time")
+    assert done is not None and done.status == "DONE" and done.result == "on time"
+
+
+def test_claim_only_the_agents_asked_for(store: JobStore) -> None:
+    store.enqueue(ask(agent="writer"))
+    assert store.claim("w1", 30, agents=("scorer",)) is None
+    claimed = store.claim("w1", 30, agents=("writer", "scorer"))
+    assert claimed is not None and claimed.agent == "writer"
+
+
+def test_failures_retry_with_a_delay_then_fail(store: JobStore) -> None:
+    job, _ = store.enqueue(ask(attempts=2))
+    store.claim("w1", 30)
+    retried = store.fail(job.id, "w1", "boom", retry_in=0.05)
+    assert retried is not None and retried.status == "QUEUED" and retried.error == "boom"
+    assert store.claim("w1", 30) is None  # not due yet
+    time.sleep(0.1)
+    assert store.claim("w1", 30) is not None
+    failed = store.fail(job.id, "w1", "boom again", retry_in=0.05)
+    assert failed is not None and failed.status == "FAILED" and failed.attempts == 2
+    assert store.fail(job.id, "w1", "x", retry_in=None) is None  # no longer held
+
+
+def test_release_gives_the_job_back_without_an_attempt(store: JobStore) -> None:
+    job, _ = store.enqueue(ask())
+    store.claim("w1", 30)
+    assert store.release(job.id, "w1")
+    released = store.get(job.id)
+    assert released is not None and (released.status, released.attempts) == ("QUEUED", 0)
+
+
+def test_cancel_and_retry(store: JobStore) -> None:
+    job, _ = store.enqueue(ask())
+    cancelled = store.cancel(job.id)
+    assert cancelled is not None and cancelled.status == "CANCELLED"
+    assert store.claim("w1", 30) is None
+    retried = store.retry(job.id)
+    assert retried is not None and (retried.status, retried.attempts) == ("QUEUED", 0)
+    assert store.claim("w1", 30) is not None
+
+
+def test_delivery_happens_once(store: JobStore) -> None:
+    job, _ = store.enqueue(ask())
+    store.claim("w1", 30)
+    store.finish(job.id, "w1", {"score": 91, "why": "big budget"})
+    waiting = store.undelivered("app", "u", "s1")
+    assert [j.id for j in waiting] == [job.id] and waiting[0].result == {"score": 91,
+                                                                         "why": "big budget"}
+    assert store.undelivered("app", "u", "other") == []
+    assert store.mark_delivered(job.id)
+    assert not store.mark_delivered(job.id)
+    assert store.undelivered("app", "u", "s1") == []
+
+
+def test_list_newest_first_with_filters(store: JobStore) -> None:
+    first, _ = store.enqueue(ask(text="a", call="1"))
+    time.sleep(0.01)
+    second, _ = store.enqueue(ask(text="b", call="2"))
+    assert [j.id for j in store.list()] == [second.id, first.id]
+    store.cancel(first.id)
+    assert [j.id for j in store.list(status="CANCELLED")] == [first.id]
+    assert store.list(session_id="nope") == []
+
+
+def test_a_store_reopened_keeps_its_jobs(store_url: str) -> None:
+    if store_url == "memory://":
+        pytest.skip("memory stores live as long as their process")
+    first = open_store(store_url)
+    job, _ = first.enqueue(ask())
+    first.close()
+    second = open_store(store_url)  # the schema is not created twice
+    assert second.get(job.id) is not None
+    second.close()
+
+
+def test_bad_urls_are_store_errors(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="unknown job store"):
+        open_store("redis://localhost")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="cannot open"):
+        open_store(f"sqlite:///{tmp_path / 'file' / 'jobs.db'}")
+    with pytest.raises(StoreError, match="cannot connect"):
+        open_store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
