@@ -152,10 +152,10 @@ def test_list_newest_first_with_filters(store: JobStore) -> None:
     first, _ = store.enqueue(ask(text="a", call="1"))
     time.sleep(0.01)
     second, _ = store.enqueue(ask(text="b", call="2"))
-    assert [j.id for j in store.list()] == [second.id, first.id]
+    assert [j.id for j in store.recent()] == [second.id, first.id]
     store.cancel(first.id)
-    assert [j.id for j in store.list(status="CANCELLED")] == [first.id]
-    assert store.list(session_id="nope") == []
+    assert [j.id for j in store.recent(status="CANCELLED")] == [first.id]
+    assert store.recent(session_id="nope") == []
 
 
 def test_a_store_reopened_keeps_its_jobs(store_url: str) -> None:

@@ -117,7 +117,7 @@ class JobStore(Protocol):
 
     def get(self, job_id: str) -> Job | None: ...
 
-    def list(self, *, status: str | None = None, session_id: str | None = None,
+    def recent(self, *, status: str | None = None, session_id: str | None = None,
              limit: int = 100) -> list[Job]:
         """Newest first."""
         ...

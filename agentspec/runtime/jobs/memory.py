@@ -35,7 +35,7 @@ class MemoryStore:
     def get(self, job_id: str) -> Job | None:
         return self._jobs.get(job_id)
 
-    def list(self, *, status: str | None = None, session_id: str | None = None,
+    def recent(self, *, status: str | None = None, session_id: str | None = None,
              limit: int = 100) -> list[Job]:
         found = [j for j in self._jobs.values() if (status is None or j.status == status)
                  and (session_id is None or j.session_id == session_id)]

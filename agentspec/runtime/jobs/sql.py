@@ -186,7 +186,7 @@ class SqlStore:
                             (job_id,))
         return found[0] if found else None
 
-    def list(self, *, status: str | None = None, session_id: str | None = None,
+    def recent(self, *, status: str | None = None, session_id: str | None = None,
              limit: int = 100) -> list[Job]:
         where, params = ["1 = 1"], []
         if status is not None:
@@ -202,7 +202,8 @@ class SqlStore:
     def claim(self, owner: str, lease_seconds: float,
               agents: tuple[str, ...] | None = None) -> Job | None:
         moment = now()
-        where, params = _RUNNABLE, (moment, moment)
+        where: str = _RUNNABLE
+        params: tuple[Any, ...] = (moment, moment)
         if agents is not None:
             where += f" AND agent IN ({', '.join('?' for _ in agents)})"
             params += tuple(agents)
