@@ -184,6 +184,11 @@ CONVERSATIONS: dict[str, tuple[str, dict[str, list[Any]], str, str, set[str]]] =
         {"planner_planner": [{"text": '{"kind": "llm", "subtasks": []}'}],
          "planner_worker": [{"text": "Lisbon."}]},  # (its tools need the network)
         "planner_worker", "Lisbon.", set()),
+    "deal_desk": (
+        "Score deal D-1005",
+        {"deal_assistant": [{"call": "scorer", "args": {"deal_id": "D-1005"}},
+                            {"text": "Queued."}]},
+        "deal_assistant", "Queued.", {"scorer"}),
     "dev_assistant": (
         "What is in the workspace?",
         {"assistant": [{"call": "write_todos", "args": {"todos": [

@@ -101,6 +101,8 @@ def _task_starter(agents: Any, agent: Any) -> tuple[Any, str] | None:
     """The agent whose `task` tool starts `agent`, and the subagent_type that names it."""
     for owner in agents:
         for tool in owner.tools:
+            if getattr(tool, "name", None) != "task":
+                continue
             for kind, started in getattr(tool, "agents", {}).items():
                 if started is agent:
                     return owner, kind
@@ -152,6 +154,9 @@ def first_request_of(result: Compiled, agent_name: str) -> Any:
         arguments = sample(tool._get_declaration().parameters_json_schema)
         replies[root.name] = [{"call": agent_name, "args": arguments}, {"text": "done"}]
     models = install_script(built.root_agent, replies)
+    text = "Hello!"
+    if root is agent and agent.input_schema is not None:  # an offline agent, as a worker runs it
+        text = json.dumps(sample(_schema_of(agent.input_schema)))
     app = App(name=built.name, root_agent=root, plugins=built.plugins)
 
     async def main() -> list[Any]:
@@ -159,7 +164,7 @@ def first_request_of(result: Compiled, agent_name: str) -> Any:
         try:
             session = await runner.session_service.create_session(
                 app_name=app.name, user_id="u", state=state)
-            message = types.Content(role="user", parts=[types.Part(text="Hello!")])
+            message = types.Content(role="user", parts=[types.Part(text=text)])
             return [e async for e in runner.run_async(user_id="u", session_id=session.id,
                                                        new_message=message)]
         finally:

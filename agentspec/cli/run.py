@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,9 +12,12 @@ from typing import Any
 
 import click
 
-from agentspec.cli.common import environment_option, print_diagnostics
-
-_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
+from agentspec.cli.common import (
+    built_app,
+    environment_option,
+    print_diagnostics,
+    require_credentials,
+)
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -154,9 +156,26 @@ def _echo_event(event: Any) -> None:
         click.echo(line)
 
 
+async def _deliveries(runner: Any, session_id: str) -> None:
+    """Finished background jobs go into the conversation before the next message (the app's
+    JobDelivery plugin would do it too, but out of sight), and are shown."""
+    from agentspec.runtime.jobs.delegation import JobDelivery, deliver
+
+    plugin = next((p for p in runner.app.plugins or () if isinstance(p, JobDelivery)), None)
+    if plugin is None:
+        return
+    session = await runner.session_service.get_session(app_name=runner.app_name,
+                                                        user_id="user", session_id=session_id)
+    for event in await deliver(plugin.settings, runner.session_service, session,
+                               runner.app.root_agent, "agentspec-run-delivery"):
+        for line in describe(event):
+            click.echo(line)
+
+
 async def _turn(runner: Any, session_id: str, message: str, decide: Decide) -> None:
     from agentspec.runtime.conversation import turn
 
+    await _deliveries(runner, session_id)
     for pending in await turn(runner, session_id, message, decide=decide,
                               on_event=_echo_event):
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
@@ -195,7 +214,7 @@ class _Script:
     decisions: list[Any] | None  # None: the person at the terminal decides
 
 
-def _load_script(path: Path) -> _Script:
+def load_script(path: Path) -> _Script:
     from agentspec.parse import load
     from agentspec.runtime.scripted import ScriptError, parse_decision
 
@@ -230,22 +249,13 @@ def _load_script(path: Path) -> _Script:
 def command(spec: Path, message: str | None, script: Path | None, session_url: str | None,
             session_id: str, environment: str | None) -> None:
     """Send MESSAGE to SPEC's root agent, or chat in the terminal when MESSAGE is omitted."""
-    from agentspec.build import build_objects, compile_spec
-
-    compiled = compile_spec(spec, environment=environment)
-    if not compiled.ok:
-        print_diagnostics(compiled.diagnostics, compiled.check.sources)
-        sys.exit(1)
-    app, problems = build_objects(compiled)
-    if problems:
-        print_diagnostics(problems, compiled.check.sources)
-        sys.exit(1)
+    app = built_app(spec, environment)
     messages = [message] if message else []
     decide: Decide = _terminal_decision
     if script is not None:
         from agentspec.runtime.scripted import ScriptError, install_script
 
-        loaded = _load_script(script)
+        loaded = load_script(script)
         messages = messages or loaded.messages
         if loaded.decisions is not None:
             decide = _scripted_decisions(loaded.decisions)
@@ -253,11 +263,8 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
             install_script(app.root_agent, loaded.replies)
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
-    elif not any(os.environ.get(key) for key in _KEYS):
-        click.echo("agentspec: no model credentials: set GOOGLE_API_KEY (or GEMINI_API_KEY, or "
-                   "GOOGLE_GENAI_USE_VERTEXAI=1 with Vertex AI settings), or run offline with "
-                   "--script FILE", err=True)
-        sys.exit(2)
+    else:
+        require_credentials()
     import httpx
     from google.genai.errors import APIError
 

@@ -15,6 +15,7 @@ from agentspec.ir.tree import (
     Approval,
     Compaction,
     FilesystemNode,
+    JobsNode,
     ModelNode,
     PlanSettings,
     PyObject,
@@ -45,7 +46,6 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["lower"]
 
 DECISIONS = ("approve", "edit", "reject")
-LATER: dict[str, str] = {}
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop",
               RouterAgent: "router"}
 
@@ -58,6 +58,7 @@ class _Lowering:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     module_dirs: set[str] = field(default_factory=set)
     resumable: bool = False  # some agent waits for approvals
+    offline: bool = False  # some delegation queues a job
 
     # positions and files ---------------------------------------------------------------
 
@@ -91,15 +92,6 @@ class _Lowering:
         self.diagnostics.append(codes.NOT_YET_BUILDABLE(
             f"{what} cannot be built by this release yet", span,
             hint="validate accepts it; build and run will support it in a later release"))
-
-    def check_buildable(self, name: str, agent: Any) -> None:
-        kind = getattr(agent, "kind", "llm")
-        if kind in LATER:
-            self.refuse(f"`kind: {kind}` needs {LATER[kind]}, which", self.span("agents", name,
-                                                                               "kind"))
-        if getattr(agent, "execution_mode", None) == "offline":
-            self.refuse("`execution_mode: offline` needs background jobs, which",
-                        self.span("agents", name, "execution_mode"))
 
     # models ----------------------------------------------------------------------------
 
@@ -304,15 +296,19 @@ class _Lowering:
 
     def agent(self, name: str, *, as_tool: bool = False) -> AgentNode:
         agent = self.spec.agents[name]
-        self.check_buildable(name, agent)
         span = self.key_span("agents", name)
-        children = tuple(self.agent(c) for c in getattr(agent, "sub_agents", None) or ()
-                         if isinstance(c, str))
+        offline = agent.execution_mode == "offline"
+        self.offline |= offline and as_tool
+        names = [c for c in getattr(agent, "sub_agents", None) or () if isinstance(c, str)]
+        # an LLM agent's offline single_turn / task sub-agents are tools that queue jobs
+        queued = [c for c in names if isinstance(agent, LlmAgent) and self.queues(c)]
+        children = tuple(self.agent(c) for c in names if c not in queued)
         base = AgentNode(name=name, kind="llm", file=self.relative(span.file),
                          line=span.start.line, description=agent.description,
-                         children=children, callbacks=self.callbacks(name, agent))
+                         children=children, callbacks=self.callbacks(name, agent),
+                         offline=offline and as_tool)
         if not isinstance(agent, LlmAgent):  # called as a tool: the agent answers its caller
-            base = replace(base, mode="single_turn" if as_tool else None)
+            base = replace(base, mode="single_turn" if as_tool and not offline else None)
         if isinstance(agent, RouterAgent):
             return replace(base, kind="router", route=self.route(name, agent))
         if isinstance(agent, PlannerAgent):
@@ -331,6 +327,8 @@ class _Lowering:
         mode = agent.mode
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
+        if base.offline:
+            mode = None  # a worker runs it on its own, as the root of a session
         # an agent called as a tool answers its caller: a transfer would abandon the call
         delegated = mode in ("single_turn", "task")
         node = replace(
@@ -340,7 +338,9 @@ class _Lowering:
             instruction_from_file=agent.instruction_file is not None,
             static_instruction=agent.static_instruction,
             tools=tuple(self.tool(name, i, t, approvals)
-                        for i, t in enumerate(agent.tools or ())),
+                        for i, t in enumerate(agent.tools or ())) + tuple(
+                ToolNode("agent", child, agent=self.agent(child, as_tool=True))
+                for child in queued),
             mode=mode, output_schema=self.schema(name, "output_schema", agent.output_schema),
             input_schema=self.schema(name, "input_schema", agent.input_schema),
             output_key=agent.output_key, include_contents=agent.include_contents,
@@ -351,6 +351,29 @@ class _Lowering:
             filesystem=filesystem, skills=skills, skill_discovery=discovery,
             result_limit=kit.result_limit, approvals=tuple(approvals.items()))
         return replace(node, task=self.task(kit, node))
+
+    def queues(self, name: str) -> bool:
+        """Whether delegating to agent `name` as a sub-agent queues a job."""
+        agent = self.spec.agents.get(name)
+        return agent is not None and agent.execution_mode == "offline" and \
+            getattr(agent, "mode", None) in ("single_turn", "task")
+
+    def jobs(self) -> JobsNode | None:
+        settings = self.spec.jobs
+        if settings is None and not self.offline:
+            return None
+        store = settings.store if settings is not None else "sqlite:///.agentspec/jobs.db"
+        sqlite_path = None
+        if store.startswith("sqlite:///") and "${" not in store:
+            path = store.removeprefix("sqlite:///")
+            sqlite_path = path if os.path.isabs(path) else (
+                self.spec_relative(path, "jobs", "store") if settings is not None else path)
+        notify = settings.notify if settings is not None else None
+        return JobsNode(store=store, sqlite_path=sqlite_path,
+                        max_attempts=settings.max_attempts if settings else 3,
+                        lease_seconds=settings.lease_seconds if settings else 60,
+                        webhook=notify.webhook if notify else None,
+                        headers=tuple((notify.headers or {}).items()) if notify else ())
 
     def task(self, kit: Harness, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
@@ -391,8 +414,6 @@ class _Lowering:
         return windows or [1]
 
     def app(self, root_name: str) -> AppNode:
-        if self.spec.jobs is not None:
-            self.refuse("`jobs` (the background job store)", self.key_span("jobs"))
         root = self.agent(root_name)
         plugins = tuple(self.python(p.python, self.span("plugins", i, "python"), p.args)
                         for i, p in enumerate(self.spec.plugins or ()))
@@ -400,7 +421,7 @@ class _Lowering:
             name=self.spec.name, description=self.spec.description,
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
-            resumable=self.resumable,
+            resumable=self.resumable, jobs=self.jobs(),
             module_dirs=tuple(sorted(self.module_dirs)))
 
 

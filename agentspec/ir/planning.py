@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import keyword
 from dataclasses import dataclass, field
+from pathlib import PurePath as FsPath
 from typing import Any
 
 from agentspec.ir.plan import (
@@ -25,6 +26,7 @@ from agentspec.ir.tree import (
     Approval,
     Compaction,
     FilesystemNode,
+    JobsNode,
     ModelNode,
     PyObject,
     Schema,
@@ -153,6 +155,8 @@ def _mcp_tool(tool: ToolNode) -> Value:
 
 
 APPROVALS = "agentspec.runtime.harness.approvals"
+DELEGATION = "agentspec.runtime.jobs.delegation"
+JOBS = Ref("offline_jobs")  # the one JobSettings of an app with offline agents
 
 
 def _approval(approval: Approval) -> DictOf:
@@ -222,6 +226,9 @@ class _Planner:
         if tool.kind == "mcp":
             return _gated(_mcp_tool(tool), tool.approval)
         assert tool.agent is not None  # called as a tool: a single_turn / task sub-agent
+        if tool.agent.offline:  # the call queues a job; workers run the agent
+            return Call(Import(DELEGATION, "OfflineAgentTool"),
+                        args=(self.agent(tool.agent), JOBS))
         sub_agents.append(self.agent(tool.agent))
         return None
 
@@ -300,8 +307,14 @@ class _Planner:
                 tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
             if node.task:
                 agents = DictOf(tuple((kind, self.agent(child)) for kind, child in node.task))
+                queued = [kind for kind, child in node.task if child.offline]
                 tools.append(Call(Import("agentspec.runtime.harness.task", "task_tool"),
-                                  args=(agents,)))
+                                  args=(agents,), kwargs=(
+                                      ("offline", lit(queued)), ("jobs", JOBS)) if queued
+                                  else ()))
+            if any(t.agent is not None and t.agent.offline for t in node.tools) or any(
+                    child.offline for _, child in node.task):
+                tools.append(Call(Import(DELEGATION, "job_status_tool"), args=(JOBS,)))
             if node.skills:
                 tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
                                   args=(ListOf(tuple(SpecPath(d) for d in node.skills)),
@@ -338,11 +351,26 @@ class _Planner:
         return Call(Import("agentspec.runtime.app", "compaction"),
                     _kwargs(summarizer_model=summarizer, **dict(compaction.settings)))
 
+    def jobs(self, jobs: JobsNode) -> Call:
+        store: Value = lit(jobs.store) if jobs.sqlite_path is None else Call(
+            Import(DELEGATION, "sqlite_url"), args=(
+                jobs.sqlite_path if FsPath(jobs.sqlite_path).is_absolute()
+                else SpecPath(jobs.sqlite_path),))
+        return Call(Import(DELEGATION, "job_settings"), _kwargs(
+            store=store, max_attempts=jobs.max_attempts, lease_seconds=jobs.lease_seconds,
+            webhook=lit(jobs.webhook), headers=lit(dict(jobs.headers)) if jobs.headers
+            else None))
+
     def app(self, node: AppNode) -> Plan:
+        if node.jobs is not None:  # first: agents that delegate to offline agents refer to it
+            self.taken.add(JOBS.var)
+            self.bindings.append(Binding(JOBS.var, self.jobs(node.jobs)))
         root = self.agent(node.root)
         if root.var != "root_agent":
             self.bindings.append(Binding("root_agent", root))
         plugins = [python_object(p) for p in node.plugins]
+        if node.jobs is not None:  # delivers finished jobs into their sessions
+            plugins.insert(0, Call(Import(DELEGATION, "JobDelivery"), args=(JOBS,)))
         if node.global_instruction is not None:
             plugins.insert(0, Call(
                 Import("google.adk.plugins.global_instruction_plugin", "GlobalInstructionPlugin"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AgentNode", "AppNode", "Approval", "Compaction", "FilesystemNode", "ModelNode",
-           "PlanSettings", "PyObject", "RouteNode", "Schema", "ToolNode"]
+__all__ = ["AgentNode", "AppNode", "Approval", "Compaction", "FilesystemNode", "JobsNode",
+           "ModelNode", "PlanSettings", "PyObject", "RouteNode", "Schema", "ToolNode"]
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,7 @@ class AgentNode:
     approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
     route: RouteNode | None = None  # kind: router
     plan: PlanSettings | None = None  # kind: planner
+    offline: bool = False  # delegating to it queues a background job
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,19 @@ class Compaction:
 
 
 @dataclass(frozen=True)
+class JobsNode:
+    """The job store and its settings; `sqlite_path` is an SQLite store's file, relative to
+    the spec's directory unless absolute."""
+
+    store: str
+    sqlite_path: str | None = None
+    max_attempts: int = 3
+    lease_seconds: int = 60
+    webhook: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class AppNode:
     name: str
     description: str | None
@@ -156,4 +170,5 @@ class AppNode:
     global_instruction: str | None = None
     compaction: Compaction | None = None
     resumable: bool = False  # a run can pause for a person and resume where it stopped
+    jobs: JobsNode | None = None
     module_dirs: tuple[str, ...] = field(default=())

@@ -6,13 +6,14 @@ The sub-agent runs inside the caller's session on a branch of its own: it shares
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from google.adk.agents import BaseAgent
 from google.adk.tools.tool_context import ToolContext
 
 from agentspec.runtime.harness.callbacks import HarnessTool
+from agentspec.runtime.jobs.delegation import JobSettings, enqueue
 
 __all__ = ["TaskTool", "task_tool"]
 
@@ -34,14 +35,21 @@ Args:
 class TaskTool(HarnessTool):
     """The `task` function tool, keeping the agents it can start (`agents`) visible."""
 
-    def __init__(self, func: Any, agents: Mapping[str, BaseAgent]) -> None:
+    def __init__(self, func: Any, agents: Mapping[str, BaseAgent],
+                 offline: Iterable[str] = ()) -> None:
         super().__init__(func)
         self.agents = dict(agents)
+        self.offline = tuple(offline)  # subagent types queued as background jobs
 
 
-def task_tool(agents: Mapping[str, BaseAgent]) -> TaskTool:
-    """The `task(description, subagent_type)` tool over `agents` (subagent_type -> agent)."""
+def task_tool(agents: Mapping[str, BaseAgent], *, offline: Iterable[str] = (),
+              jobs: JobSettings | None = None) -> TaskTool:
+    """The `task(description, subagent_type)` tool over `agents` (subagent_type -> agent);
+    a task for one of the `offline` types is queued as a background job in `jobs`."""
+    queued = set(offline)
     listing = "\n".join(f"    - {name}: {agent.description or 'no description'}"
+                        + (" (runs in the background: you get a job id, the answer comes "
+                           "later)" if name in queued else "")
                         for name, agent in agents.items())
 
     async def task(description: str, subagent_type: str,
@@ -50,6 +58,8 @@ def task_tool(agents: Mapping[str, BaseAgent]) -> TaskTool:
         if agent is None:
             return {"error": f"There is no sub-agent {subagent_type!r}; choose one of "
                              f"{', '.join(agents)}."}
+        if subagent_type in queued and jobs is not None:
+            return await enqueue(jobs, agent.name, description, tool_context, "task")
         base = tool_context.get_invocation_context().branch
         branch = (f"{base}." if base else "") + f"{agent.name}@{tool_context.function_call_id}"
         result = await tool_context.run_node(agent, node_input=description,
@@ -57,4 +67,4 @@ def task_tool(agents: Mapping[str, BaseAgent]) -> TaskTool:
         return {"result": result}
 
     task.__doc__ = _PROMPT.format(agents=listing)
-    return TaskTool(task, agents)
+    return TaskTool(task, agents, queued)

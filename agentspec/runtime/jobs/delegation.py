@@ -1,0 +1,251 @@
+"""The parent's side of offline agents: queue a job, check it, get its answer delivered.
+
+* Delegating to an offline agent (its `{agent: name}` tool, a `single_turn`/`task` sub-agent,
+  or the `task` tool) queues a job and answers the call at once with `{job_id, status}`; the
+  parent goes on talking. The same request while the job is queued or running returns that
+  job's status: it never runs twice.
+* `job_status` lets the parent model look at its jobs, and queue a failed one again.
+* `JobDelivery`, an app plugin, puts every finished job of a session into that session the
+  next time it runs (before the user's new message), as a message of the offline agent: its
+  answer, or the error of a job that failed. Each job is delivered exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.agents import BaseAgent
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from agentspec.runtime.jobs import Job, JobRequest, JobStore, open_store
+
+__all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "deliver", "delivery_text",
+           "enqueue",
+           "job_settings", "job_status_tool", "notify", "offline_agents", "sqlite_url"]
+
+log = logging.getLogger("agentspec.jobs")
+STORE_OVERRIDE = "AGENTSPEC_JOBS_STORE"
+_STORES: dict[str, JobStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """The spec's `jobs` section."""
+
+    store: str
+    max_attempts: int = 3
+    lease_seconds: int = 60
+    webhook: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        """The store's URL; `AGENTSPEC_JOBS_STORE` overrides the spec's (a test or a
+        staging run can use another store without editing the spec)."""
+        return os.environ.get(STORE_OVERRIDE) or self.store
+
+    def open(self) -> JobStore:
+        """The store, opened once per process."""
+        url = self.url
+        with _STORES_LOCK:
+            if url not in _STORES:
+                _STORES[url] = open_store(url)
+            return _STORES[url]
+
+
+def job_settings(*, store: str, max_attempts: int = 3, lease_seconds: int = 60,
+                 webhook: str | None = None, headers: dict[str, str] | None = None
+                 ) -> JobSettings:
+    return JobSettings(store, max_attempts, lease_seconds, webhook, dict(headers or {}))
+
+
+def sqlite_url(path: Any) -> str:
+    """`sqlite:///` and an absolute path (a spec's relative path resolves beside it)."""
+    return f"sqlite:///{path}"
+
+
+async def enqueue(settings: JobSettings, agent: str, request: str,
+                  tool_context: ToolContext, tool: str) -> dict[str, Any]:
+    """Queues `agent` with `request` for the conversation `tool_context` belongs to."""
+    session = tool_context.session
+    asked = JobRequest(agent=agent, input=request, app_name=session.app_name,
+                       user_id=session.user_id, session_id=session.id,
+                       invocation_id=tool_context.invocation_id,
+                       function_call_id=tool_context.function_call_id or "", tool=tool,
+                       max_attempts=settings.max_attempts)
+    job, created = await asyncio.to_thread(settings.open().enqueue, asked)
+    answer = job.summary()
+    answer["note"] = (
+        f"{agent} works on this in the background. Tell the user it is queued and carry on; "
+        "its answer will appear in this conversation when it is done (job_status checks it)."
+        if created else f"This request is already {job.status.lower()} as job {job.id}; it "
+        "was not started again.")
+    return answer
+
+
+class OfflineAgentTool(BaseTool):
+    """An offline agent called as a tool: the call queues a job."""
+
+    def __init__(self, agent: BaseAgent, settings: JobSettings) -> None:
+        super().__init__(name=agent.name, description=(
+            f"{agent.description or 'An agent.'} It runs as a background job: the call "
+            "returns a job id at once and the answer arrives later in this conversation."))
+        self.agent = agent
+        self.agents = {agent.name: agent}  # found by walks over the tree (scripts, workers)
+        self.settings = settings
+
+    def _get_declaration(self) -> types.FunctionDeclaration:
+        schema = getattr(self.agent, "input_schema", None)
+        parameters = schema.model_json_schema() if schema is not None else {
+            "type": "object", "properties": {"request": {
+                "type": "string", "description": "The complete task for the agent."}},
+            "required": ["request"]}
+        return types.FunctionDeclaration(name=self.name, description=self.description,
+                                         parameters_json_schema=parameters)
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        schema = getattr(self.agent, "input_schema", None)
+        if schema is not None:  # the agent's own arguments; the job's input is their JSON
+            try:
+                request = schema.model_validate(args).model_dump_json()
+            except ValueError as error:
+                return {"error": f"The arguments do not fit {self.name}: {error}"}
+        else:
+            request = args.get("request")
+            if not isinstance(request, str) or not request.strip():
+                return {"error": "Give the task as `request`, a non-empty text."}
+        return await enqueue(self.settings, self.agent.name, request, tool_context, self.name)
+
+
+def offline_agents(root: BaseAgent) -> dict[str, BaseAgent]:
+    """The agents under `root` that delegations queue as jobs, by name."""
+    found: dict[str, BaseAgent] = {}
+    todo, seen = [root], set()
+    while todo:
+        agent = todo.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        todo += list(getattr(agent, "sub_agents", None) or ())
+        todo += list(getattr(agent, "inner_agents", None) or ())
+        for tool in getattr(agent, "tools", None) or ():
+            if isinstance(tool, OfflineAgentTool):
+                found[tool.agent.name] = tool.agent
+            for kind, started in (getattr(tool, "agents", None) or {}).items():
+                if kind in getattr(tool, "offline", ()):
+                    found[started.name] = started
+                todo.append(started)
+    return found
+
+
+def job_status_tool(settings: JobSettings) -> FunctionTool:
+    async def job_status(tool_context: ToolContext, job_id: str = "",
+                         retry: bool = False) -> dict[str, Any]:
+        """Checks the background jobs started from this conversation.
+
+        Without `job_id`, lists them (newest first). With `job_id`, shows that job: QUEUED or
+        RUNNING (not done yet), DONE (with its result), FAILED (with the error) or CANCELLED.
+        With `retry: true`, a FAILED or CANCELLED job is queued again.
+
+        Args:
+          job_id: The id a delegation returned; empty for all jobs of this conversation.
+          retry: Queue the failed or cancelled job `job_id` again.
+        """
+        store = settings.open()
+        session = tool_context.session
+        if not job_id:
+            jobs = await asyncio.to_thread(store.recent, session_id=session.id, limit=20)
+            return {"jobs": [j.summary() for j in jobs if j.app_name == session.app_name
+                             and j.user_id == session.user_id]}
+        job = await asyncio.to_thread(store.get, job_id)
+        if job is None or (job.app_name, job.user_id, job.session_id) != (
+                session.app_name, session.user_id, session.id):
+            return {"error": f"There is no job {job_id!r} in this conversation."}
+        if retry:
+            if job.status not in ("FAILED", "CANCELLED"):
+                return {**job.summary(), "note": "Only a FAILED or CANCELLED job is retried."}
+            job = await asyncio.to_thread(store.retry, job_id) or job
+        return job.summary()
+
+    return FunctionTool(job_status)
+
+
+def delivery_text(job: Job) -> str:
+    """How a finished job reads in the parent's conversation."""
+    if job.status == "DONE":
+        result = job.result if isinstance(job.result, str) else json.dumps(job.result)
+        return f"[background job {job.id}: {job.input}]\n{result}"
+    return (f"[background job {job.id} FAILED after {job.attempts} attempt(s): {job.error}. "
+            "job_status can queue it again.]")
+
+
+def deliver_event(job: Job, invocation_id: str, output_key: str | None = None) -> Event:
+    """The offline agent's answer in its parent's session (and under its `output_key`)."""
+    delta = {output_key: job.result} if output_key and job.status == "DONE" else {}
+    return Event(invocation_id=invocation_id, author=job.agent,
+                 content=types.Content(role="model", parts=[types.Part(text=delivery_text(job))]),
+                 actions=EventActions(state_delta=delta),
+                 custom_metadata={"agentspec_job": {"job_id": job.id, "status": job.status}})
+
+
+class JobDelivery(BasePlugin):
+    """Delivers finished jobs into their session when it next runs."""
+
+    def __init__(self, settings: JobSettings) -> None:
+        super().__init__(name="agentspec_job_delivery")
+        self.settings = settings
+
+    async def on_user_message_callback(self, *, invocation_context: InvocationContext,
+                                       user_message: types.Content) -> types.Content | None:
+        root = invocation_context.agent
+        await deliver(self.settings, invocation_context.session_service,
+                      invocation_context.session, root if isinstance(root, BaseAgent) else None,
+                      invocation_context.invocation_id)
+        return None
+
+
+async def deliver(settings: JobSettings, sessions: Any, session: Any, root: BaseAgent | None,
+                  invocation_id: str) -> list[Event]:
+    """Appends every finished, undelivered job of `session` to it (each exactly once, also
+    across processes); the events appended."""
+    store = settings.open()
+    waiting = await asyncio.to_thread(store.undelivered, session.app_name, session.user_id,
+                                      session.id)
+    agents = offline_agents(root) if waiting and root is not None else {}
+    delivered = []
+    for job in waiting:
+        if await asyncio.to_thread(store.mark_delivered, job.id):
+            output_key = getattr(agents.get(job.agent), "output_key", None)
+            event = deliver_event(job, invocation_id, output_key)
+            await sessions.append_event(session, event)
+            delivered.append(event)
+    return delivered
+
+
+def notify(settings: JobSettings, job: Job, timeout: float = 10) -> None:
+    """POSTs the job record to the webhook; a failure is logged, never raised."""
+    if not settings.webhook:
+        return
+    body = json.dumps(job.to_dict(), default=str).encode()
+    request = urllib.request.Request(settings.webhook, data=body, method="POST", headers={
+        "Content-Type": "application/json", **settings.headers})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            response.read()
+    except OSError as error:
+        log.warning("job %s: the webhook %s failed: %s", job.id, settings.webhook, error)

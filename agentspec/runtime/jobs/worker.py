@@ -1,0 +1,159 @@
+"""The worker: claims jobs of a spec's offline agents and runs them.
+
+A worker holds a lease on each job it runs and renews it while the agent works (every third
+of the lease). A failure is retried after a growing delay (2, 4, 8 ... seconds, at most 60)
+until the job's attempts run out. `stop` (SIGTERM in `agentspec worker`) ends the claiming;
+running jobs get `grace` seconds to finish, then are released, so another worker runs them
+at once. A worker killed outright loses nothing either: its leases expire, and another
+worker claims the jobs again. A result reaches the store only while its worker still holds
+the lease, so each job keeps exactly one result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.agents import BaseAgent
+from google.adk.artifacts import InMemoryArtifactService
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
+from google.genai import types
+
+from agentspec.runtime.jobs import Job
+from agentspec.runtime.jobs.delegation import JobSettings, notify
+from agentspec.runtime.workflows import final_text
+
+__all__ = ["Worker", "backoff", "run_agent"]
+
+MAX_BACKOFF = 60.0
+
+
+def backoff(attempts: int, base: float = 2.0) -> float:
+    return min(MAX_BACKOFF, base ** max(1, attempts))
+
+
+async def run_agent(agent: BaseAgent, request: str) -> Any:
+    """Runs `agent` on `request` in a session of its own; its last answer."""
+    runner = Runner(app_name="agentspec_jobs", agent=agent,
+                    session_service=InMemorySessionService(),
+                    artifact_service=InMemoryArtifactService())
+    try:
+        session = await runner.session_service.create_session(app_name="agentspec_jobs",
+                                                              user_id="worker")
+        answer = None
+        message = types.Content(role="user", parts=[types.Part(text=request)])
+        async for event in runner.run_async(user_id="worker", session_id=session.id,
+                                            new_message=message):
+            answer = final_text(event) or answer
+    finally:
+        await runner.close()
+    if answer is None:
+        raise RuntimeError(f"{agent.name} finished without an answer")
+    if getattr(agent, "output_schema", None) is not None:  # structured: keep the value
+        with contextlib.suppress(json.JSONDecodeError):
+            return json.loads(answer)
+    return answer
+
+
+Report = Callable[[str, Job], None]  # (what happened, the job)
+
+
+@dataclass
+class Worker:
+    agents: Mapping[str, BaseAgent]
+    settings: JobSettings
+    concurrency: int = 1
+    poll_seconds: float = 0.5
+    grace_seconds: float = 30.0
+    backoff_base: float = 2.0
+    report: Report = lambda what, job: None  # noqa: E731
+    owner: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:"
+                                                f"{uuid.uuid4().hex[:6]}")
+    run: Callable[[BaseAgent, str], Awaitable[Any]] = run_agent
+    done: int = 0
+    failed: int = 0
+
+    async def serve(self, stop: asyncio.Event, *, until_idle: bool = False) -> None:
+        """Claims and runs jobs until `stop` is set (or, `until_idle`, until no job of its
+        agents is queued or running anywhere)."""
+        store = self.settings.open()
+        running: dict[asyncio.Task[None], Job] = {}
+        while not stop.is_set():
+            for task in [t for t in running if t.done()]:
+                running.pop(task)
+            job = None
+            if len(running) < self.concurrency:
+                job = await asyncio.to_thread(store.claim, self.owner,
+                                              self.settings.lease_seconds, tuple(self.agents))
+            if job is not None:
+                self.report("claimed", job)
+                running[asyncio.create_task(self._run(job))] = job
+                continue
+            if until_idle and not running and not await asyncio.to_thread(self._pending):
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.poll_seconds)
+        await self._shut_down(running)
+
+    def _pending(self) -> bool:
+        """Whether jobs of these agents are still queued, or running (perhaps under a lease
+        that will expire because its worker died)."""
+        store = self.settings.open()
+        return any(job.agent in self.agents for status in ("QUEUED", "RUNNING")
+                   for job in store.recent(status=status, limit=1000))
+
+    async def _shut_down(self, running: dict[asyncio.Task[None], Job]) -> None:
+        if not running:
+            return
+        _, unfinished = await asyncio.wait(running, timeout=self.grace_seconds)
+        store = self.settings.open()
+        for task in unfinished:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            job = running[task]
+            if await asyncio.to_thread(store.release, job.id, self.owner):
+                self.report("released", job)
+
+    async def _run(self, job: Job) -> None:
+        store = self.settings.open()
+        heartbeat = asyncio.create_task(self._heartbeat(job))
+        try:
+            answer = await self.run(self.agents[job.agent], job.input)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the job failed; the worker goes on
+            after = await asyncio.to_thread(
+                store.fail, job.id, self.owner, f"{type(error).__name__}: {error}",
+                backoff(job.attempts, self.backoff_base))
+            if after is not None:
+                self.failed += after.status == "FAILED"
+                self.report("failed" if after.status == "FAILED" else "will retry", after)
+                if after.status == "FAILED":
+                    await asyncio.to_thread(notify, self.settings, after)
+        else:
+            after = await asyncio.to_thread(store.finish, job.id, self.owner, answer)
+            if after is not None:
+                self.done += 1
+                self.report("done", after)
+                await asyncio.to_thread(notify, self.settings, after)
+            else:
+                self.report("lost the lease", job)
+        finally:
+            heartbeat.cancel()
+
+    async def _heartbeat(self, job: Job) -> None:
+        store = self.settings.open()
+        while True:
+            await asyncio.sleep(self.settings.lease_seconds / 3)
+            if not await asyncio.to_thread(store.heartbeat, job.id, self.owner,
+                                           self.settings.lease_seconds):
+                return

@@ -1,0 +1,236 @@
+"""`execution_mode: offline` end to end, with workers in processes of their own: the shipped
+deal desk's conversation, a worker killed mid-job, and four workers sharing 200 jobs on SQLite
+and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentspec.runtime.jobs import JobRequest, open_store
+from tests.buildkit import ROOT
+
+POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
+
+
+def agentspec(cwd: Path, *args: str, env: dict[str, str] | None = None,
+              timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "AGENTSPEC_JOBS_STORE")}
+    environ.update({"PYTHONPATH": str(ROOT), **(env or {})})
+    return subprocess.run([sys.executable, "-m", "agentspec", *args], cwd=cwd, env=environ,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def start_worker(cwd: Path, *args: str, env: dict[str, str] | None = None
+                 ) -> subprocess.Popen[str]:
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "AGENTSPEC_JOBS_STORE")}
+    environ.update({"PYTHONPATH": str(ROOT), **(env or {})})
+    return subprocess.Popen([sys.executable, "-m", "agentspec", "worker", *args], cwd=cwd,
+                            env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def wait_for(check: Any, timeout: float = 60, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# the shipped deal desk -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Path:
+    for name in ("offline_jobs.yaml", "deal_tools", "scenarios"):
+        source = ROOT / "specs" / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
+    return tmp_path
+
+
+def _session_events(database: Path) -> list[Any]:
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    async def main() -> Any:
+        return await SqliteSessionService(str(database)).get_session(
+            app_name="deal_desk", user_id="user", session_id="default")
+
+    session = asyncio.run(main())
+    assert session is not None
+    return session
+
+
+def test_the_deal_desk_queues_answers_at_once_and_gets_the_score_later(desk: Path) -> None:
+    session = f"sqlite:///{desk / 'sessions.db'}"
+    first = agentspec(desk, "run", "offline_jobs.yaml", "--script",
+                      "scenarios/offline_jobs.yaml", "--session", session)
+    assert first.returncode == 0, first.stderr
+    assert "'status': 'QUEUED'" in first.stdout  # the delegation answered at once
+    assert "[deal_assistant] Scoring D-1005 runs in the background" in first.stdout
+    assert "[deal_assistant] D-1005 (Tailspin Air" in first.stdout  # the chat went on
+    store = open_store(f"sqlite:///{desk / '.agentspec' / 'jobs.db'}")
+    [job] = store.recent()
+    assert (job.agent, job.status, json.loads(job.input)) == ("scorer", "QUEUED",
+                                                              {"deal_id": "D-1005"})
+
+    worker = agentspec(desk, "worker", "offline_jobs.yaml", "--until-idle", "--script",
+                       "scenarios/offline_jobs.worker.yaml")
+    assert worker.returncode == 0, worker.stderr
+    assert "(1 done, 0 failed)" in worker.stdout
+    done = store.get(job.id)
+    assert done is not None and done.status == "DONE" and done.result["score"] == 72
+
+    after = agentspec(desk, "run", "offline_jobs.yaml", "Any news on the score?", "--script",
+                      "scenarios/offline_jobs.after.yaml", "--session", session)
+    assert after.returncode == 0, after.stderr
+    lines = after.stdout.splitlines()
+    assert lines[0] == "you> Any news on the score?"
+    assert lines[1].startswith(f"[scorer] [background job {job.id}: ")  # before the answer
+    assert '"score": 72' in lines[2]
+    assert lines[-1] == "[deal_assistant] D-1005 scored 72 (at risk); rebook the decision " \
+                        "meeting this week."
+    stored = _session_events(desk / "sessions.db")
+    delivered = [e for e in stored.events if (e.custom_metadata or {}).get("agentspec_job")]
+    assert len(delivered) == 1 and delivered[0].author == "scorer"
+    assert stored.state["deal_score"]["band"] == "at_risk"  # the scorer's output_key
+    # the assistant's next request had the score in it, before the user's question
+    contents = [e for e in stored.events if e.author in ("scorer", "user")]
+    assert contents[-2].author == "scorer" and contents[-1].author == "user"
+    again = agentspec(desk, "run", "offline_jobs.yaml", "And now?", "--script",
+                      "scenarios/offline_jobs.after.yaml", "--session", session)
+    assert again.returncode == 0 and "[scorer]" not in again.stdout  # delivered once
+    listed = agentspec(desk, "jobs", "--spec", "offline_jobs.yaml", "--json", "list")
+    assert json.loads(listed.stdout)[0]["delivered_at"] is not None
+
+
+# crashes and concurrency ---------------------------------------------------------------------
+
+SPEC = """\
+    agentspec: 1
+    name: crunch
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate.
+        tools: [{agent: cruncher}]
+      cruncher:
+        description: Crunches numbers.
+        model: gemini-2.5-flash
+        instruction: Crunch.
+        execution_mode: offline
+        tools: [{python: crunch_tools:crunch}]
+    jobs:
+      store: "${env.JOBS_URL}"
+      lease_seconds: 5
+    """
+TOOLS = '''\
+import os, time
+from pathlib import Path
+
+
+def crunch() -> dict:
+    """Crunches."""
+    log = Path(os.environ["CRUNCH_LOG"])
+    first = not log.exists()
+    with log.open("a") as f:
+        f.write(f"{os.getpid()}\\n")
+    if first and os.environ.get("CRUNCH_HANG_FIRST"):
+        time.sleep(300)  # the first run hangs until its worker is killed
+    return {"crunched": True}
+'''
+
+
+def _project(tmp_path: Path, jobs: int) -> Path:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    (tmp_path / "crunch_tools.py").write_text(TOOLS)
+    replies = [{"call": "crunch"}, {"text": "crunched"}] * jobs
+    (tmp_path / "worker.yaml").write_text(json.dumps({"replies": {"cruncher": replies}}))
+    return tmp_path
+
+
+def _enqueue(url: str, count: int) -> list[str]:
+    store = open_store(url)
+    ids = [store.enqueue(JobRequest(agent="cruncher", input=f"job {i}", app_name="crunch",
+                                    user_id="user", session_id="s"))[0].id
+           for i in range(count)]
+    store.close()
+    return ids
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_worker_killed_mid_job_loses_nothing(backend: str, tmp_path: Path) -> None:
+    url = _url(backend, tmp_path)
+    project = _project(tmp_path, 2)
+    [job_id] = _enqueue(url, 1)
+    env = {"JOBS_URL": url, "CRUNCH_LOG": str(tmp_path / "crunch.log"), "CRUNCH_HANG_FIRST": "1"}
+    first = start_worker(project, "spec.yaml", "--script", "worker.yaml", env=env)
+    store = open_store(url)
+    try:
+        wait_for(lambda: (tmp_path / "crunch.log").exists(), what="the first worker to start")
+        running = store.get(job_id)
+        assert running is not None and running.status == "RUNNING"
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+        second = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script",
+                           "worker.yaml", env=env, timeout=120)
+        assert second.returncode == 0, second.stderr
+        done = store.get(job_id)
+        assert done is not None and done.status == "DONE" and done.attempts == 2
+        assert done.lease_owner is None and done.result == "crunched"
+        assert len(store.undelivered("crunch", "user", "s")) == 1  # one result to deliver
+        assert store.mark_delivered(job_id) and not store.mark_delivered(job_id)
+    finally:
+        first.kill()
+        store.close()
+
+
+def _url(backend: str, tmp_path: Path) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    if POSTGRES is None:
+        pytest.skip("AGENTSPEC_TEST_POSTGRES_URL is not set (.ci/run starts a server)")
+    from tests.test_job_store import _fresh_postgres
+
+    return _fresh_postgres()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_four_workers_run_two_hundred_jobs_exactly_once(backend: str, tmp_path: Path) -> None:
+    url = _url(backend, tmp_path)
+    jobs = 200
+    project = _project(tmp_path, jobs)
+    ids = _enqueue(url, jobs)
+    env = {"JOBS_URL": url, "CRUNCH_LOG": str(tmp_path / "crunch.log")}
+    workers = [start_worker(project, "spec.yaml", "--until-idle", "--quiet", "--script",
+                            "worker.yaml", env=env) for _ in range(4)]
+    try:
+        for worker in workers:
+            _, err = worker.communicate(timeout=300)
+            assert worker.returncode == 0, err
+    finally:
+        for worker in workers:
+            worker.kill()
+    store = open_store(url)
+    finished = [store.get(i) for i in ids]
+    store.close()
+    assert all(j is not None and j.status == "DONE" and j.attempts == 1 for j in finished)
+    runs = (tmp_path / "crunch.log").read_text().split()
+    assert len(runs) == jobs  # each job's tool ran exactly once
+    assert len(set(runs)) > 1  # the work was shared between processes
