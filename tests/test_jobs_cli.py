@@ -1,0 +1,245 @@
+"""Jobs around the edges: `agentspec jobs`, the webhook, the `task` tool and `job_status`
+with offline agents, a worker told to stop."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from agentspec.build import build_objects, compile_spec
+from agentspec.cli import cli
+from agentspec.runtime.jobs import Job, JobRequest, open_store
+from agentspec.runtime.jobs.delegation import JobSettings, notify, offline_agents
+from agentspec.runtime.jobs.worker import Worker
+from tests.buildkit import scripted_turn
+
+SPEC = """\
+    agentspec: 1
+    name: office
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate reports.
+        task: {agents: [reporter, helper]}
+      reporter:
+        description: Writes long reports.
+        model: gemini-2.5-flash
+        instruction: Write the report.
+        execution_mode: offline
+      helper: {description: Helps now., model: gemini-2.5-flash, instruction: Help.}
+    """
+
+
+@pytest.fixture
+def office(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, str]:
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    monkeypatch.setenv("AGENTSPEC_JOBS_STORE", url)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    app, problems = build_objects(compile_spec(tmp_path / "spec.yaml", environ={}))
+    assert problems == []
+    return app, url
+
+
+@pytest.fixture
+def own_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests give JobSettings a store of their own: no override of it."""
+    monkeypatch.delenv("AGENTSPEC_JOBS_STORE")
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), prog_name="agentspec")
+
+
+def test_the_task_tool_queues_offline_agents_and_runs_the_others(office: tuple[Any, str]
+                                                                 ) -> None:
+    app, url = office
+    turn = scripted_turn(app, {
+        "lead": [{"call": "task", "args": {"description": "Q3 report", "subagent_type":
+                                           "reporter"}},
+                 {"call": "task", "args": {"description": "Quick fix", "subagent_type":
+                                           "helper"}},
+                 {"call": "job_status"}, {"text": "Report queued; fix done."}],
+        "helper": [{"text": "Fixed."}]}, "Do both")
+    queued, ran, status = (r for tool, r in turn.results if tool in ("task", "job_status"))
+    assert queued["status"] == "QUEUED" and queued["agent"] == "reporter"
+    assert ran == {"result": "Fixed."}
+    assert status["jobs"] == [{"job_id": queued["job_id"], "agent": "reporter",
+                               "status": "QUEUED"}]
+    declared = str(turn.models["lead"].requests[0].config.tools)
+    assert "reporter: Writes long reports. (runs in the background" in declared
+    assert offline_agents(app.root_agent).keys() == {"reporter"}
+    assert open_store(url).get(queued["job_id"]).input == "Q3 report"  # type: ignore[union-attr]
+
+
+def test_job_status_shows_and_retries_a_failed_job(tmp_path: Path, own_store: None) -> None:
+    from types import SimpleNamespace
+
+    from agentspec.runtime.jobs.delegation import job_status_tool
+
+    settings = JobSettings(f"sqlite:///{tmp_path / 'status.db'}")
+    store = settings.open()
+    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", app_name="office",
+                                      user_id="user", session_id="s"))
+    store.claim("w", 30)
+    store.fail(job.id, "w", "RuntimeError: no data", retry_in=None)
+    tool = job_status_tool(settings)
+    mine = SimpleNamespace(session=SimpleNamespace(app_name="office", user_id="user", id="s"))
+    theirs = SimpleNamespace(session=SimpleNamespace(app_name="office", user_id="user",
+                                                     id="other"))
+
+    def call(context: Any, **args: Any) -> Any:
+        return asyncio.run(tool.func(tool_context=context, **args))
+
+    assert call(mine, job_id=job.id) == {"job_id": job.id, "agent": "reporter",
+                                         "status": "FAILED", "error": "RuntimeError: no data"}
+    assert "no job" in call(theirs, job_id=job.id)["error"]  # another conversation's job
+    assert call(mine, job_id=job.id, retry=True)["status"] == "QUEUED"
+    assert "Only a FAILED" in call(mine, job_id=job.id, retry=True)["note"]
+
+
+# `agentspec jobs` --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> tuple[str, list[Job]]:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    store = open_store(url)
+    jobs = [store.enqueue(JobRequest(agent="reporter", input=f"report {i}", app_name="office",
+                                     user_id="user", session_id="default"))[0]
+            for i in range(3)]
+    store.claim("w", 30)
+    store.finish(jobs[0].id, "w", {"pages": 3})
+    store.claim("w", 30)
+    store.fail(jobs[1].id, "w", "RuntimeError: no data", retry_in=None)
+    store.close()
+    return url, jobs
+
+
+def test_jobs_list_show_retry_cancel(filled: tuple[str, list[Job]], own_store: None) -> None:
+    url, jobs = filled
+    listed = invoke("jobs", "--store", url, "list")
+    assert listed.exit_code == 0, listed.output
+    header, *rows = listed.output.splitlines()
+    assert header.split() == ["ID", "AGENT", "STATUS", "TRIES", "CREATED", "INPUT"]
+    assert sorted(r.split()[2] for r in rows) == ["DONE", "FAILED", "QUEUED"]
+    failed = invoke("jobs", "--store", url, "--json", "list", "--status", "FAILED")
+    assert [j["id"] for j in json.loads(failed.output)] == [jobs[1].id]
+    shown = invoke("jobs", "--store", url, "show", jobs[0].id)
+    assert "status: DONE" in shown.output and 'result: {"pages": 3}' in shown.output
+    retried = invoke("jobs", "--store", url, "--json", "retry", jobs[1].id)
+    assert json.loads(retried.output)["status"] == "QUEUED"
+    cancelled = invoke("jobs", "--store", url, "--json", "cancel", jobs[2].id)
+    assert json.loads(cancelled.output)["status"] == "CANCELLED"
+    missing = invoke("jobs", "--store", url, "show", "nope")
+    assert missing.exit_code == 1 and "there is no job nope" in missing.output
+    assert invoke("jobs", "list").exit_code == 2  # neither --spec nor --store
+
+
+def test_jobs_deliver_pushes_finished_jobs_into_their_sessions(
+        filled: tuple[str, list[Job]], tmp_path: Path, own_store: None) -> None:
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    url, jobs = filled
+    database = tmp_path / "sessions.db"
+
+    async def make() -> None:
+        await SqliteSessionService(str(database)).create_session(
+            app_name="office", user_id="user", session_id="default")
+
+    asyncio.run(make())
+    done = invoke("jobs", "--store", url, "deliver", "--session", f"sqlite:///{database}")
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[-1] == "2 job(s) delivered"  # the DONE and the FAILED
+    again = invoke("jobs", "--store", url, "deliver", "--session", f"sqlite:///{database}")
+    assert again.output.splitlines()[-1] == "0 job(s) delivered"
+
+    async def read() -> Any:
+        return await SqliteSessionService(str(database)).get_session(
+            app_name="office", user_id="user", session_id="default")
+
+    session = asyncio.run(read())
+    texts = [e.content.parts[0].text for e in session.events]
+    assert any('"pages": 3' in t for t in texts) and any("FAILED" in t for t in texts)
+
+
+# the webhook -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    received: list[dict[str, Any]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append({"body": json.loads(body), "token": self.headers.get("X-Token")})
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/jobs", received
+    server.shutdown()
+
+
+def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[str, Any]]],
+                                                  tmp_path: Path, own_store: None) -> None:
+    url, received = webhook
+    settings = JobSettings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=url,
+                           headers={"X-Token": "t0k"})
+
+    async def answer(agent: Any, request: str) -> str:
+        return f"answered {request}"
+
+    store = settings.open()
+    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", session_id="s"))
+    worker = Worker({"reporter": object()}, settings, run=answer)  # type: ignore[dict-item]
+    asyncio.run(worker.serve(asyncio.Event(), until_idle=True))
+    assert [r["body"]["id"] for r in received] == [job.id]
+    assert received[0]["body"]["status"] == "DONE" and received[0]["token"] == "t0k"
+    assert received[0]["body"]["result"] == "answered Q3"
+    notify(JobSettings("memory://", webhook="http://127.0.0.1:1/down"), job)  # no raise
+
+
+# stopping a worker -------------------------------------------------------------------------
+
+
+def test_a_stopped_worker_releases_what_it_could_not_finish(tmp_path: Path,
+                                                           own_store: None) -> None:
+    settings = JobSettings(f"sqlite:///{tmp_path / 'stop.db'}", lease_seconds=30)
+    store = settings.open()
+    quick, _ = store.enqueue(JobRequest(agent="a", input="quick", session_id="s"))
+    slow, _ = store.enqueue(JobRequest(agent="a", input="slow", session_id="s"))
+
+    async def work(agent: Any, request: str) -> str:
+        await asyncio.sleep(0.05 if request == "quick" else 60)
+        return request
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        worker = Worker({"a": object()}, settings, concurrency=2, grace_seconds=0.5,
+                        poll_seconds=0.05, run=work)  # type: ignore[dict-item]
+        serving = asyncio.create_task(worker.serve(stop))
+        await asyncio.sleep(0.5)
+        stop.set()  # what SIGTERM does in `agentspec worker`
+        await serving
+
+    asyncio.run(main())
+    done, released = store.get(quick.id), store.get(slow.id)
+    assert done is not None and done.status == "DONE"
+    assert released is not None and (released.status, released.attempts,
+                                     released.lease_owner) == ("QUEUED", 0, None)
