@@ -50,22 +50,13 @@ class JobRequest:
     max_attempts: int = 3
 
 
-@dataclass(frozen=True)
-class Job:
-    """A job record."""
+@dataclass(frozen=True, kw_only=True)
+class Job(JobRequest):
+    """A job record: the request, and how it went."""
 
     id: str
-    agent: str
-    input: str
-    app_name: str = ""
-    user_id: str = ""
-    session_id: str = ""
-    invocation_id: str = ""
-    function_call_id: str = ""
-    tool: str = ""
     status: str = "QUEUED"
     attempts: int = 0
-    max_attempts: int = 3
     lease_owner: str | None = None
     lease_expires_at: float | None = None
     available_at: float = field(default_factory=now)
