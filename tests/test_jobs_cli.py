@@ -243,3 +243,47 @@ def test_a_stopped_worker_releases_what_it_could_not_finish(tmp_path: Path,
     assert done is not None and done.status == "DONE"
     assert released is not None and (released.status, released.attempts,
                                      released.lease_owner) == ("QUEUED", 0, None)
+
+
+def test_the_app_plugin_delivers_before_the_next_message(office: tuple[Any, str]) -> None:
+    """What `adk web` relies on: the generated App's JobDelivery plugin, without the CLI."""
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from agentspec.runtime.scripted import install_script
+
+    app, url = office
+    models = install_script(app.root_agent, {"lead": [
+        {"call": "task", "args": {"description": "Q3 report", "subagent_type": "reporter"}},
+        {"text": "Queued."}, {"text": "The report says: revenue is up."}]})
+
+    async def main() -> list[Any]:
+        runner = InMemoryRunner(app=app)
+        session = await runner.session_service.create_session(app_name=app.name,
+                                                              user_id="user")
+
+        async def say(text: str) -> None:
+            message = types.Content(role="user", parts=[types.Part(text=text)])
+            async for _ in runner.run_async(user_id="user", session_id=session.id,
+                                            new_message=message):
+                pass
+
+        await say("Write the Q3 report")
+        store = open_store(url)
+        claimed = store.claim("w", 30)
+        assert claimed is not None
+        store.finish(claimed.id, "w", "Revenue is up 12%.")
+        await say("Is it ready?")
+        stored = await runner.session_service.get_session(app_name=app.name, user_id="user",
+                                                          session_id=session.id)
+        await runner.close()
+        assert stored is not None
+        return list(stored.events)
+
+    events = asyncio.run(main())
+    delivered = [e for e in events if (e.custom_metadata or {}).get("agentspec_job")]
+    assert [e.author for e in delivered] == ["reporter"]
+    order = [e.author for e in events if e.content]
+    assert order[order.index("reporter") + 1] == "user"  # before the new message
+    last_request = models["lead"].requests[-1]
+    assert "Revenue is up 12%." in str(last_request.contents)
