@@ -1,0 +1,1 @@
+"""Review tools: the graph of a spec (and, later, its diff)."""

@@ -1,0 +1,135 @@
+"""The agent tree of a spec as a graph: Mermaid or Graphviz DOT.
+
+Drawn from the lowered tree (`ir.tree`), so it shows what build makes of the spec: each agent
+with its kind and model, its tools (approvals marked), its backend and whether it can run
+commands, offline agents, and the edges that connect agents: sub-agents, agents called as
+tools, the agents of `task`, a router's route, fallback and default, a planner's roles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from agentspec.ir.tree import AgentNode, AppNode
+
+__all__ = ["Graph", "graph", "to_dot", "to_mermaid"]
+
+
+@dataclass
+class Graph:
+    name: str
+    nodes: dict[str, list[str]] = field(default_factory=dict)  # id -> label lines
+    offline: set[str] = field(default_factory=set)
+    edges: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, label)
+
+
+def _tools(node: AgentNode) -> list[str]:
+    gated = {name for name, _ in node.approvals}
+    names = [t.name or (t.python.attr if t.python else "") for t in node.tools
+             if t.kind != "agent"]
+    names += list(node.filesystem.tools) if node.filesystem else []
+    names += ["write_todos", "read_todos"] if node.todos else []
+    names += ["task"] if node.task else []
+    return [f"{n} (approval)" if n in gated or any(
+        t.approval and t.name == n for t in node.tools) else n for n in names]
+
+
+def _label(node: AgentNode) -> list[str]:
+    head = node.kind if node.model is None else f"{node.kind} · {node.model.id}"
+    lines = [node.name, head]
+    if node.offline:
+        lines.append("offline (background job)")
+    tools = _tools(node)
+    if tools:
+        lines.append("tools: " + ", ".join(tools))
+    if node.filesystem is not None:
+        kinds = dict(node.filesystem.definitions)
+        kind = kinds.get(node.filesystem.backend, {}).get("type", "state")
+        runs = " · runs commands" if "execute" in node.filesystem.tools else ""
+        lines.append(f"backend: {node.filesystem.backend} ({kind}){runs}")
+    if node.skills:
+        lines.append("skills: " + ", ".join(node.skills))
+    if node.memory:
+        lines.append("memory: " + ", ".join(node.memory))
+    if node.route is not None:
+        route = node.route
+        how = (f"state {route.state}" if route.state else f"python {route.python.ref}"
+               if route.python else f"model {route.model.id if route.model else '?'}")
+        lines.append(f"route: {how}")
+    if node.plan is not None:
+        lines.append(f"max_depth {node.plan.max_depth} · max_subtasks {node.plan.max_subtasks}")
+    if node.max_iterations is not None:
+        lines.append(f"max_iterations {node.max_iterations}")
+    return lines
+
+
+def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
+    """(parent, edge label, child) for every edge under `node`."""
+    ordered = ["sub-agent" if node.kind == "llm" else "step" if node.kind in (
+        "sequential", "loop") else "branch" if node.kind == "parallel" else "option"]
+    for child in node.children:
+        yield node, ordered[0], child
+        yield from _walk(child)
+    for tool in node.tools:
+        if tool.agent is not None:
+            yield node, "offline job" if tool.agent.offline else "tool", tool.agent
+            yield from _walk(tool.agent)
+    for kind, agent in node.task:
+        if kind == "general-purpose":
+            continue
+        yield node, "task (job)" if agent.offline else "task", agent
+        yield from _walk(agent)
+
+
+def graph(app: AppNode) -> Graph:
+    drawn = Graph(app.name)
+    drawn.nodes[app.root.name] = _label(app.root)
+    for parent, label, child in _walk(app.root):
+        if parent.route is not None and label == "option":
+            marks = [m for m, names in (("default", [parent.route.default]),
+                                        ("fallback", parent.route.fallback))
+                     if child.name in names]
+            label = "option" + (f" ({', '.join(marks)})" if marks else "")
+        drawn.nodes.setdefault(child.name, _label(child))
+        if child.offline:
+            drawn.offline.add(child.name)
+        drawn.edges.append((parent.name, child.name, label))
+    return drawn
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(
+        ">", "#gt;")
+
+
+def to_mermaid(drawn: Graph) -> str:
+    lines = ["flowchart TD"]
+    for node, lines_of in drawn.nodes.items():
+        text = "<br/>".join(_mermaid_text(line) for line in lines_of)
+        lines.append(f'  {node}["{text}"]')
+    for parent, child, label in drawn.edges:
+        arrow = "-.->" if label.startswith(("tool", "task", "offline")) else "-->"
+        lines.append(f"  {parent} {arrow}|{_mermaid_text(label)}| {child}")
+    if drawn.offline:
+        lines.append("  classDef offline stroke-dasharray: 5 5")
+        lines.append(f"  class {','.join(sorted(drawn.offline))} offline")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(drawn: Graph) -> str:
+    lines = [f'digraph "{_dot_text(drawn.name)}" {{', "  rankdir=TB;",
+             '  node [shape=box, fontname="Helvetica"];', '  edge [fontname="Helvetica"];']
+    for node, lines_of in drawn.nodes.items():
+        text = "\\n".join(_dot_text(line) for line in lines_of)
+        style = ", style=dashed" if node in drawn.offline else ""
+        lines.append(f'  "{node}" [label="{text}"{style}];')
+    for parent, child, label in drawn.edges:
+        style = ", style=dashed" if label.startswith(("tool", "task", "offline")) else ""
+        lines.append(f'  "{parent}" -> "{child}" [label="{_dot_text(label)}"{style}];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

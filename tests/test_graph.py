@@ -1,0 +1,60 @@
+"""`agentspec graph`: Mermaid and DOT for every shipped spec (snapshots), and the CLI."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentspec.build import compile_spec
+from agentspec.cli import cli
+from agentspec.review.graph import graph, to_dot, to_mermaid
+from tests.buildkit import NEEDS_ENVIRON, ROOT, SHIPPED, spec_id
+
+
+def _drawn(path: Path) -> Any:
+    compiled = compile_spec(path, environ=NEEDS_ENVIRON.get(path.stem, {}))
+    assert compiled.app is not None, compiled.diagnostics
+    return graph(compiled.app)
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=spec_id(p)) for p in SHIPPED])
+def test_graph_of_every_shipped_spec(path: Path, snapshot: Any) -> None:
+    drawn = _drawn(path)
+    assert {"mermaid": to_mermaid(drawn), "dot": to_dot(drawn)} == snapshot
+
+
+def test_what_the_graph_marks() -> None:
+    desk = to_mermaid(_drawn(ROOT / "specs" / "offline_jobs.yaml"))
+    assert "scorer<br/>llm · gemini-2.5-pro<br/>offline (background job)" in desk
+    assert "deal_assistant -.->|offline job| scorer" in desk
+    assert "class scorer offline" in desk
+    dev = to_mermaid(_drawn(ROOT / "specs" / "deep_agent.yaml"))
+    assert "execute (approval)" in dev and "backend: sandbox (shell) · runs commands" in dev
+    router = to_dot(_drawn(ROOT / "specs" / "support_router.yaml"))
+    assert '"triage" -> "general" [label="option (default, fallback)"];' in router
+
+
+def test_labels_are_escaped(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(
+        'agentspec: 1\nname: quoting\nagents:\n  a:\n    model: "x-1\\"]; evil"\n'
+        "    instruction: Hi.\n")
+    drawn = _drawn(tmp_path / "spec.yaml")
+    assert 'x-1#quot;]; evil' in to_mermaid(drawn)
+    assert 'x-1\\"]; evil' in to_dot(drawn)
+
+
+def test_the_cli_writes_text_and_explains_a_missing_graphviz(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = str(ROOT / "specs" / "pipeline.yaml")
+    shown = CliRunner().invoke(cli, ["graph", spec])
+    assert shown.exit_code == 0 and shown.output.startswith("flowchart TD")
+    written = CliRunner().invoke(cli, ["graph", spec, "--format", "dot", "-o",
+                                       str(tmp_path / "g.dot")])
+    assert written.exit_code == 0 and (tmp_path / "g.dot").read_text().startswith("digraph")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    svg = CliRunner().invoke(cli, ["graph", spec, "-o", str(tmp_path / "g.svg")])
+    assert svg.exit_code == 2 and "apt-get install graphviz" in svg.output
