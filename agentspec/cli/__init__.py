@@ -17,6 +17,7 @@ COMMANDS = {
     "run": ("agentspec.cli.run", "Chat with a spec's agents, live or scripted."),
     "schema": ("agentspec.cli.schema", "Print the JSON Schema of the spec language."),
     "explain": ("agentspec.cli.explain", "Explain a diagnostic code."),
+    "diff": ("agentspec.cli.diff", "Show what a spec change changes, with risks."),
     "graph": ("agentspec.cli.graph", "Draw a spec's agents as Mermaid or DOT."),
     "worker": ("agentspec.cli.worker", "Run the background jobs of offline agents."),
     "jobs": ("agentspec.cli.jobs", "List, show, retry, cancel and deliver background jobs."),

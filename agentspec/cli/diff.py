@@ -1,0 +1,145 @@
+"""`agentspec diff`: what a spec change changes, with a risk class per change."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentspec.cli.common import environment_option, print_diagnostics
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise click.UsageError(f"git {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]]:
+    """The spec file of one side; `REV:path` is extracted from git into a temporary tree
+    (the whole revision, so imports, instruction files and modules are there too)."""
+    if ":" not in side or Path(side).exists():
+        return Path(side), side, {}
+    revision, path = side.split(":", 1)
+    root = Path(_git("rev-parse", "--show-toplevel").strip())
+    if path.startswith("./"):  # relative to here, as git allows
+        path = _git("rev-parse", "--show-prefix").strip() + path[2:]
+    archive = subprocess.run(["git", "archive", "--format=tar", revision], cwd=root,
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise click.UsageError(f"cannot read revision {revision!r}: "
+                               f"{archive.stderr.decode(errors='replace').strip()}")
+    tree = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentspec-diff-")))
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(tree, filter="data")
+    spec = tree / path
+    if not spec.is_file():
+        raise click.UsageError(f"{path} does not exist in revision {revision}")
+    return spec, side, {"prefix": str(tree), "revision": revision}
+
+
+def _display(result: Any, where: dict[str, str]) -> dict[str, str]:
+    """Files inside a revision's temporary tree shown as REV:path."""
+    if not where:
+        return {}
+    shown = {}
+    for name, source in result.sources.items():
+        try:
+            inside = Path(source.path).resolve().relative_to(Path(where["prefix"]).resolve())
+        except ValueError:
+            continue
+        shown[name] = f"{where['revision']}:{inside.as_posix()}"
+    return shown
+
+
+def _text(changes: list[Any]) -> str:
+    lines: list[str] = []
+    agent = None
+    for change in changes:
+        if change.agent != agent:
+            agent = change.agent
+            lines.append(f"{agent}")
+        places = " ".join(f"{k}: {v}" for k, v in (("old", change.old), ("new", change.new))
+                          if v is not None)
+        lines.append(f"  {change.risk.upper():<6} {change.change:<24} {change.reason}"
+                     + (f"  ({places})" if places else ""))
+        lines += [f"      {line}" for line in change.detail.splitlines()]
+    return "\n".join(lines)
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown(changes: list[Any], counts: Counter[str]) -> str:
+    lines = [f"**agentspec diff**: {counts['high']} high, {counts['medium']} medium, "
+             f"{counts['low']} low", "", "| risk | agent | change | what | old | new |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {c.risk} | `{c.agent}` | `{c.change}` | {_cell(c.reason)} | "
+              f"{_cell(c.old or '')} | {_cell(c.new or '')} |" for c in changes]
+    for change in changes:
+        if change.detail:
+            lines += ["", f"<details><summary>{change.agent}: {change.change}</summary>", "",
+                      "```diff", change.detail.rstrip("\n"), "```", "</details>"]
+    return "\n".join(lines)
+
+
+@click.command(name="diff")
+@click.argument("old", required=False)
+@click.argument("new", required=False)
+@click.option("--base", metavar="REV", help="Compare REV:NEW with NEW (NEW: the file given).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
+              default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(["high", "medium", "low"]),
+              help="Exit 1 when a change of this risk or higher is found.")
+@environment_option
+def command(old: str | None, new: str | None, base: str | None, fmt: str,
+            fail_on: str | None, environment: str | None) -> None:
+    """Compare two versions of a spec: OLD and NEW are files or REV:path (from git). With
+    --base REV, give only the file: its version at REV is compared with the working tree."""
+    from agentspec.review.diff import RISKS, compare, load_side
+
+    if base is not None:
+        if old is None or new is not None:
+            raise click.UsageError("with --base, give one spec file")
+        old, new = f"{base}:./{old}" if not old.startswith("/") else f"{base}:{old}", old
+    if old is None or new is None:
+        raise click.UsageError("give OLD and NEW (or one file with --base REV)")
+    sides = []
+    with ExitStack() as stack:
+        for given in (old, new):
+            path, label, where = _materialize(given, stack)
+            side = load_side(path, label, environment=environment)
+            side.display = _display(side.result, where)
+            if side.app is None:
+                click.echo(f"agentspec: {label} cannot be compared; it has errors:", err=True)
+                print_diagnostics(side.problems or side.result.diagnostics,
+                                  side.result.sources)
+                sys.exit(1)
+            sides.append(side)
+        changes = compare(sides[0], sides[1])
+    counts = Counter(c.risk for c in changes)
+    if fmt == "json":
+        click.echo(json.dumps({"changes": [c.to_dict() for c in changes],
+                               "summary": {r: counts[r] for r in RISKS}}, indent=2))
+    elif fmt == "markdown":
+        click.echo(_markdown(changes, counts))
+    else:
+        if changes:
+            click.echo(_text(changes))
+        click.echo(f"{len(changes)} change(s): {counts['high']} high, {counts['medium']} "
+                   f"medium, {counts['low']} low")
+    if fail_on is not None and any(RISKS.index(c.risk) <= RISKS.index(fail_on)
+                                   for c in changes):
+        sys.exit(1)

@@ -1,0 +1,116 @@
+"""`agentspec diff`: golden pairs (each change's code, agent, risk and positions in both
+versions, never the wording), two git revisions of a spec, the formats and --fail-on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from agentspec.cli import cli
+from agentspec.review.diff import Where, compare, load_side
+from tests.buildkit import ROOT
+
+CASES = Path(__file__).parent / "diff_cases"
+
+
+def _pos(where: Where | None) -> str:
+    return f"{Path(where.file).name}:{where.line}" if where else "-"
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir() if p.is_dir()))
+def test_golden_diff(case: str) -> None:
+    folder = CASES / case
+    env = (folder / "env").read_text().strip() if (folder / "env").exists() else None
+    old = load_side(folder / "old.yaml", "old.yaml", environment=env, environ={})
+    new = load_side(folder / "new.yaml", "new.yaml", environment=env, environ={})
+    assert old.app is not None and new.app is not None, old.problems + new.problems
+    found = [f"{c.change} {c.agent} {c.risk} {_pos(c.old)} {_pos(c.new)}"
+             for c in compare(old, new)]
+    assert found == (folder / "expected.txt").read_text().splitlines()
+
+
+def test_there_are_enough_golden_pairs() -> None:
+    assert len([p for p in CASES.iterdir() if p.is_dir()]) >= 25
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["diff", *args], prog_name="agentspec")
+
+
+def test_formats_and_fail_on() -> None:
+    folder = CASES / "approval_dropped"
+    old, new = str(folder / "old.yaml"), str(folder / "new.yaml")
+    text = invoke(old, new)
+    assert text.exit_code == 0, text.output
+    assert text.output.splitlines()[0] == "lead"
+    assert "HIGH   approval-dropped" in text.output
+    assert text.output.splitlines()[-1] == "1 change(s): 1 high, 0 medium, 0 low"
+    data = json.loads(invoke(old, new, "--format", "json").output)
+    assert data["summary"] == {"high": 1, "medium": 0, "low": 0}
+    assert data["changes"][0]["old"].endswith("old.yaml:16:7")
+    markdown = invoke(old, new, "--format", "markdown").output
+    assert "| high | `lead` | `approval-dropped` |" in markdown
+    assert invoke(old, new, "--fail-on", "high").exit_code == 1
+    lowered = CASES / "loop_limit_lowered"
+    quiet = invoke(str(lowered / "old.yaml"), str(lowered / "new.yaml"), "--fail-on", "medium")
+    assert quiet.exit_code == 0  # only a low change
+    instruction = CASES / "instruction_changed"
+    shown = invoke(str(instruction / "old.yaml"), str(instruction / "new.yaml"))
+    assert "+Help the user. Never share secrets." in shown.output  # the unified diff
+
+
+def test_a_side_with_errors_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("agentspec: 1\nname: x\nagents: {a: {kind: nope}}\n")
+    done = invoke(str(tmp_path / "bad.yaml"), str(CASES / "no_change" / "new.yaml"))
+    assert done.exit_code == 1 and "cannot be compared" in done.output
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_between_two_git_revisions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    (repo / "specs").mkdir(parents=True)
+    source = CASES / "change_via_import"
+    for name in ("tools.py", "old_common.yaml"):
+        shutil.copy(source / name, repo / "specs" / name)
+    shutil.copy(source / "old.yaml", repo / "specs" / "desk.yaml")
+    _git(repo, "init", "-q")
+    _git(repo, "-c", "user.email=a@b.c", "-c", "user.name=A", "add", ".")
+    _git(repo, "-c", "user.email=a@b.c", "-c", "user.name=A", "commit", "-qm", "one")
+    # the second revision: the import now defines `search` as an MCP server
+    shutil.copy(source / "new_common.yaml", repo / "specs" / "old_common.yaml")
+    _git(repo, "-c", "user.email=a@b.c", "-c", "user.name=A", "commit", "-qam", "two")
+    monkeypatch.chdir(repo)
+    between = invoke("HEAD~1:specs/desk.yaml", "HEAD:specs/desk.yaml", "--format", "json")
+    assert between.exit_code == 0, between.output
+    [change] = json.loads(between.output)["changes"]
+    assert (change["change"], change["risk"]) == ("tool-changed", "high")
+    assert change["old"] == "HEAD~1:specs/old_common.yaml:3:11"
+    assert change["new"] == "HEAD:specs/old_common.yaml:3:11"
+    # --base: a revision against the working tree, with a path relative to here
+    (repo / "specs" / "desk.yaml").write_text((source / "old.yaml").read_text().replace(
+        "Help.", "Help politely."))
+    monkeypatch.chdir(repo / "specs")
+    working = invoke("--base", "HEAD", "desk.yaml", "--format", "json")
+    assert working.exit_code == 0, working.output
+    assert [c["change"] for c in json.loads(working.output)["changes"]] == [
+        "instruction-changed"]
+    missing = invoke("HEAD:specs/nope.yaml", "desk.yaml")
+    assert missing.exit_code == 2 and "does not exist in revision HEAD" in missing.output
+
+
+def test_the_shipped_specs_compare_clean_with_themselves() -> None:
+    for path in sorted((ROOT / "specs").glob("*.yaml")):
+        side = load_side(path, path.name, environ={"GITHUB_TOKEN": "x"})
+        assert side.app is not None, (path, side.problems)
+        assert compare(side, side) == []
