@@ -1,0 +1,164 @@
+"""Scenario tests: scripted conversations with expectations, run offline (`agentspec test`).
+
+A scenario file holds one scenario at its top level, or several under `scenarios:`:
+
+    scenarios:
+      - name: a refund goes to billing
+        state: {tier: gold}                  # the session's state before the first message
+        messages: [I was charged twice]      # the user's turns
+        replies: {agent: [...]}              # each agent's model replies (as `run --script`)
+        decisions: [approve]                 # answers to approvals, in order
+        stubs: {lookup_invoice: {status: paid}}   # tools answered without running them
+        expect:
+          tools:                             # called, with at least these arguments
+            - {name: lookup_invoice, args: {invoice_id: INV-1}}
+          not_tools: [request_refund]        # never called
+          agents: [triage_classifier, billing]   # agents that answered or called tools
+          state: {ticket: open}              # state entries after the run
+          final: {contains: refund}          # the last answer: `contains`, `matches` (regex)
+          jobs: [{agent: scorer, status: QUEUED}]  # background jobs queued
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+__all__ = ["Outcome", "Scenario", "ScenarioError", "StubTools", "check", "parse_scenarios"]
+
+KEYS = {"name", "state", "messages", "replies", "decisions", "stubs", "expect"}
+EXPECT_KEYS = {"tools", "not_tools", "agents", "state", "final", "jobs"}
+
+
+class ScenarioError(ValueError):
+    """The scenario file is malformed."""
+
+
+@dataclass
+class Scenario:
+    name: str
+    messages: list[str]
+    replies: dict[str, list[Any]]
+    decisions: list[Any] | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    stubs: dict[str, Any] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict)
+
+
+def _scenario(value: Any, default_name: str) -> Scenario:
+    if not isinstance(value, Mapping):
+        raise ScenarioError(f"a scenario is a mapping, not {type(value).__name__}")
+    unknown = set(value) - KEYS
+    if unknown:
+        raise ScenarioError(f"unknown scenario keys: {', '.join(sorted(unknown))} (known: "
+                            f"{', '.join(sorted(KEYS))})")
+    expect = value.get("expect") or {}
+    if not isinstance(expect, Mapping) or set(expect) - EXPECT_KEYS:
+        raise ScenarioError(f"`expect` takes {', '.join(sorted(EXPECT_KEYS))}")
+    messages = value.get("messages") or []
+    if not isinstance(messages, list) or not messages:
+        raise ScenarioError(f"scenario {value.get('name', default_name)!r} needs `messages`")
+    return Scenario(name=str(value.get("name") or default_name),
+                    messages=[str(m) for m in messages],
+                    replies=dict(value.get("replies") or {}), decisions=value.get("decisions"),
+                    state=dict(value.get("state") or {}), stubs=dict(value.get("stubs") or {}),
+                    expect=dict(expect))
+
+
+def parse_scenarios(value: Any, default_name: str) -> list[Scenario]:
+    if isinstance(value, Mapping) and "scenarios" in value:
+        items = value["scenarios"]
+        if not isinstance(items, list) or not items:
+            raise ScenarioError("`scenarios` is a non-empty list")
+        return [_scenario(item, f"{default_name}[{i}]") for i, item in enumerate(items, 1)]
+    return [_scenario(value, default_name)]
+
+
+class StubTools(BasePlugin):
+    """Answers calls to the stubbed tools with their stub, without running them."""
+
+    def __init__(self, stubs: Mapping[str, Any]) -> None:
+        super().__init__(name="agentspec_stub_tools")
+        self.stubs = dict(stubs)
+
+    async def before_tool_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
+                                   tool_context: ToolContext) -> dict[str, Any] | None:
+        if tool.name not in self.stubs:
+            return None
+        stub = self.stubs[tool.name]
+        return stub if isinstance(stub, dict) else {"result": stub}
+
+
+@dataclass
+class Outcome:
+    """What a scenario's run did."""
+
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    final: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+
+    def record(self, event: Event) -> None:
+        parts = (event.content.parts if event.content else None) or []
+        for part in parts:
+            if part.function_call and part.function_call.name != "adk_request_confirmation":
+                self.calls.append((part.function_call.name or "",
+                                   dict(part.function_call.args or {})))
+        acted = parts or (event.custom_metadata or {}).keys() & {"agentspec_route",
+                                                                 "agentspec_plan"}
+        if acted and event.author != "user" and event.author not in self.agents:
+            self.agents.append(event.author)  # routers and planners act without content
+        text = "".join(p.text or "" for p in parts if p.text and not p.thought)
+        if text and not event.partial:
+            self.final = text
+
+
+def _contains(actual: Any, wanted: Any) -> bool:
+    """`wanted` is in `actual`: equal, or a mapping whose entries are all in it."""
+    if isinstance(wanted, Mapping):
+        return isinstance(actual, Mapping) and all(
+            k in actual and _contains(actual[k], v) for k, v in wanted.items())
+    return bool(actual == wanted)
+
+
+def check(expect: Mapping[str, Any], outcome: Outcome) -> list[str]:
+    """The failed expectations, as messages."""
+    failures = []
+    for wanted in expect.get("tools") or []:
+        name = wanted if isinstance(wanted, str) else wanted.get("name")
+        args = {} if isinstance(wanted, str) else wanted.get("args") or {}
+        if not any(n == name and _contains(a, args) for n, a in outcome.calls):
+            seen = [f"{n}({a})" for n, a in outcome.calls if n == name]
+            failures.append(f"expected a call to {name} with {args}; "
+                            + (f"saw {', '.join(seen)}" if seen else "it was never called"))
+    for name in expect.get("not_tools") or []:
+        if any(n == name for n, _ in outcome.calls):
+            failures.append(f"{name} was called, and must not be")
+    for agent in expect.get("agents") or []:
+        if agent not in outcome.agents:
+            failures.append(f"agent {agent} did not run (ran: {', '.join(outcome.agents)})")
+    for key, value in (expect.get("state") or {}).items():
+        if key not in outcome.state or not _contains(outcome.state[key], value):
+            failures.append(f"state[{key!r}] is {outcome.state.get(key)!r}, expected {value!r}")
+    final = expect.get("final")
+    if final is not None:
+        text = outcome.final or ""
+        if isinstance(final, str):
+            final = {"contains": final}
+        if "contains" in final and str(final["contains"]) not in text:
+            failures.append(f"the final answer does not contain {final['contains']!r}: "
+                            f"{text!r}")
+        if "matches" in final and re.search(str(final["matches"]), text) is None:
+            failures.append(f"the final answer does not match /{final['matches']}/: {text!r}")
+    for wanted in expect.get("jobs") or []:
+        if not any(_contains(job, wanted) for job in outcome.jobs):
+            failures.append(f"expected a job {wanted}; jobs: {outcome.jobs}")
+    return failures

@@ -1,0 +1,145 @@
+"""`agentspec test`: every shipped spec's scenario passes; failures are reported like pytest
+and exit 1; stubs, initial state and each kind of expectation work."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from agentspec.cli import cli
+from tests.buildkit import ROOT
+
+#: needs an MCP server fetched with npx, a GitHub token and the litellm extra
+WITHOUT_SCENARIO = {"research_desk"}
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["test", *args], prog_name="agentspec")
+
+
+@pytest.mark.parametrize("spec", sorted(p.stem for p in (ROOT / "specs").glob("*.yaml")))
+def test_every_shipped_spec_passes_its_scenarios(spec: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    if spec in WITHOUT_SCENARIO:
+        pytest.skip(f"{spec} has no scenario: it needs an MCP server fetched with npx, a "
+                    "GitHub token and the litellm extra")
+    monkeypatch.setenv("SUPPORT_QUEUE_DIR", "/nonexistent-never-written")
+    done = invoke(str(ROOT / "specs" / f"{spec}.yaml"))
+    assert done.exit_code == 0, done.output
+    assert " PASSED" in done.output and "FAILED" not in done.output
+
+
+SPEC = """\
+    agentspec: 1
+    name: helpdesk
+    tools:
+      lookup: {python: desk_tools:lookup}
+      wipe: {python: desk_tools:wipe}
+    agents:
+      desk:
+        model: gemini-2.5-flash
+        instruction: Help {customer?}.
+        tools: [lookup, wipe]
+        output_key: answer
+    """
+TOOLS = '''\
+def lookup(city: str) -> dict:
+    """Look a city up."""
+    return {"city": city, "population": 545000}
+
+
+def wipe() -> dict:
+    """Wipes everything (never called in these tests: stubbed)."""
+    raise RuntimeError("the real wipe ran")
+'''
+SCENARIOS = """\
+    scenarios:
+      - name: looks Lisbon up
+        state: {customer: Ana}
+        messages: [How big is Lisbon?]
+        replies:
+          desk:
+            - {call: lookup, args: {city: Lisbon}}
+            - {text: Lisbon has about 545000 people.}
+        expect:
+          tools: [{name: lookup, args: {city: Lisbon}}]
+          not_tools: [wipe]
+          agents: [desk]
+          state: {answer: Lisbon has about 545000 people., customer: Ana}
+          final: {matches: "^Lisbon has about \\\\d+ people"}
+      - name: a stubbed tool never runs
+        messages: [Wipe it]
+        stubs: {wipe: {wiped: false}}
+        replies:
+          desk: [{call: wipe}, {text: Nothing was wiped.}]
+        expect:
+          tools: [wipe]
+          final: Nothing was wiped
+      - name: wrong expectations fail
+        messages: [How big is Porto?]
+        replies:
+          desk: [{call: lookup, args: {city: Porto}}, {text: Porto is small.}]
+        expect:
+          tools: [{name: lookup, args: {city: Lisbon}}]
+          agents: [nobody]
+          state: {answer: big}
+          final: {contains: huge}
+          jobs: [{agent: x}]
+    """
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Path:
+    (tmp_path / "desk_tools.py").write_text(TOOLS)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "spec.yaml").write_text(textwrap.dedent(SCENARIOS))
+    return tmp_path
+
+
+def test_passes_and_failures_are_reported(desk: Path) -> None:
+    done = invoke(str(desk / "spec.yaml"))
+    assert done.exit_code == 1, done.output
+    lines = done.output.splitlines()
+    assert lines[0].endswith("::looks Lisbon up PASSED")
+    assert lines[1].endswith("::a stubbed tool never runs PASSED")
+    assert lines[2].endswith("::wrong expectations fail FAILED")
+    failures = "\n".join(lines[3:8])
+    assert "expected a call to lookup with {'city': 'Lisbon'}; saw lookup({'city': 'Porto'})" \
+        in failures
+    assert "agent nobody did not run" in failures
+    assert "state['answer'] is 'Porto is small.', expected 'big'" in failures
+    assert "does not contain 'huge'" in failures
+    assert "expected a job {'agent': 'x'}" in failures
+    assert lines[-1].startswith("========== 2 passed, 1 failed in ")
+
+
+def test_a_scenario_that_runs_out_of_replies_fails(desk: Path, tmp_path: Path) -> None:
+    (tmp_path / "short.yaml").write_text("messages: [Hi]\nreplies: {desk: []}\n")
+    done = invoke(str(desk / "spec.yaml"), str(tmp_path / "short.yaml"))
+    assert done.exit_code == 1
+    assert "the script has no more replies for agent 'desk'" in done.output
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("messages: [Hi]\nreplys: {}\n", "unknown scenario keys: replys"),
+    ("replies: {}\n", "needs `messages`"),
+    ("messages: [Hi]\nexpect: {tool: []}\n", "`expect` takes"),
+    ("scenarios: []\n", "`scenarios` is a non-empty list"),
+    ("messages: [Hi]\ndecisions: [maybe]\n", "a decision is `approve`"),
+])
+def test_a_malformed_scenario_file_is_a_usage_error(desk: Path, tmp_path: Path, text: str,
+                                                    message: str) -> None:
+    (tmp_path / "bad.yaml").write_text(text)
+    done = invoke(str(desk / "spec.yaml"), str(tmp_path / "bad.yaml"))
+    assert done.exit_code == 2 and message in done.output, done.output
+
+
+def test_without_a_scenario_file_it_says_where_it_looked(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(
+        "agentspec: 1\nname: x\nagents: {a: {model: gemini-2.5-flash, instruction: Hi.}}\n")
+    done = invoke(str(tmp_path / "spec.yaml"))
+    assert done.exit_code == 2 and "scenarios/spec.yaml" in done.output
