@@ -19,6 +19,7 @@ COMMANDS = {
     "explain": ("agentspec.cli.explain", "Explain a diagnostic code."),
     "diff": ("agentspec.cli.diff", "Show what a spec change changes, with risks."),
     "graph": ("agentspec.cli.graph", "Draw a spec's agents as Mermaid or DOT."),
+    "init": ("agentspec.cli.init", "Start a project from a template."),
     "test": ("agentspec.cli.test", "Run a spec's scenario tests offline."),
     "worker": ("agentspec.cli.worker", "Run the background jobs of offline agents."),
     "jobs": ("agentspec.cli.jobs", "List, show, retry, cancel and deliver background jobs."),

@@ -22,6 +22,7 @@ Script format (YAML), used by `agentspec run --script`:
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any
 
@@ -122,7 +123,11 @@ def _request_text(request: LlmRequest) -> str:
     system = request.config.system_instruction if request.config else None
     texts = [system] if isinstance(system, str) else [
         p.text or "" for p in getattr(system, "parts", None) or []]
-    texts += [p.text or "" for c in request.contents for p in c.parts or []]
+    for content in request.contents:
+        for part in content.parts or []:
+            texts.append(part.text or "")
+            if part.function_response is not None:  # `when:` can match a tool's result
+                texts.append(json.dumps(part.function_response.response, default=str))
     return "\n".join(texts)
 
 

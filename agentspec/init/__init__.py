@@ -1,0 +1,1 @@
+"""`agentspec init`: project templates that pass validate, build and test as written."""
