@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,25 +83,49 @@ async def _play(app: Any, scenario: Any) -> Any:
     return outcome
 
 
-def _run_one(compiled: Any, scenario: Any, index: int) -> list[str]:
-    from agentspec.build import build_objects
-    from agentspec.runtime.scenarios import StubTools, check
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> list[str]:
+    from agentspec.build import build_objects, compile_spec
+    from agentspec.runtime.models import SCRIPTED
+    from agentspec.runtime.scenarios import StubTools, check, offline_mcp
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError, install_script
 
-    os.environ["AGENTSPEC_JOBS_STORE"] = f"memory://scenario-{index}"  # jobs of its own
-    app, problems = build_objects(compiled)
-    if problems:
-        return [f"cannot build: {p.code} {p.message}" for p in problems]
-    try:
-        install_script(app.root_agent, scenario.replies)
-        if scenario.stubs:
-            app.plugins.append(StubTools(scenario.stubs))
-        outcome = asyncio.run(_play(app, scenario))
-    except (AssertionError, ScriptError, ScriptedFailure) as exc:
-        return [str(exc)]
-    except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
-        return [f"the run failed: {type(exc).__name__}: {exc}"]
-    return check(scenario.expect, outcome)
+    # jobs go to a store of the scenario's own
+    with _environment({**scenario.env, "AGENTSPEC_JOBS_STORE": f"memory://scenario-{index}"}):
+        compiled = compile_spec(spec, environment=environment)
+        if not compiled.ok:
+            return [f"{d.code} {d.message}" for d in compiled.diagnostics if d.is_error]
+        token = SCRIPTED.set(True)  # models are scripted: a missing provider is no problem
+        try:
+            app, problems = build_objects(compiled)
+        finally:
+            SCRIPTED.reset(token)
+        if problems:
+            return [f"cannot build: {p.code} {p.message}" for p in problems]
+        try:
+            offline_mcp(app.root_agent)
+            install_script(app.root_agent, scenario.replies)
+            if scenario.stubs:
+                app.plugins.append(StubTools(scenario.stubs))
+            outcome = asyncio.run(_play(app, scenario))
+        except (AssertionError, ScriptError, ScriptedFailure) as exc:
+            return [str(exc)]
+        except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
+            return [f"the run failed: {type(exc).__name__}: {exc}"]
+        return check(scenario.expect, outcome)
 
 
 @click.command(name="test")
@@ -109,33 +135,22 @@ def _run_one(compiled: Any, scenario: Any, index: int) -> list[str]:
 def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | None) -> None:
     """Run SPEC's scenarios (default: scenarios/<spec name>.yaml beside it) with scripted
     models, offline, and check their expectations. Exit 1 when one fails."""
-    from agentspec.build import compile_spec
-
-    compiled = compile_spec(spec, environment=environment)
-    if not compiled.ok:
-        print_diagnostics(compiled.diagnostics, compiled.check.sources)
-        sys.exit(1)
+    if not spec.is_file():
+        raise click.UsageError(f"{spec} does not exist")
     started = time.monotonic()
-    saved = os.environ.get("AGENTSPEC_JOBS_STORE")
     passed = failed = 0
-    try:
-        for path in _files(spec, scenario_files):
-            for index, scenario in enumerate(_load(path)):
-                failures = _run_one(compiled, scenario, passed + failed + index)
-                label = f"{path}::{scenario.name}"
-                if failures:
-                    failed += 1
-                    click.echo(f"{label} FAILED")
-                    for failure in failures:
-                        click.echo(f"    {failure}")
-                else:
-                    passed += 1
-                    click.echo(f"{label} PASSED")
-    finally:
-        if saved is None:
-            os.environ.pop("AGENTSPEC_JOBS_STORE", None)
-        else:
-            os.environ["AGENTSPEC_JOBS_STORE"] = saved
+    for path in _files(spec, scenario_files):
+        for index, scenario in enumerate(_load(path)):
+            failures = _run_one(spec, environment, scenario, passed + failed + index)
+            label = f"{path}::{scenario.name}"
+            if failures:
+                failed += 1
+                click.echo(f"{label} FAILED")
+                for failure in failures:
+                    click.echo(f"    {failure}")
+            else:
+                passed += 1
+                click.echo(f"{label} PASSED")
     summary = f"{passed} passed" + (f", {failed} failed" if failed else "")
     click.echo(f"{'=' * 10} {summary} in {time.monotonic() - started:.2f}s {'=' * 10}")
     if failed:

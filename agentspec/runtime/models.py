@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextvars import ContextVar
 from typing import Any
 
 from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 
-__all__ = ["MissingExtra", "litellm", "registry_model"]
+__all__ = ["SCRIPTED", "MissingExtra", "Unavailable", "litellm", "registry_model"]
+
+#: set while building for a scripted run: every model is replaced before it is called, so a
+#: provider package that is not installed is no reason to refuse the build
+SCRIPTED: ContextVar[bool] = ContextVar("agentspec_scripted_models", default=False)
 
 
 class MissingExtra(ImportError):
     """An optional dependency the spec needs is not installed."""
+
+
+class Unavailable(BaseLlm):
+    """A model whose provider is not installed, in a scripted build; calling it says so."""
+
+    reason: str = ""
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
+                                     ) -> AsyncGenerator[LlmResponse, None]:
+        raise MissingExtra(self.reason)
+        yield  # pragma: no cover - makes this an async generator
 
 
 def litellm(model: str, **kwargs: Any) -> BaseLlm:
@@ -18,9 +37,11 @@ def litellm(model: str, **kwargs: Any) -> BaseLlm:
     try:
         from google.adk.models.lite_llm import LiteLlm
     except ImportError as exc:
-        raise MissingExtra(
-            f"model {model!r} uses provider: litellm, which needs LiteLLM: "
-            "pip install 'agentspec[litellm]' (or 'google-adk[extensions]')") from exc
+        reason = (f"model {model!r} uses provider: litellm, which needs LiteLLM: "
+                  "pip install 'agentspec[litellm]' (or 'google-adk[extensions]')")
+        if SCRIPTED.get():
+            return Unavailable(model=model, reason=reason)
+        raise MissingExtra(reason) from exc
     return LiteLlm(model=model, **kwargs)
 
 

@@ -9,6 +9,7 @@ A scenario file holds one scenario at its top level, or several under `scenarios
         replies: {agent: [...]}              # each agent's model replies (as `run --script`)
         decisions: [approve]                 # answers to approvals, in order
         stubs: {lookup_invoice: {status: paid}}   # tools answered without running them
+        env: {GITHUB_TOKEN: fake}            # environment variables (also file-wide)
         expect:
           tools:                             # called, with at least these arguments
             - {name: lookup_invoice, args: {invoice_id: INV-1}}
@@ -17,6 +18,10 @@ A scenario file holds one scenario at its top level, or several under `scenarios
           state: {ticket: open}              # state entries after the run
           final: {contains: refund}          # the last answer: `contains`, `matches` (regex)
           jobs: [{agent: scorer, status: QUEUED}]  # background jobs queued
+
+Everything runs offline: MCP servers are not started (their filtered tools are declared and
+answered by `stubs`), and models whose provider package is missing are built as placeholders
+that the script replaces.
 """
 
 from __future__ import annotations
@@ -29,11 +34,14 @@ from typing import Any
 from google.adk.events.event import Event
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 
-__all__ = ["Outcome", "Scenario", "ScenarioError", "StubTools", "check", "parse_scenarios"]
+__all__ = ["OfflineToolset", "Outcome", "Scenario", "ScenarioError", "StubTools", "check",
+           "offline_mcp", "parse_scenarios"]
 
-KEYS = {"name", "state", "messages", "replies", "decisions", "stubs", "expect"}
+KEYS = {"name", "env", "state", "messages", "replies", "decisions", "stubs", "expect"}
 EXPECT_KEYS = {"tools", "not_tools", "agents", "state", "final", "jobs"}
 
 
@@ -50,6 +58,7 @@ class Scenario:
     state: dict[str, Any] = field(default_factory=dict)
     stubs: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def _scenario(value: Any, default_name: str) -> Scenario:
@@ -69,16 +78,73 @@ def _scenario(value: Any, default_name: str) -> Scenario:
                     messages=[str(m) for m in messages],
                     replies=dict(value.get("replies") or {}), decisions=value.get("decisions"),
                     state=dict(value.get("state") or {}), stubs=dict(value.get("stubs") or {}),
-                    expect=dict(expect))
+                    expect=dict(expect),
+                    env={str(k): str(v) for k, v in (value.get("env") or {}).items()})
 
 
 def parse_scenarios(value: Any, default_name: str) -> list[Scenario]:
+    """The scenarios of a file; a file-level `env` applies to each of them."""
     if isinstance(value, Mapping) and "scenarios" in value:
         items = value["scenarios"]
         if not isinstance(items, list) or not items:
             raise ScenarioError("`scenarios` is a non-empty list")
-        return [_scenario(item, f"{default_name}[{i}]") for i, item in enumerate(items, 1)]
+        if set(value) - {"scenarios", "env"}:
+            raise ScenarioError("a file with `scenarios` takes only `scenarios` and `env`")
+        shared = {str(k): str(v) for k, v in (value.get("env") or {}).items()}
+        found = [_scenario(item, f"{default_name}[{i}]") for i, item in enumerate(items, 1)]
+        for scenario in found:
+            scenario.env = {**shared, **scenario.env}
+        return found
     return [_scenario(value, default_name)]
+
+
+class OfflineToolset(BaseToolset):
+    """Stands in for an MCP server in a scenario: its filtered tools are declared, and a
+    call that no `stubs` entry answers says the server is not started in tests."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    async def get_tools(self, readonly_context: Any = None) -> list[BaseTool]:
+        return [_OfflineTool(name) for name in self.names]
+
+
+class _OfflineTool(BaseTool):
+    def __init__(self, name: str) -> None:
+        super().__init__(name=name, description=f"{name} (an MCP tool; offline in tests)")
+
+    def _get_declaration(self) -> types.FunctionDeclaration:
+        return types.FunctionDeclaration(name=self.name, description=self.description,
+                                         parameters_json_schema={"type": "object"})
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        return {"error": f"{self.name} belongs to an MCP server, which scenario tests do not "
+                         "start; give it a result under `stubs`."}
+
+
+def offline_mcp(root: Any) -> int:
+    """Replaces every MCP toolset under `root` with an OfflineToolset; how many."""
+    from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
+
+    replaced, todo, seen = 0, [root], set()
+    while todo:
+        agent = todo.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        found = getattr(agent, "tools", None)
+        tools: list[Any] = found if isinstance(found, list) else []
+        for index, tool in enumerate(tools):
+            if isinstance(tool, McpToolset):
+                wanted = tool.tool_filter if isinstance(tool.tool_filter, list) else []
+                prefix = f"{tool.tool_name_prefix}_" if tool.tool_name_prefix else ""
+                tools[index] = OfflineToolset([prefix + name for name in wanted])
+                replaced += 1
+            todo += list((getattr(tool, "agents", None) or {}).values())
+        todo += list(getattr(agent, "sub_agents", None) or ())
+        todo += list(getattr(agent, "inner_agents", None) or ())
+    return replaced
 
 
 class StubTools(BasePlugin):

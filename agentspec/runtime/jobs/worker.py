@@ -86,6 +86,7 @@ class Worker:
         agents is queued or running anywhere)."""
         store = self.settings.open()
         running: dict[asyncio.Task[None], Job] = {}
+        stopping = asyncio.create_task(stop.wait())
         while not stop.is_set():
             for task in [t for t in running if t.done()]:
                 running.pop(task)
@@ -98,9 +99,12 @@ class Worker:
                 running[asyncio.create_task(self._run(job))] = job
                 continue
             if until_idle and not running and not await asyncio.to_thread(self._pending):
-                return
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.poll_seconds)
+                break
+            # a job that finishes frees a slot at once; an empty queue is polled
+            full = len(running) >= self.concurrency
+            await asyncio.wait([stopping, *running], return_when=asyncio.FIRST_COMPLETED,
+                               timeout=None if full else self.poll_seconds)
+        stopping.cancel()
         await self._shut_down(running)
 
     def _pending(self) -> bool:
