@@ -114,3 +114,9 @@ def test_the_shipped_specs_compare_clean_with_themselves() -> None:
         side = load_side(path, path.name, environ={"GITHUB_TOKEN": "x"})
         assert side.app is not None, (path, side.problems)
         assert compare(side, side) == []
+
+
+def test_a_revision_is_never_an_option_to_git() -> None:
+    done = invoke("--", "--output=/tmp/agentspec-x:a.yaml", str(CASES / "no_change" / "new.yaml"))
+    assert done.exit_code == 2 and "neither a file nor REV:path" in done.output
+    assert not Path("/tmp/agentspec-x").exists()

@@ -32,6 +32,8 @@ def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]
     if ":" not in side or Path(side).exists():
         return Path(side), side, {}
     revision, path = side.split(":", 1)
+    if not revision or revision.startswith("-"):  # never an option to git
+        raise click.UsageError(f"{side!r} is neither a file nor REV:path")
     root = Path(_git("rev-parse", "--show-toplevel").strip())
     if path.startswith("./"):  # relative to here, as git allows
         path = _git("rev-parse", "--show-prefix").strip() + path[2:]
