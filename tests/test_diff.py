@@ -105,6 +105,11 @@ def test_between_two_git_revisions(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert working.exit_code == 0, working.output
     assert [c["change"] for c in json.loads(working.output)["changes"]] == [
         "instruction-changed"]
+    absolute = invoke("--base", "HEAD", str(repo / "specs" / "desk.yaml"), "--format", "json")
+    assert [c["change"] for c in json.loads(absolute.output)["changes"]] == [
+        "instruction-changed"]  # an absolute path is the same file at HEAD, not itself
+    escape = invoke("HEAD:../../outside.yaml", "desk.yaml")
+    assert escape.exit_code == 2 and "outside the repository" in escape.output
     missing = invoke("HEAD:specs/nope.yaml", "desk.yaml")
     assert missing.exit_code == 2 and "does not exist in revision HEAD" in missing.output
 

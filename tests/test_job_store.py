@@ -177,3 +177,42 @@ def test_bad_urls_are_store_errors(tmp_path: Path) -> None:
         open_store(f"sqlite:///{tmp_path / 'file' / 'jobs.db'}")
     with pytest.raises(StoreError, match="cannot connect"):
         open_store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+
+def test_a_job_whose_workers_keep_dying_fails_instead_of_running_forever(
+        store: JobStore) -> None:
+    job, _ = store.enqueue(ask(attempts=2))
+    for worker in ("w1", "w2"):  # each dies holding the lease
+        assert store.claim(worker, 0.01) is not None
+        time.sleep(0.03)
+    assert store.claim("w3", 30) is None
+    failed = store.get(job.id)
+    assert failed is not None and (failed.status, failed.attempts) == ("FAILED", 2)
+    assert failed.error is not None and "lease expired" in failed.error
+    assert failed.lease_owner is None
+
+
+def test_a_delivery_that_failed_after_its_mark_is_made_again(store: JobStore) -> None:
+    job, _ = store.enqueue(ask())
+    store.claim("w", 30)
+    store.finish(job.id, "w", "done")
+    assert store.mark_delivered(job.id)
+    store.unmark_delivered(job.id)
+    assert [j.id for j in store.undelivered("app", "u", "s1")] == [job.id]
+
+
+def test_postgres_reconnects_after_the_server_drops_the_connection() -> None:
+    if POSTGRES is None:
+        pytest.skip("AGENTSPEC_TEST_POSTGRES_URL is not set (.ci/run starts a server)")
+    import psycopg
+
+    opened = open_store(_fresh_postgres())
+    job, _ = opened.enqueue(ask())
+    backend = opened._connection.info.backend_pid  # type: ignore[attr-defined]
+    with psycopg.connect(POSTGRES, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+    with pytest.raises(psycopg.Error):
+        opened.get(job.id)  # the call that finds the connection gone
+    assert opened.get(job.id) is not None  # the next one reconnects
+    assert opened.claim("w", 30) is not None
+    opened.close()

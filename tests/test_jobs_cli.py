@@ -287,3 +287,42 @@ def test_the_app_plugin_delivers_before_the_next_message(office: tuple[Any, str]
     assert order[order.index("reporter") + 1] == "user"  # before the new message
     last_request = models["lead"].requests[-1]
     assert "Revenue is up 12%." in str(last_request.contents)
+
+
+def test_a_failing_heartbeat_is_retried_and_a_lost_lease_stops_the_agent(
+        tmp_path: Path, own_store: None) -> None:
+    settings = JobSettings(f"sqlite:///{tmp_path / 'beat.db'}", lease_seconds=5)
+    store = settings.open()
+    job, _ = store.enqueue(JobRequest(agent="a", input="long", session_id="s"))
+    beats: list[str] = []
+    real = store.heartbeat
+
+    def flaky(job_id: str, owner: str, lease: float) -> bool:
+        beats.append(owner)
+        if len(beats) == 1:
+            raise RuntimeError("database is locked")
+        if len(beats) == 3:
+            store.cancel(job_id)  # someone else now decides about the job: the lease is gone
+        return real(job_id, owner, lease)
+
+    stopped: list[bool] = []
+
+    async def work(agent: Any, request: str) -> str:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            stopped.append(True)
+            raise
+        return "never"
+
+    async def main() -> None:
+        worker = Worker({"a": object()}, settings, run=work)  # type: ignore[dict-item]
+        worker.settings = JobSettings(settings.store, lease_seconds=0.3)
+        store.heartbeat = flaky  # type: ignore[method-assign]
+        await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 10)
+
+    asyncio.run(main())
+    assert len(beats) >= 3  # the failed beat did not end the renewals
+    assert stopped == [True]  # the agent was stopped once the lease was lost
+    ended = store.get(job.id)
+    assert ended is not None and ended.status == "CANCELLED" and ended.result is None

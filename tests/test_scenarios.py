@@ -140,3 +140,33 @@ def test_without_a_scenario_file_it_says_where_it_looked(tmp_path: Path) -> None
         "agentspec: 1\nname: x\nagents: {a: {model: gemini-2.5-flash, instruction: Hi.}}\n")
     done = invoke(str(tmp_path / "spec.yaml"))
     assert done.exit_code == 2 and "scenarios/spec.yaml" in done.output
+
+
+def test_mcp_servers_are_never_started_even_behind_an_approval(tmp_path: Path) -> None:
+    marker = tmp_path / "STARTED"
+    server = tmp_path / "server.sh"
+    server.write_text(f"#!/bin/sh\necho started >> {marker}\nexit 1\n")
+    server.chmod(0o755)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(f"""\
+        agentspec: 1
+        name: mcp_desk
+        tools:
+          srv: {{mcp: {{command: {server}}}, filter: [ping]}}
+        agents:
+          desk:
+            model: gemini-2.5-flash
+            instruction: Ping.
+            tools: [srv]
+            interrupt_on: {{srv: true}}
+        """))
+    (tmp_path / "case.yaml").write_text(textwrap.dedent("""\
+        messages: [Ping it]
+        replies:
+          desk: [{call: ping}, {text: Pinged.}]
+        decisions: [approve]
+        stubs: {ping: {pong: true}}
+        expect: {tools: [ping], final: Pinged}
+        """))
+    done = invoke(str(tmp_path / "spec.yaml"), str(tmp_path / "case.yaml"))
+    assert done.exit_code == 0, done.output
+    assert not marker.exists()

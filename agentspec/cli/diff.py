@@ -37,6 +37,11 @@ def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]
     root = Path(_git("rev-parse", "--show-toplevel").strip())
     if path.startswith("./"):  # relative to here, as git allows
         path = _git("rev-parse", "--show-prefix").strip() + path[2:]
+    elif Path(path).is_absolute():  # a path in the working tree: the same file at REV
+        try:
+            path = Path(path).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            raise click.UsageError(f"{path} is not in the repository {root}") from None
     archive = subprocess.run(["git", "archive", "--format=tar", revision], cwd=root,
                              capture_output=True, check=False)
     if archive.returncode != 0:
@@ -45,7 +50,9 @@ def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]
     tree = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentspec-diff-")))
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(tree, filter="data")
-    spec = tree / path
+    spec = (tree / path).resolve()
+    if not spec.is_relative_to(tree.resolve()):
+        raise click.UsageError(f"{path} is outside the repository")
     if not spec.is_file():
         raise click.UsageError(f"{path} does not exist in revision {revision}")
     return spec, side, {"prefix": str(tree), "revision": revision}
@@ -115,7 +122,8 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
     if base is not None:
         if old is None or new is not None:
             raise click.UsageError("with --base, give one spec file")
-        old, new = f"{base}:./{old}" if not old.startswith("/") else f"{base}:{old}", old
+        old, new = (f"{base}:{Path(old).resolve()}" if Path(old).is_absolute()
+                    else f"{base}:./{old}"), old
     if old is None or new is None:
         raise click.UsageError("give OLD and NEW (or one file with --base REV)")
     sides = []

@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,8 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError, install_script
 
     # jobs go to a store of the scenario's own
-    with _environment({**scenario.env, "AGENTSPEC_JOBS_STORE": f"memory://scenario-{index}"}):
+    store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
+    with _environment({**scenario.env, "AGENTSPEC_JOBS_STORE": store}):
         compiled = compile_spec(spec, environment=environment)
         if not compiled.ok:
             return [f"{d.code} {d.message}" for d in compiled.diagnostics if d.is_error]
@@ -140,8 +142,8 @@ def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | Non
     started = time.monotonic()
     passed = failed = 0
     for path in _files(spec, scenario_files):
-        for index, scenario in enumerate(_load(path)):
-            failures = _run_one(spec, environment, scenario, passed + failed + index)
+        for scenario in _load(path):
+            failures = _run_one(spec, environment, scenario, passed + failed)
             label = f"{path}::{scenario.name}"
             if failures:
                 failed += 1

@@ -163,7 +163,7 @@ def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
     found = {name: approval.decisions for name, approval in node.approvals}
     for tool in node.tools:
         if tool.approval is not None:
-            found[tool.name] = tool.approval.decisions
+            found[_tool_key(tool)] = tool.approval.decisions
     return found
 
 

@@ -136,10 +136,16 @@ def offline_mcp(root: Any) -> int:
         found = getattr(agent, "tools", None)
         tools: list[Any] = found if isinstance(found, list) else []
         for index, tool in enumerate(tools):
-            if isinstance(tool, McpToolset):
-                wanted = tool.tool_filter if isinstance(tool.tool_filter, list) else []
-                prefix = f"{tool.tool_name_prefix}_" if tool.tool_name_prefix else ""
-                tools[index] = OfflineToolset([prefix + name for name in wanted])
+            holder, server = (tool, tool.inner) if isinstance(getattr(tool, "inner", None),
+                                                              McpToolset) else (None, tool)
+            if isinstance(server, McpToolset):  # also inside an approval's GatedToolset
+                wanted = server.tool_filter if isinstance(server.tool_filter, list) else []
+                prefix = f"{server.tool_name_prefix}_" if server.tool_name_prefix else ""
+                offline = OfflineToolset([prefix + name for name in wanted])
+                if holder is not None:
+                    holder.inner = offline
+                else:
+                    tools[index] = offline
                 replaced += 1
             todo += list((getattr(tool, "agents", None) or {}).values())
         todo += list(getattr(agent, "sub_agents", None) or ())

@@ -150,6 +150,10 @@ class JobStore(Protocol):
         """True for exactly one caller: the one that delivers the job."""
         ...
 
+    def unmark_delivered(self, job_id: str) -> None:
+        """The delivery failed after the mark: the job is delivered again next time."""
+        ...
+
     def close(self) -> None: ...
 
 

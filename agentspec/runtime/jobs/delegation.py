@@ -88,7 +88,12 @@ async def enqueue(settings: JobSettings, agent: str, request: str,
                        invocation_id=tool_context.invocation_id,
                        function_call_id=tool_context.function_call_id or "", tool=tool,
                        max_attempts=settings.max_attempts)
-    job, created = await asyncio.to_thread(settings.open().enqueue, asked)
+    try:
+        job, created = await asyncio.to_thread(settings.open().enqueue, asked)
+    except Exception as error:  # noqa: BLE001 - the model is told; the conversation goes on
+        log.warning("queueing %s failed: %s", agent, error)
+        return {"error": f"The background job could not be queued ({type(error).__name__}: "
+                         f"{error}). Tell the user; it can be tried again later."}
     answer = job.summary()
     answer["note"] = (
         f"{agent} works on this in the background. Tell the user it is queued and carry on; "
@@ -213,9 +218,13 @@ class JobDelivery(BasePlugin):
     async def on_user_message_callback(self, *, invocation_context: InvocationContext,
                                        user_message: types.Content) -> types.Content | None:
         root = invocation_context.agent
-        await deliver(self.settings, invocation_context.session_service,
-                      invocation_context.session, root if isinstance(root, BaseAgent) else None,
-                      invocation_context.invocation_id)
+        try:
+            await deliver(self.settings, invocation_context.session_service,
+                          invocation_context.session,
+                          root if isinstance(root, BaseAgent) else None,
+                          invocation_context.invocation_id)
+        except Exception as error:  # noqa: BLE001 - delivery waits for the next message
+            log.warning("delivering finished jobs failed: %s", error)
         return None
 
 
@@ -232,7 +241,11 @@ async def deliver(settings: JobSettings, sessions: Any, session: Any, root: Base
         if await asyncio.to_thread(store.mark_delivered, job.id):
             output_key = getattr(agents.get(job.agent), "output_key", None)
             event = deliver_event(job, invocation_id, output_key)
-            await sessions.append_event(session, event)
+            try:
+                await sessions.append_event(session, event)
+            except BaseException:
+                await asyncio.to_thread(store.unmark_delivered, job.id)  # next time, then
+                raise
             delivered.append(event)
     return delivered
 
@@ -247,5 +260,5 @@ def notify(settings: JobSettings, job: Job, timeout: float = 10) -> None:
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
             response.read()
-    except OSError as error:
+    except Exception as error:  # noqa: BLE001 - a notification never fails the job
         log.warning("job %s: the webhook %s failed: %s", job.id, settings.webhook, error)

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentspec.runtime.jobs import Job, JobRequest, finished, new_job, now
+from agentspec.runtime.jobs.sql import ABANDONED_ERROR
 
 __all__ = ["MemoryStore"]
 
@@ -45,6 +46,10 @@ class MemoryStore:
               agents: tuple[str, ...] | None = None) -> Job | None:
         with self._lock:
             moment = now()
+            for job in list(self._jobs.values()):  # its workers kept dying with it
+                if job.status == "RUNNING" and (job.lease_expires_at or 0) < moment and \
+                        job.attempts >= job.max_attempts:
+                    self._put(finished(job, status="FAILED", error=ABANDONED_ERROR))
             runnable = [j for j in self._jobs.values()
                         if (agents is None or j.agent in agents) and (
                             (j.status == "QUEUED" and j.available_at <= moment) or
@@ -124,6 +129,12 @@ class MemoryStore:
                 return False
             self._put(replace(job, delivered_at=now()))
             return True
+
+    def unmark_delivered(self, job_id: str) -> None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is not None:
+                self._put(replace(job, delivered_at=None))
 
     def close(self) -> None:
         pass

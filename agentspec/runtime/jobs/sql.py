@@ -45,7 +45,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 _ACTIVE = "status IN ('QUEUED', 'RUNNING')"
 _RUNNABLE = ("((status = 'QUEUED' AND available_at <= ?) OR "
-             "(status = 'RUNNING' AND lease_expires_at < ?))")
+             "(status = 'RUNNING' AND lease_expires_at < ? AND attempts < max_attempts))")
+#: a job whose workers kept dying with it: no attempt left, so it fails instead of killing more
+_ABANDONED = ("status = 'RUNNING' AND lease_expires_at < ? AND attempts >= max_attempts")
+ABANDONED_ERROR = "its worker stopped (the lease expired) on every attempt"
 
 
 class SqlStore:
@@ -83,22 +86,31 @@ class SqlStore:
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s") if self.postgres else statement
 
+    def _alive(self) -> None:
+        """A PostgreSQL connection that was closed (a restart, a failover, an idle timeout)
+        is opened again before it is used."""
+        if self.postgres and self._connection.closed:
+            self._connection = self._connect()
+
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
         """A write transaction: BEGIN IMMEDIATE on SQLite (other writers wait), a plain
         transaction on PostgreSQL (rows are locked as they are selected for update)."""
         with self._lock:
+            self._alive()
             cursor = self._connection.cursor()
             cursor.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
             try:
                 yield cursor
             except BaseException:
-                cursor.execute("ROLLBACK")
+                if not (self.postgres and self._connection.closed):
+                    cursor.execute("ROLLBACK")
                 raise
             cursor.execute("COMMIT")
 
     def _query(self, statement: str, params: tuple[Any, ...] = ()) -> list[Job]:
         with self._lock:
+            self._alive()
             cursor = self._connection.cursor()
             cursor.execute(self._sql(statement), params)
             return [self._job(row) for row in cursor.fetchall()]
@@ -208,6 +220,10 @@ class SqlStore:
             where += f" AND agent IN ({', '.join('?' for _ in agents)})"
             params += tuple(agents)
         with self._transaction() as cursor:
+            cursor.execute(self._sql(
+                "UPDATE agentspec_jobs SET status = 'FAILED', error = ?, finished_at = ?, "
+                f"updated_at = ?, lease_owner = NULL, lease_expires_at = NULL WHERE "
+                f"{_ABANDONED}"), (ABANDONED_ERROR, moment, moment, moment))
             job = self._fetch(cursor, where, params, skip_locked=True,
                               order="ORDER BY available_at, created_at")
             if job is None:
@@ -269,6 +285,9 @@ class SqlStore:
 
     def mark_delivered(self, job_id: str) -> bool:
         return self._changed(job_id, "delivered_at IS NULL", (), delivered_at=now()) is not None
+
+    def unmark_delivered(self, job_id: str) -> None:
+        self._changed(job_id, "delivered_at IS NOT NULL", (), delivered_at=None)
 
     def close(self) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import uuid
@@ -32,6 +33,8 @@ from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.workflows import final_text
 
 __all__ = ["Worker", "backoff", "run_agent"]
+
+log = logging.getLogger("agentspec.jobs")
 
 MAX_BACKOFF = 60.0
 
@@ -92,8 +95,14 @@ class Worker:
                 running.pop(task)
             job = None
             if len(running) < self.concurrency:
-                job = await asyncio.to_thread(store.claim, self.owner,
-                                              self.settings.lease_seconds, tuple(self.agents))
+                try:
+                    job = await asyncio.to_thread(store.claim, self.owner,
+                                                  self.settings.lease_seconds,
+                                                  tuple(self.agents))
+                except Exception as error:  # noqa: BLE001 - the store may come back
+                    log.warning("worker %s: claiming failed: %s", self.owner, error)
+                    await asyncio.wait([stopping], timeout=self.poll_seconds * 4)
+                    continue
             if job is not None:
                 self.report("claimed", job)
                 running[asyncio.create_task(self._run(job))] = job
@@ -129,11 +138,15 @@ class Worker:
 
     async def _run(self, job: Job) -> None:
         store = self.settings.open()
-        heartbeat = asyncio.create_task(self._heartbeat(job))
+        work = asyncio.ensure_future(self.run(self.agents[job.agent], job.input))
+        lost = asyncio.Event()
+        heartbeat = asyncio.create_task(self._heartbeat(job, work, lost))
         try:
-            answer = await self.run(self.agents[job.agent], job.input)
+            answer = await work
         except asyncio.CancelledError:
-            raise
+            if not lost.is_set():
+                raise
+            return  # the lease was lost: another worker has the job
         except Exception as error:  # noqa: BLE001 - the job failed; the worker goes on
             after = await asyncio.to_thread(
                 store.fail, job.id, self.owner, f"{type(error).__name__}: {error}",
@@ -153,11 +166,23 @@ class Worker:
                 self.report("lost the lease", job)
         finally:
             heartbeat.cancel()
+            work.cancel()  # a worker stopping (or a lost lease) stops the agent too
 
-    async def _heartbeat(self, job: Job) -> None:
+    async def _heartbeat(self, job: Job, work: asyncio.Future[Any],
+                         lost: asyncio.Event) -> None:
+        """Renews the lease while `work` runs; a store error is retried at the next beat,
+        and a lease lost to another worker stops `work` (its result would be dropped)."""
         store = self.settings.open()
         while True:
             await asyncio.sleep(self.settings.lease_seconds / 3)
-            if not await asyncio.to_thread(store.heartbeat, job.id, self.owner,
-                                           self.settings.lease_seconds):
+            try:
+                held = await asyncio.to_thread(store.heartbeat, job.id, self.owner,
+                                               self.settings.lease_seconds)
+            except Exception as error:  # noqa: BLE001 - try again at the next beat
+                log.warning("job %s: renewing the lease failed: %s", job.id, error)
+                continue
+            if not held:
+                self.report("lost the lease", job)
+                lost.set()
+                work.cancel()
                 return
