@@ -227,3 +227,25 @@ def test_an_llm_agent_transfers_to_a_planner(tmp_path: Path) -> None:
                                "boss_worker": [{"text": "Planned and done."}]}, "Do it")
     assert said == [("boss_worker", "Planned and done.")]
     assert records(state)["boss"]["task"] == "Do it"
+
+
+def test_the_worker_instruction_reads_state_like_any_instruction(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: planning
+        agents:
+          boss:
+            kind: planner
+            model: gemini-2.5-flash
+            max_depth: 1
+            worker: {instruction: "Write for {audience?}; keep {{literal}} as it is."}
+        """))
+    app, problems = build_objects(compile_spec(tmp_path / "spec.yaml", environ={}))
+    assert problems == []
+    from tests.buildkit import scripted_turn
+
+    turn = scripted_turn(app, {"boss_planner": [plan("llm")], "boss_worker": [{"text": "ok"}]},
+                         "Task {x}", state={"audience": "engineers"})
+    text = _text(turn.models["boss_worker"].requests[0])
+    assert "Write for engineers; keep {literal} as it is." in text
+    assert "Your task: Task {x}" in text

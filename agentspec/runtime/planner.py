@@ -36,6 +36,7 @@ from google.adk.events.event_actions import EventActions
 from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
+from agentspec.runtime.instructions import Template
 from agentspec.runtime.workflows import AnswersAsTool, ParallelAgent, SequentialAgent, final_text
 
 __all__ = ["PLAN_KEY", "PlannerAgent", "planner"]
@@ -230,13 +231,16 @@ class PlanNode(BaseAgent):
 
 def _role(template: LlmAgent, name: str, context: str) -> LlmAgent:
     """A fresh LLM agent for one node: the template's model, tools and instruction, plus the
-    node's context. The context goes through an instruction provider, so braces in a task
-    reach the model as they are instead of being read as state placeholders."""
-    base = template.instruction if isinstance(template.instruction, str) else ""
-    text = f"{base}\n\n{context}" if base else context
+    node's context. The spec's instruction is filled from session state as any instruction
+    (`{key}`, `{key?}`, `{{...}}`); the node's context is appended as it is, so braces in a
+    task the model wrote reach the model instead of being read as placeholders."""
+    base = Template(template.instruction) if isinstance(template.instruction, str) and \
+        template.instruction else None
 
-    def instruction(_: ReadonlyContext) -> str:
-        return text
+    async def instruction(readonly_context: ReadonlyContext) -> str:
+        if base is None:
+            return context
+        return f"{await base(readonly_context)}\n\n{context}"
 
     return LlmAgent(name=name, model=template.model, description=template.description,
                     static_instruction=template.static_instruction, instruction=instruction,
