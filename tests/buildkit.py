@@ -218,15 +218,10 @@ def fingerprint(app: Any) -> dict[str, Any]:
 
 
 def walk(agent: Any) -> Iterator[Any]:
-    """`agent` and every agent under it: sub-agents and the agents its `task` tool starts."""
-    yield agent
-    for child in agent.sub_agents:
-        yield from walk(child)
-    for tool in getattr(agent, "tools", None) or ():
-        for child in getattr(tool, "agents", {}).values():
-            yield from walk(child)
-    for inner in getattr(agent, "inner_agents", None) or ():  # a router's classifier
-        yield from walk(inner)
+    """`agent` and every agent under it (the runtime's own walk)."""
+    from agentspec.runtime.agents import walk as every_agent
+
+    return every_agent(agent)
 
 
 def llm_agents(agent: Any) -> list[Any]:

@@ -24,23 +24,25 @@ from tests.buildkit import ROOT
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
 
 
-def agentspec(cwd: Path, *args: str, env: dict[str, str] | None = None,
-              timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def _environ(env: dict[str, str] | None) -> dict[str, str]:
+    """A child process's environment: no model keys, the spec's own job store."""
     environ = {k: v for k, v in os.environ.items()
                if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "AGENTSPEC_JOBS_STORE")}
-    environ.update({"PYTHONPATH": str(ROOT), **(env or {})})
-    return subprocess.run([sys.executable, "-m", "agentspec", *args], cwd=cwd, env=environ,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return {**environ, "PYTHONPATH": str(ROOT), **(env or {})}
+
+
+def agentspec(cwd: Path, *args: str, env: dict[str, str] | None = None,
+              timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agentspec", *args], cwd=cwd,
+                          env=_environ(env), capture_output=True, text=True, timeout=timeout,
+                          check=False)
 
 
 def start_worker(cwd: Path, *args: str, env: dict[str, str] | None = None
                  ) -> subprocess.Popen[str]:
-    environ = {k: v for k, v in os.environ.items()
-               if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "AGENTSPEC_JOBS_STORE")}
-    environ.update({"PYTHONPATH": str(ROOT), **(env or {})})
     return subprocess.Popen([sys.executable, "-m", "agentspec", "worker", *args], cwd=cwd,
-                            env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            env=_environ(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def wait_for(check: Any, timeout: float = 60, what: str = "") -> Any:

@@ -111,14 +111,18 @@ def _agents(root: AgentNode) -> Iterator[tuple[str, AgentNode]]:
 # what an agent can do ------------------------------------------------------------------------
 
 
+def _mcp_target(tool: ToolNode) -> str:
+    """The server an MCP entry starts or calls: its URL, or its command line."""
+    server = tool.mcp.mcp
+    return getattr(server, "url", None) or " ".join(
+        [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
+
+
 def _tool_key(tool: ToolNode) -> str:
     if tool.kind == "python" and tool.python is not None:
         return tool.name or f"python {tool.python.ref}"
     if tool.kind == "mcp" and tool.mcp is not None:
-        server = tool.mcp.mcp
-        target = getattr(server, "url", None) or " ".join(
-            [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
-        return tool.name or f"mcp {target}"
+        return tool.name or f"mcp {_mcp_target(tool)}"
     if tool.kind == "agent" and tool.agent is not None:
         return f"agent {tool.agent.name}"
     return tool.name
@@ -130,10 +134,7 @@ def _tool_source(tool: ToolNode) -> str:
         args = f" {dict(tool.python.args)}" if tool.python.args else ""
         return f"python {tool.python.ref}{args}"
     if tool.mcp is not None:
-        server = tool.mcp.mcp
-        target = getattr(server, "url", None) or " ".join(
-            [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
-        return f"mcp {target} filter={tool.mcp.filter}"
+        return f"mcp {_mcp_target(tool)} filter={tool.mcp.filter}"
     return f"{tool.kind} {tool.agent.name if tool.agent else tool.name}"
 
 

@@ -38,6 +38,8 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from agentspec.runtime.agents import walk
+
 __all__ = ["OfflineToolset", "Outcome", "Scenario", "ScenarioError", "StubTools", "check",
            "offline_mcp", "parse_scenarios"]
 
@@ -127,12 +129,8 @@ def offline_mcp(root: Any) -> int:
     """Replaces every MCP toolset under `root` with an OfflineToolset; how many."""
     from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
 
-    replaced, todo, seen = 0, [root], set()
-    while todo:
-        agent = todo.pop()
-        if id(agent) in seen:
-            continue
-        seen.add(id(agent))
+    replaced = 0
+    for agent in walk(root):
         found = getattr(agent, "tools", None)
         tools: list[Any] = found if isinstance(found, list) else []
         for index, tool in enumerate(tools):
@@ -147,9 +145,6 @@ def offline_mcp(root: Any) -> int:
                 else:
                     tools[index] = offline
                 replaced += 1
-            todo += list((getattr(tool, "agents", None) or {}).values())
-        todo += list(getattr(agent, "sub_agents", None) or ())
-        todo += list(getattr(agent, "inner_agents", None) or ())
     return replaced
 
 

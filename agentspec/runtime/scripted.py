@@ -23,7 +23,7 @@ Script format (YAML), used by `agentspec run --script`:
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from google.adk.models import LlmCapabilities
@@ -32,6 +32,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from agentspec.runtime.agents import walk
 from agentspec.runtime.harness.approvals import Decision
 
 __all__ = ["ScriptError", "ScriptedFailure", "ScriptedModel", "install_script", "parse_decision",
@@ -131,28 +132,15 @@ def _request_text(request: LlmRequest) -> str:
     return "\n".join(texts)
 
 
-def _agents(root: Any) -> Iterable[Any]:
-    """Every agent under `root`: sub-agents, the agents a `task` tool starts, and the inner
-    agents of routers and planners (classifier, planner, workers)."""
-    todo = [root]
-    while todo:
-        agent = todo.pop()
-        yield agent
-        todo.extend(getattr(agent, "sub_agents", None) or ())
-        todo.extend(getattr(agent, "inner_agents", None) or ())
-        for tool in getattr(agent, "tools", None) or ():
-            todo.extend(getattr(tool, "agents", {}).values())
-
-
 def install_script(root: Any, replies: Mapping[str, list[Any]]) -> dict[str, ScriptedModel]:
     """Give every LLM agent under `root` a scripted model with its replies."""
     from google.adk.agents import LlmAgent
 
-    unknown = set(replies) - {a.name for a in _agents(root)}
+    unknown = set(replies) - {a.name for a in walk(root)}
     if unknown:
         raise ScriptError(f"the script has replies for unknown agents: {sorted(unknown)}")
     models = {}
-    for agent in _agents(root):
+    for agent in walk(root):
         if isinstance(agent, LlmAgent):
             model = ScriptedModel(agent=agent.name, replies=list(replies.get(agent.name, [])),
                                   requests=[])

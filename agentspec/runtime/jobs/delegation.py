@@ -31,6 +31,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from agentspec.runtime.agents import walk
 from agentspec.runtime.jobs import Job, JobRequest, JobStore, open_store
 
 __all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "deliver", "delivery_text",
@@ -140,21 +141,13 @@ class OfflineAgentTool(BaseTool):
 def offline_agents(root: BaseAgent) -> dict[str, BaseAgent]:
     """The agents under `root` that delegations queue as jobs, by name."""
     found: dict[str, BaseAgent] = {}
-    todo, seen = [root], set()
-    while todo:
-        agent = todo.pop()
-        if id(agent) in seen:
-            continue
-        seen.add(id(agent))
-        todo += list(getattr(agent, "sub_agents", None) or ())
-        todo += list(getattr(agent, "inner_agents", None) or ())
+    for agent in walk(root):
         for tool in getattr(agent, "tools", None) or ():
             if isinstance(tool, OfflineAgentTool):
                 found[tool.agent.name] = tool.agent
             for kind, started in (getattr(tool, "agents", None) or {}).items():
                 if kind in getattr(tool, "offline", ()):
                     found[started.name] = started
-                todo.append(started)
     return found
 
 
