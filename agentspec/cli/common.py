@@ -14,7 +14,7 @@ from agentspec.diagnostics import Diagnostic, normalize, render
 from agentspec.source import SourceFile
 
 __all__ = ["CREDENTIAL_KEYS", "built_app", "environment_option", "print_diagnostics",
-           "require_credentials"]
+           "require_credentials", "services"]
 
 CREDENTIAL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
 
@@ -49,3 +49,22 @@ def require_credentials() -> None:
                    "GOOGLE_GENAI_USE_VERTEXAI=1 with Vertex AI settings), or run offline with "
                    "--script FILE", err=True)
         sys.exit(2)
+
+
+def services(url: str | None) -> tuple[Any, Any]:
+    """The session and artifact services: in memory, or kept on disk for `sqlite:///PATH`
+    (artifacts in the directory `PATH.artifacts` beside the database)."""
+    if url is None:
+        from google.adk.artifacts import InMemoryArtifactService
+        from google.adk.sessions import InMemorySessionService
+
+        return InMemorySessionService(), InMemoryArtifactService()
+    if not url.startswith("sqlite:///"):
+        raise click.UsageError("--session takes sqlite:///path/to/sessions.db")
+    from google.adk.artifacts.file_artifact_service import FileArtifactService
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    path = Path(url.removeprefix("sqlite:///"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    artifacts = path.with_name(path.name + ".artifacts")
+    return SqliteSessionService(str(path)), FileArtifactService(artifacts)

@@ -150,26 +150,28 @@ def cancel(ctx: click.Context, job_id: str) -> None:
 def deliver(ctx: click.Context, session_url: str) -> None:
     """Put every finished, undelivered job into its conversation now (otherwise that happens
     when the conversation next runs)."""
-    from agentspec.cli.run import _services
-    from agentspec.runtime.jobs.delegation import deliver_event
+    from agentspec.cli.common import services
+    from agentspec.runtime.jobs.delegation import JobSettings, deliver
 
     store = _open(ctx)
-    sessions, _ = _services(session_url)
+    sessions, _ = services(session_url)
+    conversations = {(job.app_name, job.user_id, job.session_id)
+                     for status in ("DONE", "FAILED")
+                     for job in store.recent(status=status, limit=10_000)
+                     if job.delivered_at is None}
 
     async def main() -> int:
         count = 0
-        for status in ("DONE", "FAILED"):
-            for job in store.recent(status=status, limit=10_000):
-                if job.delivered_at is not None:
-                    continue
-                session = await sessions.get_session(app_name=job.app_name,
-                                                     user_id=job.user_id,
-                                                     session_id=job.session_id)
-                if session is None or not store.mark_delivered(job.id):
-                    continue
-                await sessions.append_event(session, deliver_event(job, job.invocation_id))
-                click.echo(f"delivered {job.id} ({job.agent}, {job.status}) to session "
-                           f"{job.session_id}")
+        for app_name, user_id, session_id in sorted(conversations):
+            session = await sessions.get_session(app_name=app_name, user_id=user_id,
+                                                 session_id=session_id)
+            if session is None:
+                continue
+            for event in await deliver(JobSettings(ctx.obj["url"]), sessions, session, None,
+                                       "agentspec-jobs-deliver"):
+                job = (event.custom_metadata or {})["agentspec_job"]
+                click.echo(f"delivered {job['job_id']} ({event.author}, {job['status']}) to "
+                           f"session {session_id}")
                 count += 1
         return count
 

@@ -17,6 +17,7 @@ from agentspec.cli.common import (
     environment_option,
     print_diagnostics,
     require_credentials,
+    services,
 )
 
 
@@ -63,25 +64,6 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
     lines += [f"{indent}  {i}. {_short(task, 160)}" for i, task in enumerate(plan["subtasks"], 1)]
     lines += [f"{indent}  ({note})" for note in plan["notes"]]
     return lines
-
-
-def _services(url: str | None) -> tuple[Any, Any]:
-    """The session and artifact services: in memory, or kept on disk for `sqlite:///PATH`
-    (artifacts in the directory `PATH.artifacts` beside the database)."""
-    if url is None:
-        from google.adk.artifacts import InMemoryArtifactService
-        from google.adk.sessions import InMemorySessionService
-
-        return InMemorySessionService(), InMemoryArtifactService()
-    if not url.startswith("sqlite:///"):
-        raise click.UsageError("--session takes sqlite:///path/to/sessions.db")
-    from google.adk.artifacts.file_artifact_service import FileArtifactService
-    from google.adk.sessions.sqlite_session_service import SqliteSessionService
-
-    path = Path(url.removeprefix("sqlite:///"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    artifacts = path.with_name(path.name + ".artifacts")
-    return SqliteSessionService(str(path)), FileArtifactService(artifacts)
 
 
 async def _session(runner: Any, session_id: str) -> str:
@@ -159,14 +141,14 @@ def _echo_event(event: Any) -> None:
 async def _deliveries(runner: Any, session_id: str) -> None:
     """Finished background jobs go into the conversation before the next message (the app's
     JobDelivery plugin would do it too, but out of sight), and are shown."""
-    from agentspec.runtime.jobs.delegation import JobDelivery, deliver
+    from agentspec.runtime.jobs.delegation import app_job_settings, deliver
 
-    plugin = next((p for p in runner.app.plugins or () if isinstance(p, JobDelivery)), None)
-    if plugin is None:
+    settings = app_job_settings(runner.app)
+    if settings is None:
         return
     session = await runner.session_service.get_session(app_name=runner.app_name,
                                                         user_id="user", session_id=session_id)
-    for event in await deliver(plugin.settings, runner.session_service, session,
+    for event in await deliver(settings, runner.session_service, session,
                                runner.app.root_agent, "agentspec-run-delivery"):
         for line in describe(event):
             click.echo(line)
@@ -273,7 +255,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError
 
     try:
-        asyncio.run(_chat(app, _services(session_url), session_id, messages, decide))
+        asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
     except (APIError, ScriptError, ScriptedFailure, RoutingError,
             MissingEnvironmentVariable) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"

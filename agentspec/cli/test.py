@@ -51,7 +51,7 @@ async def _play(app: Any, scenario: Any) -> Any:
     from google.adk.sessions import InMemorySessionService
 
     from agentspec.runtime.conversation import turn
-    from agentspec.runtime.jobs.delegation import JobDelivery
+    from agentspec.runtime.jobs.delegation import app_job_settings
     from agentspec.runtime.scenarios import Outcome
 
     outcome = Outcome()
@@ -78,9 +78,9 @@ async def _play(app: Any, scenario: Any) -> Any:
     finally:
         await runner.close()
     outcome.state = dict(stored.state) if stored else {}
-    for plugin in app.plugins or ():
-        if isinstance(plugin, JobDelivery):
-            outcome.jobs = [job.to_dict() for job in plugin.settings.open().recent()]
+    settings = app_job_settings(app)
+    if settings is not None:
+        outcome.jobs = [job.to_dict() for job in settings.open().recent()]
     return outcome
 
 

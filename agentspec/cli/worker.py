@@ -13,15 +13,6 @@ import click
 from agentspec.cli.common import built_app, environment_option, require_credentials
 
 
-def _job_settings(app: Any) -> Any:
-    from agentspec.runtime.jobs.delegation import JobDelivery
-
-    for plugin in app.plugins or ():
-        if isinstance(plugin, JobDelivery):
-            return plugin.settings
-    return None
-
-
 def _reporter(quiet: bool) -> Any:
     def report(what: str, job: Any) -> None:
         if quiet:
@@ -50,10 +41,10 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
     running jobs finish, or are released after --grace seconds)."""
     app = built_app(spec, environment)
     from agentspec.runtime.jobs import StoreError
-    from agentspec.runtime.jobs.delegation import offline_agents
+    from agentspec.runtime.jobs.delegation import app_job_settings, offline_agents
     from agentspec.runtime.jobs.worker import Worker
 
-    settings = _job_settings(app)
+    settings = app_job_settings(app)
     agents = offline_agents(app.root_agent)
     if settings is None or not agents:
         click.echo(f"agentspec: {spec} has no offline agents (`execution_mode: offline`) "

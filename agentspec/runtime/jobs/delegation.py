@@ -34,7 +34,8 @@ from google.genai import types
 from agentspec.runtime.agents import walk
 from agentspec.runtime.jobs import Job, JobRequest, JobStore, open_store
 
-__all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "deliver", "delivery_text",
+__all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "app_job_settings", "deliver",
+           "delivery_text",
            "enqueue",
            "job_settings", "job_status_tool", "notify", "offline_agents", "sqlite_url"]
 
@@ -219,6 +220,15 @@ class JobDelivery(BasePlugin):
         except Exception as error:  # noqa: BLE001 - delivery waits for the next message
             log.warning("delivering finished jobs failed: %s", error)
         return None
+
+
+def app_job_settings(app: Any) -> JobSettings | None:
+    """The job settings of a built App (its JobDelivery plugin's); None without offline
+    agents."""
+    for plugin in getattr(app, "plugins", None) or ():
+        if isinstance(plugin, JobDelivery):
+            return plugin.settings
+    return None
 
 
 async def deliver(settings: JobSettings, sessions: Any, session: Any, root: BaseAgent | None,
