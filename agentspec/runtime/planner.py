@@ -37,7 +37,13 @@ from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
 from agentspec.runtime.instructions import Template
-from agentspec.runtime.workflows import AnswersAsTool, ParallelAgent, SequentialAgent, final_text
+from agentspec.runtime.workflows import (
+    AnswersAsTool,
+    ParallelAgent,
+    SequentialAgent,
+    answer_aside,
+    final_text,
+)
 
 __all__ = ["PLAN_KEY", "PlannerAgent", "planner"]
 
@@ -194,11 +200,7 @@ class PlanNode(BaseAgent):
         depth_note = (f"\nThis task is at depth {self.depth} of at most {settings.max_depth}; "
                       "subtasks at the deepest level are answered directly.")
         agent = _role(settings.planner, f"{self.name}_planner", context + depth_note + note)
-        text = ""
-        async with Aclosing(agent.run_async(ctx)) as events:
-            async for event in events:  # not yielded: the plan is bookkeeping, not conversation
-                text = final_text(event) or text
-        return text
+        return await answer_aside(agent, ctx)  # the plan is bookkeeping, not conversation
 
     def _leaf(self, ctx: InvocationContext, context: str) -> AsyncGenerator[Event, None]:
         settings: _Settings = self.settings

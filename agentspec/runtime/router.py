@@ -30,7 +30,7 @@ from google.adk.events.event_actions import EventActions
 from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
-from agentspec.runtime.workflows import AnswersAsTool
+from agentspec.runtime.workflows import AnswersAsTool, answer_aside
 
 __all__ = ["ROUTE_KEY", "RouterAgent", "RoutingError", "classifier", "router"]
 
@@ -155,11 +155,7 @@ class RouterAgent(AnswersAsTool, BaseAgent):
     async def _classify(self, ctx: InvocationContext) -> _Choice:
         """Asks the classifier; its events stay out of the conversation."""
         assert self.classifier is not None
-        text = ""
-        async with Aclosing(self.classifier.run_async(ctx)) as events:
-            async for event in events:
-                parts = event.content.parts if event.content else None
-                text = "".join(p.text or "" for p in parts or [] if not p.thought) or text
+        text = await answer_aside(self.classifier, ctx)
         try:
             answer = json.loads(text)
         except json.JSONDecodeError:

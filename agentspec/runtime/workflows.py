@@ -17,15 +17,26 @@ from typing import Any, ClassVar
 
 from google.adk import agents
 from google.adk.events.event import Event
+from google.adk.utils.context_utils import Aclosing
 
-__all__ = ["AnswersAsTool", "LoopAgent", "ParallelAgent", "SequentialAgent", "loop", "parallel",
-           "sequential"]
+__all__ = ["AnswersAsTool", "LoopAgent", "ParallelAgent", "SequentialAgent", "answer_aside",
+           "final_text", "loop", "parallel", "sequential"]
 
 
 def final_text(event: Event) -> str | None:
     if event.partial or not event.content:
         return None
     return "".join(p.text or "" for p in event.content.parts or [] if not p.thought) or None
+
+
+async def answer_aside(agent: Any, ctx: Any) -> str:
+    """Runs `agent` (a classifier, a planner) in `ctx` without passing its events on, so
+    they stay out of the conversation; its last answer."""
+    text = ""
+    async with Aclosing(agent.run_async(ctx)) as events:
+        async for event in events:
+            text = final_text(event) or text
+    return text
 
 
 class AnswersAsTool:
