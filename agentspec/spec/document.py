@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, WithJsonSchema, field_validator
 
 from agentspec.spec.agents import Agent, Defaults
 from agentspec.spec.backends import Backend
-from agentspec.spec.common import Identifier, Model, PythonRef, one_key_union
+from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_union, one_key_union
 from agentspec.spec.models import ModelEntry
 from agentspec.spec.tools import ToolDef
 
@@ -47,6 +47,16 @@ else:
         "tokens": TokensTrigger, "fraction": FractionTrigger, "invocations": InvocationsTrigger})
     Keep = one_key_union("keep_kind", "`keep`",
                          {"events": KeepEvents, "invocations": KeepInvocations})
+
+
+if TYPE_CHECKING:
+    VarValue = str | int | float | bool
+else:
+    VarValue = Annotated[
+        keyed_union("var_value", "a variable is text, a number or true or false",
+                    {"text": str, "whole": int, "number": float, "flag": bool},
+                    by_type((bool, "flag"), (int, "whole"), (float, "number"), (str, "text"))),
+        WithJsonSchema({"type": ["string", "number", "boolean"]})]
 
 
 class Summarization(Model):
@@ -103,7 +113,7 @@ class Spec(Model):
     imports: list[str] | None = Field(None, description="Spec files whose models, tools, "
                                       "backends and agents join this one.",
                                       examples=[["./common/tools.yaml"]])
-    vars: dict[Identifier, str | int | float | bool] | None = Field(
+    vars: dict[Identifier, VarValue] | None = Field(
         None, description="Values for `${vars.NAME}`.", examples=[{"company": "Acme"}])
     models: dict[Identifier, ModelEntry] | None = Field(None, description="Named models.")
     defaults: Defaults | None = Field(None, description="Fields for every LLM agent that does "
