@@ -99,6 +99,13 @@ MULTIPLE_DOCUMENTS = _code("AS012", "multiple-documents", "The file holds severa
 INVALID_KEY = _code("AS013", "invalid-key", "A mapping key is not a string", """
     Keys in a spec are names, so they must be plain strings. Quote keys such as `1` or `null`
     if you really mean them as names.""")
+YAML_INDENTATION = _code("AS014", "yaml-indentation",
+    "A line indented unlike the lines above it", """
+    YAML reads structure from indentation: the keys of one mapping, and the items of one
+    list, start in the same column, and a line indented more than the `key: value` above it
+    continues that value. The diagnostic points at the line whose indentation fits nothing
+    above it (the parser often notices a line later) and names the lines it could be lined
+    up with.""")
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """
