@@ -332,7 +332,7 @@ class _Lowering:
         # an agent called as a tool answers its caller: a transfer would abandon the call
         delegated = mode in ("single_turn", "task")
         node = replace(
-            base, model=model, generate=tuple(generate.items()),
+            base, kind=agent.kind, model=model, generate=tuple(generate.items()),
             thinking=tuple(thinking.items()), planner=agent.planner,
             instruction=self.instruction(name, agent),
             instruction_from_file=agent.instruction_file is not None,

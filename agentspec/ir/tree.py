@@ -93,7 +93,7 @@ class PlanSettings:
 @dataclass(frozen=True)
 class AgentNode:
     name: str
-    kind: str
+    kind: str  # llm | deep | sequential | parallel | loop | router | planner
     file: str
     line: int
     description: str | None = None
