@@ -187,7 +187,8 @@ description: Covers models, tools, backends, harness fields and the top level.
 root: lead
 imports: [./lib.yaml]
 vars: {company: Acme, rounds: 3, temp: 0.2}
-global_instruction: You work for ${vars.company}.
+state: {topic: tides, "user:lang": en, facts: {n: "${vars.rounds}", xs: [1, 2.5]}}
+global_instruction: You work for ${vars.company} in {user:lang}.
 models:
   fast: gemini-2.5-flash
   smart:

@@ -16,6 +16,7 @@ from agentspec.cli.common import (
     built_app,
     environment_option,
     print_diagnostics,
+    quiet_reported_errors,
     require_credentials,
     services,
 )
@@ -251,13 +252,16 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from google.genai.errors import APIError
 
     from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.instructions import PlaceholderError
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError
 
+    reported = (APIError, ScriptError, ScriptedFailure, RoutingError,
+                MissingEnvironmentVariable, PlaceholderError)
+    quiet_reported_errors(*reported)
     try:
         asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
-    except (APIError, ScriptError, ScriptedFailure, RoutingError,
-            MissingEnvironmentVariable) as exc:
+    except reported as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)
         sys.exit(1)

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from agentspec.cli.common import environment_option, print_diagnostics
+from agentspec.cli.common import environment_option, print_diagnostics, quiet_reported_errors
 
 
 def _files(spec: Path, given: tuple[Path, ...]) -> list[Path]:
@@ -100,6 +100,7 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 
 def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> list[str]:
     from agentspec.build import build_objects, compile_spec
+    from agentspec.runtime.instructions import PlaceholderError
     from agentspec.runtime.models import SCRIPTED
     from agentspec.runtime.scenarios import StubTools, check, offline_mcp
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError, install_script
@@ -117,13 +118,15 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
             SCRIPTED.reset(token)
         if problems:
             return [f"cannot build: {p.code} {p.message}" for p in problems]
+        reported = (AssertionError, ScriptError, ScriptedFailure, PlaceholderError)
+        quiet_reported_errors(*reported)
         try:
             offline_mcp(app.root_agent)
             install_script(app.root_agent, scenario.replies)
             if scenario.stubs:
                 app.plugins.append(StubTools(scenario.stubs))
             outcome = asyncio.run(_play(app, scenario))
-        except (AssertionError, ScriptError, ScriptedFailure) as exc:
+        except reported as exc:
             return [str(exc)]
         except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
             return [f"the run failed: {type(exc).__name__}: {exc}"]

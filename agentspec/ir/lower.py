@@ -421,6 +421,7 @@ class _Lowering:
             name=self.spec.name, description=self.spec.description,
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
+            state=tuple((self.spec.state or {}).items()),
             resumable=self.resumable, jobs=self.jobs(),
             module_dirs=tuple(sorted(self.module_dirs)))
 

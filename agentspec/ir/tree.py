@@ -168,6 +168,8 @@ class AppNode:
     root: AgentNode
     plugins: tuple[PyObject, ...] = ()
     global_instruction: str | None = None
+    #: the initial session state: key -> YAML data (strings may hold `${env.X}`)
+    state: tuple[tuple[str, Any], ...] = ()
     compaction: Compaction | None = None
     resumable: bool = False  # a run can pause for a person and resume where it stopped
     jobs: JobsNode | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, WithJsonSchema, field_validator
+from pydantic import Field, StringConstraints, WithJsonSchema, field_validator
 
 from agentspec.spec.agents import Agent, Defaults
 from agentspec.spec.backends import Backend
@@ -12,7 +12,8 @@ from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_u
 from agentspec.spec.models import ModelEntry
 from agentspec.spec.tools import ToolDef
 
-__all__ = ["OVERLAY_FORBIDDEN", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec", "Summarization"]
+__all__ = ["OVERLAY_FORBIDDEN", "STATE_KEY", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec",
+           "Summarization"]
 
 
 class TokensTrigger(Model):
@@ -95,9 +96,12 @@ class Plugin(Model):
     args: dict[str, Any] | None = Field(None, description="Keyword arguments for the factory.")
 
 
-TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "models",
-                  "defaults", "tools", "backends", "agents", "summarization", "jobs",
+TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "state",
+                  "models", "defaults", "tools", "backends", "agents", "summarization", "jobs",
                   "environments", "global_instruction", "plugins")
+#: a key of ADK session state that an instruction placeholder can name: a name, or one with
+#: ADK's `app:` (shared by every user) or `user:` (shared by a user's sessions) prefix
+STATE_KEY = r"^((app|user):)?[A-Za-z_][A-Za-z0-9_]*$"
 OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments")
 
 
@@ -115,6 +119,11 @@ class Spec(Model):
                                       examples=[["./common/tools.yaml"]])
     vars: dict[Identifier, VarValue] | None = Field(
         None, description="Values for `${vars.NAME}`.", examples=[{"company": "Acme"}])
+    state: dict[Annotated[str, StringConstraints(pattern=STATE_KEY)], Any] | None = Field(
+        None, description="Initial session state: before each run, every key the session "
+        "lacks is set to its value (YAML data), so `{key}` placeholders can name it. Keys "
+        "are names, optionally with ADK's `app:` or `user:` prefix.",
+        examples=[{"tier": "standard", "user:language": "en"}])
     models: dict[Identifier, ModelEntry] | None = Field(None, description="Named models.")
     defaults: Defaults | None = Field(None, description="Fields for every LLM agent that does "
                                       "not set them.")

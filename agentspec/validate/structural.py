@@ -64,6 +64,8 @@ class _Mapper:
             return codes.INVALID_VALUE(f"`{path[-1]}` is not a route prefix",
                                        self.doc.pos.key_span(path),
                                        hint=f"prefixes start and end with `/`: `{fixed}`")
+        if location.key_error and path[:-1] == ("state",):
+            return self.invalid_state_key(str(path[-1]), self.doc.pos.key_span(path))
         if location.key_error:
             return self.invalid_name(path[-1], self.doc.pos.key_span(path))
         if path and path[-1] == "name" and "pattern" in kind:
@@ -78,6 +80,16 @@ class _Mapper:
         return codes.INVALID_NAME(f"`{shown}` is not a valid name", span,
                                   hint="use letters, digits and underscores, not starting with "
                                   "a digit")
+
+    @staticmethod
+    def invalid_state_key(key: str, span: Span) -> Diagnostic:
+        if key.startswith("temp:"):
+            return codes.INVALID_STATE_KEY(
+                f"`{key}` cannot be initial state: `temp:` state lasts one invocation", span,
+                hint="set it from a tool or callback, and read it with `{" + key + "?}`")
+        return codes.INVALID_STATE_KEY(
+            f"`{key}` is not a state key a placeholder can name", span,
+            hint="use letters, digits and underscores, optionally after `app:` or `user:`")
 
     def unknown_key(self, location: Location) -> Diagnostic:
         path, model = location.path, location.model
@@ -165,9 +177,9 @@ def _without(data: Any, path: Path) -> Any:
 
 def _prune(data: dict[str, Any], paths: list[Path], depth: int) -> dict[str, Any]:
     """Drop what failed so the rest can still be checked: first the failing field of a
-    definition, then the whole definition, then the top-level key."""
+    definition (or state entry), then the whole definition, then the top-level key."""
     for path in paths:
-        keep = depth if path and path[0] in SECTIONS else 1
+        keep = depth if path and path[0] in (*SECTIONS, "state") else 1
         data = _without(data, path[:keep])
     return {"agentspec": 1, "name": "spec", "agents": {}, **data}
 
