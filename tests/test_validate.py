@@ -163,3 +163,18 @@ def test_vars_interpolate_into_state_values(spec_dir: Any) -> None:
     assert compiled.app is not None
     assert dict(compiled.app.state) == {"rounds": 3, "greeting": "Hi from Acme",
                                         "key": "${env.K:-d}"}
+
+
+def test_a_planners_worker_and_synthesizer_instructions_are_checked(check_yaml: Any) -> None:
+    result = check_yaml("""\
+        agentspec: 1
+        name: demo
+        state: {audience: experts}
+        agents:
+          plan:
+            kind: planner
+            model: gemini-2.5-flash
+            worker: {instruction: "Write for {audience}."}
+            synthesizer: {instruction: "Merge for {audiense}."}
+        """)
+    assert codes_of(result) == [(9, "AS223")]

@@ -13,6 +13,7 @@ from agentspec.diagnostics import codes, did_you_mean
 from agentspec.paths import is_file
 from agentspec.runtime.placeholders import placeholders
 from agentspec.source import Span, find_in, occurrence
+from agentspec.spec.agents import PlannerAgent
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import read_text_file
 
@@ -61,6 +62,13 @@ def check_placeholders(ctx: Context) -> None:
             if source is not None:
                 whole = Span.at(source.name, 1, 1)
                 _check_text(ctx, source.text, whole, known, f"`{agent.instruction_file}`")
+    for name, agent in ctx.agents():  # a planner's roles are filled from state too
+        for role in ("worker", "synthesizer"):
+            settings = getattr(agent, role, None) if isinstance(agent, PlannerAgent) else None
+            if settings is not None and settings.instruction:
+                _check_text(ctx, settings.instruction, ctx.at("agents", name, role,
+                                                               "instruction"),
+                            known, f"`{name}`'s {role} instruction")
     if ctx.spec.global_instruction:
         _check_text(ctx, ctx.spec.global_instruction, ctx.at("global_instruction"), known,
                     "the global instruction")
