@@ -37,6 +37,7 @@ from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
 from agentspec.runtime.instructions import Template
+from agentspec.runtime.nodes import node_events
 from agentspec.runtime.workflows import (
     AnswersAsTool,
     ParallelAgent,
@@ -204,7 +205,7 @@ class PlanNode(BaseAgent):
 
     def _leaf(self, ctx: InvocationContext, context: str) -> AsyncGenerator[Event, None]:
         settings: _Settings = self.settings
-        return _role(settings.worker, f"{self.name}_worker", context).run_async(ctx)
+        return node_events(_role(settings.worker, f"{self.name}_worker", context), ctx)
 
     def _synthesize(self, ctx: InvocationContext, context: str,
                     results: list[tuple[str, str | None]]) -> AsyncGenerator[Event, None]:
@@ -212,8 +213,8 @@ class PlanNode(BaseAgent):
         parts = [context, "Merge the results of its subtasks into one answer to the task:"]
         parts += [f"## Subtask {i}: {task}\n{result or '(no result)'}"
                   for i, (task, result) in enumerate(results, 1)]
-        return _role(settings.synthesizer, f"{self.name}_synthesizer",
-                     "\n\n".join(parts)).run_async(ctx)
+        return node_events(_role(settings.synthesizer, f"{self.name}_synthesizer",
+                                 "\n\n".join(parts)), ctx)
 
     # structure ------------------------------------------------------------------------------
 
@@ -248,7 +249,7 @@ def _role(template: LlmAgent, name: str, context: str) -> LlmAgent:
                     static_instruction=template.static_instruction, instruction=instruction,
                     tools=list(template.tools), output_schema=template.output_schema,
                     generate_content_config=template.generate_content_config,
-                    include_contents="none", disallow_transfer_to_parent=True,
+                    include_contents="none", mode="chat", disallow_transfer_to_parent=True,
                     disallow_transfer_to_peers=True)
 
 

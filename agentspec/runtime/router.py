@@ -30,6 +30,7 @@ from google.adk.events.event_actions import EventActions
 from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
+from agentspec.runtime.nodes import node_events
 from agentspec.runtime.workflows import AnswersAsTool, answer_aside
 
 __all__ = ["ROUTE_KEY", "RouterAgent", "RoutingError", "classifier", "router"]
@@ -80,7 +81,7 @@ class RouterAgent(AnswersAsTool, BaseAgent):
             assert choice.agent is not None
             emitted = False
             try:
-                async with Aclosing(children[choice.agent].run_async(ctx)) as events:
+                async with Aclosing(node_events(children[choice.agent], ctx)) as events:
                     async for event in events:
                         if not emitted:
                             emitted = True
@@ -189,7 +190,7 @@ def classifier(router_name: str, model: Any, agents: list[tuple[str, str]],
     prompt = _CLASSIFIER_PROMPT.format(agents=listing, extra=instruction or "")
     return LlmAgent(name=f"{router_name}_classifier", model=model,
                     description=f"Chooses the agent of router {router_name}.",
-                    static_instruction=prompt, output_schema=schema,
+                    static_instruction=prompt, output_schema=schema, mode="chat",
                     disallow_transfer_to_parent=True, disallow_transfer_to_peers=True)
 
 
