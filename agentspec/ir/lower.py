@@ -294,7 +294,9 @@ class _Lowering:
             settings=tuple((role, tuple(generate.items()), tuple(thinking.items()))
                            for role, (_, generate, thinking) in roles.items()))
 
-    def agent(self, name: str, *, as_tool: bool = False) -> AgentNode:
+    def agent(self, name: str, *, as_tool: bool = False, under_llm: bool = False) -> AgentNode:
+        """Agent `name`: called as a tool (`as_tool`), or a sub-agent of an LLM agent
+        (`under_llm`: its `mode` applies), or else run by a workflow, router or the app."""
         agent = self.spec.agents[name]
         span = self.key_span("agents", name)
         offline = agent.execution_mode == "offline"
@@ -302,7 +304,8 @@ class _Lowering:
         names = [c for c in getattr(agent, "sub_agents", None) or () if isinstance(c, str)]
         # an LLM agent's offline single_turn / task sub-agents are tools that queue jobs
         queued = [c for c in names if isinstance(agent, LlmAgent) and self.queues(c)]
-        children = tuple(self.agent(c) for c in names if c not in queued)
+        children = tuple(self.agent(c, under_llm=isinstance(agent, LlmAgent))
+                         for c in names if c not in queued)
         base = AgentNode(name=name, kind="llm", file=self.relative(span.file),
                          line=span.start.line, description=agent.description,
                          children=children, callbacks=self.callbacks(name, agent),
@@ -324,7 +327,7 @@ class _Lowering:
         kit = harness(agent, self.spec.backends or {})  # with the defaults of `kind: deep`
         approvals = self.approvals(agent)
         filesystem, memory = self.filesystem(kit), self.memory(name, agent)
-        mode = agent.mode
+        mode = agent.mode if under_llm or as_tool else None  # else AS229: it does nothing
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
         if base.offline:

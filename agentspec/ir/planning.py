@@ -203,6 +203,13 @@ def _result_limit(node: AgentNode) -> Call:
                 args=(node.result_limit,), kwargs=_kwargs(backend=backend))
 
 
+def _dispatches_tasks(node: AgentNode) -> bool | None:
+    """ADK runs `mode: task` sub-agents from the parent's node, which must be re-runnable;
+    ADK marks an agent so when it builds it as a node, but not the agent a transfer
+    reaches, whose delegations then fail."""
+    return True if any(child.mode == "task" for child in node.children) else None
+
+
 @dataclass
 class _Planner:
     bindings: list[Binding] = field(default_factory=list)
@@ -335,7 +342,7 @@ class _Planner:
                 output_key=lit(node.output_key), include_contents=node.include_contents,
                 disallow_transfer_to_parent=node.disallow_transfer_to_parent,
                 disallow_transfer_to_peers=node.disallow_transfer_to_peers,
-                **self.callbacks(node)))
+                rerun_on_resume=_dispatches_tasks(node), **self.callbacks(node)))
         var = self.variable(node.name)
         self.bindings.append(Binding(var, call, node.file, node.line))
         return Ref(var)

@@ -604,6 +604,7 @@ concierge = LlmAgent(
             include_thoughts=False,
         ),
     ),
+    rerun_on_resume=True,
     before_agent_callback=[stamp_session],
     before_model_callback=[redact_card_numbers],
     after_model_callback=[redact_card_numbers_in_reply],
