@@ -22,6 +22,7 @@ MODEL = "gemini-2.5-flash"
 CHILD_ANSWER = "CHILD-ANSWER"
 PARENT_ANSWER = "PARENT-ANSWER"
 REQUEST = "Do the part you are asked to do."
+_PLAN = {"text": json.dumps({"kind": "llm", "subtasks": []})}  # a planner answers directly
 
 
 def _literal(model: type[AgentBase], name: str) -> tuple[str, ...]:
@@ -53,6 +54,11 @@ class Way:
     def parents(self) -> tuple[str, ...]:
         return tuple(kinds_taking(self.field))
 
+    def delegates(self, parent: str) -> bool:
+        """Whether `parent` calls the child like a tool this way (a sub-agent's `mode` says
+        how an LLM parent calls it; any other parent runs it)."""
+        return self.calls and (self.field != "sub_agents" or parent in LLM_KINDS)
+
 
 WAYS: tuple[Way, ...] = (
     Way("sub_agents", "sub_agents", KINDS, calls=False),
@@ -60,6 +66,7 @@ WAYS: tuple[Way, ...] = (
       for mode in MODES if mode != "chat"),  # `chat` is the default: the sub_agents way
     Way("{agent: x}", "tools", KINDS),
     Way("task tool", "task", KINDS),
+    Way("worker {agent: x}", "worker", KINDS),
 )
 
 
@@ -91,6 +98,12 @@ class Cell:
     def script(self) -> dict[str, Any]:
         return {"messages": [REQUEST], "replies": self.replies}
 
+    def answering(self, text: str) -> dict[str, list[Any]]:
+        """Replies with which the parent answers `text` directly (a later turn)."""
+        if self.parent == "planner":
+            return {"parent_planner": [_PLAN], "parent_worker": [{"text": text}]}
+        return {"parent": [{"text": text}]}
+
 
 # the child -------------------------------------------------------------------------------------
 
@@ -110,10 +123,10 @@ def _child(cell: Cell) -> None:
                                                   else {}))
         replies["child"] = [{"call": "finish_task", "args": {"result": CHILD_ANSWER}}
                             if cell.way.mode == "task" and not cell.offline
-                            and cell.parent in LLM_KINDS else {"text": CHILD_ANSWER}]
+                            and cell.way.delegates(cell.parent) else {"text": CHILD_ANSWER}]
     elif kind == "planner":
         agents["child"] = {"kind": kind, "model": MODEL, **about}
-        replies["child_planner"] = [{"text": json.dumps({"kind": "llm", "subtasks": []})}]
+        replies["child_planner"] = [_PLAN]
         replies["child_worker"] = [{"text": CHILD_ANSWER}]
     else:  # workflows and routers run one leaf
         agents["child"] = {"kind": kind, "sub_agents": ["leaf"], **about}
@@ -149,17 +162,21 @@ def _parent(cell: Cell) -> None:
         parent["tools"] = [{"agent": "child"}]
     elif way.field == "task":
         parent["task"] = {"agents": ["child"]}
+    elif way.field == "worker":
+        parent["worker"] = {"tools": [{"agent": "child"}]}
     cell.agents["parent"] = parent
-    if kind not in LLM_KINDS:
-        return  # a workflow or router runs the child: its answer is the last one
-    if way.calls or cell.offline:
+    speaker = "parent_worker" if kind == "planner" else "parent"  # who calls the child
+    if kind == "planner":
+        cell.replies["parent_planner"] = [_PLAN]
+    if way.delegates(kind):
         call = {"call": "task", "args": {"description": REQUEST, "subagent_type": "child"}} \
             if way.field == "task" else {"call": "child", "args": {"request": REQUEST}}
         back = "job_id" if cell.offline else CHILD_ANSWER  # what the tool's result holds
-        cell.replies["parent"] = [call, {"when": back, "text": PARENT_ANSWER}]
+        cell.replies[speaker] = [call, {"when": back, "text": PARENT_ANSWER}]
         cell.final = PARENT_ANSWER
-    else:
+    elif kind in LLM_KINDS:
         cell.replies["parent"] = [{"transfer": "child"}]
+    # a workflow or router runs the child: its answer is the last one
 
 
 def _placement(cell: Cell) -> None:

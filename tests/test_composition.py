@@ -19,16 +19,15 @@ from agentspec.check import check
 from agentspec.cli import cli
 from agentspec.diagnostics import codes
 from tests.buildkit import package_loader
-from tests.composition import CELLS, CHILD_ANSWER, LLM_KINDS, REQUEST, Cell
+from tests.composition import CELLS, CHILD_ANSWER, REQUEST, Cell
 
 NOTED = "NOTED"  # the parent's answer in the turn that receives an offline child's answer
 
 
 def refusal(cell: Cell) -> str | None:
     """The code validate must refuse the cell with (None: it must run)."""
-    delegates = cell.way.calls and cell.parent in LLM_KINDS
-    if cell.offline and not delegates:  # a transfer or a workflow step runs in real time
-        return codes.OFFLINE_NOT_DELEGATED.code
+    if cell.offline and not cell.way.delegates(cell.parent):
+        return codes.OFFLINE_NOT_DELEGATED.code  # a transfer or a workflow step: real time
     return None
 
 
@@ -131,7 +130,7 @@ def _agentspec_run(cell: Cell, spec: Path, script: Path, tmp_path: Path) -> None
                                       "--script", str(script)])
     assert worked.exit_code == 0, worked.output
     later = tmp_path / "later.yaml"
-    later.write_text(yaml.safe_dump({"replies": {"parent": [{"text": NOTED}]}}))
+    later.write_text(yaml.safe_dump({"replies": cell.answering(NOTED)}))
     done = CliRunner().invoke(cli, ["run", str(spec), "Any news?", "--script", str(later),
                                     *session])
     assert done.exit_code == 0, done.output

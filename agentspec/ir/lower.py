@@ -86,13 +86,6 @@ class _Lowering:
         self.module_dirs.add(relative)
         return PyObject(ref, relative, tuple(args.items()) if args is not None else None)
 
-    # refusals --------------------------------------------------------------------------
-
-    def refuse(self, what: str, span: Span) -> None:
-        self.diagnostics.append(codes.NOT_YET_BUILDABLE(
-            f"{what} cannot be built by this release yet", span,
-            hint="validate accepts it; build and run will support it in a later release"))
-
     # models ----------------------------------------------------------------------------
 
     def model(self, value: str | None) -> tuple[ModelNode | None, dict[str, Any], dict[str, Any]]:
@@ -271,13 +264,8 @@ class _Lowering:
 
     def plan(self, name: str, agent: PlannerAgent) -> PlanSettings:
         worker, synthesizer = agent.worker, agent.synthesizer
-        tools = []
-        for index, entry in enumerate(worker.tools or () if worker else ()):
-            node = self.tool(name, index, entry, {}, where=("worker", "tools"))
-            if node.kind == "agent":
-                self.refuse("an `{agent: ...}` tool for planner workers",
-                            self.span("agents", name, "worker", "tools", index))
-            tools.append(node)
+        tools = [self.tool(name, index, entry, {}, where=("worker", "tools"))
+                 for index, entry in enumerate(worker.tools or () if worker else ())]
         # a role without a model of its own uses the planner's (the synthesizer: the worker's)
         planner_model = agent.model
         worker_model = (worker.model if worker else None) or planner_model

@@ -277,7 +277,10 @@ class _Planner:
     def planner(self, node: AgentNode) -> Call:
         plan = node.plan
         assert plan is not None
-        tools = [v for t in plan.worker_tools if (v := self.tool(t, [])) is not None]
+        called: list[Value] = []  # agents the workers call as tools
+        tools = [v for t in plan.worker_tools if (v := self.tool(t, called)) is not None]
+        tools += [Call(Import("agentspec.runtime.planner", "agent_tool"), args=(agent,))
+                  for agent in called]
         return Call(Import("agentspec.runtime.planner", "planner"), _kwargs(
             name=node.name, description=lit(node.description), model=model_value(plan.model),
             instruction=lit(plan.instruction), max_depth=plan.max_depth,

@@ -57,7 +57,7 @@ async def node_events(agent: Any, ctx: InvocationContext,
             if event.error_code is not None and event.content is None:
                 held = event
             else:
-                yield _as_ours(event)
+                yield event
             if processed is not None:
                 processed.set()
     finally:
@@ -72,13 +72,3 @@ async def node_events(agent: Any, ctx: InvocationContext,
     if held is not None:
         yield held
 
-
-def _as_ours(event: Event) -> Event:
-    """A child's event as an event of its caller's run: the child's output is the child's
-    (the caller makes its own), so the node runtime must not take it for the caller's."""
-    if event.output is not None or event.node_info.output_for or \
-            event.node_info.message_as_output:
-        event.output = None
-        event.node_info.output_for = None
-        event.node_info.message_as_output = None
-    return event

@@ -33,20 +33,22 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
+from google.adk.tools.agent_tool import _SingleTurnAgentTool
+from google.adk.tools.base_tool import BaseTool
 from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
 from agentspec.runtime.instructions import Template
 from agentspec.runtime.nodes import node_events
 from agentspec.runtime.workflows import (
-    AnswersAsTool,
+    NodeEntry,
     ParallelAgent,
     SequentialAgent,
     answer_aside,
     final_text,
 )
 
-__all__ = ["PLAN_KEY", "PlannerAgent", "planner"]
+__all__ = ["PLAN_KEY", "PlannerAgent", "agent_tool", "planner"]
 
 PLAN_KEY = "agentspec:plan:{name}"
 KINDS = ("llm", "parallel", "sequential")
@@ -112,7 +114,7 @@ def _context(task: str, ancestors: list[str], previous: str | None) -> str:
     return "\n".join(lines)
 
 
-class PlanNode(BaseAgent):
+class PlanNode(NodeEntry, BaseAgent):
     """One node of the plan: plans its task, then answers it or runs its subtasks."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -253,7 +255,7 @@ def _role(template: LlmAgent, name: str, context: str) -> LlmAgent:
                     disallow_transfer_to_peers=True)
 
 
-class PlannerAgent(AnswersAsTool, PlanNode):
+class PlannerAgent(PlanNode):
     """The root of a recursive plan (see the module docstring); its task is the user's latest
     message, or the request when it is called as a tool."""
 
@@ -296,6 +298,20 @@ def _request_text(value: Any) -> str | None:
     parts = getattr(value, "parts", None) or []
     text = "".join(p.text or "" for p in parts if not p.thought).strip()
     return text or None
+
+
+class _WorkerAgentTool(_SingleTurnAgentTool):
+    """An agent the workers call as a tool (`worker.tools: [{agent: name}]`), as ADK calls
+    an LLM agent's single_turn sub-agent; `agents` shows it to walks over the tree."""
+
+    @property
+    def agents(self) -> dict[str, BaseAgent]:
+        return {self.agent.name: self.agent}
+
+
+def agent_tool(agent: BaseAgent) -> BaseTool:
+    """`agent` as a tool of the planner's workers."""
+    return _WorkerAgentTool(agent)
 
 
 def planner(*, name: str, model: Any, description: str | None = None,

@@ -31,7 +31,7 @@ from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
 from agentspec.runtime.nodes import node_events
-from agentspec.runtime.workflows import AnswersAsTool, answer_aside
+from agentspec.runtime.workflows import NodeEntry, answer_aside
 
 __all__ = ["ROUTE_KEY", "RouterAgent", "RoutingError", "classifier", "router"]
 
@@ -55,7 +55,7 @@ class _Choice:
     reason: str
 
 
-class RouterAgent(AnswersAsTool, BaseAgent):
+class RouterAgent(NodeEntry, BaseAgent):
     """Runs one of `sub_agents` per invocation (see the module docstring)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

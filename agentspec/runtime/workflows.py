@@ -34,7 +34,7 @@ from google.adk.utils.context_utils import Aclosing
 
 from agentspec.runtime.nodes import node_events
 
-__all__ = ["AnswersAsTool", "LoopAgent", "ParallelAgent", "SequentialAgent", "answer_aside",
+__all__ = ["LoopAgent", "NodeEntry", "ParallelAgent", "SequentialAgent", "answer_aside",
            "final_text", "loop", "parallel", "sequential"]
 
 
@@ -54,22 +54,36 @@ async def answer_aside(agent: Any, ctx: Any) -> str:
     return text
 
 
-class AnswersAsTool:
-    """A non-LLM agent that can be called as a tool (`{agent: name}`, `mode: single_turn`):
-    ADK wraps any sub-agent whose `mode` says so, and the tool's result is the node's output,
-    which for these agents is the last answer their children gave (per child, when they run
+class NodeEntry:
+    """How agentspec's own agents (sequential, parallel, loop, router, planner) run when ADK
+    runs them as a node: their events, and the events of the children they run as nodes,
+    go onto the invocation's event queue as they come, as a nested node's do. Passed up
+    through the node runner that runs them instead, a child's events would be taken for
+    theirs: given their node path (a single_turn agent would lose sight of its own tool
+    results) and branch (which the runner then keeps for the events after them).
+
+    The node's output, the result when the agent is called as a tool (`{agent: name}`,
+    `mode: single_turn`), is the last answer its children gave (per child, when they run
     in parallel)."""
 
     per_child_output: ClassVar[bool] = False
 
     async def _run_impl(self, *, ctx: Any, node_input: Any) -> AsyncGenerator[Any, None]:
+        invocation = ctx.get_invocation_context()
+        ctx.event_author = self.name  # of its output event
         answers: dict[str, str] = {}
-        async for event in super()._run_impl(ctx=ctx, node_input=node_input):  # type: ignore[misc]
-            text = final_text(event)
-            if text is not None:
-                answers.pop(event.author, None)
-                answers[event.author] = text
-            yield event
+        async with Aclosing(self.run_async(invocation)) as events:  # type: ignore[attr-defined]
+            async for event in events:
+                text = final_text(event)
+                if text is not None:
+                    answers.pop(event.author, None)
+                    answers[event.author] = text
+                if not event.node_info.path:  # its own: children's come with theirs
+                    event.node_info.path = ctx.node_path
+                if event.isolation_scope is None:
+                    event.isolation_scope = ctx.isolation_scope
+                ctx._interrupt_ids.update(event.long_running_tool_ids or ())
+                await invocation._enqueue_event(event)
         if answers:
             yield answers if self.per_child_output else list(answers.values())[-1]
 
@@ -77,7 +91,7 @@ class AnswersAsTool:
 with warnings.catch_warnings():  # defining a subclass warns once; that is ours to silence
     warnings.simplefilter("ignore", DeprecationWarning)
 
-    class SequentialAgent(AnswersAsTool, agents.SequentialAgent):
+    class SequentialAgent(NodeEntry, agents.SequentialAgent):
         """Runs `sub_agents` in order (ADK SequentialAgent)."""
 
         mode: str | None = None
@@ -102,7 +116,7 @@ with warnings.catch_warnings():  # defining a subclass warns once; that is ours 
                 ctx.set_agent_state(self.name, end_of_agent=True)
                 yield self._create_agent_state_event(ctx)
 
-    class ParallelAgent(AnswersAsTool, agents.ParallelAgent):
+    class ParallelAgent(NodeEntry, agents.ParallelAgent):
         """Runs `sub_agents` concurrently on isolated branches, sharing state."""
 
         mode: str | None = None
@@ -131,7 +145,7 @@ with warnings.catch_warnings():  # defining a subclass warns once; that is ours 
                 ctx.set_agent_state(self.name, end_of_agent=True)
                 yield self._create_agent_state_event(ctx)
 
-    class LoopAgent(AnswersAsTool, agents.LoopAgent):
+    class LoopAgent(NodeEntry, agents.LoopAgent):
         """Repeats `sub_agents` up to `max_iterations` or until one escalates."""
 
         mode: str | None = None
