@@ -70,7 +70,7 @@ class NodeEntry:
 
     async def _run_impl(self, *, ctx: Any, node_input: Any) -> AsyncGenerator[Any, None]:
         invocation = ctx.get_invocation_context()
-        ctx.event_author = self.name  # of its output event
+        ctx.event_author = self.name  # type: ignore[attr-defined]  # of its output event
         answers: dict[str, str] = {}
         async with Aclosing(self.run_async(invocation)) as events:  # type: ignore[attr-defined]
             async for event in events:
