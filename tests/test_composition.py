@@ -62,14 +62,12 @@ def test_every_cell_is_run_or_refused_with_its_code(tmp_path: Path) -> None:
 
 async def _conversation(app: Any, cell: Cell) -> tuple[str | None, str | None]:
     """The last answer of the cell's turn and, for an offline child, the text delivered
-    after a worker ran its job."""
+    after a worker ran its job; no error on the way."""
     from google.adk.artifacts import InMemoryArtifactService
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
     from agentspec.runtime.conversation import turn
-    from agentspec.runtime.jobs.delegation import app_job_settings, deliver, offline_agents
-    from agentspec.runtime.jobs.worker import Worker
     from agentspec.runtime.scenarios import Outcome
     from agentspec.runtime.scripted import install_script
 
@@ -82,20 +80,27 @@ async def _conversation(app: Any, cell: Cell) -> tuple[str | None, str | None]:
                                                               user_id="user")
         await turn(runner, session.id, REQUEST, decide=lambda pending: None,
                    on_event=outcome.record)
-        if not cell.offline:
-            return outcome.final, None
-        settings = app_job_settings(app)
-        assert settings is not None
-        worker = Worker(offline_agents(app.root_agent), settings, poll_seconds=0.01)
-        await worker.serve(asyncio.Event(), until_idle=True)
-        stored = await runner.session_service.get_session(app_name=app.name, user_id="user",
-                                                          session_id=session.id)
-        delivered = await deliver(settings, runner.session_service, stored, app.root_agent,
-                                  "delivery")
-        texts = [p.text or "" for e in delivered for p in (e.content.parts or [])]
-        return outcome.final, "\n".join(texts)
+        assert outcome.failures == []
+        delivered = await _offline_job(app, runner, session.id) if cell.offline else None
+        return outcome.final, delivered
     finally:
         await runner.close()
+
+
+async def _offline_job(app: Any, runner: Any, session_id: str) -> str:
+    """A worker runs the job the turn queued; the text delivered into the conversation."""
+    from agentspec.runtime.jobs.delegation import app_job_settings, deliver, offline_agents
+    from agentspec.runtime.jobs.worker import Worker
+
+    settings = app_job_settings(app)
+    assert settings is not None
+    worker = Worker(offline_agents(app.root_agent), settings, poll_seconds=0.01)
+    await worker.serve(asyncio.Event(), until_idle=True)
+    stored = await runner.session_service.get_session(app_name=app.name, user_id="user",
+                                                      session_id=session_id)
+    delivered = await deliver(settings, runner.session_service, stored, app.root_agent,
+                              "delivery")
+    return "\n".join(p.text or "" for e in delivered for p in (e.content.parts or []))
 
 
 def _expect(cell: Cell, answered: tuple[str | None, str | None], surface: str) -> None:

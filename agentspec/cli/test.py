@@ -61,7 +61,10 @@ async def _play(app: Any, scenario: Any) -> Any:
         if not decisions:
             raise AssertionError(f"{pending.agent} asked to approve {pending.tool}, and the "
                                  "scenario has no decision left for it")
-        return decisions.pop(0)
+        decision = decisions.pop(0)
+        if decision.kind == "reject":
+            outcome.settled.add(pending.call_id)  # its error result is the person's no
+        return decision
 
     runner = Runner(app=app, session_service=InMemorySessionService(),
                     artifact_service=InMemoryArtifactService())
@@ -102,7 +105,7 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
     from agentspec.runtime.scenarios import StubTools, check, offline_mcp
-    from agentspec.runtime.scripted import ScriptedFailure, ScriptError, install_script
+    from agentspec.runtime.scripted import ScriptError, install_script
 
     # jobs go to a store of the scenario's own
     store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
@@ -119,15 +122,20 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
             return [f"cannot build: {p.code} {p.message}" for p in problems]
         try:
             offline_mcp(app.root_agent)
-            install_script(app.root_agent, scenario.replies)
-            if scenario.stubs:
-                app.plugins.append(StubTools(scenario.stubs))
-            outcome = asyncio.run(_play(app, scenario))
-        except (AssertionError, ScriptError, ScriptedFailure) as exc:
+            models = install_script(app.root_agent, scenario.replies)
+        except ScriptError as exc:
             return [str(exc)]
+        if scenario.stubs:
+            app.plugins.append(StubTools(scenario.stubs))
+        try:
+            outcome = asyncio.run(_play(app, scenario))
         except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
-            return [f"the run failed: {type(exc).__name__}: {exc}"]
-        return check(scenario.expect, outcome)
+            failed = [str(exc) if isinstance(exc, AssertionError)
+                      else f"the run failed: {type(exc).__name__}: {exc}"]
+        else:
+            failed = check(scenario.expect, outcome)
+        # the script's own problems first, however the run went on after them
+        return list(dict.fromkeys(p for m in models.values() for p in m.problems)) or failed
 
 
 @click.command(name="test")

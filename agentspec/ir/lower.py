@@ -303,7 +303,8 @@ class _Lowering:
         if isinstance(agent, RouterAgent):
             return replace(base, kind="router", route=self.route(name, agent))
         if isinstance(agent, PlannerAgent):
-            return replace(base, kind="planner", plan=self.plan(name, agent))
+            return replace(base, kind="planner", plan=self.plan(name, agent),
+                           tool_errors=(agent.worker and agent.worker.tool_errors) or "return")
         if not isinstance(agent, LlmAgent):
             kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
             return replace(base, kind=kind,
@@ -340,7 +341,8 @@ class _Lowering:
             todos=kit.todos, memory=memory,
             memory_edit_at=self.memory_edit_at(memory, kit, filesystem),
             filesystem=filesystem, skills=skills, skill_discovery=discovery,
-            result_limit=kit.result_limit, approvals=tuple(approvals.items()))
+            result_limit=kit.result_limit, approvals=tuple(approvals.items()),
+            tool_errors=agent.tool_errors or "return")
         return replace(node, task=self.task(kit, node))
 
     def queues(self, name: str) -> bool:

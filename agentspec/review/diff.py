@@ -8,7 +8,7 @@ class with its reason, and the position of what changed in each version:
 * high: a capability gained (a tool, the shell, a backend that runs commands, a new agent's
   tools) or an approval dropped;
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas);
+  sub-agents, memory, skills, schemas, what a tool's error does);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed.
 """
 
@@ -222,7 +222,8 @@ class _Compare:
                                   ("output_schema", "output schema"),
                                   ("input_schema", "input schema"),
                                   ("output_key", "output key"), ("route", "route"),
-                                  ("static_instruction", "static instruction")):
+                                  ("static_instruction", "static instruction"),
+                                  ("tool_errors", "handling of tool errors")):
             if getattr(before, field_name) != getattr(after, field_name):
                 self.add(name, f"{field_name.replace('_', '-')}-changed", "medium",
                           f"the {label} changed", (field_name,), (field_name,))

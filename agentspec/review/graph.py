@@ -61,6 +61,8 @@ def _label(node: AgentNode) -> list[str]:
         lines.append(f"max_depth {node.plan.max_depth} · max_subtasks {node.plan.max_subtasks}")
     if node.max_iterations is not None:
         lines.append(f"max_iterations {node.max_iterations}")
+    if node.tool_errors != "return":
+        lines.append(f"tool errors: {node.tool_errors}")
     return lines
 
 

@@ -18,6 +18,8 @@ before the child goes on, as the Runner does with the events it drains.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import logging
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -29,6 +31,20 @@ from google.adk.workflow._errors import DynamicNodeFailError, NodeInterruptedErr
 __all__ = ["node_events"]
 
 _DONE = object()
+#: set in the tasks that run nodes for `node_events`, whose failures reach their callers
+_RAISED_TO_CALLER = contextvars.ContextVar("agentspec_node_raised_to_caller", default=False)
+
+
+class _RaisedToCaller(logging.Filter):
+    """Drops the traceback ADK's node runner logs for a node that failed under
+    `node_events`: the error is raised to whoever ran it (a router falls back, a command
+    reports it), and the failure is an error event in the conversation too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_RAISED_TO_CALLER.get() and record.exc_info is not None)
+
+
+logging.getLogger("google_adk.google.adk.workflow._node_runner").addFilter(_RaisedToCaller())
 
 
 async def node_events(agent: Any, ctx: InvocationContext,
@@ -41,6 +57,7 @@ async def node_events(agent: Any, ctx: InvocationContext,
     own._event_queue = queue
 
     async def drive() -> None:
+        _RAISED_TO_CALLER.set(True)
         try:
             await Context(own).run_node(agent, node_input=node_input)
         finally:

@@ -40,6 +40,7 @@ from pydantic import ConfigDict, Field
 
 from agentspec.runtime.instructions import Template
 from agentspec.runtime.nodes import node_events
+from agentspec.runtime.tool_errors import error_result, mcp_errors
 from agentspec.runtime.workflows import (
     NodeEntry,
     ParallelAgent,
@@ -251,6 +252,8 @@ def _role(template: LlmAgent, name: str, context: str) -> LlmAgent:
                     static_instruction=template.static_instruction, instruction=instruction,
                     tools=list(template.tools), output_schema=template.output_schema,
                     generate_content_config=template.generate_content_config,
+                    on_tool_error_callback=template.on_tool_error_callback,
+                    after_tool_callback=template.after_tool_callback,
                     include_contents="none", mode="chat", disallow_transfer_to_parent=True,
                     disallow_transfer_to_peers=True)
 
@@ -319,9 +322,11 @@ def planner(*, name: str, model: Any, description: str | None = None,
             worker_model: Any = None, worker_instruction: str | None = None,
             worker_tools: list[Any] | None = None, synthesizer_model: Any = None,
             synthesizer_instruction: str | None = None, mode: str | None = None,
-            configs: dict[str, Any] | None = None, **callbacks: Any) -> PlannerAgent:
+            configs: dict[str, Any] | None = None, tool_errors: str = "return",
+            **callbacks: Any) -> PlannerAgent:
     """A recursive planner. The worker's model defaults to the planner's, the synthesizer's
-    to the worker's; `configs` holds each role's GenerateContentConfig (by role name)."""
+    to the worker's; `configs` holds each role's GenerateContentConfig (by role name);
+    `tool_errors` is what a worker's tool that raises does (`tool_errors.py`)."""
     worker_model = worker_model or model
     configs = configs or {}
     settings = _Settings(
@@ -333,7 +338,9 @@ def planner(*, name: str, model: Any, description: str | None = None,
                                                       extra=instruction or "")),
         worker=LlmAgent(name=f"{name}_worker", model=worker_model,
                         instruction=worker_instruction or "", tools=list(worker_tools or []),
-                        generate_content_config=configs.get("worker")),
+                        generate_content_config=configs.get("worker"),
+                        on_tool_error_callback=[error_result] if tool_errors == "return"
+                        else None, after_tool_callback=mcp_errors(tool_errors)),
         synthesizer=LlmAgent(name=f"{name}_synthesizer", model=synthesizer_model or worker_model,
                              instruction=synthesizer_instruction or "",
                              generate_content_config=configs.get("synthesizer")),

@@ -1,0 +1,282 @@
+"""A failure never passes unseen (issue 11): the router front desk whose deep reviewer
+delegates with `task` runs everywhere, and `agentspec test` fails a scenario on any error it
+does not declare, wherever the error happened: in an agent tool, a `task` delegation, a
+planner node, a router's fallback chain; a script's own problems read as such."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from agentspec.cli import cli
+
+FRONT_DESK = """\
+    agentspec: 1
+    name: front_desk
+    root: front
+    agents:
+      front:
+        kind: router
+        sub_agents: [reviewer]
+        route: {state: desk}
+        default: reviewer
+      reviewer:
+        kind: deep
+        description: Reviews.
+        model: gemini-2.5-flash
+        instruction: Review what you are given; check the details with `task`.
+    """
+FRONT_DESK_SCRIPT = """\
+    messages: [Review my essay.]
+    replies:
+      reviewer:
+        - call: task
+          args: {description: Check the spelling., subagent_type: general-purpose}
+        - {when: No spelling mistakes, text: Reviewed - all good.}
+      general_purpose:
+        - text: No spelling mistakes.
+    expect:
+      tools: [task]
+      final: Reviewed - all good.
+    """
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), prog_name="agentspec")
+
+
+def _project(tmp_path: Path, spec: str, scenario: str, files: dict[str, str] | None = None
+             ) -> Path:
+    (tmp_path / "scenarios").mkdir(exist_ok=True)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(spec))
+    (tmp_path / "scenarios" / "spec.yaml").write_text(textwrap.dedent(scenario))
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    return tmp_path / "spec.yaml"
+
+
+def test_a_router_front_desk_whose_deep_reviewer_delegates_with_task(tmp_path: Path) -> None:
+    spec = _project(tmp_path, FRONT_DESK, FRONT_DESK_SCRIPT)
+    done = invoke("run", str(spec), "--script", str(tmp_path / "scenarios" / "spec.yaml"))
+    assert done.exit_code == 0, done.output
+    assert "[general_purpose] No spelling mistakes." in done.stdout
+    assert done.stdout.splitlines()[-1] == "[reviewer] Reviewed - all good."
+    tested = invoke("test", str(spec))
+    assert tested.exit_code == 0 and " PASSED" in tested.output, tested.output
+
+
+AGENT_TOOL = """\
+    agentspec: 1
+    name: desk
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Ask the helper.
+        tools: [{agent: helper}]
+      helper: {description: Helps., model: gemini-2.5-flash, instruction: Help.}
+    """
+
+
+def _agent_tool(helper: str, expect: str = "") -> str:
+    return f"""\
+        messages: [Hi]
+        replies:
+          lead:
+            - {{call: helper, args: {{request: help}}}}
+            - {{text: Done.}}
+          helper: {helper}
+        expect:
+          final: Done.
+        {expect}
+        """
+
+
+def test_an_agent_tool_that_failed_fails_the_scenario(tmp_path: Path) -> None:
+    spec = _project(tmp_path, AGENT_TOOL, _agent_tool("[{fail: the helper is down}]"))
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1, done.output
+    assert done.output.splitlines()[1] == "    unexpected error: agent `helper` failed: " \
+        "ScriptedFailure: helper: the helper is down", done.output
+
+
+def test_an_error_the_scenario_declares_passes_and_must_happen(tmp_path: Path) -> None:
+    declared = "  errors: [{agent: helper, contains: the helper is down}]"
+    spec = _project(tmp_path, AGENT_TOOL, _agent_tool("[{fail: the helper is down}]",
+                                                      declared))
+    done = invoke("test", str(spec))
+    assert done.exit_code == 0, done.output
+    _project(tmp_path, AGENT_TOOL, _agent_tool("[{text: Sure.}]", declared))
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1
+    assert "expected an error of agent 'helper' contains 'the helper is down'; there was " \
+           "none" in done.output
+
+
+def test_a_script_that_runs_out_inside_an_agent_tool_says_so(tmp_path: Path) -> None:
+    spec = _project(tmp_path, AGENT_TOOL, _agent_tool("[]"))
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1
+    failures = done.output.splitlines()[1:-1]
+    assert failures == ["    the script has no more replies for agent `helper`"], done.output
+    ran = invoke("run", str(spec), "--script", str(tmp_path / "scenarios" / "spec.yaml"))
+    assert ran.exit_code == 1
+    assert "agentspec: the script has no more replies for agent `helper`" in ran.output
+
+
+ROUTER = """\
+    agentspec: 1
+    name: desk
+    root: front
+    agents:
+      front:
+        kind: router
+        sub_agents: [billing, general]
+        route: {state: desk}
+        default: billing
+        fallback: [general]
+      billing: {description: Bills., model: gemini-2.5-flash, instruction: Bill.}
+      general: {description: Helps., model: gemini-2.5-flash, instruction: Help.}
+    """
+
+
+def test_a_script_that_runs_out_is_not_buried_in_a_fallback_chain(tmp_path: Path) -> None:
+    spec = _project(tmp_path, ROUTER, """\
+        messages: [Hi]
+        replies:
+          general: [{text: General answers.}]
+        expect: {final: General answers.}
+        """)
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1
+    assert done.output.splitlines()[1] == \
+        "    the script has no more replies for agent `billing`", done.output
+
+
+def test_a_reply_for_an_agent_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    spec = _project(tmp_path, AGENT_TOOL, _agent_tool("[{text: Sure.}]").replace(
+        "  helper:", "  helpr:"))
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1
+    assert "the script has replies for `helpr`, which is no agent with a model here (did " \
+           "you mean `helper`?)" in done.output
+
+
+def test_a_broken_route_is_a_failure(tmp_path: Path) -> None:
+    spec = _project(tmp_path, ROUTER.replace("route: {state: desk}",
+                                             "route: {python: routing:choose}"), """\
+        messages: [Hi]
+        replies:
+          billing: [{text: Billing answers.}]
+        expect: {final: Billing answers.}
+        """, {"routing.py": """\
+        def choose(agent_names, ctx, failed):
+            raise LookupError("no desk for this customer")
+        """})
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1
+    assert "unexpected error: agent `front` failed: LookupError: no desk for this customer" \
+        in done.output
+
+
+DEEP = """\
+    agentspec: 1
+    name: desk
+    root: lead
+    agents:
+      lead:
+        kind: deep
+        description: Leads.
+        model: gemini-2.5-flash
+        instruction: Delegate.
+    """
+
+
+def test_a_task_delegation_that_failed_fails_the_scenario(tmp_path: Path) -> None:
+    spec = _project(tmp_path, DEEP, """\
+        messages: [Hi]
+        replies:
+          lead:
+            - call: task
+              args: {description: Do it., subagent_type: general-purpose}
+            - {when: the helper is down, text: It failed.}
+          general_purpose: [{fail: the helper is down}]
+        expect: {final: It failed.}
+        """)
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1, done.output
+    assert "unexpected error: tool `task` of agent `lead` returned an error: ScriptedFailure: " \
+           "general_purpose: the helper is down" in done.output
+
+
+PLANNER = """\
+    agentspec: 1
+    name: desk
+    root: plan
+    agents:
+      plan:
+        kind: planner
+        model: gemini-2.5-flash
+        worker: {tools: [{agent: helper}]}
+      helper: {description: Helps., model: gemini-2.5-flash, instruction: Help.}
+    """
+
+
+def test_an_agent_tool_that_failed_in_a_planner_node_fails_the_scenario(
+        tmp_path: Path) -> None:
+    spec = _project(tmp_path, PLANNER, """\
+        messages: [Hi]
+        replies:
+          plan_planner: [{text: '{"kind": "llm", "subtasks": []}'}]
+          plan_worker:
+            - {call: helper, args: {request: help}}
+            - {text: Done.}
+          helper: [{fail: the helper is down}]
+        expect: {final: Done.}
+        """)
+    done = invoke("test", str(spec))
+    assert done.exit_code == 1, done.output
+    assert "unexpected error: agent `helper` failed: ScriptedFailure: helper: the helper is " \
+        "down" in done.output
+
+
+APPROVAL = """\
+    agentspec: 1
+    name: desk
+    root: lead
+    tools:
+      wipe: {python: desk_tools:wipe}
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Wipe when asked.
+        tools: [wipe]
+        interrupt_on: {wipe: true}
+    """
+
+
+def test_a_rejection_the_scenario_decides_is_no_error(tmp_path: Path) -> None:
+    spec = _project(tmp_path, APPROVAL, """\
+        messages: [Wipe it]
+        replies:
+          lead: [{call: wipe}, {text: Not wiped.}]
+        decisions: [reject]
+        expect: {final: Not wiped.}
+        """, {"desk_tools.py": '''\
+        def wipe() -> str:
+            """Wipes."""
+            return "wiped"
+        '''})
+    done = invoke("test", str(spec))
+    assert done.exit_code == 0, done.output
+
+
+@pytest.mark.parametrize("entry", ["[{tool: a, agent: b}]", "[{contains: x}]", "[{tool: a, x: 1}]",
+                                   "{tool: a}", "[{tool: ''}]", "[{agent: [a]}]"])
+def test_a_malformed_errors_entry_is_a_usage_error(tmp_path: Path, entry: str) -> None:
+    spec = _project(tmp_path, AGENT_TOOL, f"messages: [Hi]\nexpect: {{errors: {entry}}}\n")
+    done = invoke("test", str(spec))
+    assert done.exit_code == 2 and "`expect.errors` is a list of" in done.output, done.output
