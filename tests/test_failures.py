@@ -167,12 +167,12 @@ def test_a_reply_for_an_agent_that_does_not_exist_says_so(tmp_path: Path) -> Non
 
 def test_a_broken_route_is_a_failure(tmp_path: Path) -> None:
     spec = _project(tmp_path, ROUTER.replace("route: {state: desk}",
-                                             "route: {python: routing:choose}"), """\
+                                             "route: {python: failing_route:choose}"), """\
         messages: [Hi]
         replies:
           billing: [{text: Billing answers.}]
         expect: {final: Billing answers.}
-        """, {"routing.py": """\
+        """, {"failing_route.py": """\
         def choose(agent_names, ctx, failed):
             raise LookupError("no desk for this customer")
         """})
