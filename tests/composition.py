@@ -52,7 +52,10 @@ class Way:
 
     @property
     def parents(self) -> tuple[str, ...]:
-        return tuple(kinds_taking(self.field))
+        """The kinds with the field; for a `mode`, those that honour it (the kinds that take
+        `mode` themselves: elsewhere it does nothing, AS229, and is not built)."""
+        kinds = kinds_taking(self.field)
+        return tuple(k for k in kinds if self.mode is None or k in kinds_taking("mode"))
 
     def delegates(self, parent: str) -> bool:
         """Whether `parent` calls the child like a tool this way (a sub-agent's `mode` says
@@ -212,14 +215,21 @@ PLACEMENTS = ("root", *kinds_taking("sub_agents"))
 def _cells() -> list[Cell]:
     """Every parent kind at the root reaches every child kind, in real time and offline.
     Under another agent (which changes how ADK runs the parent: reached by a transfer, or
-    run by a workflow or router) it reaches an LLM child in real time: a child's kind does
-    not change how its parent runs, and an offline child runs in a worker, as the root of a
-    session of its own, wherever its parent is."""
+    run by a workflow or router), a parent that calls or transfers to its child (an LLM
+    agent, standing for `deep` too, which is one with the harness's tools; a planner's
+    workers) reaches an LLM child in real time: a child's kind does not change how its
+    parent runs, an offline child runs in a worker, as the root of a session of its own,
+    wherever its parent is, and a workflow or router under another agent runs its children
+    as it does at the root (as nodes)."""
     found = []
     for placement in PLACEMENTS:
         nested = placement != "root"
         for way in WAYS:
             for parent in way.parents:
+                calls = parent == LLM_KINDS[0] or (parent not in LLM_KINDS
+                                                   and way.delegates(parent))
+                if nested and not calls:
+                    continue
                 for child in way.children[:1] if nested else way.children:
                     for offline in (None, *(() if nested else OFFLINE)):
                         found.append(cell(placement, parent, way, child, offline))
