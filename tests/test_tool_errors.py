@@ -19,6 +19,13 @@ from agentspec.cli import cli
 from agentspec.review.graph import graph
 from tests.buildkit import package_loader, scripted_turn
 
+try:  # ADK's MCP client keeps the sys.stderr of its first import as every server's stderr;
+    # imported first inside a CliRunner (`agentspec test` stands in for MCP servers), that
+    # one is closed by the time a test here starts a real server, which then dies at once
+    import google.adk.tools.mcp_tool.mcp_toolset  # noqa: F401
+except ImportError:  # the `mcp` extra is optional
+    pass
+
 TOOLS = '''\
 def population(city: str) -> dict:
     """How many people live in a city."""
