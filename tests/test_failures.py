@@ -68,6 +68,53 @@ def test_a_router_front_desk_whose_deep_reviewer_delegates_with_task(tmp_path: P
     assert tested.exit_code == 0 and " PASSED" in tested.output, tested.output
 
 
+MODELS = '''\
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+
+def scripted(callback_context, llm_request):
+    """Stands in for the model: the reviewer delegates with `task`, then answers."""
+    last = llm_request.contents[-1].parts[-1] if llm_request.contents else None
+    if callback_context.agent_name == "general_purpose":
+        part = types.Part(text="No spelling mistakes.")
+    elif last is not None and last.function_response is not None:
+        part = types.Part(text="Reviewed - all good.")
+    else:
+        part = types.Part(function_call=types.FunctionCall(
+            name="task", args={"description": "Check the spelling.",
+                               "subagent_type": "general-purpose"}))
+    return LlmResponse(content=types.Content(role="model", parts=[part]))
+'''
+
+
+def test_the_front_desk_through_adk_api_server(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`adk api_server` (and `adk web`, the same app): a before_model callback stands in for
+    the model, as no script can reach a server's own runner."""
+    from fastapi.testclient import TestClient
+    from google.adk.cli.fast_api import get_fast_api_app
+
+    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")
+    spec = _project(tmp_path, textwrap.dedent(FRONT_DESK) + "    callbacks: {before_model: "
+                    "[desk_models:scripted]}\n", FRONT_DESK_SCRIPT, {"desk_models.py": MODELS})
+    assert invoke("build", str(spec), "-o", str(tmp_path / "out")).exit_code == 0
+    server = get_fast_api_app(agents_dir=str(tmp_path / "out"), web=False,
+                              session_service_uri="memory://", artifact_service_uri="memory://",
+                              auto_create_session=True, use_local_storage=False)
+    with TestClient(server) as client:
+        done = client.post("/run", json={
+            "app_name": "front_desk", "user_id": "u", "session_id": "s",
+            "new_message": {"role": "user", "parts": [{"text": "Review my essay."}]}})
+    assert done.status_code == 200, done.text
+    events = done.json()
+    assert [e for e in events if e.get("errorCode")] == []
+    texts = [(e["author"], p["text"]) for e in events for p in (e.get("content") or {}).get(
+        "parts", []) if p.get("text")]
+    assert texts == [("general_purpose", "No spelling mistakes."),
+                     ("reviewer", "Reviewed - all good.")]
+
+
 AGENT_TOOL = """\
     agentspec: 1
     name: desk

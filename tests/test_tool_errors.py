@@ -6,6 +6,7 @@ planner's workers) fails the run instead; `callbacks.on_tool_error` still decide
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import textwrap
 from pathlib import Path
@@ -19,12 +20,11 @@ from agentspec.cli import cli
 from agentspec.review.graph import graph
 from tests.buildkit import package_loader, scripted_turn
 
-try:  # ADK's MCP client keeps the sys.stderr of its first import as every server's stderr;
-    # imported first inside a CliRunner (`agentspec test` stands in for MCP servers), that
-    # one is closed by the time a test here starts a real server, which then dies at once
+# ADK's MCP client keeps the sys.stderr of its first import as every server's stderr;
+# imported first inside a CliRunner (`agentspec test` stands in for MCP servers), that one is
+# closed by the time a test here starts a real server, which then dies at once
+with contextlib.suppress(ImportError):  # the `mcp` extra is optional
     import google.adk.tools.mcp_tool.mcp_toolset  # noqa: F401
-except ImportError:  # the `mcp` extra is optional
-    pass
 
 TOOLS = '''\
 def population(city: str) -> dict:
