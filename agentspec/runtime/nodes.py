@@ -47,8 +47,7 @@ class _RaisedToCaller(logging.Filter):
 logging.getLogger("google_adk.google.adk.workflow._node_runner").addFilter(_RaisedToCaller())
 
 
-async def node_events(agent: Any, ctx: InvocationContext,
-                      node_input: Any = None) -> AsyncGenerator[Event, None]:
+async def node_events(agent: Any, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
     """The events of `agent` run as a node in `ctx`'s invocation. A failure is raised as
     the agent raised it; a run that pauses for a person (a tool call waiting for approval)
     simply ends, its request already among the events."""
@@ -59,7 +58,7 @@ async def node_events(agent: Any, ctx: InvocationContext,
     async def drive() -> None:
         _RAISED_TO_CALLER.set(True)
         try:
-            await Context(own).run_node(agent, node_input=node_input)
+            await Context(own).run_node(agent)
         finally:
             await queue.put((_DONE, None))
 
