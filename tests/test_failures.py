@@ -295,7 +295,7 @@ APPROVAL = """\
     name: desk
     root: lead
     tools:
-      wipe: {python: desk_tools:wipe}
+      wipe: {python: approval_tools:wipe}
     agents:
       lead:
         model: gemini-2.5-flash
@@ -312,7 +312,7 @@ def test_a_rejection_the_scenario_decides_is_no_error(tmp_path: Path) -> None:
           lead: [{call: wipe}, {text: Not wiped.}]
         decisions: [reject]
         expect: {final: Not wiped.}
-        """, {"desk_tools.py": '''\
+        """, {"approval_tools.py": '''\
         def wipe() -> str:
             """Wipes."""
             return "wiped"

@@ -254,9 +254,11 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from google.genai.errors import APIError
 
     from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.nodes import FAILURES_REPORTED
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError
 
+    reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     try:
         asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
     except (APIError, ScriptError, ScriptedFailure, RoutingError,
@@ -270,6 +272,8 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     except ValueError as exc:  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         click.echo(f"agentspec: {exc}", err=True)
         sys.exit(1)
+    finally:
+        FAILURES_REPORTED.reset(reported)
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
     if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong
         for problem in problems:

@@ -104,7 +104,7 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> list[str]:
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
-    from agentspec.runtime.scenarios import StubTools, check, offline_mcp
+    from agentspec.runtime.scenarios import StubTools, offline_mcp
     from agentspec.runtime.scripted import ScriptError, install_script
 
     # jobs go to a store of the scenario's own
@@ -127,15 +127,24 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
             return [str(exc)]
         if scenario.stubs:
             app.plugins.append(StubTools(scenario.stubs))
-        try:
-            outcome = asyncio.run(_play(app, scenario))
-        except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
-            failed = [str(exc) if isinstance(exc, AssertionError)
-                      else f"the run failed: {type(exc).__name__}: {exc}"]
-        else:
-            failed = check(scenario.expect, outcome)
+        failed = _judged(app, scenario)
         # the script's own problems first, however the run went on after them
         return list(dict.fromkeys(p for m in models.values() for p in m.problems)) or failed
+
+
+def _judged(app: Any, scenario: Any) -> list[str]:
+    """What went wrong in the scenario's run: the run failing, or its expectations."""
+    from agentspec.runtime.nodes import FAILURES_REPORTED
+    from agentspec.runtime.scenarios import check
+
+    reported = FAILURES_REPORTED.set(True)  # the scenario's report names each failure
+    try:
+        return check(scenario.expect, asyncio.run(_play(app, scenario)))
+    except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
+        return [str(exc) if isinstance(exc, AssertionError)
+                else f"the run failed: {type(exc).__name__}: {exc}"]
+    finally:
+        FAILURES_REPORTED.reset(reported)
 
 
 @click.command(name="test")

@@ -28,23 +28,25 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events.event import Event
 from google.adk.workflow._errors import DynamicNodeFailError, NodeInterruptedError
 
-__all__ = ["node_events"]
+__all__ = ["FAILURES_REPORTED", "node_events"]
 
 _DONE = object()
-#: set in the tasks that run nodes for `node_events`, whose failures reach their callers
-_RAISED_TO_CALLER = contextvars.ContextVar("agentspec_node_raised_to_caller", default=False)
+#: set where a node's failure reaches someone who reports it: in the tasks that run nodes
+#: for `node_events` (the error is raised to the caller: a router falls back, ...), and in
+#: agentspec's commands (they show every failure from the events, `runtime.failures`)
+FAILURES_REPORTED = contextvars.ContextVar("agentspec_failures_reported", default=False)
 
 
-class _RaisedToCaller(logging.Filter):
-    """Drops the traceback ADK's node runner logs for a node that failed under
-    `node_events`: the error is raised to whoever ran it (a router falls back, a command
-    reports it), and the failure is an error event in the conversation too."""
+class _Reported(logging.Filter):
+    """Drops the traceback ADK logs for a failed node (or root) where the failure is
+    reported anyway: the failure is also an error event in the conversation."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (_RAISED_TO_CALLER.get() and record.exc_info is not None)
+        return not (FAILURES_REPORTED.get() and record.exc_info is not None)
 
 
-logging.getLogger("google_adk.google.adk.workflow._node_runner").addFilter(_RaisedToCaller())
+for _logger in ("workflow._node_runner", "runners"):
+    logging.getLogger(f"google_adk.google.adk.{_logger}").addFilter(_Reported())
 
 
 async def node_events(agent: Any, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -56,7 +58,7 @@ async def node_events(agent: Any, ctx: InvocationContext) -> AsyncGenerator[Even
     own._event_queue = queue
 
     async def drive() -> None:
-        _RAISED_TO_CALLER.set(True)
+        FAILURES_REPORTED.set(True)
         try:
             await Context(own).run_node(agent)
         finally:
