@@ -104,7 +104,7 @@ def _agents(root: AgentNode) -> Iterator[tuple[str, AgentNode]]:
         seen.add(node.name)
         yield node.name, node
         todo += list(node.children)
-        todo += [t.agent for t in node.tools if t.agent is not None]
+        todo += [t.agent for t in _tools(node) if t.agent is not None]
         todo += [agent for kind, agent in node.task if kind != "general-purpose"]
 
 
@@ -116,6 +116,11 @@ def _mcp_target(tool: ToolNode) -> str:
     server = tool.mcp.mcp
     return getattr(server, "url", None) or " ".join(
         [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
+
+
+def _tools(node: AgentNode) -> tuple[ToolNode, ...]:
+    """An agent's tools, and a planner's workers' tools."""
+    return (*node.tools, *(node.plan.worker_tools if node.plan else ()))
 
 
 def _tool_key(tool: ToolNode) -> str:
@@ -144,6 +149,8 @@ def capabilities(node: AgentNode) -> dict[str, tuple[tuple[str | int, ...], str]
     found: dict[str, tuple[tuple[str | int, ...], str]] = {}
     for index, tool in enumerate(node.tools):
         found[_tool_key(tool)] = (("tools", index), _tool_source(tool))
+    for index, tool in enumerate(node.plan.worker_tools if node.plan else ()):
+        found[_tool_key(tool)] = (("worker", "tools", index), _tool_source(tool))
     for child in node.children:
         if child.mode in ("single_turn", "task"):
             found[f"agent {child.name}"] = (("sub_agents",), f"agent {child.name}")

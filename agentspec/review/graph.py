@@ -73,7 +73,7 @@ def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
     for child in node.children:
         yield node, ordered[0], child
         yield from _walk(child)
-    for tool in node.tools:
+    for tool in (*node.tools, *(node.plan.worker_tools if node.plan else ())):
         if tool.agent is not None:
             yield node, "offline job" if tool.agent.offline else "tool", tool.agent
             yield from _walk(tool.agent)
