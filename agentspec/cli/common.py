@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -15,7 +14,7 @@ from agentspec.diagnostics import Diagnostic, normalize, render
 from agentspec.source import SourceFile
 
 __all__ = ["CREDENTIAL_KEYS", "built_app", "environment_option", "print_diagnostics",
-           "quiet_reported_errors", "require_credentials", "services"]
+           "require_credentials", "services"]
 
 CREDENTIAL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
 
@@ -69,28 +68,3 @@ def services(url: str | None) -> tuple[Any, Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     artifacts = path.with_name(path.name + ".artifacts")
     return SqliteSessionService(str(path)), FileArtifactService(artifacts)
-
-
-class _QuietHandler(logging.Handler):
-    """ADK's log records on stderr, as Python shows them when logging is not set up, except
-    the tracebacks ADK logs for errors the command reports itself."""
-
-    def __init__(self, reported: tuple[type[BaseException], ...]) -> None:
-        super().__init__(logging.WARNING)
-        self.reported = reported
-
-    def emit(self, record: logging.LogRecord) -> None:
-        error, seen = record.exc_info[1] if record.exc_info else None, 0
-        while error is not None and seen < 32:
-            if isinstance(error, self.reported):
-                return
-            error, seen = error.__cause__ or error.__context__, seen + 1
-        sys.stderr.write(self.format(record) + "\n")
-
-
-def quiet_reported_errors(*reported: type[BaseException]) -> None:
-    """ADK logs the traceback of a failed agent before the error reaches the command; the
-    errors the command reports as the user's mistakes are not shown twice."""
-    adk = logging.getLogger("google_adk")
-    adk.handlers = [h for h in adk.handlers if not isinstance(h, _QuietHandler)]
-    adk.addHandler(_QuietHandler(reported))

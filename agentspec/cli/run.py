@@ -16,7 +16,6 @@ from agentspec.cli.common import (
     built_app,
     environment_option,
     print_diagnostics,
-    quiet_reported_errors,
     require_credentials,
     services,
 )
@@ -28,8 +27,10 @@ def _short(value: Any, limit: int = 300) -> str:
 
 
 def describe(event: Any) -> list[str]:
-    """Readable lines for one event: tool calls, results and answers."""
+    """Readable lines for one event: tool calls, results and answers, failures."""
     lines = []
+    if event.error_code is not None:  # an agent that failed inside the run (as a tool, ...)
+        lines.append(f"[{event.author}] failed: {event.error_code}: {event.error_message}")
     route = (event.custom_metadata or {}).get("agentspec_route")
     if route:
         for failed in route["failed"]:
@@ -235,6 +236,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     app = built_app(spec, environment)
     messages = [message] if message else []
     decide: Decide = _terminal_decision
+    models: dict[str, Any] = {}
     if script is not None:
         from agentspec.runtime.scripted import ScriptError, install_script
 
@@ -243,7 +245,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         if loaded.decisions is not None:
             decide = _scripted_decisions(loaded.decisions)
         try:
-            install_script(app.root_agent, loaded.replies)
+            models = install_script(app.root_agent, loaded.replies)
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
@@ -253,15 +255,15 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
 
     from agentspec.runtime.env import MissingEnvironmentVariable
     from agentspec.runtime.instructions import PlaceholderError
+    from agentspec.runtime.nodes import FAILURES_REPORTED
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError
 
-    reported = (APIError, ScriptError, ScriptedFailure, RoutingError,
-                MissingEnvironmentVariable, PlaceholderError)
-    quiet_reported_errors(*reported)
+    reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     try:
         asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
-    except reported as exc:
+    except (APIError, ScriptError, ScriptedFailure, RoutingError,
+            MissingEnvironmentVariable, PlaceholderError) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)
         sys.exit(1)
@@ -270,4 +272,11 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         sys.exit(1)
     except ValueError as exc:  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         click.echo(f"agentspec: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        FAILURES_REPORTED.reset(reported)
+    problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
+    if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong
+        for problem in problems:
+            click.echo(f"agentspec: {problem}", err=True)
         sys.exit(1)

@@ -8,7 +8,7 @@ class with its reason, and the position of what changed in each version:
 * high: a capability gained (a tool, the shell, a backend that runs commands, a new agent's
   tools) or an approval dropped;
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas, the initial session state);
+  sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed.
 """
 
@@ -104,7 +104,7 @@ def _agents(root: AgentNode) -> Iterator[tuple[str, AgentNode]]:
         seen.add(node.name)
         yield node.name, node
         todo += list(node.children)
-        todo += [t.agent for t in node.tools if t.agent is not None]
+        todo += [t.agent for t in _tools(node) if t.agent is not None]
         todo += [agent for kind, agent in node.task if kind != "general-purpose"]
 
 
@@ -116,6 +116,11 @@ def _mcp_target(tool: ToolNode) -> str:
     server = tool.mcp.mcp
     return getattr(server, "url", None) or " ".join(
         [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
+
+
+def _tools(node: AgentNode) -> tuple[ToolNode, ...]:
+    """An agent's tools, and a planner's workers' tools."""
+    return (*node.tools, *(node.plan.worker_tools if node.plan else ()))
 
 
 def _tool_key(tool: ToolNode) -> str:
@@ -144,6 +149,8 @@ def capabilities(node: AgentNode) -> dict[str, tuple[tuple[str | int, ...], str]
     found: dict[str, tuple[tuple[str | int, ...], str]] = {}
     for index, tool in enumerate(node.tools):
         found[_tool_key(tool)] = (("tools", index), _tool_source(tool))
+    for index, tool in enumerate(node.plan.worker_tools if node.plan else ()):
+        found[_tool_key(tool)] = (("worker", "tools", index), _tool_source(tool))
     for child in node.children:
         if child.mode in ("single_turn", "task"):
             found[f"agent {child.name}"] = (("sub_agents",), f"agent {child.name}")
@@ -222,7 +229,8 @@ class _Compare:
                                   ("output_schema", "output schema"),
                                   ("input_schema", "input schema"),
                                   ("output_key", "output key"), ("route", "route"),
-                                  ("static_instruction", "static instruction")):
+                                  ("static_instruction", "static instruction"),
+                                  ("tool_errors", "handling of tool errors")):
             if getattr(before, field_name) != getattr(after, field_name):
                 self.add(name, f"{field_name.replace('_', '-')}-changed", "medium",
                           f"the {label} changed", (field_name,), (field_name,))

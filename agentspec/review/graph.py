@@ -61,6 +61,8 @@ def _label(node: AgentNode) -> list[str]:
         lines.append(f"max_depth {node.plan.max_depth} · max_subtasks {node.plan.max_subtasks}")
     if node.max_iterations is not None:
         lines.append(f"max_iterations {node.max_iterations}")
+    if node.tool_errors != "return":
+        lines.append(f"tool errors: {node.tool_errors}")
     return lines
 
 
@@ -71,7 +73,7 @@ def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
     for child in node.children:
         yield node, ordered[0], child
         yield from _walk(child)
-    for tool in node.tools:
+    for tool in (*node.tools, *(node.plan.worker_tools if node.plan else ())):
         if tool.agent is not None:
             yield node, "offline job" if tool.agent.offline else "tool", tool.agent
             yield from _walk(tool.agent)

@@ -2,6 +2,7 @@
 'Turns a request for an article into a finished blog post: a brief, three research angles in parallel, a first draft, a critique-and-revise loop, and a final edit. Each step hands its result to the next through session state (`output_key` -> `{key}`).'
 
 from agentspec.runtime.instructions import template
+from agentspec.runtime.tool_errors import error_result
 from agentspec.runtime.workflows import loop, parallel, sequential
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
@@ -26,6 +27,7 @@ brief_writer = LlmAgent(
         'article.\n'
     ),
     output_key='brief',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:84
@@ -48,6 +50,7 @@ audience_researcher = LlmAgent(
     ),
     tools=[web_search],
     output_key='audience_notes',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:95
@@ -71,6 +74,7 @@ fact_finder = LlmAgent(
     ),
     tools=[web_search, fetch_page],
     output_key='facts',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:107
@@ -91,6 +95,7 @@ devils_advocate = LlmAgent(
     ),
     tools=[web_search, fetch_page],
     output_key='counterpoints',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:80
@@ -135,6 +140,7 @@ drafter = LlmAgent(
         max_output_tokens=8192,
     ),
     output_key='draft',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:123
@@ -170,6 +176,7 @@ critic = LlmAgent(
         max_output_tokens=8192,
     ),
     output_key='critique',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:142
@@ -199,6 +206,7 @@ reviser = LlmAgent(
         max_output_tokens=8192,
     ),
     output_key='draft',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:118
@@ -230,6 +238,7 @@ final_editor = LlmAgent(
         ),
     ),
     output_key='article',
+    on_tool_error_callback=[error_result],
 )
 
 # pipeline.yaml:26

@@ -184,6 +184,7 @@ class PendingApproval:
     args: dict[str, Any]
     hint: str
     decisions: tuple[str, ...]
+    call_id: str = ""  # the id of the paused call itself
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,8 @@ def pending_approvals(event: Event) -> list[PendingApproval]:
             request_id=call.id or "", invocation_id=event.invocation_id, agent=event.author,
             tool=str(original.get("name", "")), args=dict(original.get("args") or {}),
             hint=str(confirmation.get("hint") or ""),
-            decisions=tuple(payload.get("decisions") or DECISIONS)))
+            decisions=tuple(payload.get("decisions") or DECISIONS),
+            call_id=str(original.get("id") or "")))
     return found
 
 
