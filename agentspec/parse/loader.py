@@ -15,8 +15,8 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse.positions import PosNode
-from agentspec.parse.syntax import syntax_error
-from agentspec.source import Pos, SourceFile, Span
+from agentspec.parse.syntax import mark_pos, syntax_error
+from agentspec.source import SourceFile, Span
 
 __all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "read_text", "type_name"]
 
@@ -48,12 +48,8 @@ class _Abort(Exception):
     """Stops conversion after a diagnostic that leaves nothing sensible to read."""
 
 
-def _mark_pos(mark: Any) -> Pos:
-    return Pos.from_zero_based(mark.line, mark.column)
-
-
 def _span(file: str, node: Node) -> Span:
-    return Span(file, _mark_pos(node.start_mark), _mark_pos(node.end_mark))
+    return Span(file, mark_pos(node.start_mark), mark_pos(node.end_mark))
 
 
 def _scalar(node: ScalarNode) -> Any:

@@ -17,10 +17,11 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.source import Pos, SourceFile, Span
 
-__all__ = ["syntax_error"]
+__all__ = ["mark_pos", "syntax_error"]
 
 
-def _mark_pos(mark: Any) -> Pos:
+def mark_pos(mark: Any) -> Pos:
+    """Where a ruamel mark points, 1-based."""
     return Pos.from_zero_based(mark.line, mark.column)
 
 
@@ -76,8 +77,8 @@ def _levels(source: SourceFile, line: int) -> Iterator[_Level]:
             return
 
 
-def _spaces(count: int) -> str:
-    return "not indented" if count == 0 else f"{count} space" + ("" if count == 1 else "s")
+def _indented(count: int) -> str:
+    return "not indented" if count == 0 else f"indented {count} space" + "s" * (count != 1)
 
 
 _BLOCK_SCALAR = re.compile(r":\s+[|>][-+0-9]*\s*(#.*)?$")
@@ -113,8 +114,8 @@ def _misaligned(exc: MarkedYAMLError, source: SourceFile) -> Diagnostic | None:
         key, first, indent = block
         return codes.YAML_INDENTATION(
             f"this line is indented less than the text of `{key}` above it",
-            Span(source.name, _mark_pos(mark)),
-            hint=f"indent it {_spaces(indent)} like that text (line {first}), or end the text "
+            Span(source.name, mark_pos(mark)),
+            hint=f"indent it like that text (line {first}, {_indented(indent)}), or end the text "
             "before it")
     item = text.strip().startswith("-")
     fitting = sorted((level for level in _levels(source, line) if level.item == item),
@@ -122,22 +123,23 @@ def _misaligned(exc: MarkedYAMLError, source: SourceFile) -> Diagnostic | None:
     what = "list item" if item else "line"
     if fitting:
         hint = "line it up with " + " or ".join(
-            f"`{level.label}` (line {level.line}, {_spaces(level.indent)})" for level in fitting)
+            f"`{level.label}` (line {level.line}, {_indented(level.indent)})"
+            for level in fitting)
     else:
         hint = _under_key(source, line) or "indent it like the block it belongs to"
     return codes.YAML_INDENTATION(
-        f"this {what} is indented {_spaces(found)}, which lines it up with no "
-        f"{'list' if item else 'mapping'} above it", Span(source.name, _mark_pos(mark)),
+        f"this {what} is {_indented(found)}, which lines it up with no "
+        f"{'list' if item else 'mapping'} above it", Span(source.name, mark_pos(mark)),
         hint=hint)
 
 
 def _under_key(source: SourceFile, line: int) -> str | None:
     """How to put `line` under the `key:` just above it, if there is one."""
-    above = next((level for level in _levels(source, line)), None)
+    above = next(_levels(source, line), None)
     if above is None or above.item or not source.line(above.line).rstrip().endswith(":"):
         return None
-    return (f"indent it more than `{above.label}` (line {above.line}, {_spaces(above.indent)}) "
-            "to put it under that key")
+    return (f"indent it more than `{above.label}` (line {above.line}, "
+            f"{_indented(above.indent)}) to put it under that key")
 
 
 def _indented_start(exc: MarkedYAMLError, source: SourceFile) -> Diagnostic | None:
@@ -147,7 +149,7 @@ def _indented_start(exc: MarkedYAMLError, source: SourceFile) -> Diagnostic | No
     if first is None or _indent(source.line(first)) <= exc.problem_mark.column:
         return None
     return codes.YAML_INDENTATION(
-        f"the first line is indented {_spaces(_indent(source.line(first)))}, more than the "
+        f"the first line is {_indented(_indent(source.line(first)))}, more than the "
         f"top-level keys after it", Span(source.name, Pos(first, 1)),
         hint="start the top-level keys in the first column")
 
@@ -160,7 +162,7 @@ def _continued(exc: MarkedYAMLError, source: SourceFile) -> Diagnostic | None:
     text = source.line(line)
     if ": " in text[:mark.column] or text[:mark.column].rstrip().endswith(":"):
         return codes.YAML_SYNTAX("a value holds `: `, which YAML reads as another key",
-                                 Span(source.name, _mark_pos(mark)),
+                                 Span(source.name, mark_pos(mark)),
                                  hint="quote the value: `key: \"text: more\"`")
     above = next((n for n in range(line - 1, 0, -1) if _is_content(source.line(n))), None)
     if above is None:
@@ -173,7 +175,7 @@ def _continued(exc: MarkedYAMLError, source: SourceFile) -> Diagnostic | None:
     return codes.YAML_INDENTATION(
         f"this line is indented more than `{key.label}` on line {above}, so YAML reads it "
         f"as more of that value", Span(source.name, Pos(line, _indent(text) + 1)),
-        hint=f"line it up with `{key.label}` ({_spaces(key.indent)}) to start a key, or quote "
+        hint=f"line it up with `{key.label}` ({_indented(key.indent)}) to start a key, or quote "
         "the value if the colon belongs to it")
 
 
@@ -188,7 +190,7 @@ def _no_colon(exc: MarkedYAMLError, source: SourceFile) -> Diagnostic | None:
     else:
         hint = "write `key: value`; a line that continues a value is indented more than its key"
     return codes.YAML_SYNTAX(f"`{text[:40]}` is not followed by `:`",
-                             Span(source.name, _mark_pos(mark)), hint=hint)
+                             Span(source.name, mark_pos(mark)), hint=hint)
 
 
 _RECOGNISED = {"expected <block end>": _misaligned,
@@ -223,7 +225,7 @@ def syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
     """The diagnostic for a file ruamel could not parse."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     if mark is not None:
-        span = Span(source.name, _mark_pos(mark))
+        span = Span(source.name, mark_pos(mark))
     elif isinstance(getattr(exc, "position", None), int):  # ReaderError: a character offset
         span = Span(source.name, source.pos_at(exc.position))  # type: ignore[attr-defined]
     else:
