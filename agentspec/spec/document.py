@@ -60,6 +60,12 @@ else:
         WithJsonSchema({"type": ["string", "number", "boolean"]})]
 
 
+#: a key of ADK session state that an instruction placeholder can name: a name, or one with
+#: ADK's `app:` (shared by every user) or `user:` (shared by a user's sessions) prefix
+STATE_KEY = r"^((app|user):)?[A-Za-z_][A-Za-z0-9_]*$"
+StateKey = Annotated[str, StringConstraints(pattern=STATE_KEY)]
+
+
 class Summarization(Model):
     """Conversation compaction, compiled to ADK events compaction on the App."""
 
@@ -99,9 +105,6 @@ class Plugin(Model):
 TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "state",
                   "models", "defaults", "tools", "backends", "agents", "summarization", "jobs",
                   "environments", "global_instruction", "plugins")
-#: a key of ADK session state that an instruction placeholder can name: a name, or one with
-#: ADK's `app:` (shared by every user) or `user:` (shared by a user's sessions) prefix
-STATE_KEY = r"^((app|user):)?[A-Za-z_][A-Za-z0-9_]*$"
 OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments")
 
 
@@ -119,7 +122,7 @@ class Spec(Model):
                                       examples=[["./common/tools.yaml"]])
     vars: dict[Identifier, VarValue] | None = Field(
         None, description="Values for `${vars.NAME}`.", examples=[{"company": "Acme"}])
-    state: dict[Annotated[str, StringConstraints(pattern=STATE_KEY)], Any] | None = Field(
+    state: dict[StateKey, Any] | None = Field(
         None, description="Initial session state: before each run, every key the session "
         "lacks is set to its value (YAML data), so `{key}` placeholders can name it. Keys "
         "are names, optionally with ADK's `app:` or `user:` prefix.",
