@@ -326,3 +326,27 @@ def test_a_failing_heartbeat_is_retried_and_a_lost_lease_stops_the_agent(
     assert stopped == [True]  # the agent was stopped once the lease was lost
     ended = store.get(job.id)
     assert ended is not None and ended.status == "CANCELLED" and ended.result is None
+
+
+def test_a_store_newer_than_the_code_is_a_clear_error_not_a_bug(
+        office: tuple[Any, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12, item 12: exit 1 naming both schema versions, from every command that opens
+    the store."""
+    import sqlite3
+
+    from agentspec.runtime.jobs.sql import MIGRATIONS
+
+    _, url = office
+    open_store(url).close()
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as connection:
+        connection.execute("INSERT INTO agentspec_schema VALUES (?)", (len(MIGRATIONS) + 1,))
+    script = tmp_path / "script.yaml"
+    script.write_text("replies: {lead: [{text: hi}]}\n")
+    monkeypatch.chdir(tmp_path)
+    for args in (["jobs", "--store", url, "list"],
+                 ["worker", "spec.yaml", "--until-idle", "--script", str(script)],
+                 ["run", "spec.yaml", "hello", "--script", str(script)]):
+        done = invoke(*args)
+        assert done.exit_code == 1, (args, done.output)
+        assert f"schema version {len(MIGRATIONS) + 1}" in done.output, (args, done.output)
+        assert "internal error" not in done.output

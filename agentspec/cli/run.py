@@ -251,13 +251,14 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from google.genai.errors import APIError
 
     from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.jobs import StoreError
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError
 
     try:
         asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
-    except (APIError, ScriptError, ScriptedFailure, RoutingError,
-            MissingEnvironmentVariable) as exc:
+    except (APIError, ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
+            StoreError) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)
         sys.exit(1)
