@@ -315,3 +315,21 @@ def test_whatever_a_column_holds_claims_and_queries_go_on(
     assert store.get(broken.id) is not None
     store.undelivered("app", "u", "s1")
     store.close()
+
+
+def test_a_store_of_the_first_schema_is_migrated_and_keeps_its_jobs(sql_url: str) -> None:
+    _sql(sql_url, "CREATE TABLE agentspec_schema (version INTEGER)")
+    for statement in MIGRATIONS[0]:
+        _sql(sql_url, statement)
+    _sql(sql_url, "INSERT INTO agentspec_schema VALUES (1)")
+    old = COLUMNS[:COLUMNS.index("output_key")]
+    values = ("j1", "scorer", "deal 7", "app", "u", "s1", "i", "c", "scorer", "QUEUED", 0, 3,
+              None, None, 1.0, 1.0, 1.0, None, None, None, None, None)
+    _sql(sql_url, f"INSERT INTO agentspec_jobs ({', '.join(old)}) VALUES "
+                  f"({', '.join('?' for _ in old)})", values)
+    store = open_store(sql_url)
+    job = store.get("j1")
+    assert job is not None and (job.input, job.output_key) == ("deal 7", "")
+    claimed = store.claim("w", 30)
+    assert claimed is not None and claimed.id == "j1"
+    store.close()

@@ -350,3 +350,74 @@ def test_a_store_newer_than_the_code_is_a_clear_error_not_a_bug(
         assert done.exit_code == 1, (args, done.output)
         assert f"schema version {len(MIGRATIONS) + 1}" in done.output, (args, done.output)
         assert "internal error" not in done.output
+
+
+REPORTING = SPEC.replace("        instruction: Delegate reports.\n",
+                         "        instruction: 'Delegate reports. Last report: {report?}'\n"
+                         ).replace("        execution_mode: offline\n",
+                                   "        execution_mode: offline\n        output_key: report\n")
+
+
+@pytest.mark.parametrize("delivery", ["jobs deliver", "agentspec run", "the app's plugin"])
+def test_every_delivery_sets_the_output_key_and_logs_no_unknown_agent(
+        delivery: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 12, item 7 and issue 11's noise: one delivery path with one effect (the DONE
+    result under the offline agent's `output_key`), and ADK never meets an author it does
+    not know."""
+    from google.adk.runners import Runner
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+    from google.genai import types
+
+    from agentspec.runtime.scripted import install_script
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    monkeypatch.setenv("AGENTSPEC_JOBS_STORE", url)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(REPORTING))
+    sessions = f"sqlite:///{tmp_path / 'sessions.db'}"
+    first = tmp_path / "first.yaml"
+    first.write_text(json.dumps({"replies": {"lead": [
+        {"call": "task", "args": {"description": "Q3 report", "subagent_type": "reporter"}},
+        {"text": "Queued."}]}}))
+    assert invoke("run", "spec.yaml", "Write it", "--script", str(first),
+                  "--session", sessions).exit_code == 0
+    store = open_store(url)
+    claimed = store.claim("w", 30)
+    assert claimed is not None and claimed.output_key == "report"
+    store.finish(claimed.id, "w", "Revenue is up 12%.")
+    caplog.set_level("WARNING")
+    if delivery == "jobs deliver":
+        done = invoke("jobs", "--store", url, "deliver", "--session", sessions)
+        assert done.output.splitlines()[-1] == "1 job(s) delivered", done.output
+    second = tmp_path / "second.yaml"
+    second.write_text(json.dumps({"replies": {"lead": [{"text": "Here it is."}]}}))
+    if delivery == "the app's plugin":
+        app, problems = build_objects(compile_spec(Path("spec.yaml"), environ={}))
+        assert problems == []
+        models = install_script(app.root_agent, {"lead": [{"text": "Here it is."}]})
+        service = SqliteSessionService(str(tmp_path / "sessions.db"))
+
+        async def say() -> None:
+            runner = Runner(app=app, session_service=service)
+            message = types.Content(role="user", parts=[types.Part(text="Ready?")])
+            async for _ in runner.run_async(user_id="user", session_id="default",
+                                            new_message=message):
+                pass
+            await runner.close()
+
+        asyncio.run(say())
+        instruction = str(models["lead"].requests[-1].config.system_instruction)
+        assert "Last report: Revenue is up 12%." in instruction
+    else:
+        ran = invoke("run", "spec.yaml", "Ready?", "--script", str(second), "--session", sessions)
+        assert ran.exit_code == 0, ran.output
+
+    async def state() -> dict[str, Any]:
+        session = await SqliteSessionService(str(tmp_path / "sessions.db")).get_session(
+            app_name="office", user_id="user", session_id="default")
+        assert session is not None
+        return dict(session.state)
+
+    assert asyncio.run(state())["report"] == "Revenue is up 12%."
+    assert "unknown agent" not in caplog.text

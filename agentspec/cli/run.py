@@ -149,7 +149,7 @@ async def _deliveries(runner: Any, session_id: str) -> None:
     session = await runner.session_service.get_session(app_name=runner.app_name,
                                                         user_id="user", session_id=session_id)
     for event in await deliver(settings, runner.session_service, session,
-                               runner.app.root_agent, "agentspec-run-delivery"):
+                               "agentspec-run-delivery"):
         for line in describe(event):
             click.echo(line)
 

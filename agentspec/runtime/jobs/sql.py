@@ -42,6 +42,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             delivered_at DOUBLE PRECISION)""",
      "CREATE INDEX agentspec_jobs_runnable ON agentspec_jobs (status, available_at)",
      "CREATE INDEX agentspec_jobs_session ON agentspec_jobs (app_name, user_id, session_id)"),
+    ("ALTER TABLE agentspec_jobs ADD COLUMN output_key TEXT NOT NULL DEFAULT ''",),
 )
 
 _ACTIVE = "status IN ('QUEUED', 'RUNNING')"
