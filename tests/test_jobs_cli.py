@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
+import socket
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -212,7 +213,7 @@ def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[s
     assert [r["body"]["id"] for r in received] == [job.id]
     assert received[0]["body"]["status"] == "DONE" and received[0]["token"] == "t0k"
     assert received[0]["body"]["result"] == "answered Q3"
-    notify(JobSettings("memory://", webhook="http://127.0.0.1:1/down"), job)  # no raise
+    asyncio.run(notify(JobSettings("memory://", webhook="http://127.0.0.1:1/down"), job))
 
 
 # stopping a worker -------------------------------------------------------------------------
@@ -421,3 +422,81 @@ def test_every_delivery_sets_the_output_key_and_logs_no_unknown_agent(
 
     assert asyncio.run(state())["report"] == "Revenue is up 12%."
     assert "unknown agent" not in caplog.text
+
+
+class HostileReceiver:
+    """A webhook receiver on loopback that misbehaves in one way until it is stopped."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.sent = 0
+        self.stopped = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=8)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/hook"
+        if kind != "never accepts":
+            threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        self.listener.settimeout(0.1)
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)
+            try:
+                if self.kind == "streams without end":
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 7000000000\r\n\r\n")
+                    while not self.stopped.is_set():
+                        self.sent += connection.send(b"x" * 65536)
+                elif self.kind == "trickles its headers":
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                    while not self.stopped.wait(0.05):
+                        connection.sendall(b"a")
+                else:  # never answers
+                    self.stopped.wait()
+            except OSError:
+                return  # the client hung up: what a capped client does
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
+@pytest.mark.parametrize("kind", ["streams without end", "trickles its headers",
+                                  "never answers", "never accepts"])
+def test_a_hostile_webhook_holds_no_worker_slot(kind: str, tmp_path: Path, own_store: None,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 12, item 14: the webhook exchange has a total deadline and its body is never
+    read, so a worker with one slot runs its next job whatever the receiver does."""
+    from agentspec.runtime.jobs import delegation
+
+    monkeypatch.setattr(delegation, "WEBHOOK_SECONDS", 0.5, raising=False)
+    receiver = HostileReceiver(kind)
+    settings = JobSettings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=receiver.url)
+    store = settings.open()
+    jobs = [store.enqueue(JobRequest(agent="a", input=f"job {i}", session_id="s"))[0]
+            for i in range(2)]
+
+    async def answer(agent: Any, request: str) -> str:
+        return request
+
+    async def main() -> None:
+        worker = Worker({"a": object()}, settings, concurrency=1, poll_seconds=0.05,
+                        run=answer)  # type: ignore[dict-item]
+        try:  # the guard only ends a hang (before the fix); it asserts no speed
+            await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 120)
+        finally:
+            receiver.stop()
+
+    caplog.set_level("WARNING")
+    asyncio.run(main())
+    assert [store.get(j.id).status for j in jobs] == ["DONE", "DONE"]  # type: ignore[union-attr]
+    assert receiver.sent < 64 * 1024 * 1024  # the body was not read (only socket buffers)
+    if kind != "streams without end":
+        assert "did not answer within" in caplog.text

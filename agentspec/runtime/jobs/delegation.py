@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import threading
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,15 +254,33 @@ async def deliver(settings: JobSettings, sessions: Any, session: Any,
     return delivered
 
 
-def notify(settings: JobSettings, job: Job, timeout: float = 10) -> None:
-    """POSTs the job record to the webhook; a failure is logged, never raised."""
+#: the whole webhook exchange (connect, send, the answer's status line and headers) gets this
+WEBHOOK_SECONDS = 10.0
+
+
+async def notify(settings: JobSettings, job: Job) -> None:
+    """POSTs the job record to the webhook; a failure is logged, never raised.
+
+    The exchange has WEBHOOK_SECONDS in all, however slowly the receiver connects, reads or
+    answers, and the answer's body is never read (only its status), so a receiver that
+    stalls, trickles or streams without end holds a worker's slot that long at most."""
     if not settings.webhook:
         return
+    import httpx
+
     body = json.dumps(job.to_dict(), default=str).encode()
-    request = urllib.request.Request(settings.webhook, data=body, method="POST", headers={
-        "Content-Type": "application/json", **settings.headers})
+    headers = {"Content-Type": "application/json", **settings.headers}
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            response.read()
+        async with asyncio.timeout(WEBHOOK_SECONDS), httpx.AsyncClient(
+                timeout=WEBHOOK_SECONDS) as client, client.stream(
+                    "POST", settings.webhook, content=body, headers=headers) as response:
+            status = response.status_code
+    except TimeoutError:
+        log.warning("job %s: the webhook %s did not answer within %g seconds", job.id,
+                    settings.webhook, WEBHOOK_SECONDS)
+        return
     except Exception as error:  # noqa: BLE001 - a notification never fails the job
         log.warning("job %s: the webhook %s failed: %s", job.id, settings.webhook, error)
+        return
+    if not 200 <= status < 300:
+        log.warning("job %s: the webhook %s answered %s", job.id, settings.webhook, status)

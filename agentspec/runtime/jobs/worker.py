@@ -168,13 +168,13 @@ class Worker:
                 self.failed += after.status == "FAILED"
                 self.report("failed" if after.status == "FAILED" else "will retry", after)
                 if after.status == "FAILED":
-                    await asyncio.to_thread(notify, self.settings, after)
+                    await notify(self.settings, after)
         else:
             after = await asyncio.to_thread(store.finish, job.id, self.owner, answer)
             if after is not None:
                 self.done += 1
                 self.report("done", after)
-                await asyncio.to_thread(notify, self.settings, after)
+                await notify(self.settings, after)
             else:
                 self.report("lost the lease", job)
         finally:
