@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,11 @@ def _short(value: Any, limit: int = 300) -> str:
 
 
 def describe(event: Any) -> list[str]:
-    """Readable lines for one event: tool calls, results and answers."""
+    """Readable lines for one event: tool calls, results and answers. An approval request
+    and the stand-in result of the call it pauses are left to the approval prompt."""
+    from agentspec.runtime.harness.approvals import is_approval_request
+
+    paused = event.actions.requested_tool_confirmations or {}
     lines = []
     route = (event.custom_metadata or {}).get("agentspec_route")
     if route:
@@ -41,14 +47,16 @@ def describe(event: Any) -> list[str]:
     for part in (event.content.parts if event.content else None) or ():
         if part.function_call:
             call = part.function_call
-            if call.name == "adk_request_confirmation":
-                continue  # the approval prompt shows it
+            if is_approval_request(event, call):
+                continue
             if call.name == "transfer_to_agent":
                 lines.append(f"[{event.author}] -> transfers to {call.args.get('agent_name')}")
             else:
                 lines.append(f"[{event.author}] calls {call.name}({_short(call.args)})")
         elif part.function_response and part.function_response.name != "transfer_to_agent":
             response = part.function_response
+            if response.id in paused:
+                continue
             lines.append(f"[{event.author}] {response.name} returned {_short(response.response)}")
         elif part.text and not part.thought:
             lines.append(f"[{event.author}] {part.text}")
@@ -82,11 +90,15 @@ Decide = Callable[[Any], Any]  # PendingApproval -> Decision | None (None: leave
 def _terminal_decision(pending: Any) -> Any:
     """Asks the person at the terminal; None when input ends (the call stays waiting)."""
     from agentspec.runtime.harness.approvals import Decision
+    from agentspec.runtime.harness.call_text import call_text
 
     offered = "/".join(pending.decisions)
-    click.echo(f"[{pending.agent}] needs approval: {pending.tool}({_short(pending.args, 2000)})")
-    if pending.hint:
-        click.echo(f"  {pending.hint}")
+    click.echo(f"[{pending.agent}] needs approval: {pending.hint}")
+    shown = textwrap.indent(call_text(pending.tool, pending.args), "  ")
+    if sys.stdout.isatty() and shown.count("\n") + 4 > shutil.get_terminal_size().lines:
+        click.echo_via_pager(shown + "\n")  # all of it, a page at a time
+    else:
+        click.echo(shown)
     choices = {d[0]: d for d in pending.decisions} | {d: d for d in pending.decisions}
     try:
         while (choice := input(f"  {offered}? ").strip().lower()) not in choices:
