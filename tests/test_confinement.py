@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentspec.build import build_objects, compile_spec
+from agentspec.build import build_objects, compile_spec, emit_package
 from agentspec.runtime.backends import BackendError
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.shell import ShellBackend
@@ -156,10 +156,13 @@ def test_hard_links_allow_reaches_the_built_agent(linked: dict[str, Path],
     results = []
     for setting in ("", ", hard_links: allow"):
         spec.write_text(textwrap.dedent(text % setting))
-        app, problems = build_objects(compile_spec(spec, environ={}))
+        compiled = compile_spec(spec, environ={})
+        app, problems = build_objects(compiled)
         assert problems == []
         [(_, result)] = scripted_turn(app, replies).results
         results.append(str(result))
+        source = emit_package(compiled, spec.parent)[PurePosixPath("reader/agent.py")]
+        assert ("'hard_links': 'allow'" in source) == bool(setting)  # the package too
     assert "hard links" in results[0] and SECRET not in results[0]
     assert SECRET in results[1]
 
