@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentspec.runtime.backends import glob_match, grep_glob_match
+from agentspec.runtime.backends import glob_match, globs, grep_glob_match
 from agentspec.runtime.backends.globs import GlobPattern
 
 SETTINGS = settings(max_examples=600, deadline=None, derandomize=True,
@@ -129,6 +129,19 @@ def test_the_work_is_linear_in_the_name(pattern: str, text: str) -> None:
     compiled.steps = 0
     compiled.matches(text)
     assert compiled.steps <= (len(text) + 1) * 3 * len(compiled.states)
+
+
+@SETTINGS
+@given(case=pattern_and_name(), more=names)
+def test_forgetting_the_dfa_changes_no_answer(case: tuple[str, str], more: str) -> None:
+    """The DFA's memory is bounded: a cache forgotten in the middle of a name (here after
+    a few states) gives the same answers."""
+    pattern, text = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(globs, "_MAX_CACHED_STATES", 6)
+        compiled = GlobPattern(pattern)
+        found = [compiled.matches(t) for t in (text, more, text)]
+    assert found == [GlobPattern(pattern).matches(t) for t in (text, more, text)]
 
 
 PATHOLOGICAL = [

@@ -21,8 +21,10 @@ __all__ = ["GlobPattern", "compile_glob", "glob_match", "grep_glob_match"]
 
 _Test = Callable[[str], bool]
 
-#: the lazy DFA forgets its transitions past this many (a bound on memory, not on time)
+#: the lazy DFA forgets what it built past this many transitions, or this many NFA states in
+#: all its sets (bounds on memory, a few MB a pattern, not on time)
 _MAX_CACHED = 4096
+_MAX_CACHED_STATES = 50_000
 
 
 @dataclass
@@ -57,6 +59,7 @@ class GlobPattern:
         self._ids: dict[frozenset[int], int] = {}
         self._sets: list[frozenset[int]] = []
         self._next: dict[tuple[int, str], int] = {}
+        self._held = 0  # NFA states in all of _sets
         if self._start is not None:
             self._id(self._start)
 
@@ -65,20 +68,23 @@ class GlobPattern:
         if number is None:
             number = self._ids[found] = len(self._sets)
             self._sets.append(found)
+            self._held += len(found)
         return number
 
     def matches(self, text: str) -> bool:
         """Whether the whole of `text` matches the pattern."""
         if self._start is None:
             return False
-        if len(self._next) >= _MAX_CACHED:
-            self._forget()
         current = 0  # the start set's number
         for char in text:
             found = self._next.get((current, char))
             if found is None:
-                found = self._next[current, char] = self._id(self._step(self._sets[current],
-                                                                         char))
+                here = self._sets[current]
+                reached = self._step(here, char)
+                if len(self._next) >= _MAX_CACHED or self._held >= _MAX_CACHED_STATES:
+                    self._forget()
+                    current = self._id(here)
+                found = self._next[current, char] = self._id(reached)
             current = found
             self.steps += 1
             if not self._sets[current]:
@@ -204,7 +210,7 @@ def _char_set(body: str) -> _Test:
     return test
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def compile_glob(pattern: str) -> GlobPattern:
     """The compiled glob, once per pattern (a search over ten thousand files matches each
     against the same one)."""

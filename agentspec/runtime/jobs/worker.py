@@ -145,6 +145,8 @@ class Worker:
         lost = asyncio.Event()
 
         def on_lost() -> None:  # on the event loop, once the thread finds the lease gone
+            if work.done():
+                return  # finished meanwhile: its result reaches the store or is dropped there
             self.report("lost the lease", job)
             lost.set()
             work.cancel()
