@@ -334,3 +334,16 @@ def test_the_confirmation_carries_the_whole_call_to_adk_web(desk: Path) -> None:
                                                                     "content": content})
     assert '\\[' + '"\\u200b" x 50]' in hint and "| rm -rf ~" in hint
     assert [p.hint for p in asked] == ["Save this note?"]
+
+
+def test_a_model_cannot_hide_the_prompt_with_terminal_controls(desk: Path) -> None:
+    """Text a model writes is printed with its control characters escaped, so `\\x1b[8m`
+    (concealed text from here on) cannot make the approval that follows invisible."""
+    (desk / "attack.yaml").write_text(json.dumps({"replies": {"writer": [
+        {"text": "Saving now.\x1b[8m\x1b]0;title\x07"},
+        {"call": "write_file", "args": {"file_path": "/a.md", "content": "x"}},
+        {"text": "Done."}]}, "messages": ["one", "two"]}))
+    done = invoke("run", "spec.yaml", "--script", "attack.yaml", stdin="a\n")
+    assert done.exit_code == 0, done.output
+    assert "\x1b" not in done.output and "\x07" not in done.output
+    assert "[writer] Saving now.\\u001b[8m\\u001b]0;title\\u0007" in done.output

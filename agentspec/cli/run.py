@@ -29,12 +29,14 @@ def _short(value: Any, limit: int = 300) -> str:
 
 
 def describe(event: Any) -> list[str]:
-    """Readable lines for one event: tool calls, results and answers. An approval request
-    and the stand-in result of the call it pauses are left to the approval prompt."""
+    """Readable lines for one event: tool calls, results and answers (what a model wrote
+    with its hidden characters escaped). An approval request and the stand-in result of the
+    call it pauses are left to the approval prompt."""
     from agentspec.runtime.harness.approvals import is_approval_request
+    from agentspec.runtime.harness.call_text import visible
 
     paused = event.actions.requested_tool_confirmations or {}
-    lines = []
+    lines: list[str] = []
     route = (event.custom_metadata or {}).get("agentspec_route")
     if route:
         for failed in route["failed"]:
@@ -60,7 +62,7 @@ def describe(event: Any) -> list[str]:
             lines.append(f"[{event.author}] {response.name} returned {_short(response.response)}")
         elif part.text and not part.thought:
             lines.append(f"[{event.author}] {part.text}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _plan_lines(plan: dict[str, Any]) -> list[str]:

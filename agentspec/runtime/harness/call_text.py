@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_REVIEW_CHARS", "call_text"]
+__all__ = ["MAX_REVIEW_CHARS", "call_text", "visible"]
 
 #: a call whose text is longer than this is not put to a person (it does not run)
 MAX_REVIEW_CHARS = 100_000
@@ -42,6 +42,12 @@ def _escaped(char: str) -> str:
             0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
         return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return char
+
+
+def visible(text: str) -> str:
+    """Text for a terminal with its hidden characters escaped (line breaks and tabs kept),
+    so what a model wrote cannot move the cursor, change colours or hide what follows."""
+    return "".join(c if c in "\n\t\\\"" else _escaped(c) for c in text)
 
 
 def _invisible(char: str) -> bool:
