@@ -443,6 +443,8 @@ class HostileReceiver:
                 connection, _ = self.listener.accept()
             except TimeoutError:
                 continue
+            except OSError:
+                return  # stopped: the listener is closed
             threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
 
     def _answer(self, connection: socket.socket) -> None:
