@@ -98,8 +98,7 @@ async def _offline_job(app: Any, runner: Any, session_id: str) -> str:
     await worker.serve(asyncio.Event(), until_idle=True)
     stored = await runner.session_service.get_session(app_name=app.name, user_id="user",
                                                       session_id=session_id)
-    delivered = await deliver(settings, runner.session_service, stored, app.root_agent,
-                              "delivery")
+    delivered = await deliver(settings, runner.session_service, stored, "delivery")
     return "\n".join(p.text or "" for e in delivered for p in (e.content.parts or []))
 
 

@@ -5,8 +5,8 @@ overlays, instruction files, `kind: deep` defaults), so a change that arrives th
 import or a default is seen where it lands. Each change has a stable `change` code, a risk
 class with its reason, and the position of what changed in each version:
 
-* high: a capability gained (a tool, the shell, a backend that runs commands, a new agent's
-  tools) or an approval dropped;
+* high: a capability gained (a tool, the shell, a backend that runs commands or reads hard
+  links, a new agent's tools) or an approval dropped;
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
   sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed.
@@ -309,13 +309,28 @@ class _Compare:
         for key in ("timeout", "max_output_bytes"):
             self.limit(name, f"backend {key}", before.get(key), after.get(key),
                        ("filesystem",))
-        rest = ("timeout", "max_output_bytes")
+        self.hard_links(name, old["definitions"], new["definitions"])
+        rest = ("timeout", "max_output_bytes", "hard_links")
         if {k: v for k, v in before.items() if k not in rest} != {
                 k: v for k, v in after.items() if k not in rest} or \
                 old["definitions"].keys() != new["definitions"].keys():
             self.add(name, "backend-changed", "medium",
                      f"backend `{new['backend']}` is set up differently (root, environment "
                      "or routes)", ("filesystem",), ("filesystem",))
+
+    def hard_links(self, name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """`hard_links: allow` on any backend the agent reaches (a route's too)."""
+        for backend in sorted(old.keys() & new.keys()):
+            was = old[backend].get("hard_links") == "allow"
+            now = new[backend].get("hard_links") == "allow"
+            if now and not was:
+                self.add(name, "hard-links-allowed", "high", f"backend `{backend}` now reads "
+                         "files with several names (hard links), which may lie outside its "
+                         "root", ("filesystem",), ("filesystem",))
+            elif was and not now:
+                self.add(name, "hard-links-refused", "low", f"backend `{backend}` no longer "
+                         "reads files with several names (hard links)", ("filesystem",),
+                         ("filesystem",))
 
     def limits(self, name: str, before: AgentNode, after: AgentNode) -> None:
         self.limit(name, "max_iterations", before.max_iterations, after.max_iterations,
