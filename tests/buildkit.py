@@ -190,8 +190,8 @@ def _plugin(plugin: Any) -> dict[str, Any]:
     instruction = getattr(plugin, "global_instruction", None)
     if instruction is not None:
         found["global_instruction"] = _instruction(instruction)
-    public = {k: v for k, v in vars(plugin).items()
-              if not k.startswith("_") and isinstance(v, (str, int, float, bool, type(None)))}
+    public = {k: v for k, v in vars(plugin).items() if not k.startswith("_") and
+              isinstance(v, (str, int, float, bool, type(None), dict, list))}
     found["settings"] = public
     return found
 

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from agentspec.check import CheckResult, check
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Property tests run the same examples on every run and every machine (derandomized), so the
+# README's test command passes or fails deterministically; a bug they find is pinned in the
+# test with `@example(...)`, which every profile runs (a database would be ignored:
+# derandomize implies none). HYPOTHESIS_PROFILE=explore searches at random, with a local
+# database under .hypothesis/, to find new ones.
+settings.register_profile("deterministic", derandomize=True, database=None, deadline=None,
+                          print_blob=True)
+settings.register_profile("explore", derandomize=False, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 Located = tuple[str, int, int, str]
 
 

@@ -25,13 +25,13 @@ agents:
     model: gemini-2.5-flash
 """
 
-# one warning (AS223: a placeholder no agent sets), no errors
+# one warning (AS305: an unset environment variable), no errors
 WARNING_ONLY = """\
 agentspec: 1
 name: warned
 agents:
   main:
-    instruction: Answer about {topic}.
+    instruction: Answer about ${env.AGENTSPEC_TEST_UNSET}.
     model: gemini-2.5-flash
 """
 
@@ -104,13 +104,13 @@ def test_errors_exit_1(workdir: Path) -> None:
 def test_warnings_only_exit_0(workdir: Path) -> None:
     result = run("validate", "warning.yaml")
     assert result.exit_code == 0
-    assert concise_codes(result.stdout) == [("warning.yaml", 5, 31, "AS223")]
+    assert concise_codes(result.stdout) == [("warning.yaml", 5, 31, "AS305")]
 
 
 def test_warnings_with_strict_exit_1(workdir: Path) -> None:
     result = run("validate", "--strict", "warning.yaml")
     assert result.exit_code == 1
-    assert concise_codes(result.stdout) == [("warning.yaml", 5, 31, "AS223")]
+    assert concise_codes(result.stdout) == [("warning.yaml", 5, 31, "AS305")]
     assert run("validate", "--strict", "clean.yaml").exit_code == 0
 
 
@@ -151,7 +151,7 @@ def test_json_format(workdir: Path) -> None:
     assert result.exit_code == 1
     rows = json.loads(result.stdout)
     assert [(r["location"]["file"], r["location"]["line"], r["location"]["column"], r["code"])
-            for r in rows] == [("broken.yaml", 6, 18, "AS201"), ("warning.yaml", 5, 31, "AS223")]
+            for r in rows] == [("broken.yaml", 6, 18, "AS201"), ("warning.yaml", 5, 31, "AS305")]
     assert [r["severity"] for r in rows] == ["error", "warning"]
     for row in rows:
         assert {"code", "name", "message", "location"} <= set(row)
@@ -190,7 +190,7 @@ def test_several_files(workdir: Path) -> None:
     result = run("validate", "clean.yaml", "broken.yaml", "warning.yaml")
     assert result.exit_code == 1
     assert concise_codes(result.stdout) == [("broken.yaml", 6, 18, "AS201"),
-                                            ("warning.yaml", 5, 31, "AS223")]
+                                            ("warning.yaml", 5, 31, "AS305")]
     assert "3 specs" in result.stderr
 
 

@@ -17,6 +17,8 @@ from agentspec.build import build_objects, compile_spec, emit_package
 from agentspec.emit.source import SourceOptions, source
 from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref
 from agentspec.runtime.env import MissingEnvironmentVariable, expand
+from agentspec.runtime.placeholders import placeholders
+from agentspec.runtime.state import initial_state
 
 #: any unicode except surrogates (which no UTF-8 file can hold)
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=120)
@@ -97,7 +99,9 @@ _YAML.width = 1_000_000  # no folding: ruamel folds after an escape such as `\x1
 
 
 def _spec_app(directory: Path, description: str, instruction: str) -> tuple[Any, str] | None:
-    spec = {"agentspec": 1, "name": "fuzz_app",
+    declared = {p.key: "x" for p in placeholders(instruction)  # AS223 would refuse the spec
+                if not p.optional and not p.artifact and not p.key.startswith("temp:")}
+    spec = {"agentspec": 1, "name": "fuzz_app", "state": {"note": description, **declared},
             "agents": {"main": {"model": "gemini-2.5-flash", "description": description,
                                 "instruction": instruction}}}
     path = directory / "spec.yaml"
@@ -134,6 +138,7 @@ def test_spec_strings_reach_both_emitters_unchanged(description: str, instructio
     assert _instruction(mine.instruction) == instruction
     if "${" not in description:
         assert mine.description == description
+        assert initial_state(app)["note"] == initial_state(generated)["note"] == description
 
 
 # --- an empty string that does not fit on its line (it used to become `()`) --------------------

@@ -44,7 +44,7 @@ def _cases() -> list[Any]:
         app = compiled(path).app
         assert app is not None
         nodes = _nodes(app.root)
-        names = sorted({n.name for n in nodes if n.kind == "llm"} | {
+        names = sorted({n.name for n in nodes if n.kind in ("llm", "deep")} | {
             f"{n.name}_classifier" for n in nodes if n.route and n.route.model} | {
             f"{n.name}_{role}" for n in nodes if n.kind == "planner"
             for role in ("planner", "worker", "synthesizer")})

@@ -34,6 +34,7 @@ def test_what_the_graph_marks() -> None:
     assert "class scorer offline" in desk
     dev = to_mermaid(_drawn(ROOT / "specs" / "deep_agent.yaml"))
     assert "execute (approval)" in dev and "backend: sandbox (shell) · runs commands" in dev
+    assert "assistant<br/>deep · gemini-2.5-pro" in dev  # `kind: deep`, not llm
     router = to_dot(_drawn(ROOT / "specs" / "support_router.yaml"))
     assert '"triage" -> "general" [label="option (default, fallback)"];' in router
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 import io
 import math
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
@@ -22,6 +23,8 @@ from agentspec.check import CheckResult, check
 from agentspec.diagnostics import REGISTRY
 from agentspec.parse import load_text
 from agentspec.spec import TOP_LEVEL_KEYS
+from agentspec.spec.common import TAGS
+from tests.conftest import located
 
 SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -52,7 +55,13 @@ scalars = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     text_scalars,
 )
-keys = st.one_of(st.sampled_from(VOCABULARY), st.text(max_size=12))
+#: keys that look like the elements pydantic puts in error locations besides data keys: union
+#: tags (ours and its own member names), the marker of a bad mapping key, validator names
+TAG_LIKE = ["<x>", "<>", "<", ">", "[key]", "[0]", "str", "int", "float", "bool", "none",
+            "function-after[f(), str]", "function-plain[f()]", "literal['a']", "model-fields",
+            "dict[str,any]", "list[str]", *sorted(TAGS)]
+keys = st.one_of(st.sampled_from(VOCABULARY), st.sampled_from(TAG_LIKE), st.text(max_size=12),
+                 st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
 documents = st.recursive(
     scalars,
     lambda children: st.one_of(
@@ -61,8 +70,8 @@ documents = st.recursive(
     ),
     max_leaves=40,
 )
-top_level = st.dictionaries(st.sampled_from([*TOP_LEVEL_KEYS, "agnets", "x"]), documents,
-                            max_size=8)
+top_level = st.dictionaries(st.sampled_from([*TOP_LEVEL_KEYS, "agnets", "x", *TAG_LIKE]),
+                            documents, max_size=8)
 
 
 def dump(value: Any) -> str:
@@ -113,6 +122,7 @@ def test_random_yaml_documents(workdir: Path, value: Any) -> None:
 
 @SETTINGS
 @given(value=top_level, env=st.sampled_from([None, "prod", "x"]))
+@example(value={"<x>": 1}, env=None)  # found: an IndexError in validate/structural.py
 def test_random_top_level_mappings(workdir: Path, value: dict[str, Any], env: str | None) -> None:
     value = {"agentspec": 1, **value}
     path = workdir / "random_top.yaml"
@@ -177,7 +187,8 @@ description: Covers models, tools, backends, harness fields and the top level.
 root: lead
 imports: [./lib.yaml]
 vars: {company: Acme, rounds: 3, temp: 0.2}
-global_instruction: You work for ${vars.company}.
+state: {topic: tides, "user:lang": en, facts: {n: "${vars.rounds}", xs: [1, 2.5]}}
+global_instruction: You work for ${vars.company} in {user:lang}.
 models:
   fast: gemini-2.5-flash
   smart:
@@ -410,3 +421,71 @@ def test_nan_and_inf_values_are_diagnosed(workdir: Path) -> None:
         "generate": {"temperature": math.nan, "top_p": math.inf}}}}))
     result = assert_never_raises(path)
     assert not result.ok
+
+
+# --- (d) keys that look like pydantic's location elements, everywhere -----------------------
+
+#: a spec with every kind of mapping; `@` marks where a key is inserted
+CLOSED = """\
+agentspec: 1
+name: app
+@
+models:
+  fast: {id: gemini-2.5-flash, generate: {temperature: 0.1, @}, @}
+tools:
+  search: {python: tools:search, @}
+  gh: {mcp: {command: npx, @}}
+backends:
+  disk: {type: filesystem, root: ., @}
+summarization: {trigger: {tokens: 100, @}, @}
+agents:
+  main:
+    model: fast
+    instruction: Hi.
+    tools: [search, gh, {builtin: url_context, @}]
+    sub_agents: [triage, plan, {name: inline, instruction: In., @}]
+    filesystem: {backend: disk, @}
+    thinking: {budget: 1, @}
+    @
+  triage:
+    kind: router
+    sub_agents: [a, b]
+    route: {state: x, @}
+    @
+  plan: {kind: planner, worker: {model: fast, @}, synthesizer: {@}, @}
+  a: {instruction: A., @}
+  b: {kind: deep, instruction: B., @}
+"""
+
+
+@pytest.mark.parametrize("key", TAG_LIKE)
+def test_tag_like_keys_are_unknown_keys_where_they_are(
+        check_yaml: Any, key: str) -> None:
+    """Each inserted key is reported as unknown at its own position: a data key is never
+    read as a union tag or a key marker (`<x>` crashed validate)."""
+    quoted = "'" + key.replace("'", "''") + "'"
+    text = CLOSED.replace("@", f"{quoted}: 1")
+    result = check_yaml(text)
+    assert all(d.code in REGISTRY for d in result.diagnostics)
+    inserted = {(row, found.start() + 1) for row, line in enumerate(text.splitlines(), 1)
+                for found in re.finditer(re.escape(quoted), line)}
+    reported = {(row, col) for _, row, col, code in located(result)
+                if code in ("AS101", "AS108")}
+    assert len(inserted) == CLOSED.count("@")
+    assert inserted <= reported, sorted(inserted - reported)
+
+
+@pytest.mark.parametrize("key", [k for k in TAG_LIKE if not k.isidentifier()])
+def test_tag_like_names_are_invalid_names(check_yaml: Any, key: str) -> None:
+    quoted = "'" + key.replace("'", "''") + "'"
+    result = check_yaml(f"""\
+        agentspec: 1
+        name: app
+        models: {{{quoted}: gemini-2.5-flash}}
+        tools: {{{quoted}: {{builtin: url_context}}}}
+        backends: {{{quoted}: {{type: state}}}}
+        agents:
+          main: {{instruction: Hi., model: gemini-2.5-flash}}
+        """)
+    assert [(line, code) for _, line, _, code in located(result)] == [
+        (3, "AS106"), (4, "AS106"), (5, "AS106")]

@@ -208,6 +208,44 @@ def test_yaml_syntax_error_position_inside_line() -> None:
     assert codes_at(parsed) == [("AS004", (1, 5))]
 
 
+AGENT = "agents:\n  main:\n    instruction: Hi\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        # a key between two levels: the parser's own mark is right, its words are not
+        (AGENT + "   model: x\n", ("AS014", (4, 4))),
+        (AGENT + "    # a comment\n   model: x\n", ("AS014", (5, 4))),
+        # indented more than the key above: read as more of its value
+        (AGENT + "     model: x\n    tools: []\n", ("AS014", (4, 6))),
+        ("name: a\n agents: {}\n", ("AS014", (2, 2))),
+        # a list item lined up with no list
+        (AGENT + "    tools:\n      - a\n     - b\n", ("AS014", (6, 6))),
+        (AGENT + "    tools:\n      - a\n  - b\n", ("AS014", (6, 3))),
+        (AGENT + "    tools:\n    - python: a:b\n     args: {}\n", ("AS014", (6, 6))),
+        (AGENT + "    tools:\n   - a\n", ("AS014", (5, 4))),
+        # the first line indented, the rest not
+        ("  a: 1\nb: 2\n", ("AS014", (1, 1))),
+        # a line of a block scalar indented less than the text above it
+        ("a:\n  b: |\n      one\n     two\n", ("AS014", (4, 6))),
+        # no colon: ruamel stops on the next line; the diagnostic is on this one
+        (AGENT + "    model x\n    tools: []\n", ("AS004", (4, 5))),
+        (AGENT + "    model x\n", ("AS004", (4, 5))),
+        (AGENT + "  model\n    tools: []\n", ("AS004", (4, 3))),
+        ("a:\n- x\n-y\n", ("AS004", (3, 1))),
+        # a colon inside a plain value
+        ("a: b: c\n", ("AS004", (1, 5))),
+    ],
+)
+def test_indentation_mistakes_point_at_the_line_to_fix(
+        text: str, where: tuple[str, tuple[int, int]]) -> None:
+    parsed = parse(text)
+    assert_failed(parsed)
+    assert codes_at(parsed) == [where]
+    assert parsed.diagnostics[0].hint, parsed.diagnostics[0]
+
+
 def test_tab_inside_a_value_is_not_tab_indentation() -> None:
     # YAML 1.2 allows a tab inside a plain scalar (ruamel's pure parser alone refuses it)
     parsed = parse("a: b\tc\n")

@@ -21,7 +21,7 @@ tools:
   search: {builtin: google_search}
 agents:
   main:
-    instruction: Answer {topic}.
+    instruction: Answer ${env.TOPIC}.
     model: gemini-2.5-flash
     sub_agents: [helper, helpr]
     tools: [search]
@@ -52,7 +52,7 @@ def test_the_fixed_spec_has_the_expected_problems(result: CheckResult) -> None:
              for d in result.diagnostics if d.span]
     assert found == [
         ("lib.yaml", 3, 3, "AS205"),     # duplicate name across an import, related: spec.yaml
-        ("spec.yaml", 8, 25, "AS223"),   # a warning
+        ("spec.yaml", 8, 25, "AS305"),   # a warning
         ("spec.yaml", 10, 26, "AS201"),  # unknown agent, did you mean
         ("spec.yaml", 13, 5, "AS101"),   # unknown key, did you mean
         ("spec.yaml", 16, 33, "AS103"),  # wrong type

@@ -268,6 +268,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from google.genai.errors import APIError
 
     from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.instructions import PlaceholderError
     from agentspec.runtime.jobs import StoreError
     from agentspec.runtime.nodes import FAILURES_REPORTED
     from agentspec.runtime.router import RoutingError
@@ -277,7 +278,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     try:
         asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
     except (APIError, ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
-            StoreError) as exc:
+            StoreError, PlaceholderError) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)
         sys.exit(1)

@@ -42,7 +42,8 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
     app = built_app(spec, environment)
     from agentspec.runtime.jobs import StoreError
     from agentspec.runtime.jobs.delegation import app_job_settings, offline_agents
-    from agentspec.runtime.jobs.worker import Worker
+    from agentspec.runtime.jobs.worker import Worker, run_agent
+    from agentspec.runtime.state import initial_state
 
     settings = app_job_settings(app)
     agents = offline_agents(app.root_agent)
@@ -60,8 +61,10 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
             raise click.UsageError(str(exc)) from exc
     else:
         require_credentials()
+    state = initial_state(app)
     worker = Worker(agents, settings, concurrency=concurrency, grace_seconds=grace,
-                    report=_reporter(quiet))
+                    report=_reporter(quiet),
+                    run=lambda agent, request: run_agent(agent, request, state))
     if not quiet:
         click.echo(f"worker {worker.owner}: {', '.join(sorted(agents))} from {settings.url} "
                    f"(concurrency {concurrency})")

@@ -99,6 +99,13 @@ MULTIPLE_DOCUMENTS = _code("AS012", "multiple-documents", "The file holds severa
 INVALID_KEY = _code("AS013", "invalid-key", "A mapping key is not a string", """
     Keys in a spec are names, so they must be plain strings. Quote keys such as `1` or `null`
     if you really mean them as names.""")
+YAML_INDENTATION = _code("AS014", "yaml-indentation",
+    "A line indented unlike the lines above it", """
+    YAML reads structure from indentation: the keys of one mapping, and the items of one
+    list, start in the same column, and a line indented more than the `key: value` above it
+    continues that value. The diagnostic points at the line whose indentation fits nothing
+    above it (the parser often notices a line later) and names the lines it could be lined
+    up with.""")
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """
@@ -132,6 +139,13 @@ FIELD_NOT_FOR_KIND = _code("AS108", "field-not-for-kind",
     `kind: router`. Remove the field or change the kind.""")
 UNKNOWN_KIND = _code("AS109", "unknown-kind", "An agent kind the language does not define", """
     `kind` is one of llm (the default), deep, sequential, parallel, loop, router, planner.""")
+INVALID_STATE_KEY = _code("AS110", "invalid-state-key",
+    "A `state` key a session cannot start with", """
+    `state:` keys are what `{key}` placeholders name: letters, digits and underscores (not
+    starting with a digit), optionally after ADK's `app:` prefix (state shared by every user
+    of the app) or `user:` prefix (shared by one user's sessions). `temp:` state lasts a
+    single invocation, so a session cannot start with it: set it from a tool or callback, and
+    write `{temp:key?}` where an instruction reads it.""")
 
 # 2xx: semantics (references, the agent tree, kind rules, files)
 UNKNOWN_AGENT = _code("AS201", "unknown-agent", "A reference to an agent that is not defined", """
@@ -217,11 +231,15 @@ PYTHON_MODULE_NOT_FOUND = _code("AS222", "python-module-not-found",
     The module is neither beside the spec nor on the Python path. `validate` looks for the file
     without importing anything; build and run will fail to import it.""", warning=True)
 UNKNOWN_PLACEHOLDER = _code("AS223", "unknown-placeholder",
-    "An instruction placeholder no agent sets", """
+    "An instruction placeholder nothing in the spec provides", """
     `{key}` in an instruction is replaced from session state when the agent runs, and a
-    missing key is a run-time error. No agent in the spec sets `key` through `output_key`. If
-    the state is set another way, write `{key?}` to make it optional; write `{{key}}` for the
-    literal text `{key}`.""", warning=True)
+    session without `key` stops the run. The spec provides a key when the top-level `state:`
+    gives it an initial value or an agent writes it through `output_key`; this one is
+    neither, which is usually a typo (the hint names the closest key). State set another way
+    (a tool or callback writing `tool_context.state`, a caller creating the session with it)
+    is invisible to `validate`: declare the key under `state:` with an initial value, or write
+    `{key?}` to make it optional. Write `{{key}}` for the literal text `{key}`. `temp:` keys
+    and `{artifact.NAME}` are not checked.""")
 UNREACHABLE_AGENT = _code("AS224", "unreachable-agent", "An agent the root never reaches", """
     The agent is defined but neither the root nor any agent it reaches uses it, so it never
     runs. Remove it or reference it.""", warning=True)

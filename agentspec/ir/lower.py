@@ -324,7 +324,7 @@ class _Lowering:
         # an agent called as a tool answers its caller: a transfer would abandon the call
         delegated = mode in ("single_turn", "task")
         node = replace(
-            base, model=model, generate=tuple(generate.items()),
+            base, kind=agent.kind, model=model, generate=tuple(generate.items()),
             thinking=tuple(thinking.items()), planner=agent.planner,
             instruction=self.instruction(name, agent),
             instruction_from_file=agent.instruction_file is not None,
@@ -414,6 +414,7 @@ class _Lowering:
             name=self.spec.name, description=self.spec.description,
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
+            state=tuple((self.spec.state or {}).items()),
             resumable=self.resumable, jobs=self.jobs(),
             module_dirs=tuple(sorted(self.module_dirs)))
 

@@ -32,7 +32,7 @@ from agentspec.ir.tree import (
     Schema,
     ToolNode,
 )
-from agentspec.runtime.escapes import has_escape
+from agentspec.runtime.placeholders import needs_template
 
 __all__ = ["plan"]
 
@@ -87,7 +87,7 @@ def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
     if text is None:
         return None
     value = text if verbatim else lit(text)
-    return Call(TEMPLATE, args=(value,)) if has_escape(text) else value
+    return Call(TEMPLATE, args=(value,)) if needs_template(text) else value
 
 
 def _generate_config(node: AgentNode) -> Value:
@@ -394,6 +394,9 @@ class _Planner:
             plugins.insert(0, Call(
                 Import("google.adk.plugins.global_instruction_plugin", "GlobalInstructionPlugin"),
                 _kwargs(global_instruction=instruction_value(node.global_instruction))))
+        if node.state:  # first: before anything runs, the session has its initial state
+            plugins.insert(0, Call(Import("agentspec.runtime.state", "InitialState"),
+                                   args=(lit(dict(node.state)),)))
         app = Call(APP, _kwargs(
             name=node.name, root_agent=Ref("root_agent"),
             plugins=ListOf(tuple(plugins)) if plugins else None,

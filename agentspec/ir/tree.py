@@ -93,7 +93,7 @@ class PlanSettings:
 @dataclass(frozen=True)
 class AgentNode:
     name: str
-    kind: str
+    kind: str  # llm | deep | sequential | parallel | loop | router | planner
     file: str
     line: int
     description: str | None = None
@@ -170,6 +170,8 @@ class AppNode:
     root: AgentNode
     plugins: tuple[PyObject, ...] = ()
     global_instruction: str | None = None
+    #: the initial session state: key -> YAML data (strings may hold `${env.X}`)
+    state: tuple[tuple[str, Any], ...] = ()
     compaction: Compaction | None = None
     resumable: bool = False  # a run can pause for a person and resume where it stopped
     jobs: JobsNode | None = None

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse.positions import PosNode
-from agentspec.source import Pos, SourceFile, Span
+from agentspec.parse.syntax import mark_pos, syntax_error
+from agentspec.source import SourceFile, Span
 
 __all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "read_text", "type_name"]
 
@@ -47,12 +48,8 @@ class _Abort(Exception):
     """Stops conversion after a diagnostic that leaves nothing sensible to read."""
 
 
-def _mark_pos(mark: Any) -> Pos:
-    return Pos.from_zero_based(mark.line, mark.column)
-
-
 def _span(file: str, node: Node) -> Span:
-    return Span(file, _mark_pos(node.start_mark), _mark_pos(node.end_mark))
+    return Span(file, mark_pos(node.start_mark), mark_pos(node.end_mark))
 
 
 def _scalar(node: ScalarNode) -> Any:
@@ -199,10 +196,15 @@ class _Converter:
     def _key(self, node: Node) -> str | None:
         if isinstance(node, ScalarNode) and str(node.tag) in (f"{_TAG}str", f"{_TAG}value"):
             return str(node.value).translate(self.restore)
-        shown = node.value if isinstance(node, ScalarNode) else type(node).__name__
-        self.diagnostics.append(codes.INVALID_KEY(
-            f"the key `{shown}` is not a string", _span(self.file, node),
-            hint=f'quote it: "{shown}"' if isinstance(node, ScalarNode) else None))
+        if isinstance(node, ScalarNode):
+            self.diagnostics.append(codes.INVALID_KEY(
+                f"the key `{node.value}` is not a string", _span(self.file, node),
+                hint=f'quote it: "{node.value}"'))
+        else:
+            kind = "list" if isinstance(node, SequenceNode) else "mapping"
+            self.diagnostics.append(codes.INVALID_KEY(
+                f"a {kind} is used as a key", _span(self.file, node),
+                hint="keys are names: write one word, quoted if it holds special characters"))
         return None
 
 
@@ -253,39 +255,6 @@ def load(path: Path, *, display: str | None = None) -> Parsed:
     return load_text(text, path=path, display=name)
 
 
-def _tab_indent(source: SourceFile, line: int) -> Diagnostic | None:
-    """A tab in the indentation of the line where parsing failed (tabs elsewhere, such as
-    inside block scalars, are legal)."""
-    text = source.line(line)
-    indent = text[: len(text) - len(text.lstrip(" \t"))]
-    if "\t" not in indent:
-        return None
-    return codes.TAB_INDENT("a tab is used for indentation",
-                            Span.at(source.name, line, indent.index("\t") + 1),
-                            hint="indent with spaces")
-
-
-def _syntax_error(exc: YAMLError, source: SourceFile) -> list[Diagnostic]:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    if mark is not None:
-        span = Span(source.name, _mark_pos(mark))
-    elif isinstance(getattr(exc, "position", None), int):  # ReaderError: a character offset
-        span = Span(source.name, source.pos_at(exc.position))  # type: ignore[attr-defined]
-    else:
-        span = Span.at(source.name, 1, 1)
-    tab = _tab_indent(source, span.start.line)
-    if tab is not None:
-        return [tab]
-    if isinstance(exc, MarkedYAMLError):
-        problem = exc.problem or exc.context or "invalid YAML"
-    else:
-        problem = str(exc).splitlines()[0]
-    message = " ".join(str(problem).split())
-    if isinstance(exc, MarkedYAMLError) and exc.context and exc.problem:
-        message = f"{message} ({' '.join(exc.context.split())})"
-    return [codes.YAML_SYNTAX(message, span)]
-
-
 #: NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR: ruamel counts them as line breaks, editors and
 #: agentspec's positions do not. They are swapped for unused private-use characters while
 #: parsing, and swapped back in the values.
@@ -334,7 +303,7 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
     try:
         documents = [d for d in _compose(hidden) if not _is_empty_document(d)]
     except YAMLError as exc:
-        parsed.diagnostics.extend(_syntax_error(exc, source))
+        parsed.diagnostics.extend(syntax_error(exc, source))
         return parsed
     except RecursionError:
         parsed.diagnostics.append(codes.YAML_SYNTAX(

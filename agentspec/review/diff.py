@@ -8,7 +8,7 @@ class with its reason, and the position of what changed in each version:
 * high: a capability gained (a tool, the shell, a backend that runs commands or reads hard
   links, a new agent's tools) or an approval dropped;
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas, what a tool's error does);
+  sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed.
 """
 
@@ -365,6 +365,32 @@ def _renames(removed: dict[str, AgentNode], added: dict[str, AgentNode]
     return pairs
 
 
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _state(old: Side, new: Side) -> Iterator[Change]:
+    """The initial session state, key by key: what every new session starts with (its
+    `${env.X}` are shown as written, never read)."""
+    before = dict(old.app.state) if old.app else {}
+    after = dict(new.app.state) if new.app else {}
+    app = f"app {new.app.name if new.app else ''}"
+    for key in after:
+        if key not in before:
+            yield Change(app, "state-added", "medium",
+                         f"sessions start with `{key}` = {_short(after[key])}", None,
+                         new.where("state", key, key=True))
+        elif before[key] != after[key]:
+            yield Change(app, "state-changed", "medium",
+                         f"sessions start with `{key}` = {_short(after[key])} (was "
+                         f"{_short(before[key])})", old.where("state", key),
+                         new.where("state", key))
+    for key in sorted(before.keys() - after.keys()):
+        yield Change(app, "state-removed", "medium", f"sessions no longer start with `{key}`",
+                     old.where("state", key, key=True), None)
+
+
 def compare(old: Side, new: Side) -> list[Change]:
     """Every change from `old` to `new`, per agent, in the new version's order."""
     work = _Compare(old, new)
@@ -397,6 +423,7 @@ def compare(old: Side, new: Side) -> list[Change]:
     for name in after:
         if name in before:
             work.agent_pair(name, name, before[name], after[name])
+    work.changes += _state(old, new)
     order = {name: index for index, name in enumerate(after)}
     return sorted(work.changes, key=lambda c: (order.get(c.agent, len(order)),
                                                RISKS.index(c.risk), c.change))

@@ -68,7 +68,7 @@ def _label(node: AgentNode) -> list[str]:
 
 def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
     """(parent, edge label, child) for every edge under `node`."""
-    ordered = ["sub-agent" if node.kind == "llm" else "step" if node.kind in (
+    ordered = ["sub-agent" if node.kind in ("llm", "deep") else "step" if node.kind in (
         "sequential", "loop") else "branch" if node.kind == "parallel" else "option"]
     for child in node.children:
         yield node, ordered[0], child

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StringConstraints, WithJsonSchema, field_validator
 
 from agentspec.spec.agents import Agent, Defaults
 from agentspec.spec.backends import Backend
-from agentspec.spec.common import Identifier, Model, PythonRef, one_key_union
+from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_union, one_key_union
 from agentspec.spec.models import ModelEntry
 from agentspec.spec.tools import ToolDef
 
-__all__ = ["OVERLAY_FORBIDDEN", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec", "Summarization"]
+__all__ = ["OVERLAY_FORBIDDEN", "STATE_KEY", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec",
+           "Summarization"]
 
 
 class TokensTrigger(Model):
@@ -47,6 +48,22 @@ else:
         "tokens": TokensTrigger, "fraction": FractionTrigger, "invocations": InvocationsTrigger})
     Keep = one_key_union("keep_kind", "`keep`",
                          {"events": KeepEvents, "invocations": KeepInvocations})
+
+
+if TYPE_CHECKING:
+    VarValue = str | int | float | bool
+else:
+    VarValue = Annotated[
+        keyed_union("var_value", "a variable is text, a number or true or false",
+                    {"text": str, "whole": int, "number": float, "flag": bool},
+                    by_type((bool, "flag"), (int, "whole"), (float, "number"), (str, "text"))),
+        WithJsonSchema({"type": ["string", "number", "boolean"]})]
+
+
+#: a key of ADK session state that an instruction placeholder can name: a name, or one with
+#: ADK's `app:` (shared by every user) or `user:` (shared by a user's sessions) prefix
+STATE_KEY = r"^((app|user):)?[A-Za-z_][A-Za-z0-9_]*$"
+StateKey = Annotated[str, StringConstraints(pattern=STATE_KEY)]
 
 
 class Summarization(Model):
@@ -85,8 +102,8 @@ class Plugin(Model):
     args: dict[str, Any] | None = Field(None, description="Keyword arguments for the factory.")
 
 
-TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "models",
-                  "defaults", "tools", "backends", "agents", "summarization", "jobs",
+TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "state",
+                  "models", "defaults", "tools", "backends", "agents", "summarization", "jobs",
                   "environments", "global_instruction", "plugins")
 OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments")
 
@@ -103,8 +120,13 @@ class Spec(Model):
     imports: list[str] | None = Field(None, description="Spec files whose models, tools, "
                                       "backends and agents join this one.",
                                       examples=[["./common/tools.yaml"]])
-    vars: dict[Identifier, str | int | float | bool] | None = Field(
+    vars: dict[Identifier, VarValue] | None = Field(
         None, description="Values for `${vars.NAME}`.", examples=[{"company": "Acme"}])
+    state: dict[StateKey, Any] | None = Field(
+        None, description="Initial session state: before each run, every key the session "
+        "lacks is set to its value (YAML data), so `{key}` placeholders can name it. Keys "
+        "are names, optionally with ADK's `app:` or `user:` prefix.",
+        examples=[{"tier": "standard", "user:language": "en"}])
     models: dict[Identifier, ModelEntry] | None = Field(None, description="Named models.")
     defaults: Defaults | None = Field(None, description="Fields for every LLM agent that does "
                                       "not set them.")

@@ -1,9 +1,18 @@
-"""Map pydantic error locations to data paths and to the model that was being validated."""
+"""Map pydantic error locations to data paths, walking the language models beside them.
+
+A location mixes data keys with pydantic's own elements: union tags (`<agent_kind.llm>`,
+or a member's name such as `str` in an untagged union) and the `[key]` that marks a bad
+mapping key. Any of those can also be a key a user wrote, so an element is read by where it
+stands in the models, never by its shape: after a union it is a tag, in a mapping a key, in a
+model a field name.
+"""
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any, Union
 
 from pydantic import BaseModel
@@ -12,23 +21,23 @@ from agentspec.parse import Path
 from agentspec.spec import Spec
 from agentspec.spec.common import TAGS
 
-__all__ = ["data_path", "is_key_error", "model_at"]
+__all__ = ["Location", "locate"]
+
+_KEY_MARK = "[key]"
 
 
-def _is_tag(element: object) -> bool:
-    return isinstance(element, str) and element.startswith("<") and element.endswith(">")
+@dataclass(frozen=True)
+class Location:
+    """Where an error is in the data; `key_error` when the mapping key at `path` is wrong;
+    `model` validated the mapping that holds `path[-1]` (None when not a model)."""
 
-
-def is_key_error(loc: tuple[int | str, ...]) -> bool:
-    """pydantic reports a bad dict key with a trailing `[key]` element."""
-    return bool(loc) and loc[-1] == "[key]"
-
-
-def data_path(loc: tuple[int | str, ...]) -> Path:
-    return tuple(e for e in loc if not _is_tag(e) and e != "[key]")
+    path: Path
+    key_error: bool = False
+    model: type[BaseModel] | None = None
 
 
 def _unwrap(tp: Any) -> Any:
+    """`tp` without `Annotated` and without `None` as a union member."""
     while True:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
@@ -42,27 +51,51 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
-def _step(tp: Any, element: int | str) -> Any:
-    if _is_tag(element):
-        return TAGS.get(str(element))
-    tp = _unwrap(tp)
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        field = tp.model_fields.get(str(element))
-        return field.annotation if field else None
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is list and isinstance(element, int):
-        return args[0]
-    if origin is dict and isinstance(element, str):
-        return args[1]
+@functools.cache
+def _fields(model: type[BaseModel]) -> dict[str, Any]:
+    """The types of a model's fields, forward references resolved (the models defer their
+    build, so `model_fields` may still hold them unresolved)."""
+    hints = typing.get_type_hints(model, include_extras=True)
+    return {name: hints[name] for name in model.model_fields}
+
+
+def _member(union: Any, tag: object) -> Any:
+    """The member of `union` that pydantic's tag names (None when unknown)."""
+    if isinstance(tag, str) and tag in TAGS:
+        return TAGS[tag]
+    for member in typing.get_args(union):
+        if getattr(_unwrap(member), "__name__", None) == tag:
+            return member
     return None
 
 
-def model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The model class that validated the mapping at `loc` (None when unknown)."""
+def _is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (Union, types.UnionType)
+
+
+def locate(loc: tuple[int | str, ...]) -> Location:
+    """Read a pydantic error location against the models of the language."""
     tp: Any = Spec
-    for element in loc:
-        tp = _step(tp, element)
-        if tp is None:
-            return None
-    tp = _unwrap(tp)
-    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+    path: list[int | str] = []
+    model: type[BaseModel] | None = None
+    index = 0
+    while index < len(loc):
+        element, base = loc[index], _unwrap(tp)
+        index += 1
+        if _is_union(base):  # a tag: which member was being validated
+            tp = _member(base, element)
+            continue
+        path.append(element)
+        model = base if isinstance(base, type) and issubclass(base, BaseModel) else None
+        origin, args = typing.get_origin(base), typing.get_args(base)
+        if model is not None:
+            tp = _fields(model).get(str(element))
+        elif origin is dict:
+            if index == len(loc) - 1 and loc[index] == _KEY_MARK:
+                return Location(tuple(path), key_error=True)
+            tp = args[1]
+        elif origin is list:
+            tp = args[0]
+        else:
+            tp = None
+    return Location(tuple(path), model=model)

@@ -15,7 +15,7 @@ from agentspec.source import Span
 from agentspec.spec import AGENT_KINDS, Spec
 from agentspec.spec.agents import KIND_MODELS, AgentBase, kinds_taking
 from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES
-from agentspec.validate.locations import data_path, is_key_error, model_at
+from agentspec.validate.locations import Location, locate
 
 __all__ = ["Structure", "structural"]
 
@@ -49,22 +49,24 @@ class _Mapper:
         self.doc = doc
 
     def diagnostic(self, error: Any) -> Diagnostic:
-        loc = tuple(error["loc"])
-        path = data_path(loc)
+        location = locate(tuple(error["loc"]))
+        path = location.path
         kind = error["type"]
         if kind == "extra_forbidden":
-            return self.unknown_key(loc, path)
+            return self.unknown_key(location)
         if kind == "missing":
             return codes.MISSING_KEY(f"missing required key `{path[-1]}` in `{_name(path[:-1])}`",
                                      self.doc.pos.key_span(path[:-1]))
         if kind in UNION_MESSAGES:
             return self.union(kind, path, error)
-        if is_key_error(loc) and len(path) >= 2 and path[-2] == "routes":
+        if location.key_error and len(path) >= 2 and path[-2] == "routes":
             fixed = "/" + str(path[-1]).strip("/") + "/"
             return codes.INVALID_VALUE(f"`{path[-1]}` is not a route prefix",
                                        self.doc.pos.key_span(path),
                                        hint=f"prefixes start and end with `/`: `{fixed}`")
-        if is_key_error(loc):
+        if location.key_error and path[:-1] == ("state",):
+            return self.invalid_state_key(str(path[-1]), self.doc.pos.key_span(path))
+        if location.key_error:
             return self.invalid_name(path[-1], self.doc.pos.key_span(path))
         if path and path[-1] == "name" and "pattern" in kind:
             return self.invalid_name(_lookup(self.doc.data, path), self.value_span(path))
@@ -79,9 +81,19 @@ class _Mapper:
                                   hint="use letters, digits and underscores, not starting with "
                                   "a digit")
 
-    def unknown_key(self, loc: tuple[int | str, ...], path: Path) -> Diagnostic:
+    @staticmethod
+    def invalid_state_key(key: str, span: Span) -> Diagnostic:
+        if key.startswith("temp:"):
+            return codes.INVALID_STATE_KEY(
+                f"`{key}` cannot be initial state: `temp:` state lasts one invocation", span,
+                hint="set it from a tool or callback, and read it with `{" + key + "?}`")
+        return codes.INVALID_STATE_KEY(
+            f"`{key}` is not a state key a placeholder can name", span,
+            hint="use letters, digits and underscores, optionally after `app:` or `user:`")
+
+    def unknown_key(self, location: Location) -> Diagnostic:
+        path, model = location.path, location.model
         key, span = path[-1], self.doc.pos.key_span(path)
-        model = model_at(loc[:-1])
         allowed = list(model.model_fields) if model else []
         if model is not None and issubclass(model, AgentBase) and key in _AGENT_FIELDS:
             kind = _lookup(self.doc.data, path[:-1]).get("kind", "llm")
@@ -165,9 +177,9 @@ def _without(data: Any, path: Path) -> Any:
 
 def _prune(data: dict[str, Any], paths: list[Path], depth: int) -> dict[str, Any]:
     """Drop what failed so the rest can still be checked: first the failing field of a
-    definition, then the whole definition, then the top-level key."""
+    definition (or state entry), then the whole definition, then the top-level key."""
     for path in paths:
-        keep = depth if path and path[0] in SECTIONS else 1
+        keep = depth if path and path[0] in (*SECTIONS, "state") else 1
         data = _without(data, path[:keep])
     return {"agentspec": 1, "name": "spec", "agents": {}, **data}
 
@@ -193,7 +205,7 @@ def structural(doc: Document) -> Structure:
                        [mapper.diagnostic(e) for e in errors])
     data = doc.data
     for depth in (3, 2, 1):
-        paths = [data_path(tuple(e["loc"])) for e in errors]
+        paths = [locate(tuple(e["loc"])).path for e in errors]
         result.broken.update(p[:2] for p in paths if len(p) >= 2 and p[0] in SECTIONS)
         data = _prune(data, paths, depth)
         try:

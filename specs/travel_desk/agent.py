@@ -175,13 +175,15 @@ weather_scout = LlmAgent(
     name='weather_scout',
     description='Summarises the usual weather for the travel dates.',
     model='gemini-2.5-flash-lite',
-    instruction=(
-        'Trip request: {trip_request}\n'
-        'Call weather_outlook for the destination and the month of depart_date (or '
-        'the month\n'
-        'the traveler mentioned). Summarise in at most four bullet points: '
-        'temperatures,\n'
-        'rain, what it means for sightseeing, and what to pack.\n'
+    instruction=template(
+        (
+            'Trip request: {trip_request}\n'
+            'Call weather_outlook for the destination and the month of depart_date '
+            '(or the month\n'
+            'the traveler mentioned). Summarise in at most four bullet points: '
+            'temperatures,\n'
+            'rain, what it means for sightseeing, and what to pack.\n'
+        ),
     ),
     tools=[weather_outlook],
     generate_content_config=types.GenerateContentConfig(temperature=0.4),
@@ -196,13 +198,15 @@ sights_scout = LlmAgent(
     name='sights_scout',
     description="Picks sights that fit the travelers' interests.",
     model='gemini-2.5-flash',
-    instruction=(
-        'Trip request: {trip_request}\n'
-        "Call list_sights for the destination with the travelers' interests. List up "
-        'to\n'
-        'eight sights with hours, closing days, price, time needed and booking '
-        'advice, the\n'
-        'ones that need tickets booked ahead first.\n'
+    instruction=template(
+        (
+            'Trip request: {trip_request}\n'
+            "Call list_sights for the destination with the travelers' interests. "
+            'List up to\n'
+            'eight sights with hours, closing days, price, time needed and booking '
+            'advice, the\n'
+            'ones that need tickets booked ahead first.\n'
+        ),
     ),
     tools=[list_sights],
     generate_content_config=types.GenerateContentConfig(temperature=0.4),
@@ -217,15 +221,17 @@ fare_scout = LlmAgent(
     name='fare_scout',
     description='Finds the outbound and return flights.',
     model='gemini-2.5-flash',
-    instruction=(
-        'Trip request: {trip_request}\n'
-        'Search the outbound flight on depart_date and the return flight nights days '
-        'later\n'
-        'with search_fares, in the requested cabin. Report the two or three best '
-        'options\n'
-        'each way with fare_id, carrier, time, stops and price. If depart_date is '
-        'null,\n'
-        'search the 15th of the month the traveler mentioned and say so.\n'
+    instruction=template(
+        (
+            'Trip request: {trip_request}\n'
+            'Search the outbound flight on depart_date and the return flight nights '
+            'days later\n'
+            'with search_fares, in the requested cabin. Report the two or three best '
+            'options\n'
+            'each way with fare_id, carrier, time, stops and price. If depart_date '
+            'is null,\n'
+            'search the 15th of the month the traveler mentioned and say so.\n'
+        ),
     ),
     tools=[search_fares],
     generate_content_config=types.GenerateContentConfig(temperature=0.4),
@@ -249,23 +255,25 @@ itinerary_drafter = LlmAgent(
     name='itinerary_drafter',
     description='Drafts a day-by-day itinerary within the budget.',
     model='gemini-2.5-pro',
-    instruction=(
-        'Draft a day-by-day itinerary in Markdown for this trip request:\n'
-        '{trip_request}\n'
-        '\n'
-        'Weather: {weather_notes}\n'
-        'Sights: {sight_notes}\n'
-        'Flights: {fare_notes}\n'
-        '\n'
-        'Plan arrival and departure days lightly. Put at most two timed sights on a '
-        'day,\n'
-        'never on a day they are closed, and put outdoor sights on the driest part '
-        'of the\n'
-        'trip. Start with the chosen flights, then one section per day, then the '
-        'total from\n'
-        'quote_trip (call it with the chosen outbound fare_id, nights, travelers and '
-        'hotel\n'
-        'tier) and how it compares with the budget.\n'
+    instruction=template(
+        (
+            'Draft a day-by-day itinerary in Markdown for this trip request:\n'
+            '{trip_request}\n'
+            '\n'
+            'Weather: {weather_notes}\n'
+            'Sights: {sight_notes}\n'
+            'Flights: {fare_notes}\n'
+            '\n'
+            'Plan arrival and departure days lightly. Put at most two timed sights '
+            'on a day,\n'
+            'never on a day they are closed, and put outdoor sights on the driest '
+            'part of the\n'
+            'trip. Start with the chosen flights, then one section per day, then the '
+            'total from\n'
+            'quote_trip (call it with the chosen outbound fare_id, nights, travelers '
+            'and hotel\n'
+            'tier) and how it compares with the budget.\n'
+        ),
     ),
     tools=[
         trip_quoter(
@@ -297,19 +305,22 @@ itinerary_critic = LlmAgent(
         "Checks the itinerary against the request, the sights' hours and the budget."
     ),
     model='gemini-2.5-pro',
-    instruction=(
-        'Review this itinerary against the trip request.\n'
-        'Request: {trip_request}\n'
-        'Itinerary: {itinerary}\n'
-        'Sights with hours: {sight_notes}\n'
-        '\n'
-        'Check that every sight is open on the day it is planned, no day has more '
-        'than two\n'
-        'timed sights, the flights match the request, and the total fits the budget\n'
-        '(recompute it with quote_trip if the itinerary changed flights or hotel). '
-        'Approve\n'
-        'only when nothing important is wrong; otherwise list at most five specific '
-        'issues.\n'
+    instruction=template(
+        (
+            'Review this itinerary against the trip request.\n'
+            'Request: {trip_request}\n'
+            'Itinerary: {itinerary}\n'
+            'Sights with hours: {sight_notes}\n'
+            '\n'
+            'Check that every sight is open on the day it is planned, no day has '
+            'more than two\n'
+            'timed sights, the flights match the request, and the total fits the '
+            'budget\n'
+            '(recompute it with quote_trip if the itinerary changed flights or '
+            'hotel). Approve\n'
+            'only when nothing important is wrong; otherwise list at most five '
+            'specific issues.\n'
+        ),
     ),
     tools=[
         trip_quoter(
@@ -350,17 +361,19 @@ itinerary_reviser = LlmAgent(
     name='itinerary_reviser',
     description='Fixes the issues the reviewer found, or ends the review.',
     model='gemini-2.5-pro',
-    instruction=(
-        "Reviewer's verdict: {review}\n"
-        '\n'
-        'If the verdict says approved is true, call exit_loop and write nothing '
-        'else.\n'
-        'Otherwise rewrite the itinerary below to fix every issue, changing nothing '
-        'else,\n'
-        'and output only the full revised itinerary in Markdown.\n'
-        '\n'
-        'Itinerary:\n'
-        '{itinerary}\n'
+    instruction=template(
+        (
+            "Reviewer's verdict: {review}\n"
+            '\n'
+            'If the verdict says approved is true, call exit_loop and write nothing '
+            'else.\n'
+            'Otherwise rewrite the itinerary below to fix every issue, changing '
+            'nothing else,\n'
+            'and output only the full revised itinerary in Markdown.\n'
+            '\n'
+            'Itinerary:\n'
+            '{itinerary}\n'
+        ),
     ),
     tools=[
         exit_loop,
@@ -399,18 +412,20 @@ trip_presenter = LlmAgent(
     name='trip_presenter',
     description='Presents the approved itinerary to the traveler.',
     model='gemini-2.5-flash-lite',
-    instruction=(
-        'Present this itinerary to the traveler, keeping every fact, time and '
-        'price:\n'
-        '{itinerary}\n'
-        '\n'
-        "Reviewer's last verdict: {review}\n"
-        '\n'
-        'Open with a two-sentence summary (where, when, total price), keep the '
-        'day-by-day\n'
-        'plan, and end by offering to hold the flights with the booking specialist. '
-        'If the\n'
-        'reviewer did not approve the plan, mention the open issues honestly.\n'
+    instruction=template(
+        (
+            'Present this itinerary to the traveler, keeping every fact, time and '
+            'price:\n'
+            '{itinerary}\n'
+            '\n'
+            "Reviewer's last verdict: {review}\n"
+            '\n'
+            'Open with a two-sentence summary (where, when, total price), keep the '
+            'day-by-day\n'
+            'plan, and end by offering to hold the flights with the booking '
+            'specialist. If the\n'
+            'reviewer did not approve the plan, mention the open issues honestly.\n'
+        ),
     ),
     generate_content_config=types.GenerateContentConfig(temperature=0.4),
     output_key='trip_plan',

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -46,14 +47,16 @@ def backoff(attempts: int, base: float = 2.0) -> float:
     return min(MAX_BACKOFF, base ** max(1, attempts))
 
 
-async def run_agent(agent: BaseAgent, request: str) -> Any:
-    """Runs `agent` on `request` in a session of its own; its last answer."""
+async def run_agent(agent: BaseAgent, request: str,
+                    state: Mapping[str, Any] | None = None) -> Any:
+    """Runs `agent` on `request` in a session of its own, which starts with `state` (the
+    spec's initial state); its last answer."""
     runner = Runner(app_name="agentspec_jobs", agent=agent,
                     session_service=InMemorySessionService(),
                     artifact_service=InMemoryArtifactService())
     try:
-        session = await runner.session_service.create_session(app_name="agentspec_jobs",
-                                                              user_id="worker")
+        session = await runner.session_service.create_session(
+            app_name="agentspec_jobs", user_id="worker", state=copy.deepcopy(dict(state or {})))
         answer = None
         message = types.Content(role="user", parts=[types.Part(text=request)])
         async for event in runner.run_async(user_id="worker", session_id=session.id,

@@ -13,13 +13,14 @@ from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
 from agentspec.validate.semantic.schemas import check_schemas
+from agentspec.validate.semantic.state import check_state
 from agentspec.validate.semantic.tree import check_tree
 from agentspec.validate.structural import Structure
 
 __all__ = ["semantic"]
 
 CHECKS = (check_references, check_kinds, check_sections, check_harness, check_python_refs,
-          check_files, check_placeholders, check_schemas)
+          check_files, check_state, check_placeholders, check_schemas)
 
 
 def semantic(structure: Structure, doc: Document,

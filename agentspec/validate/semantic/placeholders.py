@@ -1,53 +1,56 @@
-"""Instruction placeholders `{key}` that no agent fills through `output_key`."""
+"""Instruction placeholders `{key}` whose state nothing in the spec provides.
+
+A required `{key}` is filled from session state when the agent runs, and a session without
+the key stops the run. The spec provides a key when `state:` declares it or an agent writes
+it through `output_key`; anything else (a tool or callback writing state, a caller starting
+the session with it) is invisible here, so it is declared under `state:`, or the placeholder
+is written `{key?}`.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-
-from agentspec.diagnostics import codes
+from agentspec.diagnostics import codes, did_you_mean
 from agentspec.paths import is_file
+from agentspec.runtime.placeholders import placeholders
 from agentspec.source import Span, find_in, occurrence
+from agentspec.spec.agents import PlannerAgent
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import read_text_file
 
-__all__ = ["PLACEHOLDER", "check_placeholders", "placeholders"]
-
-#: ADK's own pattern (google.adk.utils.instructions_utils); `{{...}}` is agentspec's escape
-PLACEHOLDER = re.compile(r"(?<![\$\{\\]){+[^{}]*}+")
-_PREFIXES = ("app:", "user:", "temp:", "artifact.")
-
-
-def placeholders(text: str) -> Iterator[tuple[str, str, bool, int]]:
-    """(token, state key, optional, occurrence of the token in `text`) for each state
-    placeholder; escapes are skipped."""
-    for match in PLACEHOLDER.finditer(text):
-        token = match.group(0)
-        if token.startswith("{{"):
-            continue
-        key = token.strip("{}").strip()
-        optional = key.endswith("?")
-        key = key.rstrip("?")
-        if key.startswith(_PREFIXES) or not key.isidentifier():
-            continue
-        yield token, key, optional, occurrence(text, token, match.start())
+__all__ = ["check_placeholders"]
 
 
 def _check_text(ctx: Context, text: str, span: Span, known: set[str], where: str) -> None:
     source = ctx.sources.get(span.file)
-    for token, key, optional, nth in placeholders(text):
-        if optional or key in known:
+    for found in placeholders(text):
+        key = found.key
+        if found.optional or found.artifact or key.startswith("temp:") or key in known:
             continue
-        at = find_in(source, span, token, nth) if source else span
+        nth = occurrence(text, found.token, found.start)
+        at = find_in(source, span, found.token, nth) if source else span
         ctx.report(codes.UNKNOWN_PLACEHOLDER(
-            f"`{token}` in {where} names state no agent sets through `output_key`", at,
-            hint=f"write `{{{key}?}}` if it may be absent, or `{{{{{key}}}}}` for the literal "
-            "text"))
+            f"`{found.token}` in {where} names state that neither `state:` declares nor an "
+            "agent writes through `output_key`", at,
+            hint=did_you_mean(key, known) or f"declare it under `state:` with an initial "
+            f"value (also when a tool or callback sets it: validate cannot see code), write "
+            f"`{{{key}?}}` if it may be absent, or `{{{{{key}}}}}` for the literal text"))
+
+
+def _provided(ctx: Context) -> set[str] | None:
+    """The state keys the spec declares (also when invalid: that is reported once, at the
+    key) or an agent writes; None when `state` is not a mapping, so nothing can be told."""
+    declared = ctx.doc.data.get("state")
+    if declared is not None and not isinstance(declared, dict):
+        return None
+    return {str(key) for key in declared or {}} | {
+        str(agent["output_key"]) for agent in ctx.doc.section("agents").values()
+        if isinstance(agent, dict) and isinstance(agent.get("output_key"), str)}
 
 
 def check_placeholders(ctx: Context) -> None:
-    known = {str(a["output_key"]) for a in ctx.doc.section("agents").values()
-             if isinstance(a, dict) and isinstance(a.get("output_key"), str)}
+    known = _provided(ctx)
+    if known is None:
+        return
     for name, agent in ctx.llm_agents():
         if agent.instruction is not None:
             _check_text(ctx, agent.instruction, ctx.at("agents", name, "instruction"), known,
@@ -59,6 +62,13 @@ def check_placeholders(ctx: Context) -> None:
             if source is not None:
                 whole = Span.at(source.name, 1, 1)
                 _check_text(ctx, source.text, whole, known, f"`{agent.instruction_file}`")
+    for name, agent in ctx.agents():  # a planner's roles are filled from state too
+        for role in ("worker", "synthesizer"):
+            settings = getattr(agent, role, None) if isinstance(agent, PlannerAgent) else None
+            if settings is not None and settings.instruction:
+                _check_text(ctx, settings.instruction, ctx.at("agents", name, role,
+                                                               "instruction"),
+                            known, f"`{name}`'s {role} instruction")
     if ctx.spec.global_instruction:
         _check_text(ctx, ctx.spec.global_instruction, ctx.at("global_instruction"), known,
                     "the global instruction")

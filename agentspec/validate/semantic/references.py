@@ -8,14 +8,20 @@ from collections.abc import Sequence
 
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.resolve.interpolate import has_env_ref
-from agentspec.spec.agents import LlmAgent, PlannerAgent, RouterAgent, TaskConfig
+from agentspec.spec.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig
 from agentspec.spec.backends import CompositeBackend
-from agentspec.spec.tools import AgentTool
+from agentspec.spec.tools import BUILTIN_TOOLS, AgentTool
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_references"]
 
 _LITERAL_ID = re.compile(r"[-/.:@]")
+#: tools an agent gets from a field of its own, not from `tools`
+_GIVEN_BY = {**dict.fromkeys(FILE_TOOLS, "`filesystem: BACKEND` (or `filesystem: {backend: "
+                                         "BACKEND, tools: [...]}` for some of them)"),
+             **dict.fromkeys(("write_todos", "read_todos"), "`todos: true`"),
+             "task": "`task:`",
+             **dict.fromkeys(("list_skills", "load_skill", "load_skill_resource"), "`skills:`")}
 
 
 def _model(ctx: Context, value: str | None, *path: str | int) -> None:
@@ -47,10 +53,17 @@ def _tools(ctx: Context, entries: Sequence[object] | None, *path: str | int) -> 
     for index, entry in enumerate(entries or ()):
         if isinstance(entry, str) and entry not in ctx.defined["tools"]:
             ctx.report(codes.UNKNOWN_TOOL(
-                f"no tool named `{entry}`", ctx.at(*path, index),
-                hint=did_you_mean(entry, ctx.defined["tools"]) or "define it under `tools`"))
+                f"no tool named `{entry}`", ctx.at(*path, index), hint=_tool_hint(ctx, entry)))
         elif isinstance(entry, AgentTool):
             _agent(ctx, entry.agent, *path, index, "agent")
+
+
+def _tool_hint(ctx: Context, name: str) -> str:
+    if name in _GIVEN_BY:
+        return f"`{name}` is a harness tool: it comes from {_GIVEN_BY[name]}, not from `tools`"
+    if name in BUILTIN_TOOLS:
+        return f"ADK's builtin tools are written `{{builtin: {name}}}`"
+    return did_you_mean(name, ctx.defined["tools"]) or "define it under `tools`"
 
 
 def _llm_agent(ctx: Context, name: str, agent: LlmAgent) -> None:
