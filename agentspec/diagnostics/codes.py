@@ -119,7 +119,9 @@ UNSUPPORTED_VERSION = _code("AS105", "unsupported-version", "An unsupported lang
 INVALID_NAME = _code("AS106", "invalid-name", "A name is not a valid identifier", """
     Names of agents, models, tools and backends, and the spec's `name`, become Python
     identifiers in generated code and ADK names. Use letters, digits and underscores, not
-    starting with a digit; `user` is reserved by ADK for agents.""")
+    starting with a digit; `user` is reserved by ADK for agents. The keys of `args` are
+    keyword arguments of a call in generated code, so they cannot be Python's reserved words
+    (`class`, `from`, `None`, ...) either.""")
 ONE_OF = _code("AS107", "one-of", "Keys that exclude each other, or none of them", """
     Some mappings take exactly one of several keys: a tool is `python`, `mcp`, `builtin` or
     `agent`; an agent has `instruction` or `instruction_file`; a summarization trigger is

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from agentspec.spec.agents import Agent, Defaults
 from agentspec.spec.backends import Backend
-from agentspec.spec.common import Identifier, Model, PythonRef, one_key_union
+from agentspec.spec.common import Arguments, CodeName, Identifier, Model, PythonRef, one_key_union
 from agentspec.spec.models import ModelEntry
 from agentspec.spec.tools import ToolDef
 
@@ -82,7 +82,8 @@ class Plugin(Model):
 
     python: PythonRef = Field(description="A plugin object, or a class / factory when `args` "
                               "is set.")
-    args: dict[str, Any] | None = Field(None, description="Keyword arguments for the factory.")
+    args: Arguments | None = Field(None, description="Keyword arguments for the "
+                                            "factory; names are Python identifiers.")
 
 
 TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "models",
@@ -95,7 +96,7 @@ class Spec(Model):
     """An agentspec file: agents and what they use, for Google ADK."""
 
     agentspec: Literal[1] = Field(description="Language version; 1 is the only one.")
-    name: Identifier = Field(description="App name and generated package name.",
+    name: CodeName = Field(description="App name and generated package name.",
                              examples=["research_desk"])
     description: str | None = Field(None, description="What the app does.")
     root: str | None = Field(None, description="Entry agent; required when several agents are "

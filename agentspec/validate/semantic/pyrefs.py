@@ -18,7 +18,7 @@ from agentspec.spec.agents import (
     RouterAgent,
     WorkflowCallbacks,
 )
-from agentspec.spec.common import PYTHON_REF
+from agentspec.spec.common import PYTHON_REF, is_reserved_word
 from agentspec.spec.tools import PythonTool
 from agentspec.validate.semantic.context import Context
 
@@ -95,6 +95,12 @@ def check_python_refs(ctx: Context) -> None:
             ctx.report(codes.PYTHON_REF_MALFORMED(
                 f"`{ref}` is not a python reference", span,
                 hint="write `package.module:attribute`"))
+            continue
+        reserved = next((p for p in re.split("[.:]", ref) if is_reserved_word(p)), None)
+        if reserved is not None:  # `from class import None` is no Python
+            ctx.report(codes.PYTHON_REF_MALFORMED(
+                f"`{ref}` names `{reserved}`, a reserved word in Python", span,
+                hint="a module or attribute cannot be called that; rename it"))
             continue
         module = ref.split(":", 1)[0]
         if is_refused_module(module):
