@@ -302,6 +302,11 @@ OVERLAY_KEY = _code("AS310", "overlay-key",
     "An environment overlay sets a key it may not change", """
     Overlays are deep-merged over the spec but cannot change `agentspec`, `imports` or
     `environments`.""")
+VAR_EXPANSION = _code("AS311", "var-expansion", "Variables expand too far", """
+    Variables may use other variables, so a small file can expand enormously (nine levels of
+    a variable used ten times is a billion characters). agentspec stops once substituting
+    variables would add more than 1,000,000 characters to the spec, and leaves the value
+    unexpanded.""")
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(
