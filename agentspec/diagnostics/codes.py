@@ -99,6 +99,10 @@ MULTIPLE_DOCUMENTS = _code("AS012", "multiple-documents", "The file holds severa
 INVALID_KEY = _code("AS013", "invalid-key", "A mapping key is not a string", """
     Keys in a spec are names, so they must be plain strings. Quote keys such as `1` or `null`
     if you really mean them as names.""")
+NUMBER_TOO_LARGE = _code("AS016", "number-too-large", "A number with too many digits", """
+    Integers in a spec have at most 100 digits: no count, limit or size needs more, and a
+    number of thousands of digits only costs time (Python refuses to convert decimal text of
+    more than 4300 digits). Quote the value if it is text.""")
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """
@@ -269,6 +273,15 @@ NESTED_APPROVAL = _code(
     entries of the sub-agents it starts (the general-purpose agent of `task` has its
     caller's approvals).""")
 
+AGENT_TREE_TOO_DEEP = _code("AS240", "agent-tree-too-deep", "Agents nested too deeply", """
+    Agents may nest at most 100 levels below the root (through sub-agents, `{agent: ...}`
+    tools and `task`). ADK and agentspec walk the tree recursively; a deeper tree would fail
+    when it is built or run. A workflow agent takes any number of steps: flatten the tree.""")
+AGENT_TREE_TOO_LARGE = _code("AS241", "agent-tree-too-large",
+    "Build would make too many agents", """
+    An agent reached through several delegations (`{agent: ...}` tools, `task` lists, and the
+    general-purpose copy that `task` makes of its caller) is built once for each, so sharing
+    agents at every level multiplies them. Build makes at most 10,000 agents from the root.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
@@ -338,6 +351,14 @@ OUTPUT_NOT_GENERATED = _code(
     "The output directory holds files agentspec did not write", """
     `build` only overwrites files that carry its own `DO NOT EDIT` header. The package
     directory holds another file of the same name; move it or choose another `-o`.""")
+OUTPUT_UNUSABLE = _code(
+    "AS407", "output-unusable",
+    "The output directory cannot be written safely", """
+    `build` writes the package `<name>/` inside the output directory (`-o`, default: the
+    spec's directory). It refuses when that is a file, when it cannot be created or written,
+    and when the package directory or a file in it is a symbolic link or not a regular file
+    (a FIFO, a device): it never writes, reads or removes anything through a link, so a link
+    planted there cannot make it touch files elsewhere.""")
 SCHEMA_UNSUPPORTED = _code(
     "AS406", "schema-unsupported",
     "An input schema that cannot become a model", """
