@@ -104,7 +104,7 @@ def _rename_tool(spec: dict[str, Any], value: str) -> None:
 
 def _set(*path: str | int) -> Place:
     def place(spec: dict[str, Any], value: str) -> None:
-        target = spec
+        target: Any = spec
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
@@ -114,7 +114,7 @@ def _set(*path: str | int) -> Place:
 def _key(*path: str | int) -> Place:
     """The value becomes the (only) key of the mapping at `path`."""
     def place(spec: dict[str, Any], value: str) -> None:
-        target = spec
+        target: Any = spec
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = {value: 1}
@@ -124,7 +124,7 @@ def _key(*path: str | int) -> Place:
 def _ref(*path: str | int, part: int) -> Place:
     """The value becomes the module (part 0) or the attribute (part 1) of a reference."""
     def place(spec: dict[str, Any], value: str) -> None:
-        target = spec
+        target: Any = spec
         for key in path[:-1]:
             target = target[key]
         module, attr = str(target[path[-1]]).split(":")

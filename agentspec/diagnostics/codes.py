@@ -216,8 +216,11 @@ PYTHON_REF_MALFORMED = _code(
 PYTHON_REF_STDLIB = _code("AS221", "python-ref-stdlib",
     "A python reference into the standard library", """
     References into the Python standard library (`os:system`, `subprocess:run`, ...) are
-    refused: a spec must not be able to call arbitrary library functions. Wrap what you need
-    in a function of your own module.""")
+    refused: a spec must not be able to call arbitrary library functions. That includes
+    references that reach it through a module of yours: `mytools:os.system` where `mytools`
+    imports `os`, or `mytools:system` after `from os import system` (validate reads the
+    modules' source, without importing them, as far as it tells). Wrap what you need in a
+    function of your own module.""")
 PYTHON_MODULE_NOT_FOUND = _code("AS222", "python-module-not-found",
     "A python module that cannot be found", """
     The module is neither beside the spec nor on the Python path. `validate` looks for the file
@@ -359,6 +362,14 @@ OUTPUT_UNUSABLE = _code(
     and when the package directory or a file in it is a symbolic link or not a regular file
     (a FIFO, a device): it never writes, reads or removes anything through a link, so a link
     planted there cannot make it touch files elsewhere.""")
+PYTHON_OBJECT_STDLIB = _code(
+    "AS408", "python-object-stdlib",
+    "A python reference that turns out to be a standard-library object", """
+    A reference may not reach the standard library by any path: `mytools:os.system` where
+    `mytools` imports `os`, or a name `mytools` took from `os`. `validate` follows references
+    through the source of your modules (AS221) without importing them; `build` imports them
+    and checks the object itself: a module, function or class of the standard library is
+    refused. Wrap what you need in a function of your own module.""")
 SCHEMA_UNSUPPORTED = _code(
     "AS406", "schema-unsupported",
     "An input schema that cannot become a model", """
