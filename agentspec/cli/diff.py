@@ -140,7 +140,8 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
     with ExitStack() as stack:
         for given in (old, new):
             path, label, where = _materialize(given, stack)
-            side = load_side(path, label, environment=environment)
+            side = load_side(path, label, environment=environment,
+                             project=Path(where["prefix"]) if where else None)
             side.display = _display(side.result, where)
             if side.app is None:
                 click.echo(f"agentspec: {label} cannot be compared; it has errors:", err=True)

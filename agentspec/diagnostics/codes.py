@@ -43,10 +43,10 @@ def _sentence(text: str) -> str:
 
 
 def _code(code: str, name: str, summary: str, explanation: str, *,
-          warning: bool = False) -> Code:
+          warning: bool = False, info: bool = False) -> Code:
     assert code not in REGISTRY, code
-    entry = Code(code, name, Severity.WARNING if warning else Severity.ERROR, summary,
-                 " ".join(explanation.split()))
+    severity = Severity.INFO if info else Severity.WARNING if warning else Severity.ERROR
+    entry = Code(code, name, severity, summary, " ".join(explanation.split()))
     REGISTRY[code] = entry
     return entry
 
@@ -285,6 +285,25 @@ AGENT_TREE_TOO_LARGE = _code("AS241", "agent-tree-too-large",
     An agent reached through several delegations (`{agent: ...}` tools, `task` lists, and the
     general-purpose copy that `task` makes of its caller) is built once for each, so sharing
     agents at every level multiplies them. Build makes at most 10,000 agents from the root.""")
+PATH_OUTSIDE_PROJECT = _code("AS242", "path-outside-project",
+    "A path the spec names is outside the project", """
+    Every path a spec names (`imports`, `instruction_file`, `memory`, `skills` and the skill
+    folders in them, backend `root`s, an MCP server's `cwd`, an SQLite `jobs.store`) must
+    resolve inside the project: the git work tree holding the spec, or the spec's own
+    directory when it is in none. `..`, absolute paths and symbolic links leading out all
+    count, and nothing outside is read. A spec that really needs a directory outside lists
+    it in the top-level `outside_project`, where every reviewer sees it: `validate` notes
+    each path it allows (AS244) and `diff` reports adding or widening it as a high risk.""")
+IMPORT_NOT_A_SPEC = _code("AS243", "import-not-a-spec", "An imported file that is not a spec", """
+    `imports` takes spec files: YAML (`.yaml` or `.yml`) mappings with at least one of
+    `models`, `tools`, `backends`, `agents` or `imports`. Anything else (a `.env` file, a
+    credentials file, a key) is refused without showing its content, so an import can never
+    echo a secret into diagnostics or a pull-request comment.""")
+OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
+    "A path outside the project, allowed by `outside_project`", """
+    The spec names a path outside its project, and the top-level `outside_project` allows
+    it. This is information for reviewers, not a problem (it never fails `--strict`): the
+    spec reads or writes files that the project's history does not hold.""", info=True)
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
@@ -354,6 +373,12 @@ OUTPUT_NOT_GENERATED = _code(
     "The output directory holds files agentspec did not write", """
     `build` only overwrites files that carry its own `DO NOT EDIT` header. The package
     directory holds another file of the same name; move it or choose another `-o`.""")
+SCHEMA_UNSUPPORTED = _code(
+    "AS406", "schema-unsupported",
+    "An input schema that cannot become a model", """
+    ADK needs a pydantic model for `input_schema`. A JSON Schema mapping is turned into one
+    when it is an object whose properties are strings, numbers, booleans, lists or objects;
+    anything richer needs `{python: module:Model}`.""")
 OUTPUT_UNUSABLE = _code(
     "AS407", "output-unusable",
     "The output directory cannot be written safely", """
@@ -370,9 +395,3 @@ PYTHON_OBJECT_STDLIB = _code(
     through the source of your modules (AS221) without importing them; `build` imports them
     and checks the object itself: a module, function or class of the standard library is
     refused. Wrap what you need in a function of your own module.""")
-SCHEMA_UNSUPPORTED = _code(
-    "AS406", "schema-unsupported",
-    "An input schema that cannot become a model", """
-    ADK needs a pydantic model for `input_schema`. A JSON Schema mapping is turned into one
-    when it is an object whose properties are strings, numbers, booleans, lists or objects;
-    anything richer needs `{python: module:Model}`.""")

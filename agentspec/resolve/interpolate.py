@@ -162,7 +162,7 @@ def interpolate(doc: Document, environ: Mapping[str, str],
     ctx = _Context(doc, environ, raw_vars if isinstance(raw_vars, dict) else {})
     interpolator = _Interpolator(ctx, sources)
     for key in list(doc.data):
-        if key in ("vars", "environments"):
+        if key in ("vars", "environments", "outside_project"):  # the last is literal
             continue
         doc.data[key] = interpolator.walk(doc.data[key], doc.pos.children[key], (key,))
     for name in ctx.vars:  # report problems in unused variables too

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Union
 
 from pydantic import (
@@ -18,7 +19,8 @@ from pydantic import (
 )
 
 __all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Arguments",
-           "CodeName", "Identifier", "Model", "PythonRef", "by_type", "is_reserved_word",
+           "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model", "PathField",
+           "PythonRef", "by_type", "is_reserved_word",
            "keyed_union", "one_key_union", "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -41,6 +43,20 @@ class Model(BaseModel):
 
 
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER)]
+
+
+@dataclass(frozen=True)
+class PathField:
+    """Marks a string field (or the strings of a list field) as a path on disk, relative to
+    the file that names it; every such path must be inside the project (`outside_project`
+    lists exceptions). `kind`: `file`, `directory`, or `sqlite` (the path of a
+    `sqlite:///path` URL)."""
+
+    kind: str
+
+
+FilePath = Annotated[str, PathField("file")]
+DirectoryPath = Annotated[str, PathField("directory")]
 
 
 def is_reserved_word(name: str) -> bool:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
 from agentspec.spec.agents import Agent, Defaults
 from agentspec.spec.backends import Backend
-from agentspec.spec.common import Arguments, CodeName, Identifier, Model, PythonRef, one_key_union
+from agentspec.spec.common import (
+    Arguments,
+    CodeName,
+    FilePath,
+    Identifier,
+    Model,
+    PathField,
+    PythonRef,
+    one_key_union,
+)
 from agentspec.spec.models import ModelEntry
 from agentspec.spec.tools import ToolDef
 
@@ -68,7 +77,8 @@ class Notify(Model):
 class Jobs(Model):
     """The background job store used by `execution_mode: offline` agents."""
 
-    store: str = Field("sqlite:///.agentspec/jobs.db", description="`memory://`, "
+    store: Annotated[str, PathField("sqlite")] = Field(
+        "sqlite:///.agentspec/jobs.db", description="`memory://`, "
                        "`sqlite:///path` or `postgresql://...`.",
                        examples=["sqlite:///.agentspec/jobs.db"])
     max_attempts: int = Field(3, ge=1, le=100, description="Runs of a job before it is FAILED.")
@@ -88,8 +98,8 @@ class Plugin(Model):
 
 TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "models",
                   "defaults", "tools", "backends", "agents", "summarization", "jobs",
-                  "environments", "global_instruction", "plugins")
-OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments")
+                  "environments", "global_instruction", "plugins", "outside_project")
+OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments", "outside_project")
 
 
 class Spec(Model):
@@ -101,7 +111,7 @@ class Spec(Model):
     description: str | None = Field(None, description="What the app does.")
     root: str | None = Field(None, description="Entry agent; required when several agents are "
                              "nobody's child.", examples=["coordinator"])
-    imports: list[str] | None = Field(None, description="Spec files whose models, tools, "
+    imports: list[FilePath] | None = Field(None, description="Spec files whose models, tools, "
                                       "backends and agents join this one.",
                                       examples=[["./common/tools.yaml"]])
     vars: dict[Identifier, str | int | float | bool] | None = Field(
@@ -128,3 +138,8 @@ class Spec(Model):
     global_instruction: str | None = Field(None, description="Text prepended to every agent's "
                                            "system prompt.")
     plugins: list[Plugin] | None = Field(None, description="ADK plugins.")
+    outside_project: list[str] | None = Field(
+        None, description="Directories (or files) outside the project that the spec's paths "
+        "may name: every path a spec names must be inside its project (its git work tree, "
+        "else its directory) unless it is under one of these. Relative to the spec, or "
+        "absolute; written literally.", examples=[["/opt/shared-prompts"]])

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Arguments, Model, PythonRef, by_type, keyed_union, one_key_union
+from agentspec.spec.common import (
+    Arguments,
+    DirectoryPath,
+    Model,
+    PythonRef,
+    by_type,
+    keyed_union,
+    one_key_union,
+)
 
 __all__ = ["BUILTIN_TOOLS", "AgentTool", "BuiltinTool", "McpRemote", "McpStdio", "McpTool",
            "PythonTool", "ToolDef", "ToolEntry"]
@@ -33,7 +41,8 @@ class McpStdio(Model):
     args: list[str] = Field(default_factory=list, description="Its arguments.")
     env: dict[str, str] | None = Field(None, description="Environment for the server; use "
                                        "`${env.X}` for secrets.")
-    cwd: str | None = Field(None, description="Working directory, relative to the spec.")
+    cwd: DirectoryPath | None = Field(None, description="Working directory, relative to the "
+                                      "spec.")
     timeout: float | None = Field(None, gt=0, description="Seconds to wait for the server.")
 
 
