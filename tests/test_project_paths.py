@@ -24,6 +24,7 @@ from agentspec.build import compile_spec, emit_package
 from agentspec.check import CheckResult, check
 from agentspec.cli import cli
 from agentspec.diagnostics import FORMATS, render
+from agentspec.ir.lower import lower
 from agentspec.paths import project_root
 from agentspec.spec import Spec
 from agentspec.validate.semantic.project import path_marker
@@ -324,3 +325,13 @@ def test_no_path_reads_outside_the_project(project: Path, field: str, text: str)
     assert all(SECRET not in s.text for s in result.sources.values())
     if result.document is not None:
         assert SECRET not in json.dumps(result.document.data, default=str)
+
+
+def test_build_checks_the_instruction_file_again_when_it_reads_it(project: Path) -> None:
+    """A file swapped for a link after validate is not read by build either."""
+    result = check(_write(_spec()), environ={})
+    assert result.ok, result.diagnostics
+    (project / "specs" / "prompt.md").unlink()
+    (project / "specs" / "prompt.md").symlink_to(project.parent / "outside" / "secret.md")
+    app, problems = lower(result)
+    assert app is None and [d.code for d in problems] == ["AS242"]

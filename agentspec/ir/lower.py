@@ -139,6 +139,11 @@ class _Lowering:
             return agent.instruction
         span = self.span("agents", name, "instruction_file")
         target = self.directory(span) / agent.instruction_file
+        project = self.result.project
+        if project is not None and project.judge(target) == "outside":  # changed since check
+            self.diagnostics.append(codes.PATH_OUTSIDE_PROJECT(
+                f"the instruction file `{agent.instruction_file}` is outside the project", span))
+            return None
         text, problem = read_text(target, agent.instruction_file)
         if text is None:
             self.diagnostics.append(codes.PATH_NOT_FOUND(
