@@ -6,7 +6,6 @@ import ast
 import os
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -100,33 +99,6 @@ def test_builds_source_that_parses_and_is_lint_clean(path: Path, tmp_path: Path)
 
 def test_ruff_check_is_not_toothless() -> None:
     assert ruff_problems("import os\nx = 1 \n", "x.py") != ""
-
-
-# --- refused features --------------------------------------------------------------------------
-
-def test_a_feature_that_cannot_be_built_gives_as401_and_builds_nothing(
-        tmp_path: Path) -> None:
-    """Planner workers are made at run time, so they cannot hold agents called as tools."""
-    path = tmp_path / "spec.yaml"
-    path.write_text(textwrap.dedent("""\
-        agentspec: 1
-        name: refused
-        root: boss
-        agents:
-          boss:
-            kind: planner
-            model: gemini-2.5-flash
-            worker: {tools: [{agent: helper}]}
-          helper: {description: Helps., instruction: Help., model: gemini-2.5-flash}
-        """))
-    result = compile_spec(path, environ={})
-    assert not result.ok and result.plan is None and result.app is None
-    [error] = [d for d in result.diagnostics if d.is_error]
-    assert error.span is not None
-    assert (error.code, error.span.start.line) == ("AS401", 8)
-    done = invoke("build", str(path), "-o", str(tmp_path / "out"))
-    assert done.exit_code == 1 and "AS401" in done.output
-    assert not (tmp_path / "out").exists()
 
 
 # --- ${env.X} ---------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -217,7 +216,7 @@ def test_tools_run_off_the_event_loop() -> None:
     assert asyncio.run(main("glob", pattern="*.txt")) == "/a.txt"
 
 
-def test_pattern_limits_and_glob_normalisation() -> None:
+def test_pattern_limits_and_wildcard_runs() -> None:
     backend = StateBackend({})
     backend.write("/" + "/".join(["d"] * 40) + "/f", "x")
     backend.write("/" + "a" * 200, "aaaa")
@@ -226,11 +225,9 @@ def test_pattern_limits_and_glob_normalisation() -> None:
     def run(name: str, **args: Any) -> Any:
         return asyncio.run(_call(tools[name], backend, **args))
 
-    started = time.monotonic()
     assert "No files" in run("glob", pattern="**/" * 12 + "zz")
     assert "No files" in run("glob", pattern="*" * 40 + "b")
     assert "No matches" in run("grep", pattern="a", glob="**/" * 12 + "zz")
-    assert time.monotonic() - started < 2
     assert run("glob", pattern="**/**/f").endswith("/d/f")
     assert run("glob", pattern="***").count("\n") == 1  # still `**`: crosses directories
     for name, arg in (("glob", "pattern"), ("grep", "pattern"), ("grep", "glob")):

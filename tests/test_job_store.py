@@ -4,14 +4,20 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentspec.runtime.jobs import JobRequest, JobStore, StoreError, open_store
+from agentspec.runtime.jobs.rows import COLUMNS
+from agentspec.runtime.jobs.sql import MIGRATIONS
 
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
 
@@ -216,3 +222,114 @@ def test_postgres_reconnects_after_the_server_drops_the_connection() -> None:
     assert opened.get(job.id) is not None  # the next one reconnects
     assert opened.claim("w", 30) is not None
     opened.close()
+
+
+# -- stores that hold what this code cannot read (issue 12, item 12) -----------------------
+
+def _sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> None:
+    """Runs one statement on the store's database behind its back."""
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as connection:
+            connection.execute(statement, params)
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(statement.replace("?", "%s"), params)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    if POSTGRES is None:
+        pytest.skip("AGENTSPEC_TEST_POSTGRES_URL is not set (.ci/run starts a server)")
+    return _fresh_postgres()
+
+
+def test_a_store_with_a_newer_schema_is_refused_naming_both_versions(sql_url: str) -> None:
+    open_store(sql_url).close()
+    newer = len(MIGRATIONS) + 1
+    _sql(sql_url, "INSERT INTO agentspec_schema VALUES (?)", (newer,))
+    _sql(sql_url, "ALTER TABLE agentspec_jobs RENAME COLUMN input TO request")
+    with pytest.raises(StoreError) as refused:
+        open_store(sql_url)
+    message = str(refused.value)
+    assert f"schema version {newer}" in message and f"version {len(MIGRATIONS)}" in message
+    assert "agentspec:agentspec" not in message  # never the password of the URL
+
+
+def test_an_unreadable_row_is_set_aside_and_blocks_no_claim(sql_url: str) -> None:
+    store = open_store(sql_url)
+    broken, _ = store.enqueue(ask(text="first", call="c1"))
+    good, _ = store.enqueue(ask(text="second", call="c2"))
+    _sql(sql_url, "UPDATE agentspec_jobs SET result = ? WHERE id = ?", ("{not json", broken.id))
+    claimed = store.claim("w", 30)
+    assert claimed is not None and claimed.id == good.id  # the broken one was passed over
+    aside = store.get(broken.id)
+    assert aside is not None and aside.status == "FAILED" and aside.result is None
+    assert aside.error is not None and "not JSON" in aside.error and "{not json" in aside.error
+    assert store.claim("w", 30) is None  # and it never comes back
+    store.close()
+
+
+def test_every_query_sets_an_unreadable_row_aside(sql_url: str) -> None:
+    store = open_store(sql_url)
+    job, _ = store.enqueue(ask())
+    store.claim("w", 30)
+    store.finish(job.id, "w", {"score": 7})
+    _sql(sql_url, "UPDATE agentspec_jobs SET result = ? WHERE id = ?", ("{'score': 7", job.id))
+    [listed] = store.recent()
+    assert listed.status == "FAILED" and "{'score': 7" in (listed.error or "")
+    # delivered as a failure, with the reason: the conversation learns of it
+    assert [j.id for j in store.undelivered("app", "u", "s1")] == [job.id]
+    store.close()
+
+
+GARBAGE = st.one_of(st.text(max_size=8), st.integers(-5, 5), st.floats(allow_nan=True),
+                    st.binary(max_size=4), st.none(), st.sampled_from(["{", "[1,", "nan"]))
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(column=st.sampled_from([c for c in COLUMNS if c != "id"]), value=GARBAGE,
+       status=st.sampled_from(["QUEUED", "RUNNING", "DONE", "FAILED"]))
+def test_whatever_a_column_holds_claims_and_queries_go_on(
+        tmp_path_factory: pytest.TempPathFactory, column: str, value: Any, status: str) -> None:
+    """SQLite keeps any value in any column; no value may stop the queue."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('garbage') / 'jobs.db'}"
+    store = open_store(url)
+    broken, _ = store.enqueue(ask(text="first", call="c1"))
+    good, _ = store.enqueue(ask(text="second", call="c2"))
+    _sql(url, "UPDATE agentspec_jobs SET status = ?, lease_expires_at = 0 WHERE id = ?",
+         (status, broken.id))
+    try:
+        _sql(url, f"UPDATE agentspec_jobs SET {column} = ? WHERE id = ?", (value, broken.id))
+    except sqlite3.IntegrityError:
+        store.close()
+        return  # NOT NULL: SQLite itself refuses the value
+    claimed = store.claim("w", 30)
+    assert claimed is not None  # the good job at least, whatever the broken one holds
+    jobs = {j.id: j for j in store.recent()}
+    assert set(jobs) == {broken.id, good.id}
+    assert store.get(broken.id) is not None
+    store.undelivered("app", "u", "s1")
+    store.close()
+
+
+def test_a_store_of_the_first_schema_is_migrated_and_keeps_its_jobs(sql_url: str) -> None:
+    _sql(sql_url, "CREATE TABLE agentspec_schema (version INTEGER)")
+    for statement in MIGRATIONS[0]:
+        _sql(sql_url, statement)
+    _sql(sql_url, "INSERT INTO agentspec_schema VALUES (1)")
+    old = COLUMNS[:COLUMNS.index("output_key")]
+    values = ("j1", "scorer", "deal 7", "app", "u", "s1", "i", "c", "scorer", "QUEUED", 0, 3,
+              None, None, 1.0, 1.0, 1.0, None, None, None, None, None)
+    _sql(sql_url, f"INSERT INTO agentspec_jobs ({', '.join(old)}) VALUES "
+                  f"({', '.join('?' for _ in old)})", values)
+    store = open_store(sql_url)
+    job = store.get("j1")
+    assert job is not None and (job.input, job.output_key) == ("deal 7", "")
+    claimed = store.claim("w", 30)
+    assert claimed is not None and claimed.id == "j1"
+    store.close()

@@ -159,8 +159,9 @@ def crunch() -> dict:
 '''
 
 
-def _project(tmp_path: Path, jobs: int) -> Path:
-    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+def _project(tmp_path: Path, jobs: int, lease_seconds: int = 5) -> Path:
+    spec = SPEC.replace("lease_seconds: 5", f"lease_seconds: {lease_seconds}")
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(spec))
     (tmp_path / "crunch_tools.py").write_text(TOOLS)
     replies = [{"call": "crunch"}, {"text": "crunched"}] * jobs
     (tmp_path / "worker.yaml").write_text(json.dumps({"replies": {"cruncher": replies}}))
@@ -217,7 +218,9 @@ def _url(backend: str, tmp_path: Path) -> str:
 def test_four_workers_run_two_hundred_jobs_exactly_once(backend: str, tmp_path: Path) -> None:
     url = _url(backend, tmp_path)
     jobs = 200
-    project = _project(tmp_path, jobs)
+    # a lease long enough that a loaded machine cannot let one expire: expiry is not what
+    # this test is about, and a job run twice after one is right, not a failure
+    project = _project(tmp_path, jobs, lease_seconds=120)
     ids = _enqueue(url, jobs)
     env = {"JOBS_URL": url, "CRUNCH_LOG": str(tmp_path / "crunch.log")}
     workers = [start_worker(project, "spec.yaml", "--until-idle", "--quiet", "--script",
@@ -236,3 +239,65 @@ def test_four_workers_run_two_hundred_jobs_exactly_once(backend: str, tmp_path: 
     runs = (tmp_path / "crunch.log").read_text().split()
     assert len(runs) == jobs  # each job's tool ran exactly once
     assert len(set(runs)) > 1  # the work was shared between processes
+
+
+BLOCKING_TOOLS = '''\
+import os, time
+from pathlib import Path
+
+
+def crunch() -> dict:
+    """Crunches."""
+    with Path(os.environ["CRUNCH_LOG"]).open("a") as f:
+        f.write(f"{os.getpid()}\\n")
+    while not Path(os.environ["CRUNCH_GO"]).exists():  # a sync tool: it blocks the loop
+        time.sleep(0.05)
+    return {"crunched": True}
+'''
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_sync_tool_that_blocks_past_the_lease_keeps_its_job(backend: str,
+                                                              tmp_path: Path) -> None:
+    """Issue 12, item 4: ADK runs sync tools on the event loop. While one blocks, the lease
+    is still renewed (from a thread), so a second live worker never takes the job. The tool
+    is released only once the second worker has been polling for two leases (5 s each)
+    after the first lease would have run out: no luck with clocks decides the outcome."""
+    url = _url(backend, tmp_path)
+    project = _project(tmp_path, 1)
+    (tmp_path / "crunch_tools.py").write_text(BLOCKING_TOOLS)
+    [job_id] = _enqueue(url, 1)
+    log, go = tmp_path / "crunch.log", tmp_path / "go"
+    env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "CRUNCH_GO": str(go)}
+    args = ("spec.yaml", "--until-idle", "--script", "worker.yaml")
+    first = start_worker(project, *args, env=env)
+    second = None
+    store = open_store(url)
+    try:
+        wait_for(log.exists, what="the first worker's tool to start")
+        second = start_worker(project, *args, env=env)
+        assert second.stdout is not None
+        banner = second.stdout.readline()  # printed once its agents are built
+        assert banner.startswith("worker "), banner
+        polling_since = time.time()
+
+        def still_held() -> bool:
+            job = store.get(job_id)
+            assert job is not None and job.attempts == 1, job  # nobody else claimed it
+            assert log.read_text().split() == [str(first.pid)]  # the tool ran once
+            return time.time() > polling_since + 2 * 5 + 1
+
+        wait_for(still_held, timeout=120, what="two leases to pass")
+        go.touch()
+        for worker in (first, second):
+            _, err = worker.communicate(timeout=120)
+            assert worker.returncode == 0, err
+        done = store.get(job_id)
+        assert done is not None and (done.status, done.attempts) == ("DONE", 1)
+        assert log.read_text().split() == [str(first.pid)]
+    finally:
+        go.touch()
+        for worker in (first, second):
+            if worker is not None:
+                worker.kill()
+        store.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
+import socket
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -212,7 +213,7 @@ def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[s
     assert [r["body"]["id"] for r in received] == [job.id]
     assert received[0]["body"]["status"] == "DONE" and received[0]["token"] == "t0k"
     assert received[0]["body"]["result"] == "answered Q3"
-    notify(JobSettings("memory://", webhook="http://127.0.0.1:1/down"), job)  # no raise
+    asyncio.run(notify(JobSettings("memory://", webhook="http://127.0.0.1:1/down"), job))
 
 
 # stopping a worker -------------------------------------------------------------------------
@@ -326,3 +327,178 @@ def test_a_failing_heartbeat_is_retried_and_a_lost_lease_stops_the_agent(
     assert stopped == [True]  # the agent was stopped once the lease was lost
     ended = store.get(job.id)
     assert ended is not None and ended.status == "CANCELLED" and ended.result is None
+
+
+def test_a_store_newer_than_the_code_is_a_clear_error_not_a_bug(
+        office: tuple[Any, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12, item 12: exit 1 naming both schema versions, from every command that opens
+    the store."""
+    import sqlite3
+
+    from agentspec.runtime.jobs.sql import MIGRATIONS
+
+    _, url = office
+    open_store(url).close()
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as connection:
+        connection.execute("INSERT INTO agentspec_schema VALUES (?)", (len(MIGRATIONS) + 1,))
+    script = tmp_path / "script.yaml"
+    script.write_text("replies: {lead: [{text: hi}]}\n")
+    monkeypatch.chdir(tmp_path)
+    for args in (["jobs", "--store", url, "list"],
+                 ["worker", "spec.yaml", "--until-idle", "--script", str(script)],
+                 ["run", "spec.yaml", "hello", "--script", str(script)]):
+        done = invoke(*args)
+        assert done.exit_code == 1, (args, done.output)
+        assert f"schema version {len(MIGRATIONS) + 1}" in done.output, (args, done.output)
+        assert "internal error" not in done.output
+
+
+REPORTING = SPEC.replace("        instruction: Delegate reports.\n",
+                         "        instruction: 'Delegate reports. Last report: {report?}'\n"
+                         ).replace("        execution_mode: offline\n",
+                                   "        execution_mode: offline\n        output_key: report\n")
+
+
+@pytest.mark.parametrize("delivery", ["jobs deliver", "agentspec run", "the app's plugin"])
+def test_every_delivery_sets_the_output_key_and_logs_no_unknown_agent(
+        delivery: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 12, item 7 and issue 11's noise: one delivery path with one effect (the DONE
+    result under the offline agent's `output_key`), and ADK never meets an author it does
+    not know."""
+    from google.adk.runners import Runner
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+    from google.genai import types
+
+    from agentspec.runtime.scripted import install_script
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    monkeypatch.setenv("AGENTSPEC_JOBS_STORE", url)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(REPORTING))
+    sessions = f"sqlite:///{tmp_path / 'sessions.db'}"
+    first = tmp_path / "first.yaml"
+    first.write_text(json.dumps({"replies": {"lead": [
+        {"call": "task", "args": {"description": "Q3 report", "subagent_type": "reporter"}},
+        {"text": "Queued."}]}}))
+    assert invoke("run", "spec.yaml", "Write it", "--script", str(first),
+                  "--session", sessions).exit_code == 0
+    store = open_store(url)
+    claimed = store.claim("w", 30)
+    assert claimed is not None and claimed.output_key == "report"
+    store.finish(claimed.id, "w", "Revenue is up 12%.")
+    caplog.set_level("WARNING")
+    if delivery == "jobs deliver":
+        done = invoke("jobs", "--store", url, "deliver", "--session", sessions)
+        assert done.output.splitlines()[-1] == "1 job(s) delivered", done.output
+    second = tmp_path / "second.yaml"
+    second.write_text(json.dumps({"replies": {"lead": [{"text": "Here it is."}]}}))
+    if delivery == "the app's plugin":
+        app, problems = build_objects(compile_spec(Path("spec.yaml"), environ={}))
+        assert problems == []
+        models = install_script(app.root_agent, {"lead": [{"text": "Here it is."}]})
+        service = SqliteSessionService(str(tmp_path / "sessions.db"))
+
+        async def say() -> None:
+            runner = Runner(app=app, session_service=service)
+            message = types.Content(role="user", parts=[types.Part(text="Ready?")])
+            async for _ in runner.run_async(user_id="user", session_id="default",
+                                            new_message=message):
+                pass
+            await runner.close()
+
+        asyncio.run(say())
+        instruction = str(models["lead"].requests[-1].config.system_instruction)
+        assert "Last report: Revenue is up 12%." in instruction
+    else:
+        ran = invoke("run", "spec.yaml", "Ready?", "--script", str(second), "--session", sessions)
+        assert ran.exit_code == 0, ran.output
+
+    async def state() -> dict[str, Any]:
+        session = await SqliteSessionService(str(tmp_path / "sessions.db")).get_session(
+            app_name="office", user_id="user", session_id="default")
+        assert session is not None
+        return dict(session.state)
+
+    assert asyncio.run(state())["report"] == "Revenue is up 12%."
+    assert "unknown agent" not in caplog.text
+
+
+class HostileReceiver:
+    """A webhook receiver on loopback that misbehaves in one way until it is stopped."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.sent = 0
+        self.stopped = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=8)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/hook"
+        if kind != "never accepts":
+            threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        self.listener.settimeout(0.1)
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return  # stopped: the listener is closed
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)
+            try:
+                if self.kind == "streams without end":
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 7000000000\r\n\r\n")
+                    while not self.stopped.is_set():
+                        self.sent += connection.send(b"x" * 65536)
+                elif self.kind == "trickles its headers":
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                    while not self.stopped.wait(0.05):
+                        connection.sendall(b"a")
+                else:  # never answers
+                    self.stopped.wait()
+            except OSError:
+                return  # the client hung up: what a capped client does
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
+@pytest.mark.parametrize("kind", ["streams without end", "trickles its headers",
+                                  "never answers", "never accepts"])
+def test_a_hostile_webhook_holds_no_worker_slot(kind: str, tmp_path: Path, own_store: None,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 12, item 14: the webhook exchange has a total deadline and its body is never
+    read, so a worker with one slot runs its next job whatever the receiver does."""
+    from agentspec.runtime.jobs import delegation
+
+    monkeypatch.setattr(delegation, "WEBHOOK_SECONDS", 0.5, raising=False)
+    receiver = HostileReceiver(kind)
+    settings = JobSettings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=receiver.url)
+    store = settings.open()
+    jobs = [store.enqueue(JobRequest(agent="a", input=f"job {i}", session_id="s"))[0]
+            for i in range(2)]
+
+    async def answer(agent: Any, request: str) -> str:
+        return request
+
+    async def main() -> None:
+        worker = Worker({"a": object()}, settings, concurrency=1, poll_seconds=0.05,
+                        run=answer)  # type: ignore[dict-item]
+        try:  # the guard only ends a hang (before the fix); it asserts no speed
+            await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 120)
+        finally:
+            receiver.stop()
+
+    caplog.set_level("WARNING")
+    asyncio.run(main())
+    assert [store.get(j.id).status for j in jobs] == ["DONE", "DONE"]  # type: ignore[union-attr]
+    assert receiver.sent < 64 * 1024 * 1024  # the body was not read (only socket buffers)
+    if kind != "streams without end":
+        assert "did not answer within" in caplog.text

@@ -71,7 +71,8 @@ PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
 NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),
              ("FilesystemConfig", "tools"), ("PythonSchema", "python"),
-             ("ShellBackend", "env"), ("Spec", "outside_project")}
+             ("ShellBackend", "env"), ("Spec", "outside_project"),
+             ("FilesystemBackend", "hard_links"), ("ShellBackend", "hard_links")}
 _INHERITED = {"DeepAgent": "LlmAgent", "Defaults": "LlmAgent"}
 
 

@@ -118,7 +118,7 @@ def test_a_scenario_that_runs_out_of_replies_fails(desk: Path, tmp_path: Path) -
     (tmp_path / "short.yaml").write_text("messages: [Hi]\nreplies: {desk: []}\n")
     done = invoke(str(desk / "spec.yaml"), str(tmp_path / "short.yaml"))
     assert done.exit_code == 1
-    assert "the script has no more replies for agent 'desk'" in done.output
+    assert "the script has no more replies for agent `desk`" in done.output
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -167,7 +167,7 @@ def deliver(ctx: click.Context, session_url: str) -> None:
                                                  session_id=session_id)
             if session is None:
                 continue
-            for event in await deliver(JobSettings(ctx.obj["url"]), sessions, session, None,
+            for event in await deliver(JobSettings(ctx.obj["url"]), sessions, session,
                                        "agentspec-jobs-deliver"):
                 job = (event.custom_metadata or {})["agentspec_job"]
                 click.echo(f"delivered {job['job_id']} ({event.author}, {job['status']}) to "

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +29,16 @@ def _short(value: Any, limit: int = 300) -> str:
 
 
 def describe(event: Any) -> list[str]:
-    """Readable lines for one event: tool calls, results and answers."""
-    lines = []
+    """Readable lines for one event: tool calls, results and answers (what a model wrote
+    with its hidden characters escaped), failures. An approval request and the stand-in
+    result of the call it pauses are left to the approval prompt."""
+    from agentspec.runtime.harness.approvals import is_approval_request
+    from agentspec.runtime.harness.call_text import visible
+
+    paused = event.actions.requested_tool_confirmations or {}
+    lines: list[str] = []
+    if event.error_code is not None:  # an agent that failed inside the run (as a tool, ...)
+        lines.append(f"[{event.author}] failed: {event.error_code}: {event.error_message}")
     route = (event.custom_metadata or {}).get("agentspec_route")
     if route:
         for failed in route["failed"]:
@@ -41,18 +51,20 @@ def describe(event: Any) -> list[str]:
     for part in (event.content.parts if event.content else None) or ():
         if part.function_call:
             call = part.function_call
-            if call.name == "adk_request_confirmation":
-                continue  # the approval prompt shows it
+            if is_approval_request(event, call):
+                continue
             if call.name == "transfer_to_agent":
                 lines.append(f"[{event.author}] -> transfers to {call.args.get('agent_name')}")
             else:
                 lines.append(f"[{event.author}] calls {call.name}({_short(call.args)})")
         elif part.function_response and part.function_response.name != "transfer_to_agent":
             response = part.function_response
+            if response.id in paused:
+                continue
             lines.append(f"[{event.author}] {response.name} returned {_short(response.response)}")
         elif part.text and not part.thought:
             lines.append(f"[{event.author}] {part.text}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _plan_lines(plan: dict[str, Any]) -> list[str]:
@@ -82,11 +94,15 @@ Decide = Callable[[Any], Any]  # PendingApproval -> Decision | None (None: leave
 def _terminal_decision(pending: Any) -> Any:
     """Asks the person at the terminal; None when input ends (the call stays waiting)."""
     from agentspec.runtime.harness.approvals import Decision
+    from agentspec.runtime.harness.call_text import call_text
 
     offered = "/".join(pending.decisions)
-    click.echo(f"[{pending.agent}] needs approval: {pending.tool}({_short(pending.args, 2000)})")
-    if pending.hint:
-        click.echo(f"  {pending.hint}")
+    click.echo(f"[{pending.agent}] needs approval: {pending.hint}")
+    shown = textwrap.indent(call_text(pending.tool, pending.args), "  ")
+    if sys.stdout.isatty() and shown.count("\n") + 4 > shutil.get_terminal_size().lines:
+        click.echo_via_pager(shown + "\n")  # all of it, a page at a time
+    else:
+        click.echo(shown)
     choices = {d[0]: d for d in pending.decisions} | {d: d for d in pending.decisions}
     try:
         while (choice := input(f"  {offered}? ").strip().lower()) not in choices:
@@ -149,7 +165,7 @@ async def _deliveries(runner: Any, session_id: str) -> None:
     session = await runner.session_service.get_session(app_name=runner.app_name,
                                                         user_id="user", session_id=session_id)
     for event in await deliver(settings, runner.session_service, session,
-                               runner.app.root_agent, "agentspec-run-delivery"):
+                               "agentspec-run-delivery"):
         for line in describe(event):
             click.echo(line)
 
@@ -234,6 +250,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     app = built_app(spec, environment)
     messages = [message] if message else []
     decide: Decide = _terminal_decision
+    models: dict[str, Any] = {}
     if script is not None:
         from agentspec.runtime.scripted import ScriptError, install_script
 
@@ -242,7 +259,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         if loaded.decisions is not None:
             decide = _scripted_decisions(loaded.decisions)
         try:
-            install_script(app.root_agent, loaded.replies)
+            models = install_script(app.root_agent, loaded.replies)
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
@@ -251,13 +268,16 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from google.genai.errors import APIError
 
     from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.jobs import StoreError
+    from agentspec.runtime.nodes import FAILURES_REPORTED
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError
 
+    reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     try:
         asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
-    except (APIError, ScriptError, ScriptedFailure, RoutingError,
-            MissingEnvironmentVariable) as exc:
+    except (APIError, ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
+            StoreError) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)
         sys.exit(1)
@@ -266,4 +286,11 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         sys.exit(1)
     except ValueError as exc:  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         click.echo(f"agentspec: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        FAILURES_REPORTED.reset(reported)
+    problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
+    if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong
+        for problem in problems:
+            click.echo(f"agentspec: {problem}", err=True)
         sys.exit(1)

@@ -61,7 +61,10 @@ async def _play(app: Any, scenario: Any) -> Any:
         if not decisions:
             raise AssertionError(f"{pending.agent} asked to approve {pending.tool}, and the "
                                  "scenario has no decision left for it")
-        return decisions.pop(0)
+        decision = decisions.pop(0)
+        if decision.kind == "reject":
+            outcome.settled.add(pending.call_id)  # its error result is the person's no
+        return decision
 
     runner = Runner(app=app, session_service=InMemorySessionService(),
                     artifact_service=InMemoryArtifactService())
@@ -101,8 +104,8 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> list[str]:
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
-    from agentspec.runtime.scenarios import StubTools, check, offline_mcp
-    from agentspec.runtime.scripted import ScriptedFailure, ScriptError, install_script
+    from agentspec.runtime.scenarios import StubTools, offline_mcp
+    from agentspec.runtime.scripted import ScriptError, install_script
 
     # jobs go to a store of the scenario's own
     store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
@@ -119,15 +122,29 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
             return [f"cannot build: {p.code} {p.message}" for p in problems]
         try:
             offline_mcp(app.root_agent)
-            install_script(app.root_agent, scenario.replies)
-            if scenario.stubs:
-                app.plugins.append(StubTools(scenario.stubs))
-            outcome = asyncio.run(_play(app, scenario))
-        except (AssertionError, ScriptError, ScriptedFailure) as exc:
+            models = install_script(app.root_agent, scenario.replies)
+        except ScriptError as exc:
             return [str(exc)]
-        except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
-            return [f"the run failed: {type(exc).__name__}: {exc}"]
-        return check(scenario.expect, outcome)
+        if scenario.stubs:
+            app.plugins.append(StubTools(scenario.stubs))
+        failed = _judged(app, scenario)
+        # the script's own problems first, however the run went on after them
+        return list(dict.fromkeys(p for m in models.values() for p in m.problems)) or failed
+
+
+def _judged(app: Any, scenario: Any) -> list[str]:
+    """What went wrong in the scenario's run: the run failing, or its expectations."""
+    from agentspec.runtime.nodes import FAILURES_REPORTED
+    from agentspec.runtime.scenarios import check
+
+    reported = FAILURES_REPORTED.set(True)  # the scenario's report names each failure
+    try:
+        return check(scenario.expect, asyncio.run(_play(app, scenario)))
+    except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
+        return [str(exc) if isinstance(exc, AssertionError)
+                else f"the run failed: {type(exc).__name__}: {exc}"]
+    finally:
+        FAILURES_REPORTED.reset(reported)
 
 
 @click.command(name="test")

@@ -86,13 +86,6 @@ class _Lowering:
         self.module_dirs.add(relative)
         return PyObject(ref, relative, tuple(args.items()) if args is not None else None)
 
-    # refusals --------------------------------------------------------------------------
-
-    def refuse(self, what: str, span: Span) -> None:
-        self.diagnostics.append(codes.NOT_YET_BUILDABLE(
-            f"{what} cannot be built by this release yet", span,
-            hint="validate accepts it; build and run will support it in a later release"))
-
     # models ----------------------------------------------------------------------------
 
     def model(self, value: str | None) -> tuple[ModelNode | None, dict[str, Any], dict[str, Any]]:
@@ -280,13 +273,8 @@ class _Lowering:
 
     def plan(self, name: str, agent: PlannerAgent) -> PlanSettings:
         worker, synthesizer = agent.worker, agent.synthesizer
-        tools = []
-        for index, entry in enumerate(worker.tools or () if worker else ()):
-            node = self.tool(name, index, entry, {}, where=("worker", "tools"))
-            if node.kind == "agent":
-                self.refuse("an `{agent: ...}` tool for planner workers",
-                            self.span("agents", name, "worker", "tools", index))
-            tools.append(node)
+        tools = [self.tool(name, index, entry, {}, where=("worker", "tools"))
+                 for index, entry in enumerate(worker.tools or () if worker else ())]
         # a role without a model of its own uses the planner's (the synthesizer: the worker's)
         planner_model = agent.model
         worker_model = (worker.model if worker else None) or planner_model
@@ -303,7 +291,9 @@ class _Lowering:
             settings=tuple((role, tuple(generate.items()), tuple(thinking.items()))
                            for role, (_, generate, thinking) in roles.items()))
 
-    def agent(self, name: str, *, as_tool: bool = False) -> AgentNode:
+    def agent(self, name: str, *, as_tool: bool = False, under_llm: bool = False) -> AgentNode:
+        """Agent `name`: called as a tool (`as_tool`), or a sub-agent of an LLM agent
+        (`under_llm`: its `mode` applies), or else run by a workflow, router or the app."""
         agent = self.spec.agents[name]
         span = self.key_span("agents", name)
         offline = agent.execution_mode == "offline"
@@ -311,7 +301,8 @@ class _Lowering:
         names = [c for c in getattr(agent, "sub_agents", None) or () if isinstance(c, str)]
         # an LLM agent's offline single_turn / task sub-agents are tools that queue jobs
         queued = [c for c in names if isinstance(agent, LlmAgent) and self.queues(c)]
-        children = tuple(self.agent(c) for c in names if c not in queued)
+        children = tuple(self.agent(c, under_llm=isinstance(agent, LlmAgent))
+                         for c in names if c not in queued)
         base = AgentNode(name=name, kind="llm", file=self.relative(span.file),
                          line=span.start.line, description=agent.description,
                          children=children, callbacks=self.callbacks(name, agent),
@@ -321,7 +312,8 @@ class _Lowering:
         if isinstance(agent, RouterAgent):
             return replace(base, kind="router", route=self.route(name, agent))
         if isinstance(agent, PlannerAgent):
-            return replace(base, kind="planner", plan=self.plan(name, agent))
+            return replace(base, kind="planner", plan=self.plan(name, agent),
+                           tool_errors=(agent.worker and agent.worker.tool_errors) or "return")
         if not isinstance(agent, LlmAgent):
             kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
             return replace(base, kind=kind,
@@ -333,7 +325,7 @@ class _Lowering:
         kit = harness(agent, self.spec.backends or {})  # with the defaults of `kind: deep`
         approvals = self.approvals(agent)
         filesystem, memory = self.filesystem(kit), self.memory(name, agent)
-        mode = agent.mode
+        mode = agent.mode if under_llm or as_tool else None  # else AS229: it does nothing
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
         if base.offline:
@@ -359,7 +351,8 @@ class _Lowering:
             todos=kit.todos, memory=memory,
             memory_edit_at=self.memory_edit_at(memory, kit, filesystem),
             filesystem=filesystem, skills=skills, skill_discovery=discovery,
-            result_limit=kit.result_limit, approvals=tuple(approvals.items()))
+            result_limit=kit.result_limit, approvals=tuple(approvals.items()),
+            tool_errors=agent.tool_errors or "return")
         return replace(node, task=self.task(kit, node))
 
     def queues(self, name: str) -> bool:

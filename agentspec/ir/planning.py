@@ -155,6 +155,8 @@ def _mcp_tool(tool: ToolNode) -> Value:
 
 
 APPROVALS = "agentspec.runtime.harness.approvals"
+TOOL_ERROR_RESULT = Import("agentspec.runtime.tool_errors", "error_result")
+MCP_ERRORS = Import("agentspec.runtime.tool_errors", "mcp_errors")
 DELEGATION = "agentspec.runtime.jobs.delegation"
 JOBS = Ref("offline_jobs")  # the one JobSettings of an app with offline agents
 
@@ -203,6 +205,13 @@ def _result_limit(node: AgentNode) -> Call:
                 args=(node.result_limit,), kwargs=_kwargs(backend=backend))
 
 
+def _dispatches_tasks(node: AgentNode) -> bool | None:
+    """ADK runs `mode: task` sub-agents from the parent's node, which must be re-runnable;
+    ADK marks an agent so when it builds it as a node, but not the agent a transfer
+    reaches, whose delegations then fail."""
+    return True if any(child.mode == "task" for child in node.children) else None
+
+
 @dataclass
 class _Planner:
     bindings: list[Binding] = field(default_factory=list)
@@ -232,9 +241,12 @@ class _Planner:
         sub_agents.append(self.agent(tool.agent))
         return None
 
-    def callbacks(self, node: AgentNode) -> dict[str, Value]:
+    def callbacks(self, node: AgentNode, *, tools: bool = False) -> dict[str, Value]:
+        """The agent's callbacks; `tools`: an LLM agent's, with the harness's tool hooks."""
         hooks: dict[str, list[Value]] = {
             hook: [python_object(o) for o in objects] for hook, objects in node.callbacks}
+        if tools and node.tool_errors == "return":  # last: the spec's own decide first
+            hooks["on_tool_error"] = [*hooks.get("on_tool_error", []), TOOL_ERROR_RESULT]
         if node.memory:  # first, so the user's own before_model callbacks see the memory too
             memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
                           args=(ListOf(tuple(SpecPath(p) for p in node.memory)),),
@@ -247,7 +259,9 @@ class _Planner:
                 (name, _approval(approval)) for name, approval in node.approvals)),))
             hooks["before_tool"] = [gate, *hooks.get("before_tool", [])]
         editable = any("edit" in a.decisions for a in approvals)
-        rewrites = ([Call(Import(APPROVALS, "edit_note"))] if editable else []) + (
+        mcp = tools and any(t.kind == "mcp" for t in node.tools)
+        rewrites = ([Call(MCP_ERRORS, args=(node.tool_errors,))] if mcp else []) + (
+            [Call(Import(APPROVALS, "edit_note"))] if editable else []) + (
             [_result_limit(node)] if node.result_limit is not None else [])
         if rewrites:  # last: ADK stops at a callback's replacement; piped, so each sees it
             rewrite = rewrites[0] if len(rewrites) == 1 else Call(
@@ -270,7 +284,10 @@ class _Planner:
     def planner(self, node: AgentNode) -> Call:
         plan = node.plan
         assert plan is not None
-        tools = [v for t in plan.worker_tools if (v := self.tool(t, [])) is not None]
+        called: list[Value] = []  # agents the workers call as tools
+        tools = [v for t in plan.worker_tools if (v := self.tool(t, called)) is not None]
+        tools += [Call(Import("agentspec.runtime.planner", "agent_tool"), args=(agent,))
+                  for agent in called]
         return Call(Import("agentspec.runtime.planner", "planner"), _kwargs(
             name=node.name, description=lit(node.description), model=model_value(plan.model),
             instruction=lit(plan.instruction), max_depth=plan.max_depth,
@@ -279,6 +296,7 @@ class _Planner:
             worker_tools=ListOf(tuple(tools)) if tools else None,
             synthesizer_model=model_value(plan.synthesizer_model),
             synthesizer_instruction=lit(plan.synthesizer_instruction),
+            tool_errors=node.tool_errors if node.tool_errors != "return" else None,
             configs=DictOf(tuple((role, config) for role, generate, thinking in plan.settings
                                  if (config := generate_config(generate, thinking)) is not None))
             or None,
@@ -335,7 +353,8 @@ class _Planner:
                 output_key=lit(node.output_key), include_contents=node.include_contents,
                 disallow_transfer_to_parent=node.disallow_transfer_to_parent,
                 disallow_transfer_to_peers=node.disallow_transfer_to_peers,
-                **self.callbacks(node)))
+                rerun_on_resume=_dispatches_tasks(node),
+                **self.callbacks(node, tools=True)))
         var = self.variable(node.name)
         self.bindings.append(Binding(var, call, node.file, node.line))
         return Ref(var)

@@ -129,6 +129,8 @@ class AgentNode:
     route: RouteNode | None = None  # kind: router
     plan: PlanSettings | None = None  # kind: planner
     offline: bool = False  # delegating to it queues a background job
+    #: a tool that raises (its own, a planner's workers'): `return` its error to the model
+    tool_errors: str = "return"
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,11 @@ overlays, instruction files, `kind: deep` defaults), so a change that arrives th
 import or a default is seen where it lands. Each change has a stable `change` code, a risk
 class with its reason, and the position of what changed in each version:
 
-* high: a capability gained (a tool, the shell, a backend that runs commands, a new agent's
-  tools), an approval dropped, or `outside_project` widened (reported under `(spec)`);
+* high: a capability gained (a tool, the shell, a backend that runs commands or reads hard
+  links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
+  under `(spec)`);
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas);
+  sub-agents, memory, skills, schemas, what a tool's error does);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
@@ -117,7 +118,7 @@ def _agents(root: AgentNode) -> Iterator[tuple[str, AgentNode]]:
         seen.add(node.name)
         yield node.name, node
         todo += list(node.children)
-        todo += [t.agent for t in node.tools if t.agent is not None]
+        todo += [t.agent for t in _tools(node) if t.agent is not None]
         todo += [agent for kind, agent in node.task if kind != "general-purpose"]
 
 
@@ -129,6 +130,11 @@ def _mcp_target(tool: ToolNode) -> str:
     server = tool.mcp.mcp
     return getattr(server, "url", None) or " ".join(
         [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
+
+
+def _tools(node: AgentNode) -> tuple[ToolNode, ...]:
+    """An agent's tools, and a planner's workers' tools."""
+    return (*node.tools, *(node.plan.worker_tools if node.plan else ()))
 
 
 def _tool_key(tool: ToolNode) -> str:
@@ -157,6 +163,8 @@ def capabilities(node: AgentNode) -> dict[str, tuple[tuple[str | int, ...], str]
     found: dict[str, tuple[tuple[str | int, ...], str]] = {}
     for index, tool in enumerate(node.tools):
         found[_tool_key(tool)] = (("tools", index), _tool_source(tool))
+    for index, tool in enumerate(node.plan.worker_tools if node.plan else ()):
+        found[_tool_key(tool)] = (("worker", "tools", index), _tool_source(tool))
     for child in node.children:
         if child.mode in ("single_turn", "task"):
             found[f"agent {child.name}"] = (("sub_agents",), f"agent {child.name}")
@@ -230,7 +238,8 @@ class _Compare:
                                   ("output_schema", "output schema"),
                                   ("input_schema", "input schema"),
                                   ("output_key", "output key"), ("route", "route"),
-                                  ("static_instruction", "static instruction")):
+                                  ("static_instruction", "static instruction"),
+                                  ("tool_errors", "handling of tool errors")):
             if getattr(before, field_name) != getattr(after, field_name):
                 self.add(name, f"{field_name.replace('_', '-')}-changed", "medium",
                           f"the {label} changed", (field_name,), (field_name,))
@@ -327,13 +336,28 @@ class _Compare:
         for key in ("timeout", "max_output_bytes"):
             self.limit(name, f"backend {key}", before.get(key), after.get(key),
                        ("filesystem",))
-        rest = ("timeout", "max_output_bytes")
+        self.hard_links(name, old["definitions"], new["definitions"])
+        rest = ("timeout", "max_output_bytes", "hard_links")
         if {k: v for k, v in before.items() if k not in rest} != {
                 k: v for k, v in after.items() if k not in rest} or \
                 old["definitions"].keys() != new["definitions"].keys():
             self.add(name, "backend-changed", "medium",
                      f"backend `{new['backend']}` is set up differently (root, environment "
                      "or routes)", ("filesystem",), ("filesystem",))
+
+    def hard_links(self, name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """`hard_links: allow` on any backend the agent reaches (a route's too)."""
+        for backend in sorted(old.keys() & new.keys()):
+            was = old[backend].get("hard_links") == "allow"
+            now = new[backend].get("hard_links") == "allow"
+            if now and not was:
+                self.add(name, "hard-links-allowed", "high", f"backend `{backend}` now reads "
+                         "files with several names (hard links), which may lie outside its "
+                         "root", ("filesystem",), ("filesystem",))
+            elif was and not now:
+                self.add(name, "hard-links-refused", "low", f"backend `{backend}` no longer "
+                         "reads files with several names (hard links)", ("filesystem",),
+                         ("filesystem",))
 
     def limits(self, name: str, before: AgentNode, after: AgentNode) -> None:
         self.limit(name, "max_iterations", before.max_iterations, after.max_iterations,

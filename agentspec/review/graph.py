@@ -61,6 +61,8 @@ def _label(node: AgentNode) -> list[str]:
         lines.append(f"max_depth {node.plan.max_depth} · max_subtasks {node.plan.max_subtasks}")
     if node.max_iterations is not None:
         lines.append(f"max_iterations {node.max_iterations}")
+    if node.tool_errors != "return":
+        lines.append(f"tool errors: {node.tool_errors}")
     return lines
 
 
@@ -69,8 +71,9 @@ def _edges(node: AgentNode) -> list[tuple[AgentNode, str, AgentNode]]:
     ordered = "sub-agent" if node.kind == "llm" else "step" if node.kind in (
         "sequential", "loop") else "branch" if node.kind == "parallel" else "option"
     found = [(node, ordered, child) for child in node.children]
+    tools = (*node.tools, *(node.plan.worker_tools if node.plan else ()))
     found += [(node, "offline job" if t.agent.offline else "tool", t.agent)
-              for t in node.tools if t.agent is not None]
+              for t in tools if t.agent is not None]
     found += [(node, "task (job)" if agent.offline else "task", agent)
               for kind, agent in node.task if kind != "general-purpose"]
     return found

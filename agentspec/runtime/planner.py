@@ -33,19 +33,23 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
+from google.adk.tools.agent_tool import _SingleTurnAgentTool
+from google.adk.tools.base_tool import BaseTool
 from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
 from agentspec.runtime.instructions import Template
+from agentspec.runtime.nodes import node_events
+from agentspec.runtime.tool_errors import error_result, mcp_errors
 from agentspec.runtime.workflows import (
-    AnswersAsTool,
+    NodeEntry,
     ParallelAgent,
     SequentialAgent,
     answer_aside,
     final_text,
 )
 
-__all__ = ["PLAN_KEY", "PlannerAgent", "planner"]
+__all__ = ["PLAN_KEY", "PlannerAgent", "agent_tool", "planner"]
 
 PLAN_KEY = "agentspec:plan:{name}"
 KINDS = ("llm", "parallel", "sequential")
@@ -111,7 +115,7 @@ def _context(task: str, ancestors: list[str], previous: str | None) -> str:
     return "\n".join(lines)
 
 
-class PlanNode(BaseAgent):
+class PlanNode(NodeEntry, BaseAgent):
     """One node of the plan: plans its task, then answers it or runs its subtasks."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -204,7 +208,7 @@ class PlanNode(BaseAgent):
 
     def _leaf(self, ctx: InvocationContext, context: str) -> AsyncGenerator[Event, None]:
         settings: _Settings = self.settings
-        return _role(settings.worker, f"{self.name}_worker", context).run_async(ctx)
+        return node_events(_role(settings.worker, f"{self.name}_worker", context), ctx)
 
     def _synthesize(self, ctx: InvocationContext, context: str,
                     results: list[tuple[str, str | None]]) -> AsyncGenerator[Event, None]:
@@ -212,8 +216,8 @@ class PlanNode(BaseAgent):
         parts = [context, "Merge the results of its subtasks into one answer to the task:"]
         parts += [f"## Subtask {i}: {task}\n{result or '(no result)'}"
                   for i, (task, result) in enumerate(results, 1)]
-        return _role(settings.synthesizer, f"{self.name}_synthesizer",
-                     "\n\n".join(parts)).run_async(ctx)
+        return node_events(_role(settings.synthesizer, f"{self.name}_synthesizer",
+                                 "\n\n".join(parts)), ctx)
 
     # structure ------------------------------------------------------------------------------
 
@@ -248,11 +252,13 @@ def _role(template: LlmAgent, name: str, context: str) -> LlmAgent:
                     static_instruction=template.static_instruction, instruction=instruction,
                     tools=list(template.tools), output_schema=template.output_schema,
                     generate_content_config=template.generate_content_config,
-                    include_contents="none", disallow_transfer_to_parent=True,
+                    on_tool_error_callback=template.on_tool_error_callback,
+                    after_tool_callback=template.after_tool_callback,
+                    include_contents="none", mode="chat", disallow_transfer_to_parent=True,
                     disallow_transfer_to_peers=True)
 
 
-class PlannerAgent(AnswersAsTool, PlanNode):
+class PlannerAgent(PlanNode):
     """The root of a recursive plan (see the module docstring); its task is the user's latest
     message, or the request when it is called as a tool."""
 
@@ -297,14 +303,30 @@ def _request_text(value: Any) -> str | None:
     return text or None
 
 
+class _WorkerAgentTool(_SingleTurnAgentTool):
+    """An agent the workers call as a tool (`worker.tools: [{agent: name}]`), as ADK calls
+    an LLM agent's single_turn sub-agent; `agents` shows it to walks over the tree."""
+
+    @property
+    def agents(self) -> dict[str, BaseAgent]:
+        return {self.agent.name: self.agent}
+
+
+def agent_tool(agent: BaseAgent) -> BaseTool:
+    """`agent` as a tool of the planner's workers."""
+    return _WorkerAgentTool(agent)
+
+
 def planner(*, name: str, model: Any, description: str | None = None,
             instruction: str | None = None, max_depth: int = 3, max_subtasks: int = 3,
             worker_model: Any = None, worker_instruction: str | None = None,
             worker_tools: list[Any] | None = None, synthesizer_model: Any = None,
             synthesizer_instruction: str | None = None, mode: str | None = None,
-            configs: dict[str, Any] | None = None, **callbacks: Any) -> PlannerAgent:
+            configs: dict[str, Any] | None = None, tool_errors: str = "return",
+            **callbacks: Any) -> PlannerAgent:
     """A recursive planner. The worker's model defaults to the planner's, the synthesizer's
-    to the worker's; `configs` holds each role's GenerateContentConfig (by role name)."""
+    to the worker's; `configs` holds each role's GenerateContentConfig (by role name);
+    `tool_errors` is what a worker's tool that raises does (`tool_errors.py`)."""
     worker_model = worker_model or model
     configs = configs or {}
     settings = _Settings(
@@ -316,7 +338,9 @@ def planner(*, name: str, model: Any, description: str | None = None,
                                                       extra=instruction or "")),
         worker=LlmAgent(name=f"{name}_worker", model=worker_model,
                         instruction=worker_instruction or "", tools=list(worker_tools or []),
-                        generate_content_config=configs.get("worker")),
+                        generate_content_config=configs.get("worker"),
+                        on_tool_error_callback=[error_result] if tool_errors == "return"
+                        else None, after_tool_callback=mcp_errors(tool_errors)),
         synthesizer=LlmAgent(name=f"{name}_synthesizer", model=synthesizer_model or worker_model,
                              instruction=synthesizer_instruction or "",
                              generate_content_config=configs.get("synthesizer")),

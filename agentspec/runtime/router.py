@@ -8,7 +8,8 @@ runs: the python route asked again with the failed names, then `fallback` in ord
 already tried never runs again. A failure after the first event propagates (the user has seen
 part of an answer). When every option fails, the last error is raised with the whole chain.
 
-The choice, its reason and the failures before it are written to session state under
+The choice, its reason, the failures before it and any error of the route itself (which
+then gives `default`) are written to session state under
 `agentspec:route:<router name>` by an event of the router's own (no content, so no model
 sees it), emitted just before the chosen agent's first event: a router that emitted nothing
 has not started, so it stays eligible for a fallback of an enclosing router.
@@ -30,7 +31,8 @@ from google.adk.events.event_actions import EventActions
 from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
-from agentspec.runtime.workflows import AnswersAsTool, answer_aside
+from agentspec.runtime.nodes import node_events
+from agentspec.runtime.workflows import NodeEntry, answer_aside
 
 __all__ = ["ROUTE_KEY", "RouterAgent", "RoutingError", "classifier", "router"]
 
@@ -52,9 +54,10 @@ class RoutingError(RuntimeError):
 class _Choice:
     agent: str | None
     reason: str
+    broken: dict[str, str] | None = None  # the route raised on the way: {agent, error}
 
 
-class RouterAgent(AnswersAsTool, BaseAgent):
+class RouterAgent(NodeEntry, BaseAgent):
     """Runs one of `sub_agents` per invocation (see the module docstring)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -80,7 +83,7 @@ class RouterAgent(AnswersAsTool, BaseAgent):
             assert choice.agent is not None
             emitted = False
             try:
-                async with Aclosing(children[choice.agent].run_async(ctx)) as events:
+                async with Aclosing(node_events(children[choice.agent], ctx)) as events:
                     async for event in events:
                         if not emitted:
                             emitted = True
@@ -106,29 +109,36 @@ class RouterAgent(AnswersAsTool, BaseAgent):
         try:
             choice = await self._route(ctx, list(children), set())
         except Exception as error:  # noqa: BLE001 - a broken route falls to the default
-            choice = _Choice(None, f"the route failed ({type(error).__name__}: {error})")
+            choice = _Choice(None, f"the route failed ({type(error).__name__}: {error})",
+                             self._broken(error))
         if choice.agent in children:
             return choice
         if choice.agent is not None:
             choice = _Choice(None, f"{choice.reason}, which is not one of its agents")
         if self.default is None:
             raise RoutingError(f"router {self.name}: {choice.reason} and it has no default")
-        return _Choice(self.default, f"{choice.reason}; the default")
+        return _Choice(self.default, f"{choice.reason}; the default", choice.broken)
 
     async def _next_choice(self, ctx: InvocationContext, children: dict[str, BaseAgent],
                            failures: list[tuple[_Choice, BaseException]]) -> _Choice | None:
         failed = {str(tried.agent) for tried, _ in failures}
+        broken = None
         if self.route_function is not None:
             try:
                 asked = await self._route(ctx, list(children), set(failed))
-            except Exception:  # noqa: BLE001 - then the fallback list decides
-                asked = _Choice(None, "")
+            except Exception as error:  # noqa: BLE001 - then the fallback list decides
+                asked, broken = _Choice(None, ""), self._broken(error)
             if asked.agent in children and asked.agent not in failed:
                 return _Choice(asked.agent, asked.reason)
         for name in self.fallback:
             if name not in failed:
-                return _Choice(name, "the next fallback")
+                return _Choice(name, "the next fallback", broken)
         return None
+
+    def _broken(self, error: BaseException) -> dict[str, str]:
+        """A route that raised, as its record keeps it: the classifier or the router."""
+        agent = self.classifier.name if self.classifier is not None else self.name
+        return {"agent": agent, "error": f"{type(error).__name__}: {error}"}
 
     async def _route(self, ctx: InvocationContext, names: list[str],
                      failed: set[str]) -> _Choice:
@@ -168,10 +178,13 @@ class RouterAgent(AnswersAsTool, BaseAgent):
 
     def _record(self, ctx: InvocationContext, choice: _Choice,
                 failures: list[tuple[_Choice, BaseException]]) -> Event:
-        record = {"agent": choice.agent, "reason": choice.reason,
-                  "failed": [{"agent": tried.agent, "reason": tried.reason,
-                              "error": f"{type(exc).__name__}: {exc}"}
-                             for tried, exc in failures]}
+        record: dict[str, Any] = {
+            "agent": choice.agent, "reason": choice.reason,
+            "failed": [{"agent": tried.agent, "reason": tried.reason,
+                        "error": f"{type(exc).__name__}: {exc}"} for tried, exc in failures]}
+        broken = [c.broken for c in (*(tried for tried, _ in failures), choice) if c.broken]
+        if broken:
+            record["route_errors"] = broken
         return Event(invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch,
                      actions=EventActions(state_delta={ROUTE_KEY.format(name=self.name): record}),
                      custom_metadata={"agentspec_route": record})
@@ -189,7 +202,7 @@ def classifier(router_name: str, model: Any, agents: list[tuple[str, str]],
     prompt = _CLASSIFIER_PROMPT.format(agents=listing, extra=instruction or "")
     return LlmAgent(name=f"{router_name}_classifier", model=model,
                     description=f"Chooses the agent of router {router_name}.",
-                    static_instruction=prompt, output_schema=schema,
+                    static_instruction=prompt, output_schema=schema, mode="chat",
                     disallow_transfer_to_parent=True, disallow_transfer_to_peers=True)
 
 

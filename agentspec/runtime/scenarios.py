@@ -18,6 +18,12 @@ A scenario file holds one scenario at its top level, or several under `scenarios
           state: {ticket: open}              # state entries after the run
           final: {contains: refund}          # the last answer: `contains`, `matches` (regex)
           jobs: [{agent: scorer, status: QUEUED}]  # background jobs queued
+          errors:                            # errors the run may go through, each of which
+            - {agent: billing, contains: unavailable}   # must happen: an agent that raised,
+            - {tool: lookup_invoice, contains: not found}  # a tool's error result
+
+A scenario fails on any other error (`runtime.failures`), anywhere in the run: in agents
+called as tools, `task` delegations, planner nodes, a router's failed choices.
 
 Everything runs offline: MCP servers are not started (their filtered tools are declared and
 answered by `stubs`), and models whose provider package is missing are built as placeholders
@@ -39,12 +45,14 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from agentspec.runtime.agents import walk
+from agentspec.runtime.failures import Failure, failures_in
 
 __all__ = ["OfflineToolset", "Outcome", "Scenario", "ScenarioError", "StubTools", "check",
            "offline_mcp", "parse_scenarios"]
 
 KEYS = {"name", "env", "state", "messages", "replies", "decisions", "stubs", "expect"}
-EXPECT_KEYS = {"tools", "not_tools", "agents", "state", "final", "jobs"}
+EXPECT_KEYS = {"tools", "not_tools", "agents", "state", "final", "jobs", "errors"}
+ERROR_KEYS = ("tool", "agent")  # an `expect.errors` entry names exactly one, and `contains`
 
 
 class ScenarioError(ValueError):
@@ -76,12 +84,29 @@ def _scenario(value: Any, default_name: str) -> Scenario:
     messages = value.get("messages") or []
     if not isinstance(messages, list) or not messages:
         raise ScenarioError(f"scenario {value.get('name', default_name)!r} needs `messages`")
+    _check_errors(expect.get("errors"))
     return Scenario(name=str(value.get("name") or default_name),
                     messages=[str(m) for m in messages],
                     replies=dict(value.get("replies") or {}), decisions=value.get("decisions"),
                     state=dict(value.get("state") or {}), stubs=dict(value.get("stubs") or {}),
                     expect=dict(expect),
                     env={str(k): str(v) for k, v in (value.get("env") or {}).items()})
+
+
+def _check_errors(entries: Any) -> None:
+    """`expect.errors`: a list of `{tool: name, contains: text}` / `{agent: name, ...}`."""
+    if entries is None:
+        return
+    shape = "`expect.errors` is a list of `{tool: NAME, contains: TEXT}` or `{agent: NAME, " \
+        "contains: TEXT}` (`contains` optional)"
+    if not isinstance(entries, list):
+        raise ScenarioError(shape)
+    for entry in entries:
+        named = [k for k in ERROR_KEYS if isinstance(entry, Mapping) and k in entry]
+        if not isinstance(entry, Mapping) or len(named) != 1 or \
+                set(entry) - {*ERROR_KEYS, "contains"} or \
+                not all(isinstance(v, str) and v for v in entry.values()):
+            raise ScenarioError(f"{shape}, not {entry!r}")
 
 
 def parse_scenarios(value: Any, default_name: str) -> list[Scenario]:
@@ -172,8 +197,11 @@ class Outcome:
     final: str | None = None
     state: dict[str, Any] = field(default_factory=dict)
     jobs: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    settled: set[str] = field(default_factory=set)  # calls a person rejected: no failure
 
     def record(self, event: Event) -> None:
+        self.failures += failures_in(event, self.settled)
         parts = (event.content.parts if event.content else None) or []
         for part in parts:
             if part.function_call and part.function_call.name != "adk_request_confirmation":
@@ -228,4 +256,21 @@ def check(expect: Mapping[str, Any], outcome: Outcome) -> list[str]:
     for wanted in expect.get("jobs") or []:
         if not any(_contains(job, wanted) for job in outcome.jobs):
             failures.append(f"expected a job {wanted}; jobs: {outcome.jobs}")
-    return failures
+    return failures + _errors(expect.get("errors") or [], outcome.failures)
+
+
+def _declares(entry: Mapping[str, str], failure: Failure) -> bool:
+    if "tool" in entry and entry["tool"] != failure.tool:
+        return False
+    if "agent" in entry and entry["agent"] not in failure.names():
+        return False
+    return entry.get("contains", "") in failure.text
+
+
+def _errors(declared: list[Mapping[str, str]], seen: list[Failure]) -> list[str]:
+    """Every declared error happened, and every error that happened was declared."""
+    found = [f"expected an error of {' '.join(f'{k} {v!r}' for k, v in entry.items())}; "
+             + (f"errors: {'; '.join(map(str, seen))}" if seen else "there was none")
+             for entry in declared if not any(_declares(entry, f) for f in seen)]
+    unexpected = [f for f in dict.fromkeys(seen) if not any(_declares(e, f) for e in declared)]
+    return found + [f"unexpected error: {failure}" for failure in unexpected]

@@ -22,6 +22,7 @@ Script format (YAML), used by `agentspec run --script`:
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
@@ -88,6 +89,9 @@ class ScriptedModel(BaseLlm):
     agent: str = ""
     replies: list[Any] = []
     requests: list[LlmRequest] = []
+    #: the script's own problems met on the way (no reply left), whatever the agents made of
+    #: the error (a router falls back, an agent tool turns it into a result)
+    problems: list[str] = []
 
     def _next_reply(self, request: LlmRequest) -> Any:
         """The first reply without `when`, or whose `when` text the request contains."""
@@ -99,8 +103,10 @@ class ScriptedModel(BaseLlm):
                 if str(when) not in text:
                     continue
             return self.replies.pop(index)
-        raise ScriptError(f"the script has no more replies for agent {self.agent!r}"
-                          + (" that match this request" if self.replies else ""))
+        problem = f"the script has no more replies for agent `{self.agent}`" + (
+            " that match this request" if self.replies else "")
+        self.problems.append(problem)
+        raise ScriptError(problem)
 
     @property
     def capabilities(self) -> LlmCapabilities:
@@ -132,18 +138,26 @@ def _request_text(request: LlmRequest) -> str:
     return "\n".join(texts)
 
 
+def _unknown(name: str, names: set[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(names), n=1)
+    return (f"the script has replies for `{name}`, which is no agent with a model here"
+            + (f" (did you mean `{close[0]}`?)" if close else
+               f" (those are: {', '.join(sorted(names))})"))
+
+
 def install_script(root: Any, replies: Mapping[str, list[Any]]) -> dict[str, ScriptedModel]:
     """Give every LLM agent under `root` a scripted model with its replies."""
     from google.adk.agents import LlmAgent
 
-    unknown = set(replies) - {a.name for a in walk(root)}
+    names = {a.name for a in walk(root) if isinstance(a, LlmAgent)}
+    unknown = sorted(set(replies) - names)
     if unknown:
-        raise ScriptError(f"the script has replies for unknown agents: {sorted(unknown)}")
+        raise ScriptError("; ".join(_unknown(name, names) for name in unknown))
     models = {}
     for agent in walk(root):
         if isinstance(agent, LlmAgent):
             model = ScriptedModel(agent=agent.name, replies=list(replies.get(agent.name, [])),
-                                  requests=[])
+                                  requests=[], problems=[])
             agent.model = model
             models[agent.name] = model
     return models

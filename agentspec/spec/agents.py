@@ -185,6 +185,12 @@ else:
                               _limit_pick)
 
 
+ToolErrors = Literal["return", "raise"]
+TOOL_ERRORS_DOC = ("A tool that raises: `return` (the default) answers the model with "
+                   "`{\"error\": \"<type>: <message>\"}` and the turn goes on; `raise` fails "
+                   "the run. `callbacks.on_tool_error` is asked first either way.")
+
+
 class LlmSettings(Model):
     """Fields an LLM agent can inherit from `defaults`."""
 
@@ -223,6 +229,7 @@ class LlmSettings(Model):
                                                                       ["approve", "reject"]}}])
     tool_result_limit: ResultLimit | None = Field(None, description="Evict large tool results "
                                                   "to a file.")
+    tool_errors: ToolErrors | None = Field(None, description=TOOL_ERRORS_DOC)
 
 
 class Defaults(LlmSettings):
@@ -330,6 +337,7 @@ class PlannerWorker(Model):
     model: str | None = Field(None, description="Model name or id.")
     instruction: str | None = Field(None, description="Extra instruction for every worker.")
     tools: list[ToolEntry] | None = Field(None, description="Tools every worker gets.")
+    tool_errors: ToolErrors | None = Field(None, description=TOOL_ERRORS_DOC)
 
 
 class PlannerSynthesizer(Model):

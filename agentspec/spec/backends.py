@@ -20,12 +20,18 @@ class StateBackend(Model):
     type: Literal["state"] = Field(description="Backend type.")
 
 
+HardLinks = Literal["refuse", "allow"]
+_HARD_LINKS = ("Files with more than one name (hard links) are not read (`refuse`, the default): "
+               "another name may lie outside the root. `allow` reads them.")
+
+
 class FilesystemBackend(Model):
     """A local directory; paths cannot escape it (`..`, absolute paths, symlinks)."""
 
     type: Literal["filesystem"] = Field(description="Backend type.")
     root: DirectoryPath = Field(description="Directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
+    hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
 
 
 class ShellBackend(Model):
@@ -34,6 +40,7 @@ class ShellBackend(Model):
     type: Literal["shell"] = Field(description="Backend type.")
     root: DirectoryPath = Field(description="Working directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
+    hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
     timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and its "
                            "children are killed.", examples=[60])
     max_output_bytes: int = Field(100_000, ge=1, description="Output beyond this is cut, with "

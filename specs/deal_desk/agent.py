@@ -9,6 +9,7 @@ from agentspec.runtime.jobs.delegation import (
     sqlite_url,
 )
 from agentspec.runtime.schemas import model_from_json_schema
+from agentspec.runtime.tool_errors import error_result
 from deal_tools.crm import get_deal, list_open_deals
 from deal_tools.scoring import score_deal
 from google.adk.agents import LlmAgent
@@ -72,6 +73,7 @@ scorer = LlmAgent(
         },
     ),
     output_key='deal_score',
+    on_tool_error_callback=[error_result],
 )
 
 # offline_jobs.yaml:22
@@ -102,6 +104,7 @@ deal_assistant = LlmAgent(
         OfflineAgentTool(scorer, offline_jobs),
         job_status_tool(offline_jobs),
     ],
+    on_tool_error_callback=[error_result],
 )
 
 root_agent = deal_assistant

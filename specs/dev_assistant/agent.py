@@ -12,6 +12,7 @@ from agentspec.runtime.harness.skills import skill_toolset
 from agentspec.runtime.harness.task import task_tool
 from agentspec.runtime.harness.todos import read_todos, write_todos
 from agentspec.runtime.models import registry_model
+from agentspec.runtime.tool_errors import error_result
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.genai import types
@@ -67,6 +68,7 @@ code_reviewer = LlmAgent(
     ),
     disallow_transfer_to_parent=True,
     disallow_transfer_to_peers=True,
+    on_tool_error_callback=[error_result],
 )
 
 # deep_agent.yaml:85
@@ -110,6 +112,7 @@ test_runner = LlmAgent(
     mode='single_turn',
     disallow_transfer_to_parent=True,
     disallow_transfer_to_peers=True,
+    on_tool_error_callback=[error_result],
     before_tool_callback=[
         approval_gate(
             {
@@ -143,6 +146,7 @@ doc_researcher = LlmAgent(
     mode='single_turn',
     disallow_transfer_to_parent=True,
     disallow_transfer_to_peers=True,
+    on_tool_error_callback=[error_result],
 )
 
 # deep_agent.yaml:36
@@ -222,6 +226,7 @@ general_purpose = LlmAgent(
     ),
     disallow_transfer_to_parent=True,
     disallow_transfer_to_peers=True,
+    on_tool_error_callback=[error_result],
     before_model_callback=[
         memory_callback([spec_path('AGENTS.md')], names=['AGENTS.md'], edit_at=[None]),
     ],
@@ -348,6 +353,7 @@ assistant = LlmAgent(
         max_output_tokens=16384,
         thinking_config=types.ThinkingConfig(thinking_budget=4096),
     ),
+    on_tool_error_callback=[error_result],
     before_model_callback=[
         memory_callback([spec_path('AGENTS.md')], names=['AGENTS.md'], edit_at=[None]),
     ],

@@ -4,6 +4,7 @@
 from agentspec.runtime.app import resumable
 from agentspec.runtime.harness.approvals import approval_gate, edit_note, gated
 from agentspec.runtime.router import router
+from agentspec.runtime.tool_errors import error_result
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.adk.plugins.global_instruction_plugin import GlobalInstructionPlugin
@@ -50,6 +51,7 @@ billing = LlmAgent(
         open_ticket,
     ],
     generate_content_config=types.GenerateContentConfig(temperature=0.3),
+    on_tool_error_callback=[error_result],
     before_tool_callback=[
         approval_gate(
             {
@@ -91,6 +93,7 @@ tech = LlmAgent(
     ),
     tools=[search_known_issues, search_help_center, open_ticket],
     generate_content_config=types.GenerateContentConfig(temperature=0.3),
+    on_tool_error_callback=[error_result],
 )
 
 # support_router.yaml:87
@@ -116,6 +119,7 @@ general = LlmAgent(
     ),
     tools=[search_help_center, open_ticket],
     generate_content_config=types.GenerateContentConfig(temperature=0.3),
+    on_tool_error_callback=[error_result],
 )
 
 # support_router.yaml:36

@@ -5,6 +5,7 @@ from agentspec.runtime.app import compaction
 from agentspec.runtime.env import expand
 from agentspec.runtime.instructions import template
 from agentspec.runtime.models import registry_model
+from agentspec.runtime.tool_errors import error_result
 from agentspec.runtime.workflows import loop, parallel, sequential
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
@@ -85,6 +86,7 @@ booking_agent = LlmAgent(
     before_model_callback=[redact_card_numbers],
     before_tool_callback=[check_travel_dates],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:116
@@ -128,6 +130,7 @@ visa_agent = LlmAgent(
     disallow_transfer_to_peers=True,
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:193
@@ -164,6 +167,7 @@ trip_intake = LlmAgent(
     disallow_transfer_to_peers=True,
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:256
@@ -184,6 +188,7 @@ weather_scout = LlmAgent(
     output_key='weather_notes',
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:266
@@ -204,6 +209,7 @@ sights_scout = LlmAgent(
     output_key='sight_notes',
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:275
@@ -226,6 +232,7 @@ fare_scout = LlmAgent(
     output_key='fare_notes',
     before_model_callback=[redact_card_numbers],
     before_tool_callback=[check_travel_dates],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:252
@@ -280,6 +287,7 @@ itinerary_drafter = LlmAgent(
     disallow_transfer_to_peers=True,
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:294
@@ -334,6 +342,7 @@ itinerary_critic = LlmAgent(
     include_contents='none',
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:317
@@ -374,6 +383,7 @@ itinerary_reviser = LlmAgent(
     disallow_transfer_to_peers=True,
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:289
@@ -407,6 +417,7 @@ trip_presenter = LlmAgent(
     include_contents='none',
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:184
@@ -448,6 +459,7 @@ packing_advisor = LlmAgent(
     disallow_transfer_to_peers=True,
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:165
@@ -477,6 +489,7 @@ traveler_profiler = LlmAgent(
     disallow_transfer_to_peers=True,
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[keep_traveler_profile],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:140
@@ -504,6 +517,7 @@ fare_finder = LlmAgent(
     disallow_transfer_to_peers=True,
     before_model_callback=[redact_card_numbers],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 # travel_desk.yaml:61
@@ -604,10 +618,12 @@ concierge = LlmAgent(
             include_thoughts=False,
         ),
     ),
+    rerun_on_resume=True,
     before_agent_callback=[stamp_session],
     before_model_callback=[redact_card_numbers],
     after_model_callback=[redact_card_numbers_in_reply],
     after_tool_callback=[truncate_tool_result],
+    on_tool_error_callback=[error_result],
 )
 
 root_agent = concierge

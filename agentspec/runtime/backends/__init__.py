@@ -8,11 +8,11 @@ Python; the tools in `agentspec.runtime.harness` adapt them to ADK.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from agentspec.runtime.backends.globs import glob_match, grep_glob_match
 
 __all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",
            "ExecuteResult", "FileInfo", "GrepMatch", "ShellCapable", "apply_edit",
@@ -104,80 +104,6 @@ def normalize(path: str) -> str:
                                f"is {MAX_NAME_CHARS} bytes).")
         parts.append(name)
     return "/" + "/".join(parts)
-
-
-def _glob_regex(pattern: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "]") else i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1:end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
-                continue
-        elif c == "{":
-            end = pattern.find("}", i)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                alts = pattern[i + 1:end].split(",")
-                out.append("(?:" + "|".join(_glob_regex(a) for a in alts) + ")")
-                i = end + 1
-                continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def glob_match(pattern: str, relpath: str) -> bool:
-    """Whether `relpath` (relative, `/`-separated) matches a glob (`**`, `*`, `?`, `[]`, `{}`).
-    As in deepagents (and .gitignore), a pattern without `/` matches the file's name at any
-    depth: `*.py` finds every Python file."""
-    pattern = pattern.lstrip("/")
-    if "/" not in pattern:
-        relpath = relpath.rsplit("/", 1)[-1]
-    compiled = _compiled_glob(pattern)
-    return compiled is not None and compiled.fullmatch(relpath) is not None
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled_glob(pattern: str) -> re.Pattern[str] | None:
-    """The regular expression of a glob, translated once per pattern (a search over ten
-    thousand files matches each against the same one); None for a glob that has none."""
-    try:
-        return re.compile(_glob_regex(pattern))
-    except re.error:
-        return None
-
-
-def grep_glob_match(glob: str | None, path: str) -> bool:
-    """grep's file filter: a pattern without `/` matches the file name, else the whole path."""
-    if not glob:
-        return True
-    if "/" in glob:
-        return glob_match(glob.lstrip("/"), path.lstrip("/")) or glob_match(
-            "**/" + glob.lstrip("/"), path.lstrip("/"))
-    return glob_match(glob, path.rsplit("/", 1)[-1])
 
 
 def relative_to(path: str, base: str) -> str | None:

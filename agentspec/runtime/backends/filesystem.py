@@ -1,13 +1,15 @@
 """A local directory as a backend, confined to its root.
 
-Every path is resolved with `os.path.realpath` and checked with `os.path.commonpath` against
-the real root, so `..`, absolute paths and symbolic links (as the final component or as any
-parent directory) cannot lead outside. Writes go to a new temporary file in the target's
-directory (`O_CREAT | O_EXCL | O_NOFOLLOW`) that then replaces the target, so a failed write
-leaves the old content; only regular files are read or replaced. glob and grep never descend
-through symbolic links. Names that are not valid UTF-8 cannot be addressed by a model and are
-left out of ls, glob and grep.
-
+Every path is found one name at a time from directory file descriptors (`confined.py`), so
+`..`, absolute paths and symbolic links (as the last name or as any parent directory) cannot
+lead outside, not even when another process swaps a directory for a link meanwhile; links
+that stay inside are followed. A file with more than one name (a hard link) is not read
+unless the backend allows it (`hard_links=True`): its other name may lie outside the root,
+and nothing can tell. Writes go to a new temporary file in the target's directory
+(`O_CREAT | O_EXCL | O_NOFOLLOW`) that then replaces the target, so a failed write leaves the
+old content; only regular files are read or replaced. glob and grep never descend through
+symbolic links (`os.fwalk`, which holds each directory open). Names that are not valid UTF-8
+cannot be addressed by a model and are left out of ls, glob and grep.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from agentspec.runtime.backends import (
     normalize,
     require_pattern,
 )
+from agentspec.runtime.backends.confined import DIR_FLAGS, Confined, Outside
 
 __all__ = ["MAX_FILE_BYTES", "FilesystemBackend"]
 
@@ -51,76 +54,138 @@ def _addressable(name: str) -> bool:
     return True
 
 
+def _files(fd: int, base: str) -> Iterator[tuple[str, int, str, bool]]:
+    """The files under the open directory `fd` (closed afterwards): its own files, then each
+    subdirectory's, in name order. Subdirectories are opened from `fd` with O_NOFOLLOW, so a
+    link is never entered, not even one swapped in for a directory meanwhile."""
+    try:
+        files: list[tuple[str, bool]] = []
+        directories: list[str] = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if not _addressable(entry.name):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    directories.append(entry.name)
+                elif not entry.is_symlink():
+                    files.append((entry.name, False))
+                elif not entry.is_dir():  # a link to a directory is neither walked nor listed
+                    files.append((entry.name, True))
+        for name, is_link in sorted(files):
+            yield f"{base}/{name}", fd, name, is_link
+        for name in sorted(directories):
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            yield from _files(child, f"{base}/{name}")
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
 class FilesystemBackend:
     """Files under `root`; the virtual path `/a/b.md` is `root/a/b.md`."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, hard_links: bool = False) -> None:
         os.makedirs(root, exist_ok=True)
         self.root = os.path.realpath(root)
+        self.hard_links = hard_links
+        self._confined = Confined(self.root)
 
-    # -- confinement ------------------------------------------------------------------------
+    # -- finding paths ----------------------------------------------------------------------
 
-    def _inside(self, real: str) -> bool:
-        return real == self.root or os.path.commonpath([self.root, real]) == self.root
-
-    def _resolve(self, path: str) -> tuple[str, str]:
-        """(virtual path, real path inside the root) or BackendError."""
-        virtual = normalize(path)
-        real = os.path.realpath(os.path.join(self.root, virtual.lstrip("/")))
-        if not self._inside(real):
+    @contextlib.contextmanager
+    def _located(self, virtual: str, *, create: bool = False,
+                 missing: str = "No such file or directory: {}") -> Iterator[tuple[int, str]]:
+        """(directory fd, name) of a virtual path, or the BackendError a model can act on
+        (`missing` when a directory on the way is not there)."""
+        try:
+            with self._confined.located(virtual, create=create) as found:
+                yield found
+        except Outside:
             raise BackendError(f"{virtual} leads outside the workspace (through a symbolic "
-                               "link), so it cannot be used.")
-        return virtual, real
+                               "link), so it cannot be used.") from None
+        except (FileNotFoundError, NotADirectoryError):
+            raise BackendError(missing.format(virtual)) from None
 
-    # -- operations -------------------------------------------------------------------------
+    def _inside(self, virtual: str) -> bool:
+        """Whether a path (a symbolic link, say) resolves inside the root."""
+        try:
+            with self._confined.located(virtual):
+                return True
+        except (OSError, BackendError):
+            return False
 
-    def ls(self, path: str) -> list[FileInfo]:
-        virtual, real = self._resolve(path)
-        try:
-            st = os.stat(real)
-        except FileNotFoundError:
-            raise BackendError(f"No such file or directory: {virtual}") from None
-        except OSError as exc:
-            raise BackendError(f"Cannot list {virtual}: {exc.strerror}.") from None
-        if not stat.S_ISDIR(st.st_mode):
-            return [FileInfo(virtual, False, st.st_size)]
-        base = virtual.rstrip("/")
-        out: list[FileInfo] = []
-        try:
-            with os.scandir(real) as entries:
-                for entry in entries:
-                    if not _addressable(entry.name):
-                        continue
-                    try:
-                        if entry.is_symlink():
-                            target = os.path.realpath(entry.path)
-                            if not self._inside(target):
-                                continue
-                            est = os.stat(target)
-                        else:
-                            est = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    is_dir = stat.S_ISDIR(est.st_mode)
-                    out.append(FileInfo(f"{base}/{entry.name}", is_dir,
-                                        0 if is_dir else est.st_size))
-        except OSError as exc:
-            raise BackendError(f"Cannot list {virtual}: {exc.strerror}.") from None
-        return sorted(out, key=lambda f: f.path)
-
-    def _read_bytes(self, virtual: str, real: str) -> bytes:
-        try:
-            fd = os.open(real, _READ_FLAGS)
-        except FileNotFoundError:
-            raise BackendError(f"File not found: {virtual}") from None
-        except OSError as exc:
-            raise BackendError(f"Cannot read {virtual}: {exc.strerror}.") from None
+    def _open_file(self, virtual: str, parent: int, name: str) -> tuple[int, os.stat_result]:
+        """An fd of a regular file this backend may read, and its status."""
+        fd = os.open(name or ".", _READ_FLAGS, dir_fd=parent)
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
                 raise BackendError(f"{virtual} is a directory; use ls to list it.")
             if not stat.S_ISREG(st.st_mode):
                 raise BackendError(f"{virtual} is not a regular file.")
+            if st.st_nlink > 1 and not self.hard_links:
+                raise BackendError(
+                    f"{virtual} has {st.st_nlink} names (hard links), and another one may be "
+                    "outside the workspace, so it is not read. (A backend with `hard_links: "
+                    "allow` reads such files.)")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, st
+
+    # -- operations -------------------------------------------------------------------------
+
+    def ls(self, path: str) -> list[FileInfo]:
+        virtual = normalize(path)
+        with self._located(virtual) as (parent, name):
+            try:
+                st = os.stat(name or ".", dir_fd=parent, follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode):
+                    return [FileInfo(virtual, False, st.st_size)]
+                fd = os.open(name or ".", DIR_FLAGS, dir_fd=parent)
+            except OSError as exc:
+                raise BackendError(f"Cannot list {virtual}: {exc.strerror}.") from None
+        try:
+            return self._entries(virtual, fd)
+        finally:
+            os.close(fd)
+
+    def _entries(self, virtual: str, fd: int) -> list[FileInfo]:
+        base = virtual.rstrip("/")
+        out: list[FileInfo] = []
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if not _addressable(entry.name):
+                        continue
+                    child = f"{base}/{entry.name}"
+                    try:
+                        est = self._link_status(child) if entry.is_symlink() else \
+                            entry.stat(follow_symlinks=False)
+                    except (OSError, BackendError):
+                        continue  # a link leading out (or gone) is not listed
+                    is_dir = stat.S_ISDIR(est.st_mode)
+                    out.append(FileInfo(child, is_dir, 0 if is_dir else est.st_size))
+        except OSError as exc:
+            raise BackendError(f"Cannot list {virtual}: {exc.strerror}.") from None
+        return sorted(out, key=lambda f: f.path)
+
+    def _link_status(self, virtual: str) -> os.stat_result:
+        with self._confined.located(virtual) as (parent, name):
+            return os.stat(name or ".", dir_fd=parent, follow_symlinks=False)
+
+    def _read_bytes(self, virtual: str, parent: int, name: str) -> bytes:
+        try:
+            fd, st = self._open_file(virtual, parent, name)
+        except FileNotFoundError:
+            raise BackendError(f"File not found: {virtual}") from None
+        except OSError as exc:
+            raise BackendError(f"Cannot read {virtual}: {exc.strerror}.") from None
+        try:
             if st.st_size > MAX_FILE_BYTES:
                 raise BackendError(f"{virtual} is too large to read ({st.st_size} bytes; the "
                                    f"limit is {MAX_FILE_BYTES}).")
@@ -142,16 +207,17 @@ class FilesystemBackend:
         return b"".join(chunks)
 
     def read(self, path: str) -> str:
-        virtual, real = self._resolve(path)
-        data = self._read_bytes(virtual, real)
+        virtual = normalize(path)
+        with self._located(virtual, missing="File not found: {}") as (parent, name):
+            data = self._read_bytes(virtual, parent, name)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             raise BackendError(f"{virtual} is not a UTF-8 text file.") from None
 
     def write(self, path: str, content: str) -> None:
-        virtual, real = self._resolve(path)
-        if virtual == "/" or os.path.isdir(real):
+        virtual = normalize(path)
+        if virtual == "/":
             raise BackendError(f"{virtual} is a directory; give a file path.")
         try:
             data = content.encode("utf-8")
@@ -159,16 +225,16 @@ class FilesystemBackend:
             raise BackendError(f"Cannot write {virtual}: the content is not valid text "
                                f"({exc.reason} at position {exc.start}); the file is "
                                "unchanged.") from None
-        parent = os.path.dirname(real)
+        with self._located(virtual, create=True, missing="Cannot create the parent directories "
+                           "of {}: a file is in the way.") as (parent, name):
+            self._replace(virtual, parent, name, data)
+
+    def _replace(self, virtual: str, parent: int, name: str, data: bytes) -> None:
+        """Writes `name` in `parent` through a new temporary file that replaces it."""
+        if not name:
+            raise BackendError(f"{virtual} is a directory; give a file path.")
         try:
-            os.makedirs(parent, exist_ok=True)
-        except OSError:
-            raise BackendError(f"Cannot create the parent directories of {virtual}: a "
-                               "file is in the way.") from None
-        if not self._inside(os.path.realpath(parent)):  # changed under us
-            raise BackendError(f"{virtual} leads outside the workspace, so it cannot be used.")
-        try:
-            st: os.stat_result | None = os.lstat(real)
+            st: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
         except FileNotFoundError:
             st = None
         except OSError as exc:
@@ -179,9 +245,9 @@ class FilesystemBackend:
             if not stat.S_ISREG(st.st_mode):
                 raise BackendError(f"{virtual} is not a regular file, so it cannot be "
                                    "written.")
-        temp = os.path.join(parent, f".{os.path.basename(real)}.{secrets.token_hex(6)}.tmp")
+        temp = f".{name}.{secrets.token_hex(6)}.tmp"
         try:
-            fd = os.open(temp, _TEMP_FLAGS, 0o644)
+            fd = os.open(temp, _TEMP_FLAGS, 0o644, dir_fd=parent)
         except OSError as exc:
             raise BackendError(f"Cannot write {virtual}: {exc.strerror}.") from None
         try:
@@ -193,10 +259,10 @@ class FilesystemBackend:
                     view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
-            os.replace(temp, real)
+            os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         except OSError as exc:
             with contextlib.suppress(OSError):
-                os.unlink(temp)
+                os.unlink(temp, dir_fd=parent)
             raise BackendError(f"Cannot write {virtual}: {exc.strerror}; the file is "
                                "unchanged.") from None
 
@@ -206,45 +272,41 @@ class FilesystemBackend:
         self.write(virtual, text)
         return count
 
-    def _walk(self, virtual: str, real: str) -> Iterator[tuple[str, str, bool]]:
-        """(virtual path, real path, is symlink) for files under a directory, no link dirs."""
-        if not os.path.isdir(real):
-            if os.path.lexists(real):
-                yield virtual, real, False
-            return
-        base = virtual.rstrip("/")
-        for dirpath, dirnames, filenames in os.walk(real, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if _addressable(d)
-                                 and not os.path.islink(os.path.join(dirpath, d)))
-            rel = os.path.relpath(dirpath, real)
-            vdir = base if rel == "." else f"{base}/{rel}"
-            for name in sorted(filenames):
-                if not _addressable(name):
-                    continue
-                full = os.path.join(dirpath, name)
-                yield f"{vdir}/{name}", full, os.path.islink(full)
+    def _walk(self, virtual: str) -> Iterator[tuple[str, int, str, bool]]:
+        """(virtual path, fd of its directory, name, is a symbolic link) of every file under
+        a path (or the file itself), never descending through a link."""
+        with self._located(virtual) as (parent, name):
+            try:
+                st = os.stat(name or ".", dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                return
+            if not stat.S_ISDIR(st.st_mode):
+                yield virtual, parent, name, stat.S_ISLNK(st.st_mode)
+                return
+            try:
+                fd = os.open(name or ".", DIR_FLAGS, dir_fd=parent)
+            except OSError:
+                return
+        yield from _files(fd, virtual.rstrip("/"))
 
     def glob(self, pattern: str, path: str = "/") -> list[str]:
-        virtual, real = self._resolve(path)
+        virtual = normalize(path)
         base = virtual.rstrip("/")
         out = []
-        for vpath, full, is_link in self._walk(virtual, real):
-            if is_link and not self._inside(os.path.realpath(full)):
-                continue
+        for vpath, _, _, is_link in self._walk(virtual):
             rel = vpath[len(base) + 1:] if vpath != virtual else vpath.rsplit("/", 1)[-1]
-            if glob_match(pattern, rel):
+            if glob_match(pattern, rel) and (not is_link or self._inside(vpath)):
                 out.append(vpath)
         return out
 
     def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
         require_pattern(pattern)
-        virtual, real = self._resolve(path)
         out: list[GrepMatch] = []
-        for vpath, full, is_link in self._walk(virtual, real):
+        for vpath, parent, name, is_link in self._walk(normalize(path)):
             if is_link or not grep_glob_match(glob, vpath):
                 continue
             try:
-                data = self._read_bytes(vpath, full)
+                data = self._read_bytes(vpath, parent, name)
             except BackendError:
                 continue
             if b"\x00" in data[:8192]:

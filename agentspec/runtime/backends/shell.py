@@ -28,19 +28,23 @@ class ShellBackend(FilesystemBackend):
     """`execute(command)` runs `/bin/sh -c command` with cwd = root.
 
     The command gets its own session (process group) and a minimal environment (PATH, HOME
-    = root, LANG) plus `env`. Output (stdout and stderr merged) is read until the shell
-    exits (plus a short grace period for what its children still write) or until `timeout`
-    seconds pass, whichever comes first; beyond `max_output_bytes` it is cut with a note.
-    Then the command's process group is killed, so background processes left in it do not
-    survive. Commands are not sandboxed: they can reach anything the process user can, and
-    a process that leaves the group (for example with `setsid`) can outlive the command;
-    `execute` still returns on time, but such a process is not killed. Confinement of
-    commands needs a sandbox around the whole process.
+    = root, LANG) plus `env`: nothing of this process's environment is passed on. Output
+    (stdout and stderr merged) is read until the shell exits (plus a short grace period for
+    what its children still write) or until `timeout` seconds pass, whichever comes first;
+    beyond `max_output_bytes` it is cut with a note. Then the command's process group is
+    killed, so background processes left in it do not survive.
+
+    This is not a sandbox: the file tools are confined to the root, the commands are not.
+    They run as this process's user and can reach whatever it can: any file, the network,
+    other processes of the user and their /proc entries (`/proc/$PPID/environ` is this
+    process's environment, keys and all). A process that leaves the group (`setsid`) outlives
+    the command; `execute` still returns on time, but such a process is not killed.
+    Confinement of commands needs a sandbox around the whole process.
     """
 
     def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
-                 env: Mapping[str, str] | None = None) -> None:
-        super().__init__(root)
+                 env: Mapping[str, str] | None = None, hard_links: bool = False) -> None:
+        super().__init__(root, hard_links=hard_links)
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if max_output_bytes < 1:

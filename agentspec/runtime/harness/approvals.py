@@ -15,6 +15,12 @@ The answer, as a `ToolConfirmation` (what `adk web` and `agentspec run` send):
 
 A decision the spec does not offer for that tool (an edit where only approve/reject are
 allowed, say) is refused: the call does not run and the model is told why.
+
+The person sees the whole call (`call_text`: nothing cut, hidden characters shown) in the
+confirmation's hint; a call too long to review is not put to anyone and does not run. Only
+the gate's own requests are approval requests: a model that calls `adk_request_confirmation`
+itself gets ADK's "no such tool" answer and nobody is asked. Two calls of one model response
+with the same id are refused (neither runs): an answer names its call by id.
 """
 
 from __future__ import annotations
@@ -34,10 +40,12 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from agentspec.runtime.harness.call_text import MAX_REVIEW_CHARS, call_text
 from agentspec.runtime.harness.callbacks import AfterTool, BeforeTool
 
 __all__ = ["CONFIRMATION_CALL", "DECISIONS", "Approval", "Decision", "PendingApproval", "answer",
-           "approval_gate", "edit_note", "gated", "pending_approvals", "setting_of"]
+           "approval_gate", "edit_note", "gated", "is_approval_request", "pending_approvals",
+           "setting_of"]
 
 DECISIONS = ("approve", "edit", "reject")
 #: the settings a tool carries when its spec entry (not its name) asks for approval
@@ -108,10 +116,29 @@ def _rejected(tool: BaseTool, payload: Any) -> dict[str, Any]:
     return {"error": text}
 
 
-def _ask(tool: BaseTool, approval: Approval, tool_context: ToolContext) -> dict[str, Any]:
+def _shared_id(tool_context: ToolContext) -> str | None:
+    """The call's id when another call of the same model response has it too."""
+    call_id = tool_context.function_call_id
+    for event in reversed(tool_context.session.events):
+        ids = [call.id for call in event.get_function_calls()]
+        if call_id in ids:
+            return call_id if ids.count(call_id) > 1 else None
+    return None
+
+
+def _ask(tool: BaseTool, args: dict[str, Any], approval: Approval,
+         tool_context: ToolContext) -> dict[str, Any]:
+    shown = call_text(tool.name, args)
+    if len(shown) > MAX_REVIEW_CHARS:
+        return {"error": f"This call to {tool.name} is too long for a person to review "
+                         f"({len(shown):,} characters; the limit is {MAX_REVIEW_CHARS:,}), "
+                         "so nobody was asked and it did not run. Split the work into "
+                         "smaller calls."}
     decisions = list(approval.get("decisions") or DECISIONS)
-    hint = approval.get("hint") or f"Approve the call to {tool.name}?"
-    tool_context.request_confirmation(hint=hint, payload={"decisions": decisions})
+    question = approval.get("hint") or f"Approve the call to {tool.name}?"
+    # the hint is what `adk web` shows: the question and the whole call
+    tool_context.request_confirmation(hint=f"{question}\n\n{shown}", payload={
+        "decisions": decisions, "question": question})
     # the pause is not a result for the model to answer; without this it is re-invoked at once
     tool_context.actions.skip_summarization = True
     return _pending(tool)
@@ -123,13 +150,18 @@ def approval_gate(by_name: Mapping[str, Approval]) -> BeforeTool:
 
     async def before_tool_callback(tool: BaseTool, args: dict[str, Any],
                                    tool_context: ToolContext) -> dict[str, Any] | None:
+        shared = _shared_id(tool_context)
+        if shared is not None:
+            return {"error": f"More than one call in your response has the id {shared!r}, "
+                             "so none of them ran: an approval must name exactly one call. "
+                             "Make the calls again, each with an id of its own."}
         approval = setting_of(tool, by_name)
         # a plain BaseTool stands in for a tool the model made up: nothing would run anyway
         if approval is None or type(tool) is BaseTool:
             return None
         answer = tool_context.tool_confirmation
         if answer is None:
-            return _ask(tool, approval, tool_context)
+            return _ask(tool, args, approval, tool_context)
         offered = list(approval.get("decisions") or DECISIONS)
         payload = answer.payload
         if not answer.confirmed:
@@ -181,9 +213,10 @@ class PendingApproval:
     invocation_id: str
     agent: str
     tool: str
-    args: dict[str, Any]
-    hint: str
+    args: dict[str, Any]  # what runs when it is approved
+    hint: str  # the question (the spec's `hint`); `call_text` shows the call itself
     decisions: tuple[str, ...]
+    call_id: str = ""  # the id of the paused call itself
 
 
 @dataclass(frozen=True)
@@ -195,21 +228,31 @@ class Decision:
     message: str | None = None
 
 
+def is_approval_request(event: Event, call: types.FunctionCall) -> bool:
+    """Whether `call` of `event` is a confirmation ADK asks for (a long-running call it
+    made itself), not a model's call that merely has the name."""
+    return call.name == CONFIRMATION_CALL and bool(call.id) and \
+        call.id in (event.long_running_tool_ids or ())
+
+
 def pending_approvals(event: Event) -> list[PendingApproval]:
     """The approval requests an event carries."""
     found = []
     for call in event.get_function_calls():
-        if call.name != CONFIRMATION_CALL:
+        if not is_approval_request(event, call):
             continue
         request = call.args or {}
         original = request.get("originalFunctionCall") or {}
         confirmation = request.get("toolConfirmation") or {}
         payload = confirmation.get("payload") or {}
+        if not isinstance(original, dict) or not original.get("id"):
+            continue
         found.append(PendingApproval(
             request_id=call.id or "", invocation_id=event.invocation_id, agent=event.author,
             tool=str(original.get("name", "")), args=dict(original.get("args") or {}),
-            hint=str(confirmation.get("hint") or ""),
-            decisions=tuple(payload.get("decisions") or DECISIONS)))
+            hint=str(payload.get("question") or confirmation.get("hint") or ""),
+            decisions=tuple(payload.get("decisions") or DECISIONS),
+            call_id=str(original.get("id") or "")))
     return found
 
 

@@ -9,7 +9,6 @@ Backend) and returns FunctionTools. Tools never raise into ADK: failures come ba
 import asyncio
 import functools
 import inspect
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -211,16 +210,9 @@ def _check_pattern(kind: str, pattern: str) -> None:
                            f"{MAX_PATTERN_CHARS}. Use a shorter one.")
 
 
-def _normalize_glob(pattern: str) -> str:
-    """The same glob with runs of `*` (3 or more) cut to `**` and repeated `**/` to one, so
-    the regular expression built from it cannot backtrack on a long chain of wildcards."""
-    pattern = re.sub(r"\*{3,}", "**", pattern)
-    return re.sub(r"(?:\*\*/){2,}", "**/", pattern)
-
-
 def _glob(backend: Backend, pattern: str, path: str = "/") -> Any:
     _check_pattern("glob pattern", pattern)
-    paths = backend.glob(_normalize_glob(pattern), path)
+    paths = backend.glob(pattern, path)
     if not paths:
         return f"No files match {pattern!r} under {path}."
     lines = paths[:MAX_LIST_ENTRIES]
@@ -237,7 +229,6 @@ def _grep(backend: Backend, pattern: str, path: str = "/", glob: str | None = No
     _check_pattern("regular expression", pattern)
     if glob:
         _check_pattern("glob", glob)
-        glob = _normalize_glob(glob)
     matches = backend.grep(pattern, path, glob)
     if not matches:
         return f"No matches for {pattern!r} under {path}."
@@ -289,8 +280,8 @@ def _bind(name: str, factory: BackendFactory) -> Callable[..., Any]:
         backend = factory(context)
         return impl(backend, **args)
 
-    # Every tool runs in a worker thread, so a slow backend call (a catastrophic regular
-    # expression, a huge directory tree, a network filesystem) cannot block ADK's event loop.
+    # Every tool runs in a worker thread, so a slow backend call (a huge directory tree, a
+    # network filesystem) cannot block ADK's event loop.
     async def tool(**kwargs: Any) -> Any:
         try:
             return await asyncio.to_thread(call, kwargs)

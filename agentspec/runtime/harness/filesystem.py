@@ -38,13 +38,14 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
                 prefix: build(target, context)
                 for prefix, target in (definition.get("routes") or {}).items()})
         if backend not in made:
+            hard_links = definition.get("hard_links") == "allow"
             if kind == "shell":
                 made[backend] = ShellBackend(
                     definition["root"], timeout=definition.get("timeout", 120),
                     max_output_bytes=definition.get("max_output_bytes", 100_000),
-                    env=definition.get("env"))
+                    env=definition.get("env"), hard_links=hard_links)
             else:
-                made[backend] = FilesystemBackend(definition["root"])
+                made[backend] = FilesystemBackend(definition["root"], hard_links=hard_links)
         return made[backend]
 
     return lambda context: build(name, context)

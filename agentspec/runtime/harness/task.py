@@ -59,7 +59,7 @@ def task_tool(agents: Mapping[str, BaseAgent], *, offline: Iterable[str] = (),
             return {"error": f"There is no sub-agent {subagent_type!r}; choose one of "
                              f"{', '.join(agents)}."}
         if subagent_type in queued and jobs is not None:
-            return await enqueue(jobs, agent.name, description, tool_context, "task")
+            return await enqueue(jobs, agent, description, tool_context, "task")
         base = tool_context.get_invocation_context().branch
         branch = (f"{base}." if base else "") + f"{agent.name}@{tool_context.function_call_id}"
         result = await tool_context.run_node(agent, node_input=description,

@@ -48,6 +48,7 @@ class JobRequest:
     function_call_id: str = ""
     tool: str = ""  # the tool the parent called (the agent's name, or `task`)
     max_attempts: int = 3
+    output_key: str = ""  # the parent's state key a DONE result is delivered to ("": none)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import threading
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,24 +80,26 @@ def sqlite_url(path: Any) -> str:
     return f"sqlite:///{path}"
 
 
-async def enqueue(settings: JobSettings, agent: str, request: str,
+async def enqueue(settings: JobSettings, agent: BaseAgent, request: str,
                   tool_context: ToolContext, tool: str) -> dict[str, Any]:
-    """Queues `agent` with `request` for the conversation `tool_context` belongs to."""
+    """Queues `agent` with `request` for the conversation `tool_context` belongs to. The job
+    keeps the agent's `output_key`, so whoever delivers it needs nothing but the job."""
     session = tool_context.session
-    asked = JobRequest(agent=agent, input=request, app_name=session.app_name,
+    asked = JobRequest(agent=agent.name, input=request, app_name=session.app_name,
                        user_id=session.user_id, session_id=session.id,
                        invocation_id=tool_context.invocation_id,
                        function_call_id=tool_context.function_call_id or "", tool=tool,
-                       max_attempts=settings.max_attempts)
+                       max_attempts=settings.max_attempts,
+                       output_key=getattr(agent, "output_key", None) or "")
     try:
         job, created = await asyncio.to_thread(settings.open().enqueue, asked)
     except Exception as error:  # noqa: BLE001 - the model is told; the conversation goes on
-        log.warning("queueing %s failed: %s", agent, error)
+        log.warning("queueing %s failed: %s", agent.name, error)
         return {"error": f"The background job could not be queued ({type(error).__name__}: "
                          f"{error}). Tell the user; it can be tried again later."}
     answer = job.summary()
     answer["note"] = (
-        f"{agent} works on this in the background. Tell the user it is queued and carry on; "
+        f"{agent.name} works on this in the background. Tell the user it is queued and carry on; "
         "its answer will appear in this conversation when it is done (job_status checks it)."
         if created else f"This request is already {job.status.lower()} as job {job.id}; it "
         "was not started again.")
@@ -136,7 +137,7 @@ class OfflineAgentTool(BaseTool):
             request = args.get("request")
             if not isinstance(request, str) or not request.strip():
                 return {"error": "Give the task as `request`, a non-empty text."}
-        return await enqueue(self.settings, self.agent.name, request, tool_context, self.name)
+        return await enqueue(self.settings, self.agent, request, tool_context, self.name)
 
 
 def offline_agents(root: BaseAgent) -> dict[str, BaseAgent]:
@@ -193,12 +194,16 @@ def delivery_text(job: Job) -> str:
             "job_status can queue it again.]")
 
 
-def deliver_event(job: Job, invocation_id: str, output_key: str | None = None) -> Event:
-    """The offline agent's answer in its parent's session (and under its `output_key`)."""
-    delta = {output_key: job.result} if output_key and job.status == "DONE" else {}
+def deliver_event(job: Job, invocation_id: str) -> Event:
+    """The offline agent's answer in its parent's session (and under its `output_key`).
+
+    The event is marked as the agent's last (`end_of_agent`), which it is: the agent ran in
+    a worker and has finished. ADK's routing skips such events; otherwise it would look for
+    the agent in this tree, where it is not, and log "Event from an unknown agent"."""
+    delta = {job.output_key: job.result} if job.output_key and job.status == "DONE" else {}
     return Event(invocation_id=invocation_id, author=job.agent,
                  content=types.Content(role="model", parts=[types.Part(text=delivery_text(job))]),
-                 actions=EventActions(state_delta=delta),
+                 actions=EventActions(state_delta=delta, end_of_agent=True),
                  custom_metadata={"agentspec_job": {"job_id": job.id, "status": job.status}})
 
 
@@ -211,12 +216,9 @@ class JobDelivery(BasePlugin):
 
     async def on_user_message_callback(self, *, invocation_context: InvocationContext,
                                        user_message: types.Content) -> types.Content | None:
-        root = invocation_context.agent
         try:
             await deliver(self.settings, invocation_context.session_service,
-                          invocation_context.session,
-                          root if isinstance(root, BaseAgent) else None,
-                          invocation_context.invocation_id)
+                          invocation_context.session, invocation_context.invocation_id)
         except Exception as error:  # noqa: BLE001 - delivery waits for the next message
             log.warning("delivering finished jobs failed: %s", error)
         return None
@@ -231,19 +233,18 @@ def app_job_settings(app: Any) -> JobSettings | None:
     return None
 
 
-async def deliver(settings: JobSettings, sessions: Any, session: Any, root: BaseAgent | None,
+async def deliver(settings: JobSettings, sessions: Any, session: Any,
                   invocation_id: str) -> list[Event]:
     """Appends every finished, undelivered job of `session` to it (each exactly once, also
-    across processes); the events appended."""
+    across processes); the events appended. The one way jobs are delivered: by the app's
+    plugin, `agentspec run` and `agentspec jobs deliver` alike."""
     store = settings.open()
     waiting = await asyncio.to_thread(store.undelivered, session.app_name, session.user_id,
                                       session.id)
-    agents = offline_agents(root) if waiting and root is not None else {}
     delivered = []
     for job in waiting:
         if await asyncio.to_thread(store.mark_delivered, job.id):
-            output_key = getattr(agents.get(job.agent), "output_key", None)
-            event = deliver_event(job, invocation_id, output_key)
+            event = deliver_event(job, invocation_id)
             try:
                 await sessions.append_event(session, event)
             except BaseException:
@@ -253,15 +254,33 @@ async def deliver(settings: JobSettings, sessions: Any, session: Any, root: Base
     return delivered
 
 
-def notify(settings: JobSettings, job: Job, timeout: float = 10) -> None:
-    """POSTs the job record to the webhook; a failure is logged, never raised."""
+#: the whole webhook exchange (connect, send, the answer's status line and headers) gets this
+WEBHOOK_SECONDS = 10.0
+
+
+async def notify(settings: JobSettings, job: Job) -> None:
+    """POSTs the job record to the webhook; a failure is logged, never raised.
+
+    The exchange has WEBHOOK_SECONDS in all, however slowly the receiver connects, reads or
+    answers, and the answer's body is never read (only its status), so a receiver that
+    stalls, trickles or streams without end holds a worker's slot that long at most."""
     if not settings.webhook:
         return
+    import httpx
+
     body = json.dumps(job.to_dict(), default=str).encode()
-    request = urllib.request.Request(settings.webhook, data=body, method="POST", headers={
-        "Content-Type": "application/json", **settings.headers})
+    headers = {"Content-Type": "application/json", **settings.headers}
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            response.read()
+        async with asyncio.timeout(WEBHOOK_SECONDS), httpx.AsyncClient(
+                timeout=WEBHOOK_SECONDS) as client, client.stream(
+                    "POST", settings.webhook, content=body, headers=headers) as response:
+            status = response.status_code
+    except TimeoutError:
+        log.warning("job %s: the webhook %s did not answer within %g seconds", job.id,
+                    settings.webhook, WEBHOOK_SECONDS)
+        return
     except Exception as error:  # noqa: BLE001 - a notification never fails the job
         log.warning("job %s: the webhook %s failed: %s", job.id, settings.webhook, error)
+        return
+    if not 200 <= status < 300:
+        log.warning("job %s: the webhook %s answered %s", job.id, settings.webhook, status)

@@ -6,11 +6,14 @@ PostgreSQL (psycopg 3, the `agentspec[postgres]` extra): a claim selects the old
 row `FOR UPDATE SKIP LOCKED`, so workers on many machines never wait on, or take, the same row.
 
 The schema is versioned in `agentspec_schema`; `MIGRATIONS` are applied in order, once, under
-the same lock as changes, so two processes opening a new store do not race.
+the same lock as changes, so two processes opening a new store do not race; a store whose
+schema is newer than this code is refused, naming both versions. A row that cannot be read
+back as a job is set aside as FAILED the first time a query meets it (`rows.py`).
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -18,14 +21,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentspec.runtime.jobs import Job, JobRequest, StoreError, decode, encode, new_job, now
+from agentspec.runtime.jobs import Job, JobRequest, StoreError, encode, new_job, now
+from agentspec.runtime.jobs.rows import COLUMNS, UnreadableRow, job_from_row, row_from_job
 
 __all__ = ["MIGRATIONS", "SqlStore"]
 
-COLUMNS = ("id", "agent", "input", "app_name", "user_id", "session_id", "invocation_id",
-           "function_call_id", "tool", "status", "attempts", "max_attempts", "lease_owner",
-           "lease_expires_at", "available_at", "created_at", "updated_at", "started_at",
-           "finished_at", "result", "error", "delivered_at")
+log = logging.getLogger("agentspec.jobs")
 
 #: schema versions, in order; never edit one that has shipped, add the next
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -41,6 +42,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             delivered_at DOUBLE PRECISION)""",
      "CREATE INDEX agentspec_jobs_runnable ON agentspec_jobs (status, available_at)",
      "CREATE INDEX agentspec_jobs_session ON agentspec_jobs (app_name, user_id, session_id)"),
+    ("ALTER TABLE agentspec_jobs ADD COLUMN output_key TEXT NOT NULL DEFAULT ''",),
 )
 
 _ACTIVE = "status IN ('QUEUED', 'RUNNING')"
@@ -83,6 +85,13 @@ class SqlStore:
             raise StoreError(f"cannot open the job store {path}: {error}") from error
         return connection
 
+    def _where(self) -> str:
+        """The store, for a message: its file, or its server and database (no password)."""
+        if not self.postgres:
+            return self.url.removeprefix("sqlite:///")
+        info = self._connection.info
+        return f"postgresql://{info.host}:{info.port}/{info.dbname}"
+
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s") if self.postgres else statement
 
@@ -109,11 +118,17 @@ class SqlStore:
             cursor.execute("COMMIT")
 
     def _query(self, statement: str, params: tuple[Any, ...] = ()) -> list[Job]:
-        with self._lock:
-            self._alive()
-            cursor = self._connection.cursor()
-            cursor.execute(self._sql(statement), params)
-            return [self._job(row) for row in cursor.fetchall()]
+        while True:
+            with self._lock:
+                self._alive()
+                cursor = self._connection.cursor()
+                cursor.execute(self._sql(statement), params)
+                rows = cursor.fetchall()
+            try:
+                return [job_from_row(row) for row in rows]
+            except UnreadableRow as unreadable:
+                with self._transaction() as cursor:
+                    self._set_aside(cursor, unreadable)
 
     def _migrate(self) -> None:
         with self._transaction() as cursor:
@@ -122,6 +137,11 @@ class SqlStore:
             cursor.execute("CREATE TABLE IF NOT EXISTS agentspec_schema (version INTEGER)")
             cursor.execute("SELECT MAX(version) FROM agentspec_schema")
             current = cursor.fetchone()[0] or 0
+            if current > len(MIGRATIONS):
+                raise StoreError(
+                    f"the job store {self._where()} has schema version {current}, newer than "
+                    f"this agentspec knows (version {len(MIGRATIONS)}): upgrade agentspec, or "
+                    "use another store")
             for version, statements in enumerate(MIGRATIONS, 1):
                 if version <= current:
                     continue
@@ -131,16 +151,18 @@ class SqlStore:
 
     # rows -----------------------------------------------------------------------------------
 
-    @staticmethod
-    def _job(row: tuple[Any, ...]) -> Job:
-        values = dict(zip(COLUMNS, row, strict=True))
-        values["result"] = decode(values["result"])
-        return Job(**values)
-
-    def _row(self, job: Job) -> tuple[Any, ...]:
-        values = job.to_dict()
-        values["result"] = encode(values["result"])
-        return tuple(values[c] for c in COLUMNS)
+    def _set_aside(self, cursor: Any, unreadable: UnreadableRow) -> None:
+        """An unreadable row becomes a FAILED job that says why (the bad values are kept
+        in its error), so it blocks nothing and is not lost."""
+        log.warning("job %s cannot be read, so it is set aside as FAILED: %s",
+                    unreadable.job_id, unreadable.reason)
+        changes = {"status": "FAILED", "lease_owner": None, "lease_expires_at": None,
+                   "finished_at": now(), **unreadable.repairs,
+                   "error": f"the stored job could not be read, so it was set aside: "
+                            f"{unreadable.reason}"}
+        self._update(cursor, unreadable.job_id, **changes)
+        if cursor.rowcount != 1:  # no row by that id to repair: stop, never loop
+            raise StoreError(f"a job row cannot be read or set aside: {unreadable.reason}")
 
     def _select_for_update(self) -> str:
         return " FOR UPDATE" if self.postgres else ""
@@ -149,10 +171,14 @@ class SqlStore:
                skip_locked: bool = False, order: str = "") -> Job | None:
         lock = self._select_for_update() + (" SKIP LOCKED" if skip_locked and self.postgres
                                             else "")
-        cursor.execute(self._sql(f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE "
-                                 f"{where} {order} LIMIT 1{lock}"), params)
-        row = cursor.fetchone()
-        return None if row is None else self._job(row)
+        while True:
+            cursor.execute(self._sql(f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE "
+                                     f"{where} {order} LIMIT 1{lock}"), params)
+            row = cursor.fetchone()
+            try:
+                return None if row is None else job_from_row(row)
+            except UnreadableRow as unreadable:
+                self._set_aside(cursor, unreadable)
 
     def _update(self, cursor: Any, job_id: str, **changes: Any) -> None:
         if "result" in changes:
@@ -190,7 +216,7 @@ class SqlStore:
             job = new_job(request)
             marks = ", ".join("?" for _ in COLUMNS)
             cursor.execute(self._sql(f"INSERT INTO agentspec_jobs ({', '.join(COLUMNS)}) "
-                                     f"VALUES ({marks})"), self._row(job))
+                                     f"VALUES ({marks})"), row_from_job(job))
             return job, True
 
     def get(self, job_id: str) -> Job | None:

@@ -1,7 +1,9 @@
 """The worker: claims jobs of a spec's offline agents and runs them.
 
 A worker holds a lease on each job it runs and renews it while the agent works (every third
-of the lease). A failure is retried after a growing delay (2, 4, 8 ... seconds, at most 60)
+of the lease), from a thread of its own: ADK runs a sync tool on the event loop, so a renewal
+waiting for the loop would stop while such a tool blocks, and a live worker would lose its
+job to another one. A failure is retried after a growing delay (2, 4, 8 ... seconds, at most 60)
 until the job's attempts run out. `stop` (SIGTERM in `agentspec worker`) ends the claiming;
 running jobs get `grace` seconds to finish, then are released, so another worker runs them
 at once. A worker killed outright loses nothing either: its leases expire, and another
@@ -17,6 +19,7 @@ import json
 import logging
 import os
 import socket
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,7 +31,7 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
-from agentspec.runtime.jobs import Job
+from agentspec.runtime.jobs import Job, JobStore
 from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.workflows import final_text
 
@@ -140,7 +143,19 @@ class Worker:
         store = self.settings.open()
         work = asyncio.ensure_future(self.run(self.agents[job.agent], job.input))
         lost = asyncio.Event()
-        heartbeat = asyncio.create_task(self._heartbeat(job, work, lost))
+
+        def on_lost() -> None:  # on the event loop, once the thread finds the lease gone
+            if work.done():
+                return  # finished meanwhile: its result reaches the store or is dropped there
+            self.report("lost the lease", job)
+            lost.set()
+            work.cancel()
+
+        loop = asyncio.get_running_loop()
+        lease = _Lease(store, job.id, self.owner, self.settings.lease_seconds,
+                       lambda: loop.call_soon_threadsafe(on_lost))
+        lease.start()
+        work.add_done_callback(lambda _: lease.stop())  # before the result is recorded
         try:
             answer = await work
         except asyncio.CancelledError:
@@ -155,34 +170,42 @@ class Worker:
                 self.failed += after.status == "FAILED"
                 self.report("failed" if after.status == "FAILED" else "will retry", after)
                 if after.status == "FAILED":
-                    await asyncio.to_thread(notify, self.settings, after)
+                    await notify(self.settings, after)
         else:
             after = await asyncio.to_thread(store.finish, job.id, self.owner, answer)
             if after is not None:
                 self.done += 1
                 self.report("done", after)
-                await asyncio.to_thread(notify, self.settings, after)
+                await notify(self.settings, after)
             else:
                 self.report("lost the lease", job)
         finally:
-            heartbeat.cancel()
+            lease.stop()
             work.cancel()  # a worker stopping (or a lost lease) stops the agent too
 
-    async def _heartbeat(self, job: Job, work: asyncio.Future[Any],
-                         lost: asyncio.Event) -> None:
-        """Renews the lease while `work` runs; a store error is retried at the next beat,
-        and a lease lost to another worker stops `work` (its result would be dropped)."""
-        store = self.settings.open()
-        while True:
-            await asyncio.sleep(self.settings.lease_seconds / 3)
+
+class _Lease(threading.Thread):
+    """Renews a job's lease every third of it until stopped, whatever the event loop is
+    doing; a store error is retried at the next beat, and a lease lost to another worker
+    calls `lost` once (its result would be dropped anyway)."""
+
+    def __init__(self, store: JobStore, job_id: str, owner: str, seconds: float,
+                 lost: Callable[[], object]) -> None:
+        super().__init__(name=f"lease {job_id}", daemon=True)
+        self.store, self.job_id, self.owner, self.seconds = store, job_id, owner, seconds
+        self.lost = lost
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def run(self) -> None:
+        while not self._stopped.wait(self.seconds / 3):
             try:
-                held = await asyncio.to_thread(store.heartbeat, job.id, self.owner,
-                                               self.settings.lease_seconds)
+                held = self.store.heartbeat(self.job_id, self.owner, self.seconds)
             except Exception as error:  # noqa: BLE001 - try again at the next beat
-                log.warning("job %s: renewing the lease failed: %s", job.id, error)
+                log.warning("job %s: renewing the lease failed: %s", self.job_id, error)
                 continue
-            if not held:
-                self.report("lost the lease", job)
-                lost.set()
-                work.cancel()
+            if not held and not self._stopped.is_set():
+                self.lost()
                 return

@@ -1,0 +1,82 @@
+"""Jobs as rows of the SQL stores, and rows back as jobs, or why one cannot be.
+
+A row may hold what no job can: a result that is not JSON, text where a number belongs
+(SQLite keeps whatever it is given). Such a row must neither crash every claim nor be lost,
+so reading it raises UnreadableRow with the reason and the values that make it readable;
+the store then sets it aside as FAILED, keeping the bad values in the error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentspec.runtime.jobs import Job, decode, encode, now
+
+__all__ = ["COLUMNS", "UnreadableRow", "job_from_row", "row_from_job"]
+
+COLUMNS = ("id", "agent", "input", "app_name", "user_id", "session_id", "invocation_id",
+           "function_call_id", "tool", "status", "attempts", "max_attempts", "lease_owner",
+           "lease_expires_at", "available_at", "created_at", "updated_at", "started_at",
+           "finished_at", "result", "error", "delivered_at", "output_key")
+
+# what each column must hold, and what replaces a bad value
+_TEXTS = ("agent", "input", "app_name", "user_id", "session_id", "invocation_id",
+          "function_call_id", "tool", "status", "output_key")
+_OPTIONAL_TEXTS = ("lease_owner", "error")
+_INTEGERS = ("attempts", "max_attempts")
+_TIMES = ("available_at", "created_at", "updated_at")
+_OPTIONAL_TIMES = ("lease_expires_at", "started_at", "finished_at", "delivered_at")
+
+
+class UnreadableRow(Exception):
+    """A row that is not a job: its id, why, and the values that replace the bad ones."""
+
+    def __init__(self, job_id: Any, reason: str, repairs: dict[str, Any]) -> None:
+        super().__init__(reason)
+        self.job_id = job_id
+        self.reason = reason
+        self.repairs = repairs
+
+
+def _number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _problems(values: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    checks: list[tuple[tuple[str, ...], Any, Any]] = [
+        (_TEXTS, lambda v: isinstance(v, str), ""),
+        (_OPTIONAL_TEXTS, lambda v: v is None or isinstance(v, str), None),
+        (_INTEGERS, lambda v: type(v) is int, 0),
+        (_TIMES, _number, now()),
+        (_OPTIONAL_TIMES, lambda v: v is None or _number(v), None),
+    ]
+    problems, repairs = [], {}
+    for columns, valid, replacement in checks:
+        for column in columns:
+            if not valid(values[column]):
+                problems.append(f"{column} holds {values[column]!r}")
+                repairs[column] = replacement
+    result = values["result"]
+    if result is not None:
+        try:
+            decode(result)
+        except (TypeError, ValueError) as error:
+            problems.append(f"result is not JSON ({error}): {result!r}")
+            repairs["result"] = None
+    return problems, repairs
+
+
+def job_from_row(row: tuple[Any, ...]) -> Job:
+    """The job a row of COLUMNS holds, or UnreadableRow."""
+    values = dict(zip(COLUMNS, row, strict=True))
+    problems, repairs = _problems(values)
+    if problems:
+        raise UnreadableRow(values["id"], "; ".join(problems), repairs)
+    values["result"] = decode(values["result"])
+    return Job(**values)
+
+
+def row_from_job(job: Job) -> tuple[Any, ...]:
+    values = job.to_dict()
+    values["result"] = encode(values["result"])
+    return tuple(values[c] for c in COLUMNS)

@@ -1,0 +1,8 @@
+def search(q: str) -> str:
+    '''Search.'''
+    return q
+
+
+def wipe() -> str:
+    '''Wipe.'''
+    return 'wiped'
