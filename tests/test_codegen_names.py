@@ -62,26 +62,26 @@ def _base() -> dict[str, Any]:
     return {
         "agentspec": 1, "name": "fuzzed", "description": "Fuzzed.",
         "vars": {"v": "value"},
-        "models": {"fast": "gemini-2.5-flash"},
-        "backends": {"scratch": {"type": "state"}},
-        "tools": {"named": {"python": "tools:make", "args": {"limit": 5}},
-                  "server": {"mcp": {"command": "server", "args": ["--x"],
-                                     "env": {"TOKEN": "t"}}, "prefix": "srv"}},
+        "models": {"zq_fast": "gemini-2.5-flash"},
+        "backends": {"zq_scratch": {"type": "state"}},
+        "tools": {"zq_named": {"python": "tools:make", "args": {"limit": 5}},
+                  "zq_server": {"mcp": {"command": "server", "args": ["--x"],
+                                        "env": {"TOKEN": "t"}}, "prefix": "srv"}},
         "plugins": [{"python": "tools:make", "args": {"level": 1}}],
         "global_instruction": "Be brief.",
         "agents": {
-            "main": {"kind": "router", "sub_agents": ["helper", "other"],
-                     "route": {"python": "tools:route"}, "default": "helper",
-                     "callbacks": {"before_agent": ["tools:before"]}},
-            "helper": {"model": "fast", "description": "Helps.", "instruction": "Help.",
-                       "tools": ["named", "server", {"python": "tools:make",
-                                                     "args": {"depth": 2}}],
-                       "filesystem": "scratch", "output_key": "answer",
-                       "interrupt_on": {"named": {"decisions": ["approve", "reject"],
-                                                  "hint": "Run it?"}},
-                       "output_schema": {"python": "tools:search"}},
-            "other": {"kind": "planner", "model": "fast",
-                      "worker": {"tools": [{"python": "tools:make", "args": {"k": 1}}]}},
+            "zq_main": {"kind": "router", "sub_agents": ["zq_helper", "zq_other"],
+                        "route": {"python": "tools:route"}, "default": "zq_helper",
+                        "callbacks": {"before_agent": ["tools:before"]}},
+            "zq_helper": {"model": "zq_fast", "description": "Helps.", "instruction": "Help.",
+                          "tools": ["zq_named", "zq_server",
+                                    {"python": "tools:make", "args": {"depth": 2}}],
+                          "filesystem": "zq_scratch", "output_key": "answer",
+                          "interrupt_on": {"zq_named": {"decisions": ["approve", "reject"],
+                                                        "hint": "Run it?"}},
+                          "output_schema": {"python": "tools:search"}},
+            "zq_other": {"kind": "planner", "model": "zq_fast",
+                         "worker": {"tools": [{"python": "tools:make", "args": {"k": 1}}]}},
         },
     }
 
@@ -90,16 +90,16 @@ Place = Callable[[dict[str, Any], str], None]
 
 
 def _rename_agent(spec: dict[str, Any], value: str) -> None:
-    spec["agents"][value] = spec["agents"].pop("helper")
-    spec["agents"]["main"]["sub_agents"][0] = value
-    spec["agents"]["main"]["default"] = value
+    spec["agents"][value] = spec["agents"].pop("zq_helper")
+    spec["agents"]["zq_main"]["sub_agents"][0] = value
+    spec["agents"]["zq_main"]["default"] = value
 
 
 def _rename_tool(spec: dict[str, Any], value: str) -> None:
-    spec["tools"][value] = spec["tools"].pop("named")
-    helper = spec["agents"]["helper"]
+    spec["tools"][value] = spec["tools"].pop("zq_named")
+    helper = spec["agents"]["zq_helper"]
     helper["tools"][0] = value
-    helper["interrupt_on"] = {value: helper["interrupt_on"]["named"]}
+    helper["interrupt_on"] = {value: helper["interrupt_on"]["zq_named"]}
 
 
 def _set(*path: str | int) -> Place:
@@ -134,40 +134,40 @@ def _ref(*path: str | int, part: int) -> Place:
 
 def _model_name(spec: dict[str, Any], value: str) -> None:
     spec["models"] = {value: "gemini-2.5-flash"}
-    spec["agents"]["helper"]["model"] = value
-    spec["agents"]["other"]["model"] = value
+    spec["agents"]["zq_helper"]["model"] = value
+    spec["agents"]["zq_other"]["model"] = value
 
 
 def _backend_name(spec: dict[str, Any], value: str) -> None:
     spec["backends"] = {value: {"type": "state"}}
-    spec["agents"]["helper"]["filesystem"] = value
+    spec["agents"]["zq_helper"]["filesystem"] = value
 
 
 def _var_name(spec: dict[str, Any], value: str) -> None:
     spec["vars"] = {value: "value"}
-    spec["agents"]["helper"]["instruction"] = "Help with ${vars." + value + "}."
+    spec["agents"]["zq_helper"]["instruction"] = "Help with ${vars." + value + "}."
 
 
 def _inline_agent(spec: dict[str, Any], value: str) -> None:
-    spec["agents"]["main"]["sub_agents"][1] = {"name": value, "kind": "planner",
-                                               "model": "fast"}
-    del spec["agents"]["other"]
+    spec["agents"]["zq_main"]["sub_agents"][1] = {"name": value, "kind": "planner",
+                                               "model": "zq_fast"}
+    del spec["agents"]["zq_other"]
 
 
 #: every place a spec string can reach generated source, by what it becomes there
 NAME_PLACES: dict[str, Place] = {
-    "tool args key": _key("tools", "named", "args"),
-    "inline tool args key": _key("agents", "helper", "tools", 2, "args"),
+    "tool args key": _key("tools", "zq_named", "args"),
+    "inline tool args key": _key("agents", "zq_helper", "tools", 2, "args"),
     "plugin args key": _key("plugins", 0, "args"),
-    "planner worker tool args key": _key("agents", "other", "worker", "tools", 0, "args"),
-    "tool module": _ref("tools", "named", "python", part=0),
-    "tool attribute": _ref("tools", "named", "python", part=1),
-    "inline tool attribute": _ref("agents", "helper", "tools", 2, "python", part=1),
+    "planner worker tool args key": _key("agents", "zq_other", "worker", "tools", 0, "args"),
+    "tool module": _ref("tools", "zq_named", "python", part=0),
+    "tool attribute": _ref("tools", "zq_named", "python", part=1),
+    "inline tool attribute": _ref("agents", "zq_helper", "tools", 2, "python", part=1),
     "plugin module": _ref("plugins", 0, "python", part=0),
     "plugin attribute": _ref("plugins", 0, "python", part=1),
-    "callback attribute": _ref("agents", "main", "callbacks", "before_agent", 0, part=1),
-    "route attribute": _ref("agents", "main", "route", "python", part=1),
-    "schema attribute": _ref("agents", "helper", "output_schema", "python", part=1),
+    "callback attribute": _ref("agents", "zq_main", "callbacks", "before_agent", 0, part=1),
+    "route attribute": _ref("agents", "zq_main", "route", "python", part=1),
+    "schema attribute": _ref("agents", "zq_helper", "output_schema", "python", part=1),
     "agent name": _rename_agent,
     "inline agent name": _inline_agent,
     "spec name": _set("name"),
@@ -175,22 +175,22 @@ NAME_PLACES: dict[str, Place] = {
     "model name": _model_name,
     "backend name": _backend_name,
     "variable name": _var_name,
-    "mcp prefix": _set("tools", "server", "prefix"),
-    "output key": _set("agents", "helper", "output_key"),
+    "mcp prefix": _set("tools", "zq_server", "prefix"),
+    "output key": _set("agents", "zq_helper", "output_key"),
 }
 LITERAL_PLACES: dict[str, Place] = {
-    "description": _set("agents", "helper", "description"),
-    "instruction": _set("agents", "helper", "instruction"),
+    "description": _set("agents", "zq_helper", "description"),
+    "instruction": _set("agents", "zq_helper", "instruction"),
     "global instruction": _set("global_instruction"),
     "spec description": _set("description"),
-    "approval hint": _set("agents", "helper", "interrupt_on", "named", "hint"),
-    "tool args value": _set("tools", "named", "args", "limit"),
-    "tool args nested key": lambda spec, value: spec["tools"]["named"]["args"].update(
+    "approval hint": _set("agents", "zq_helper", "interrupt_on", "zq_named", "hint"),
+    "tool args value": _set("tools", "zq_named", "args", "limit"),
+    "tool args nested key": lambda spec, value: spec["tools"]["zq_named"]["args"].update(
         limit={value: [value]}),
-    "mcp command": _set("tools", "server", "mcp", "command"),
-    "mcp argument": _set("tools", "server", "mcp", "args", 0),
-    "mcp env name": _key("tools", "server", "mcp", "env"),
-    "mcp env value": _set("tools", "server", "mcp", "env", "TOKEN"),
+    "mcp command": _set("tools", "zq_server", "mcp", "command"),
+    "mcp argument": _set("tools", "zq_server", "mcp", "args", 0),
+    "mcp env name": _key("tools", "zq_server", "mcp", "env"),
+    "mcp env value": _set("tools", "zq_server", "mcp", "env", "TOKEN"),
     "variable value": _set("vars", "v"),
 }
 
@@ -269,7 +269,8 @@ def _generate(spec: dict[str, Any], directory: Path) -> dict[PurePosixPath, str]
 
 def _benign(value: str) -> str:
     """A harmless value of the same shape: a dotted name keeps its dots (as it reads once
-    `${vars.v}` is replaced)."""
+    `${vars.v}` is replaced). The base spec's names start with `zq_` so that no value
+    collides with them by chance."""
     value = value.replace("${vars.v}", "value")
     return ".".join(f"benign{i}" for i, _ in enumerate(value.split(".")))
 
