@@ -48,18 +48,28 @@ def display_name(path: Path) -> str:
     return str(path) if relative.startswith("..") else relative
 
 
+def _is_work_tree(directory: Path) -> bool:
+    """Whether `directory` is the top of a git work tree: `.git` is a repository (a
+    directory with HEAD) or a `gitdir:` file (a linked work tree, a submodule); a stray
+    empty `.git` makes no project."""
+    marker = directory / ".git"
+    try:
+        if marker.is_dir():
+            return (marker / "HEAD").is_file()
+        if not marker.is_file():  # absent, or a FIFO that would block
+            return False
+        with marker.open("rb") as handle:
+            return handle.read(7) == b"gitdir:"
+    except OSError:
+        return False
+
+
 def project_root(spec: Path) -> Path:
     """The project a spec belongs to: the git work tree holding it (the nearest directory
-    above it with a `.git` entry), else the spec's own directory. Links are resolved first,
-    so the project is where the file really is."""
+    above it that is one), else the spec's own directory. Links are resolved first, so the
+    project is where the file really is."""
     directory = resolved(spec).parent
-    for candidate in (directory, *directory.parents):
-        try:
-            if (candidate / ".git").exists():
-                return candidate
-        except OSError:
-            continue
-    return directory
+    return next((c for c in (directory, *directory.parents) if _is_work_tree(c)), directory)
 
 
 @dataclass(frozen=True)

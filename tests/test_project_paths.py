@@ -100,6 +100,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     inside that lead out."""
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (repo / "specs" / "skills" / "ok-skill").mkdir(parents=True)
     (repo / "specs" / "skills" / "ok-skill" / "SKILL.md").write_text(
         "---\nname: ok-skill\ndescription: Fine.\n---\nBody.\n")
@@ -198,6 +199,7 @@ def test_paths_anywhere_in_the_git_work_tree_are_inside(project: Path) -> None:
 
 def test_without_git_the_project_is_the_spec_directory(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()  # a stray, empty `.git` makes no work tree
     (tmp_path / "a").mkdir()
     (tmp_path / "shared.md").write_text("x\n")
     monkeypatch.chdir(tmp_path / "a")
@@ -247,7 +249,7 @@ def test_outside_project_allows_a_directory_and_says_so(project: Path) -> None:
     assert emit_package(compiled, Path("out"))
 
 
-def test_outside_project_is_literal_fixed_and_the_main_spec_s(project: Path) -> None:
+def test_outside_project_is_literal_and_only_the_main_spec_sets_it(project: Path) -> None:
     outside = str(project.parent / "outside")
     (project / "specs" / "lib.yaml").write_text(
         f"outside_project: [{outside}]\nagents:\n  helper: {{instruction_file: "
