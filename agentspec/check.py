@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, normalize
+from agentspec.paths import Project
 from agentspec.resolve import Document, check_overlays, load_tree, resolve
 from agentspec.source import SourceFile
 from agentspec.spec import Spec
@@ -21,6 +22,8 @@ class CheckResult:
     """What the front end knows about one spec: the valid spec, its root, every problem."""
 
     path: Path
+    #: where the spec's paths may lead (its project, and what `outside_project` allows)
+    project: Project | None = None
     spec: Spec | None = None
     document: Document | None = None
     root: str | None = None
@@ -41,18 +44,19 @@ def _place(diag: Diagnostic) -> tuple[str, int, int, str]:
 
 
 def check(path: Path, *, environment: str | None = None,
-          environ: Mapping[str, str] | None = None, all_environments: bool = True
-          ) -> CheckResult:
+          environ: Mapping[str, str] | None = None, all_environments: bool = True,
+          project: Path | None = None) -> CheckResult:
     """Validate `path`.
 
     With `environment`, the spec is checked with that overlay applied. Without it the base spec
     is checked and, when `all_environments` is set, each overlay too, so a broken `prod`
-    overlay fails in CI before anyone deploys it.
+    overlay fails in CI before anyone deploys it. Paths must stay in the project: the git
+    work tree holding the spec, its directory, or `project` when given.
     """
     environ = os.environ if environ is None else environ
-    loaded = load_tree(path)
-    result = CheckResult(path, sources=loaded.sources, diagnostics=list(loaded.diagnostics),
-                         readable=loaded.readable)
+    loaded = load_tree(path, project=project)
+    result = CheckResult(path, loaded.project, sources=loaded.sources,
+                         diagnostics=list(loaded.diagnostics), readable=loaded.readable)
     if loaded.document is None:
         result.diagnostics = normalize(result.diagnostics)
         return result
@@ -66,7 +70,7 @@ def check(path: Path, *, environment: str | None = None,
         doc, found = resolve(loaded.document, environment=env, environ=environ,
                              sources=loaded.sources)
         structure = structural(doc)
-        root, more = semantic(structure, doc, result.sources)
+        root, more = semantic(structure, doc, result.sources, loaded.project)
         problems = found + structure.diagnostics + more
         if index == 0:
             result.spec, result.document, result.root = structure.spec, doc, root

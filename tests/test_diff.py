@@ -125,3 +125,42 @@ def test_a_revision_is_never_an_option_to_git() -> None:
     done = invoke("--", "--output=/tmp/agentspec-x:a.yaml", str(CASES / "no_change" / "new.yaml"))
     assert done.exit_code == 2 and "neither a file nor REV:path" in done.output
     assert not Path("/tmp/agentspec-x").exists()
+
+
+def _repository(tmp_path: Path, files: dict[str, str]) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "init", "-q")
+    return repo
+
+
+def _commit(repo: Path) -> None:
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.email=a@b.c", "-c", "user.name=A", "commit", "-qm", "x")
+
+
+SMALL = "agentspec: 1\nname: app\nagents:\n  main: {model: gemini-2.5-flash, instruction: Hi.}\n"
+
+
+def test_a_repository_with_links_pointing_outside_it_can_be_compared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12, item 11: tarfile's data filter refused the whole archive."""
+    repo = _repository(tmp_path, {"specs/app.yaml": SMALL})
+    (repo / "absolute").symlink_to("/etc/passwd")
+    (repo / "specs" / "relative").symlink_to("../../outside.txt")
+    (repo / "inside").symlink_to("specs/app.yaml")
+    _commit(repo)
+    (repo / "specs" / "app.yaml").write_text(SMALL.replace("Hi.", "Hello."))
+    monkeypatch.chdir(repo)
+    for args in (("--base", "HEAD", "specs/app.yaml"), ("HEAD:specs/app.yaml",
+                                                        "specs/app.yaml"),
+                 ("HEAD:inside", "specs/app.yaml")):
+        done = invoke(*args, "--format", "json")
+        assert done.exit_code == 0, done.output
+        assert [c["change"] for c in json.loads(done.output)["changes"]] == [
+            "instruction-changed"]

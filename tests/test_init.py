@@ -3,6 +3,7 @@ directory; nothing is overwritten."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -57,3 +58,73 @@ def test_init_never_overwrites_and_appends_to_a_readme(tmp_path: Path) -> None:
     assert again.exit_code == 1 and "not overwriting" in again.output
     assert (tmp_path / "helper.yaml").read_text() == "# mine\n"
     assert invoke("init", str(tmp_path), "--name", "not-an-identifier").exit_code == 2
+
+
+# --- names and what is already there (issue 12, items 10, 12 and 15) ------------------------
+
+
+@pytest.mark.parametrize(("directory", "name"), [
+    ("café", "cafe"), ("Ünïcödé Desk", "unicode_desk"), ("日本", "agent"),
+    ("2024-plan", "agent_2024_plan"), ("class", "agent_class")])
+def test_a_directory_name_becomes_a_spec_name_that_validates(
+        directory: str, name: str, tmp_path: Path) -> None:
+    project = tmp_path / directory
+    made = invoke("init", str(project))
+    assert made.exit_code == 0, made.output
+    validated = invoke("validate", str(project / f"{name}.yaml"))
+    assert validated.exit_code == 0, validated.output
+
+
+def test_a_name_the_spec_refuses_is_refused_before_writing(tmp_path: Path) -> None:
+    for name in ("café", "class", "a-b"):
+        refused = invoke("init", str(tmp_path / "p"), "--name", name)
+        assert refused.exit_code == 2 and "--name" in refused.output
+    assert not (tmp_path / "p").exists()
+
+
+def _written(directory: Path) -> list[str]:
+    return sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*"))
+
+
+@pytest.mark.parametrize("readme", ["not utf-8", "directory", "fifo", "link"])
+def test_a_readme_init_cannot_use_is_refused_before_anything_is_written(
+        readme: str, tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    target = project / "README.md"
+    outside = tmp_path / "outside.md"
+    outside.write_text("# elsewhere\n")
+    if readme == "not utf-8":
+        target.write_bytes(b"# caf\xe9\n")
+    elif readme == "directory":
+        target.mkdir()
+    elif readme == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(outside)
+    before = _written(project)
+    refused = invoke("init", str(project), "--name", "helper")
+    assert refused.exit_code == 1, refused.output
+    assert "internal error" not in refused.output and "README.md" in refused.output
+    assert _written(project) == before
+    assert outside.read_text() == "# elsewhere\n"
+
+
+def test_links_in_the_project_are_never_followed(tmp_path: Path) -> None:
+    project, outside = tmp_path / "p", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (project / "helper.yaml").symlink_to(outside / "planted.yaml")  # dangling
+    refused = invoke("init", str(project), "--name", "helper")
+    assert refused.exit_code == 1 and "not overwriting" in refused.output
+    (project / "helper.yaml").unlink()
+    (project / "scenarios").symlink_to(outside)
+    refused = invoke("init", str(project), "--name", "helper")
+    assert refused.exit_code == 1 and "scenarios" in refused.output
+    assert list(outside.iterdir()) == [] and _written(project) == ["scenarios"]
+
+
+def test_a_directory_that_is_a_file_is_a_message(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    refused = invoke("init", str(tmp_path / "file"))
+    assert refused.exit_code == 1 and "internal error" not in refused.output

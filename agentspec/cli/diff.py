@@ -26,6 +26,16 @@ def _git(*args: str, cwd: Path | None = None) -> str:
     return done.stdout
 
 
+def _inside(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo | None:
+    """tarfile's `data` filter, skipping (instead of failing on) what it refuses: a link
+    that points outside the extracted tree, an absolute path. The spec never reads those:
+    everything it names must be inside the project."""
+    try:
+        return tarfile.data_filter(member, destination)
+    except tarfile.FilterError:
+        return None
+
+
 def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]]:
     """The spec file of one side; `REV:path` is extracted from git into a temporary tree
     (the whole revision, so imports, instruction files and modules are there too)."""
@@ -49,7 +59,7 @@ def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]
                                f"{archive.stderr.decode(errors='replace').strip()}")
     tree = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentspec-diff-")))
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(tree, filter="data")
+        tar.extractall(tree, filter=_inside)
     spec = (tree / path).resolve()
     if not spec.is_relative_to(tree.resolve()):
         raise click.UsageError(f"{path} is outside the repository")
@@ -130,7 +140,8 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
     with ExitStack() as stack:
         for given in (old, new):
             path, label, where = _materialize(given, stack)
-            side = load_side(path, label, environment=environment)
+            side = load_side(path, label, environment=environment,
+                             project=Path(where["prefix"]) if where else None)
             side.display = _display(side.result, where)
             if side.app is None:
                 click.echo(f"agentspec: {label} cannot be compared; it has errors:", err=True)

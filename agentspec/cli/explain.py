@@ -16,7 +16,7 @@ def command(code: str | None, show_all: bool) -> None:
     """Explain a diagnostic CODE (`AS201` or its name `unknown-agent`)."""
     if show_all or code is None:
         for entry in REGISTRY.values():
-            level = "" if entry.severity.value == "error" else " (warning)"
+            level = "" if entry.severity.value == "error" else f" ({entry.severity.value})"
             click.echo(f"{entry.code}  {entry.name:<30} {entry.summary}{level}")
         return
     found = lookup(code)

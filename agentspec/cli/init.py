@@ -2,33 +2,47 @@
 
 from __future__ import annotations
 
-import keyword
 import re
 import sys
+import unicodedata
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import click
 
+from agentspec import safefs
+from agentspec.spec.common import IDENTIFIER, is_reserved_word
+
 TEMPLATES = ("deep", "router", "planner", "pipeline")
+#: at most this much of an existing README is read (the section is appended to it)
+MAX_README = 2 * 1024 * 1024
 
 
 def _project_name(directory: Path) -> str:
-    """The directory's name as a Python identifier (the spec's `name`, the package's)."""
-    name = re.sub(r"\W+", "_", directory.resolve().name.lower()).strip("_") or "agent"
-    if name[0].isdigit() or keyword.iskeyword(name):
+    """The directory's name as a spec name: ASCII letters, digits and underscores (`café`
+    becomes `cafe`, as a person would spell it without accents)."""
+    folded = unicodedata.normalize("NFKD", directory.resolve().name)
+    ascii_name = folded.encode("ascii", "ignore").decode().lower()
+    name = re.sub(r"[^a-z0-9_]+", "_", ascii_name).strip("_") or "agent"
+    if name[0].isdigit() or is_reserved_word(name):
         name = f"agent_{name}"
     return name
 
 
-def _files(template: str, name: str) -> dict[Path, str]:
+def _files(template: str, name: str) -> dict[PurePosixPath, str]:
     root = resources.files("agentspec.init") / "templates" / template
 
     def read(path: str) -> str:
         return (root / path).read_text(encoding="utf-8").replace("__NAME__", name)
 
-    return {Path(f"{name}.yaml"): read("spec.yaml"), Path(f"{name}_tools.py"): read("tools.py"),
-            Path("scenarios") / f"{name}.yaml": read("scenarios/spec.yaml")}
+    return {PurePosixPath(f"{name}.yaml"): read("spec.yaml"),
+            PurePosixPath(f"{name}_tools.py"): read("tools.py"),
+            PurePosixPath("scenarios") / f"{name}.yaml": read("scenarios/spec.yaml")}
+
+
+def _fail(message: str) -> None:
+    click.echo(f"agentspec: {message}", err=True)
+    sys.exit(1)
 
 
 @click.command(name="init")
@@ -43,24 +57,66 @@ def command(directory: Path, template: str, name: str | None) -> None:
     section, which pass `agentspec validate`, `build` and `test` as written. Existing files
     are never overwritten (the README gets the section appended)."""
     name = name or _project_name(directory)
-    if not name.isidentifier() or keyword.iskeyword(name):
-        raise click.UsageError(f"--name must be a Python identifier, not {name!r}")
+    if not re.fullmatch(IDENTIFIER, name) or is_reserved_word(name):
+        raise click.UsageError("--name must be an ASCII Python identifier that is not a "
+                               f"reserved word (it names the spec and its package), not {name!r}")
     files = _files(template, name)
-    taken = [str(directory / path) for path in files if (directory / path).exists()]
-    if taken:
-        click.echo(f"agentspec: not overwriting {', '.join(taken)}; choose another directory "
-                   "or --name", err=True)
-        sys.exit(1)
-    for path, text in files.items():
-        target = directory / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {target}")
     section = (resources.files("agentspec.init") / "templates" / template / "README.md"
                ).read_text(encoding="utf-8").replace("__NAME__", name)
-    readme = directory / "README.md"
-    existing = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    readme.write_text(existing + ("\n" if existing and not existing.endswith("\n\n") else "")
-                      + section, encoding="utf-8")
-    click.echo(f"{'added a section to' if existing else 'wrote'} {readme}")
+    try:
+        _write(directory, files, section)
+    except OSError as exc:
+        _fail(str(exc) if isinstance(exc, safefs.UnsafePath)
+              else f"cannot write in {directory}: {exc.strerror or exc}")
     click.echo(f"next: cd {directory} && agentspec test {name}.yaml")
+
+
+def _write(directory: Path, files: dict[PurePosixPath, str], section: str) -> None:
+    """Everything is checked first, so a refusal leaves nothing half-written; nothing is
+    written through a link, and no existing file is replaced except the README (appended)."""
+    with safefs.directory(directory, create=True) as project:
+        existing = _check(project, directory, files)
+        for path, text in files.items():
+            target = directory / path
+            if len(path.parts) == 2:
+                with safefs.subdirectory(project, path.parts[0], create=True,
+                                         shown=str(target.parent)) as folder:
+                    safefs.write_file(folder, path.name, text.encode("utf-8"),
+                                      shown=str(target), replace=False)
+            else:
+                safefs.write_file(project, path.name, text.encode("utf-8"), shown=str(target),
+                                  replace=False)
+            click.echo(f"wrote {target}")
+        joined = existing + ("\n" if existing and not existing.endswith("\n\n") else "") + section
+        safefs.write_file(project, "README.md", joined.encode("utf-8"),
+                          shown=str(directory / "README.md"), replace=True)
+        click.echo(f"{'added a section to' if existing else 'wrote'} {directory / 'README.md'}")
+
+
+def _check(project: int, directory: Path, files: dict[PurePosixPath, str]) -> str:
+    """Refuse, before anything is written, what init would overwrite or could not use;
+    returns the README's text ('' when there is none)."""
+    taken = [str(directory / path) for path in files
+             if len(path.parts) == 1 and safefs.kind(project, path.name) != "missing"]
+    folder = safefs.kind(project, "scenarios")
+    if folder == "directory":
+        with safefs.subdirectory(project, "scenarios", create=False,
+                                 shown=str(directory / "scenarios")) as scenarios:
+            taken += [str(directory / path) for path in files if len(path.parts) == 2
+                      and safefs.kind(scenarios, path.name) != "missing"]
+    elif folder != "missing":  # a file, or a link that would take the scenario elsewhere
+        taken.append(str(directory / "scenarios"))
+    if taken:
+        _fail(f"not overwriting {', '.join(sorted(taken))}; choose another directory or "
+              "--name")
+    if safefs.kind(project, "README.md") == "missing":
+        return ""
+    shown = directory / "README.md"
+    raw = safefs.read_file(project, "README.md", shown=str(shown), limit=MAX_README + 1)
+    if len(raw) > MAX_README:
+        raise safefs.UnsafePath(f"`{shown}` is larger than {MAX_README:,} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise safefs.UnsafePath(f"`{shown}` is not UTF-8 text, so init cannot add its "
+                                "section to it") from None

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from agentspec.diagnostics import FORMATS, Diagnostic, Severity, codes, normalize, render
+from agentspec.diagnostics.render import summary
 from agentspec.source import SourceFile
 
 
@@ -63,9 +64,7 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     click.echo(render(diagnostics, sources, fmt), nl=False)
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)
     if fmt == "concise":
-        warnings = len(diagnostics) - errors
         checked = f"{len(files)} spec{'s' * (len(files) != 1)}"
         status = "ok" if not errors else "failed"
-        click.echo(f"{status}: {checked}, {errors} error{'s' * (errors != 1)}, "
-                   f"{warnings} warning{'s' * (warnings != 1)}", err=True)
+        click.echo(f"{status}: {checked}, {summary(diagnostics)}", err=True)
     sys.exit(2 if unreadable else 1 if errors else 0)

@@ -43,10 +43,10 @@ def _sentence(text: str) -> str:
 
 
 def _code(code: str, name: str, summary: str, explanation: str, *,
-          warning: bool = False) -> Code:
+          warning: bool = False, info: bool = False) -> Code:
     assert code not in REGISTRY, code
-    entry = Code(code, name, Severity.WARNING if warning else Severity.ERROR, summary,
-                 " ".join(explanation.split()))
+    severity = Severity.INFO if info else Severity.WARNING if warning else Severity.ERROR
+    entry = Code(code, name, severity, summary, " ".join(explanation.split()))
     REGISTRY[code] = entry
     return entry
 
@@ -106,6 +106,10 @@ YAML_INDENTATION = _code("AS014", "yaml-indentation",
     continues that value. The diagnostic points at the line whose indentation fits nothing
     above it (the parser often notices a line later) and names the lines it could be lined
     up with.""")
+NUMBER_TOO_LARGE = _code("AS016", "number-too-large", "A number with too many digits", """
+    Integers in a spec have at most 100 digits: no count, limit or size needs more, and a
+    number of thousands of digits only costs time (Python refuses to convert decimal text of
+    more than 4300 digits). Quote the value if it is text.""")
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """
@@ -126,7 +130,9 @@ UNSUPPORTED_VERSION = _code("AS105", "unsupported-version", "An unsupported lang
 INVALID_NAME = _code("AS106", "invalid-name", "A name is not a valid identifier", """
     Names of agents, models, tools and backends, and the spec's `name`, become Python
     identifiers in generated code and ADK names. Use letters, digits and underscores, not
-    starting with a digit; `user` is reserved by ADK for agents.""")
+    starting with a digit; `user` is reserved by ADK for agents. The keys of `args` are
+    keyword arguments of a call in generated code, so they cannot be Python's reserved words
+    (`class`, `from`, `None`, ...) either.""")
 ONE_OF = _code("AS107", "one-of", "Keys that exclude each other, or none of them", """
     Some mappings take exactly one of several keys: a tool is `python`, `mcp`, `builtin` or
     `agent`; an agent has `instruction` or `instruction_file`; a summarization trigger is
@@ -224,8 +230,11 @@ PYTHON_REF_MALFORMED = _code(
 PYTHON_REF_STDLIB = _code("AS221", "python-ref-stdlib",
     "A python reference into the standard library", """
     References into the Python standard library (`os:system`, `subprocess:run`, ...) are
-    refused: a spec must not be able to call arbitrary library functions. Wrap what you need
-    in a function of your own module.""")
+    refused: a spec must not be able to call arbitrary library functions. That includes
+    references that reach it through a module of yours: `mytools:os.system` where `mytools`
+    imports `os`, or `mytools:system` after `from os import system` (validate reads the
+    modules' source, without importing them, as far as it tells). Wrap what you need in a
+    function of your own module.""")
 PYTHON_MODULE_NOT_FOUND = _code("AS222", "python-module-not-found",
     "A python module that cannot be found", """
     The module is neither beside the spec nor on the Python path. `validate` looks for the file
@@ -285,6 +294,34 @@ NESTED_APPROVAL = _code(
     entries of the sub-agents it starts (the general-purpose agent of `task` has its
     caller's approvals).""")
 
+AGENT_TREE_TOO_DEEP = _code("AS240", "agent-tree-too-deep", "Agents nested too deeply", """
+    Agents may nest at most 100 levels below the root (through sub-agents, `{agent: ...}`
+    tools and `task`). ADK and agentspec walk the tree recursively; a deeper tree would fail
+    when it is built or run. A workflow agent takes any number of steps: flatten the tree.""")
+AGENT_TREE_TOO_LARGE = _code("AS241", "agent-tree-too-large",
+    "Build would make too many agents", """
+    An agent reached through several delegations (`{agent: ...}` tools, `task` lists, and the
+    general-purpose copy that `task` makes of its caller) is built once for each, so sharing
+    agents at every level multiplies them. Build makes at most 10,000 agents from the root.""")
+PATH_OUTSIDE_PROJECT = _code("AS242", "path-outside-project",
+    "A path the spec names is outside the project", """
+    Every path a spec names (`imports`, `instruction_file`, `memory`, `skills` and the skill
+    folders in them, backend `root`s, an MCP server's `cwd`, an SQLite `jobs.store`) must
+    resolve inside the project: the git work tree holding the spec, or the spec's own
+    directory when it is in none. `..`, absolute paths and symbolic links leading out all
+    count, and nothing outside is read. A spec that really needs a directory outside lists
+    it in the top-level `outside_project`, where every reviewer sees it: `validate` notes
+    each path it allows (AS244) and `diff` reports adding or widening it as a high risk.""")
+IMPORT_NOT_A_SPEC = _code("AS243", "import-not-a-spec", "An imported file that is not a spec", """
+    `imports` takes spec files: YAML (`.yaml` or `.yml`) mappings with at least one of
+    `models`, `tools`, `backends`, `agents` or `imports`. Anything else (a `.env` file, a
+    credentials file, a key) is refused without showing its content, so an import can never
+    echo a secret into diagnostics or a pull-request comment.""")
+OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
+    "A path outside the project, allowed by `outside_project`", """
+    The spec names a path outside its project, and the top-level `outside_project` allows
+    it. This is information for reviewers, not a problem (it never fails `--strict`): the
+    spec reads or writes files that the project's history does not hold.""", info=True)
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
@@ -318,6 +355,11 @@ OVERLAY_KEY = _code("AS310", "overlay-key",
     "An environment overlay sets a key it may not change", """
     Overlays are deep-merged over the spec but cannot change `agentspec`, `imports` or
     `environments`.""")
+VAR_EXPANSION = _code("AS311", "var-expansion", "Variables expand too far", """
+    Variables may use other variables, so a small file can expand enormously (nine levels of
+    a variable used ten times is a billion characters). agentspec stops once substituting
+    variables would add more than 1,000,000 characters to the spec, and leaves the value
+    unexpanded.""")
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(
@@ -355,3 +397,19 @@ SCHEMA_UNSUPPORTED = _code(
     ADK needs a pydantic model for `input_schema`. A JSON Schema mapping is turned into one
     when it is an object whose properties are strings, numbers, booleans, lists or objects;
     anything richer needs `{python: module:Model}`.""")
+OUTPUT_UNUSABLE = _code(
+    "AS407", "output-unusable",
+    "The output directory cannot be written safely", """
+    `build` writes the package `<name>/` inside the output directory (`-o`, default: the
+    spec's directory). It refuses when that is a file, when it cannot be created or written,
+    and when the package directory or a file in it is a symbolic link or not a regular file
+    (a FIFO, a device): it never writes, reads or removes anything through a link, so a link
+    planted there cannot make it touch files elsewhere.""")
+PYTHON_OBJECT_STDLIB = _code(
+    "AS408", "python-object-stdlib",
+    "A python reference that turns out to be a standard-library object", """
+    A reference may not reach the standard library by any path: `mytools:os.system` where
+    `mytools` imports `os`, or a name `mytools` took from `os`. `validate` follows references
+    through the source of your modules (AS221) without importing them; `build` imports them
+    and checks the object itself: a module, function or class of the standard library is
+    refused. Wrap what you need in a function of your own module.""")

@@ -13,6 +13,7 @@ __all__ = ["Diagnostic", "Related", "Severity"]
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
+    INFO = "info"  # something a reviewer should see, which is not a problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,5 +43,8 @@ class Diagnostic:
         return (file, line, col, self.code, self.message)
 
     def as_error(self) -> Diagnostic:
+        """The same diagnostic as an error (`--strict`): information stays information."""
+        if self.severity is Severity.INFO:
+            return self
         return Diagnostic(self.code, self.name, Severity.ERROR, self.message, self.span,
                           self.hint, self.related)

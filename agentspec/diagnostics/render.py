@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from agentspec.diagnostics.model import Diagnostic, Severity
 from agentspec.source import SourceFile, Span
 
-__all__ = ["FORMATS", "normalize", "render"]
+__all__ = ["FORMATS", "normalize", "render", "summary"]
 
 Sources = Mapping[str, SourceFile]
 
@@ -39,7 +39,7 @@ def _where(span: Span | None) -> str:
 
 
 def _concise(diag: Diagnostic) -> str:
-    level = "" if diag.is_error else "warning: "
+    level = "" if diag.is_error else f"{diag.severity.value}: "
     line = f"{_where(diag.span)}: {diag.code} {level}{_printable(diag.message)}"
     return f"{line} (hint: {_printable(diag.hint)})" if diag.hint else line
 
@@ -92,7 +92,7 @@ def _github_property(text: str) -> str:
 
 
 def _github(diag: Diagnostic) -> str:
-    level = "error" if diag.severity is Severity.ERROR else "warning"
+    level = {Severity.ERROR: "error", Severity.WARNING: "warning"}.get(diag.severity, "notice")
     props = f"title={_github_property(f'{diag.code} {diag.name}')}"
     if diag.span:
         props = (f"file={_github_property(_printable(diag.span.file))},"
@@ -101,10 +101,13 @@ def _github(diag: Diagnostic) -> str:
     return f"::{level} {props}::{_github_escape(_printable(body, one_line=False))}"
 
 
-def _summary(diagnostics: Sequence[Diagnostic]) -> str:
-    errors = sum(d.is_error for d in diagnostics)
-    warnings = len(diagnostics) - errors
-    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+def summary(diagnostics: Sequence[Diagnostic]) -> str:
+    """`N errors, M warnings` (and `, K info` when there is information)."""
+    counts = {s: sum(d.severity is s for d in diagnostics) for s in Severity}
+    text = (f"{counts[Severity.ERROR]} error{'s' * (counts[Severity.ERROR] != 1)}, "
+            f"{counts[Severity.WARNING]} warning{'s' * (counts[Severity.WARNING] != 1)}")
+    infos = counts[Severity.INFO]
+    return text + (f", {infos} info" if infos else "")
 
 
 def _lines(fn: Callable[[Diagnostic], str]) -> Callable[[Sequence[Diagnostic], Sources], str]:
@@ -115,7 +118,7 @@ def _lines(fn: Callable[[Diagnostic], str]) -> Callable[[Sequence[Diagnostic], S
 
 def _render_full(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
     body = "\n".join(_full(d, sources) for d in diagnostics)
-    return body + (f"\n{_summary(diagnostics)}\n" if diagnostics else "")
+    return body + (f"\n{summary(diagnostics)}\n" if diagnostics else "")
 
 
 FORMATS: dict[str, Callable[[Sequence[Diagnostic], Sources], str]] = {

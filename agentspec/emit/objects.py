@@ -20,8 +20,9 @@ from agentspec.ir.plan import (
     Value,
 )
 from agentspec.runtime.env import expand
+from agentspec.stdlib import live_origin
 
-__all__ = ["ConstructionError", "objects", "resolve_import"]
+__all__ = ["ConstructionError", "StdlibObject", "objects", "resolve_import"]
 
 
 class ConstructionError(Exception):
@@ -33,10 +34,24 @@ class ConstructionError(Exception):
         self.cause = cause
 
 
+class StdlibObject(Exception):
+    """A reference that, once imported, turned out to be a standard-library object."""
+
+    def __init__(self, symbol: Import, module: str) -> None:
+        super().__init__(f"`{symbol.module}:{symbol.name}` is an object of the standard "
+                         f"library module `{module}`")
+        self.module = module
+
+
 def resolve_import(symbol: Import) -> Any:
+    """The object `symbol` names; refused when it is the standard library's, however the
+    reference reached it (`mytools:os.system`, a name `mytools` imported from `os`)."""
     value: Any = importlib.import_module(symbol.module)
     for part in symbol.name.split("."):
         value = getattr(value, part)
+    origin = live_origin(value)
+    if origin is not None:
+        raise StdlibObject(symbol, origin)
     return value
 
 

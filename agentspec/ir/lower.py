@@ -116,8 +116,8 @@ class _Lowering:
             return ToolNode("python", name, python=self.python(
                 entry.python, self.span(*path, "python"), entry.args), approval=approval)
         if isinstance(entry, McpTool):
-            cwd = getattr(entry.mcp, "cwd", None)
-            if cwd is not None and "${" not in cwd:
+            cwd = getattr(entry.mcp, "cwd", None)  # literal: validate refuses `${...}`
+            if cwd is not None:
                 cwd = self.spec_relative(cwd, *path, "mcp", "cwd")
             return ToolNode("mcp", name, mcp=entry, mcp_cwd=cwd, approval=approval)
         if isinstance(entry, BuiltinTool):
@@ -132,6 +132,11 @@ class _Lowering:
             return agent.instruction
         span = self.span("agents", name, "instruction_file")
         target = self.directory(span) / agent.instruction_file
+        project = self.result.project
+        if project is not None and project.judge(target) == "outside":  # changed since check
+            self.diagnostics.append(codes.PATH_OUTSIDE_PROJECT(
+                f"the instruction file `{agent.instruction_file}` is outside the project", span))
+            return None
         text, problem = read_text(target, agent.instruction_file)
         if text is None:
             self.diagnostics.append(codes.PATH_NOT_FOUND(
@@ -140,7 +145,10 @@ class _Lowering:
 
     def spec_relative(self, entry: str, *path: str | int) -> str:
         """`entry`, written at `path` relative to its own file, relative to the spec's
-        directory instead."""
+        directory instead (an absolute path, which `outside_project` may allow, stays
+        absolute: it does not move with the project)."""
+        if os.path.isabs(entry):
+            return FsPath(os.path.normpath(entry)).as_posix()
         written_in = self.directory(self.span(*path))
         return FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix()
 
@@ -200,7 +208,8 @@ class _Lowering:
         for file in files:
             where = None
             for prefix, root in sorted(mounts, key=lambda m: -len(m[0])):
-                inside = os.path.relpath(os.path.normpath(file), os.path.normpath(root))
+                inside = os.path.relpath(os.path.normpath(self.spec_dir / file),
+                                         os.path.normpath(self.spec_dir / root))
                 if not inside.startswith(".."):
                     where = prefix.rstrip("/") + "/" + FsPath(inside).as_posix()
                     break
@@ -327,7 +336,8 @@ class _Lowering:
             base, kind=agent.kind, model=model, generate=tuple(generate.items()),
             thinking=tuple(thinking.items()), planner=agent.planner,
             instruction=self.instruction(name, agent),
-            instruction_from_file=agent.instruction_file is not None,
+            instruction_file=None if agent.instruction_file is None else self.spec_relative(
+                agent.instruction_file, "agents", name, "instruction_file"),
             static_instruction=agent.static_instruction,
             tools=tuple(self.tool(name, i, t, approvals)
                         for i, t in enumerate(agent.tools or ())) + tuple(
@@ -359,8 +369,8 @@ class _Lowering:
         sqlite_path = None
         if store.startswith("sqlite:///") and "${" not in store:
             path = store.removeprefix("sqlite:///")
-            sqlite_path = path if os.path.isabs(path) else (
-                self.spec_relative(path, "jobs", "store") if settings is not None else path)
+            sqlite_path = self.spec_relative(path, "jobs", "store") \
+                if settings is not None else path
         notify = settings.notify if settings is not None else None
         return JobsNode(store=store, sqlite_path=sqlite_path,
                         max_attempts=settings.max_attempts if settings else 3,
@@ -416,7 +426,10 @@ class _Lowering:
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
             state=tuple((self.spec.state or {}).items()),
             resumable=self.resumable, jobs=self.jobs(),
-            module_dirs=tuple(sorted(self.module_dirs)))
+            module_dirs=tuple(sorted(self.module_dirs)),
+            outside_project=tuple(
+                self.spec_relative(entry, "outside_project", index)
+                for index, entry in enumerate(self.spec.outside_project or ())))
 
 
 def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:

@@ -141,7 +141,7 @@ def _mcp_tool(tool: ToolNode) -> Value:
         cwd = tool.mcp_cwd
         params = Call(Import("mcp", "StdioServerParameters"), _kwargs(
             command=lit(server.command), args=lit(server.args), env=lit(server.env),
-            cwd=None if cwd is None else (lit(cwd) if "${" in cwd else SpecPath(cwd))))
+            cwd=None if cwd is None else SpecPath(cwd)))
         connection = Call(Import(module, "StdioConnectionParams"), _kwargs(
             server_params=params, timeout=server.timeout))
     else:
@@ -341,7 +341,7 @@ class _Planner:
                 name=node.name, description=lit(node.description),
                 model=model_value(node.model),
                 instruction=instruction_value(node.instruction,
-                                              verbatim=node.instruction_from_file),
+                                              verbatim=node.instruction_file is not None),
                 static_instruction=lit(node.static_instruction),
                 tools=ListOf(tuple(tools)) if tools else None,
                 sub_agents=ListOf(tuple(children)) if children else None,

@@ -102,7 +102,9 @@ class AgentNode:
     thinking: tuple[tuple[str, Any], ...] = ()
     planner: str | None = None
     instruction: str | None = None
-    instruction_from_file: bool = False  # file text is used as it is: no `${env.X}`
+    #: the file the instruction was read from (relative to the spec's directory); its text
+    #: is used as it is: no `${env.X}`
+    instruction_file: str | None = None
     static_instruction: str | None = None
     tools: tuple[ToolNode, ...] = ()
     children: tuple[AgentNode, ...] = ()
@@ -176,3 +178,6 @@ class AppNode:
     resumable: bool = False  # a run can pause for a person and resume where it stopped
     jobs: JobsNode | None = None
     module_dirs: tuple[str, ...] = field(default=())
+    #: `outside_project`: directories outside the project the spec may name (relative to the
+    #: spec's directory, or absolute); build ignores it, diff reports it
+    outside_project: tuple[str, ...] = ()

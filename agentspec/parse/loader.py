@@ -22,6 +22,9 @@ __all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "read_text",
 
 MAX_BYTES = 2 * 1024 * 1024
 MAX_NODES = 100_000
+#: digits of an integer literal: more is no count or size anyone means, and Python refuses
+#: to convert a decimal text of more than 4300 digits
+MAX_DIGITS = 100
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")}
 _MERGE_TAG = f"{_TAG}merge"
@@ -63,6 +66,12 @@ def _scalar(node: ScalarNode) -> Any:
     if tag == f"{_TAG}float":
         return _float(text)
     return text
+
+
+def _digits(text: str) -> int:
+    """The digits of an integer literal (without sign, base prefix and underscores)."""
+    digits = text.replace("_", "").lstrip("+-")
+    return len(digits) - 2 if digits[:2].lower() in ("0x", "0o", "0b") else len(digits)
 
 
 def _int(text: str) -> int:
@@ -127,6 +136,11 @@ class _Converter:
         if isinstance(node, ScalarNode):
             if tag not in _SCALAR_TAGS | _TEXT_TAGS:
                 return self._custom_tag(node, span)
+            if tag == f"{_TAG}int" and _digits(node.value) > MAX_DIGITS:
+                self.diagnostics.append(codes.NUMBER_TOO_LARGE(
+                    f"the number has {_digits(node.value):,} digits; at most {MAX_DIGITS} are "
+                    "allowed", span, hint="quote it if it is text"))
+                return None, PosNode(span)
             value = _scalar(node)
             if self.restore and isinstance(value, str):
                 value = value.translate(self.restore)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes, did_you_mean
 from agentspec.parse import Parsed, PosNode, load
-from agentspec.paths import display_name, is_dir, is_file, resolved
+from agentspec.paths import Project, display_name, is_dir, is_file, resolved
 from agentspec.resolve.document import SECTIONS, Document
-from agentspec.source import SourceFile
+from agentspec.source import SourceFile, Span
 from agentspec.spec.document import TOP_LEVEL_KEYS
 
 __all__ = ["Loaded", "load_tree"]
@@ -18,28 +18,73 @@ MAX_IMPORT_DEPTH = 64
 _IMPORTABLE = {*SECTIONS, "imports", "agentspec", "description"}
 
 
+#: an imported file is a spec when it is a mapping with one of these
+_SPEC_KEYS = {*SECTIONS, "imports", "agentspec"}
+_SPEC_SUFFIXES = (".yaml", ".yml")
+
+
 @dataclass
 class Loaded:
-    """The root document with every import merged in, and each file's source."""
+    """The root document with every import merged in, each file's source, and the project
+    its paths must stay in."""
 
     document: Document | None
+    project: Project
     readable: bool = True
     sources: dict[str, SourceFile] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-
-
 class _Importer:
-    def __init__(self) -> None:
-        self.result = Loaded(None)
+    def __init__(self, project: Project) -> None:
+        self.result = Loaded(None, project)
         self.done: set[Path] = set()
 
     def load(self, path: Path, display: str) -> Parsed:
         parsed = load(path, display=display)
+        self.register(parsed)
+        return parsed
+
+    def register(self, parsed: Parsed) -> None:
         self.result.sources[parsed.source.name] = parsed.source
         self.result.diagnostics.extend(parsed.diagnostics)
-        return parsed
+
+    def allowed(self, child: Path, entry: str, span: Span) -> bool:
+        """Whether the imported file may be read: inside the project (or under
+        `outside_project`), and named like a spec file."""
+        project = self.result.project
+        where = project.judge(child)
+        if where == "outside":
+            self.result.diagnostics.append(codes.PATH_OUTSIDE_PROJECT(
+                f"the imported file `{entry}` is outside the project `{project.root}`", span,
+                hint="import files of the project; list a directory in `outside_project` "
+                "only if the spec must read files outside it"))
+            return False
+        if where == "allowed":
+            self.result.diagnostics.append(codes.OUTSIDE_PROJECT_USED(
+                f"the imported file `{resolved(child)}` is outside the project; "
+                "`outside_project` allows it", span))
+        if child.suffix.lower() not in _SPEC_SUFFIXES:
+            self.result.diagnostics.append(codes.IMPORT_NOT_A_SPEC(
+                f"`{entry}` is not a spec file: imports take `.yaml` or `.yml` files", span))
+            return False
+        return True
+
+    def parse_spec(self, child: Path, entry: str, span: Span) -> Parsed | None:
+        """The imported file parsed, when it is a spec; a file that is not one is refused
+        without its content appearing anywhere (no message quotes it, no excerpt shows it)."""
+        parsed = load(child, display=display_name(child))
+        if parsed.positions is not None and _SPEC_KEYS & set(parsed.value):
+            self.register(parsed)
+            return parsed
+        refused = {codes.NOT_A_MAPPING.code, codes.EMPTY_FILE.code}
+        if parsed.positions is not None or any(d.code in refused for d in parsed.diagnostics):
+            self.result.diagnostics.append(codes.IMPORT_NOT_A_SPEC(
+                f"`{entry}` is not a spec: it has none of `agents`, `tools`, `models`, "
+                "`backends` or `imports` (its content is not shown)", span))
+        else:  # unreadable, or not YAML: the problem, never the text around it
+            self.result.diagnostics.extend(parsed.diagnostics)
+        return None
 
     def merge_imports(self, target: Document, doc: Document, path: Path,
                       stack: tuple[Path, ...]) -> None:
@@ -77,15 +122,17 @@ class _Importer:
             return
         if child in self.done:
             return  # a diamond: already merged once
+        if not self.allowed(child, entry, span):
+            return
         if not is_file(child):
             problem = "is a directory" if is_dir(child) else "does not exist"
             self.result.diagnostics.append(codes.IMPORT_NOT_FOUND(
                 f"the imported file `{entry}` {problem}", span,
                 hint=f"the path is relative to `{display_name(path)}`"))
             return
-        parsed = self.load(child, display_name(child))
         self.done.add(child)
-        if parsed.positions is None:
+        parsed = self.parse_spec(child, entry, span)
+        if parsed is None or parsed.positions is None:
             return
         imported = Document(parsed.value, parsed.positions)
         self.report_ignored(imported)
@@ -139,11 +186,14 @@ class _Importer:
             target.set((section, name), value, node)
 
 
-def load_tree(path: Path) -> Loaded:
-    """Load `path` and merge its imports (depth first, each file once)."""
-    importer = _Importer()
+def load_tree(path: Path, *, project: Path | None = None) -> Loaded:
+    """Load `path` and merge its imports (depth first, each file once, none from outside
+    the project: the git work tree holding `path`, its directory, or `project`)."""
+    parsed = load(path, display=display_name(path) if path.is_absolute() else str(path))
+    entries = parsed.value.get("outside_project") if isinstance(parsed.value, dict) else None
+    importer = _Importer(Project.of(path, entries, root=project))
+    importer.register(parsed)
     root_path = resolved(path)
-    parsed = importer.load(path, display_name(path) if path.is_absolute() else str(path))
     importer.result.readable = parsed.readable
     if parsed.positions is None:
         return importer.result

@@ -22,6 +22,9 @@ __all__ = ["ENV_REF", "TOKEN", "has_env_ref", "interpolate"]
 TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 ENV_REF = re.compile(r"^env\.([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
 MAX_VAR_DEPTH = 32
+#: characters that substituting variables may add to a spec (nested variables grow
+#: geometrically: nine levels of ten uses each is a billion characters)
+MAX_EXPANSION = 1_000_000
 _VAR_REF = re.compile(r"^vars\.([A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -33,6 +36,21 @@ class _Context:
     resolved: dict[str, Any] = field(default_factory=dict)
     resolving: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    expanded: int = 0  # characters added so far by substitution
+
+    def spend(self, added: int, span: Span) -> bool:
+        """Count `added` characters against MAX_EXPANSION; False (reported once) when that
+        would pass it, and the value stays as it is written."""
+        if self.expanded > MAX_EXPANSION:
+            return False
+        self.expanded += max(added, 0)
+        if self.expanded <= MAX_EXPANSION:
+            return True
+        self.diagnostics.append(codes.VAR_EXPANSION(
+            f"substituting variables adds more than {MAX_EXPANSION:,} characters to the spec",
+            span, hint="variables that use other variables many times grow geometrically; "
+            "use fewer, flatter variables"))
+        return False
 
 
 class _Interpolator:
@@ -49,8 +67,15 @@ class _Interpolator:
         whole = TOKEN.fullmatch(text)
         if whole and whole.group(1) is not None and _VAR_REF.match(whole.group(1)):
             name = whole.group(1).removeprefix("vars.")
-            return self.var(name, self.span_of(span, text))
-        return TOKEN.sub(lambda m: self.token(m, span, text), text)
+            value = self.var(name, self.span_of(span, text))
+            added = len(value) - len(text) if isinstance(value, str) else 0
+            return value if self.ctx.spend(added, span) else text
+        return TOKEN.sub(lambda m: self.substitute(m, span, text), text)
+
+    def substitute(self, match: re.Match[str], value_span: Span, text: str) -> str:
+        replacement = self.token(match, value_span, text)
+        added = len(replacement) - len(match.group(0))
+        return replacement if self.ctx.spend(added, value_span) else match.group(0)
 
     def token(self, match: re.Match[str], value_span: Span, text: str) -> str:
         token, body = match.group(0), match.group(1)
@@ -137,7 +162,7 @@ def interpolate(doc: Document, environ: Mapping[str, str],
     ctx = _Context(doc, environ, raw_vars if isinstance(raw_vars, dict) else {})
     interpolator = _Interpolator(ctx, sources)
     for key in list(doc.data):
-        if key in ("vars", "environments"):
+        if key in ("vars", "environments", "outside_project"):  # the last is literal
             continue
         doc.data[key] = interpolator.walk(doc.data[key], doc.pos.children[key], (key,))
     for name in ctx.vars:  # report problems in unused variables too

@@ -6,10 +6,15 @@ import or a default is seen where it lands. Each change has a stable `change` co
 class with its reason, and the position of what changed in each version:
 
 * high: a capability gained (a tool, the shell, a backend that runs commands or reads hard
-  links, a new agent's tools) or an approval dropped;
+  links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
+  under `(spec)`);
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
   sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
-* low: a capability lost, an approval added, a limit lowered, an agent removed or renamed.
+* low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
+  `outside_project` narrowed.
+
+App-level changes (the initial state, `outside_project`) are reported under `(spec)`. The text
+of a file outside the project is never shown.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec.check import CheckResult, check
@@ -25,7 +30,7 @@ from agentspec.diagnostics import Diagnostic
 from agentspec.ir.lower import lower
 from agentspec.ir.tree import AgentNode, AppNode, ToolNode
 
-__all__ = ["RISKS", "Change", "Side", "compare", "load_side"]
+__all__ = ["RISKS", "SPEC", "Change", "Side", "compare", "load_side"]
 
 RISKS = ("high", "medium", "low")
 
@@ -82,10 +87,20 @@ class Side:
         return Where(self.display.get(span.file, span.file), span.start.line, span.start.col)
 
 
+    def outside(self, relative: str | None) -> bool:
+        """Whether a file named relative to the spec's directory is outside the project."""
+        project = self.result.project
+        return relative is not None and project is not None and project.judge(
+            self.result.path.resolve().parent / relative) != "inside"
+
+
 def load_side(path: Path, label: str, *, environment: str | None = None,
               environ: Mapping[str, str] | None = None,
-              display: Mapping[str, str] | None = None) -> Side:
-    result = check(path, environment=environment, environ=environ, all_environments=False)
+              display: Mapping[str, str] | None = None, project: Path | None = None) -> Side:
+    """One version of a spec; `project` is its project's root when it is not where the file
+    is (a revision extracted from git)."""
+    result = check(path, environment=environment, environ=environ, all_environments=False,
+                   project=project)
     errors = [d for d in result.diagnostics if d.is_error]
     if errors:
         return Side(label, result, None, errors, dict(display or {}))
@@ -209,12 +224,7 @@ class _Compare:
         self.approvals(name, before, after)
         self.backend(name, before, after)
         if (before.instruction or "") != (after.instruction or ""):
-            diff = "".join(difflib.unified_diff(
-                (before.instruction or "").splitlines(keepends=True),
-                (after.instruction or "").splitlines(keepends=True),
-                f"{self.old.label}:{old_name}", f"{self.new.label}:{name}"))
-            self.add(name, "instruction-changed", "medium", "the instruction changed",
-                      ("instruction",), ("instruction",), diff)
+            self.instruction(name, old_name, before, after)
         self.limits(name, before, after)
         if before.offline != after.offline:
             self.add(name, "execution-mode-changed", "medium",
@@ -234,6 +244,24 @@ class _Compare:
             if getattr(before, field_name) != getattr(after, field_name):
                 self.add(name, f"{field_name.replace('_', '-')}-changed", "medium",
                           f"the {label} changed", (field_name,), (field_name,))
+
+    def instruction(self, name: str, old_name: str, before: AgentNode,
+                    after: AgentNode) -> None:
+        """The instruction's unified diff; never the text of a file outside the project
+        (a diff is posted where anyone can read it)."""
+        old_path = ("instruction_file",) if before.instruction_file else ("instruction",)
+        new_path = ("instruction_file",) if after.instruction_file else ("instruction",)
+        if self.old.outside(before.instruction_file) or self.new.outside(after.instruction_file):
+            self.add(name, "instruction-changed", "medium", "the instruction changed; it is "
+                     "read from a file outside the project, so its text is not shown",
+                     old_path, new_path)
+            return
+        diff = "".join(difflib.unified_diff(
+            (before.instruction or "").splitlines(keepends=True),
+            (after.instruction or "").splitlines(keepends=True),
+            f"{self.old.label}:{old_name}", f"{self.new.label}:{name}"))
+        self.add(name, "instruction-changed", "medium", "the instruction changed",
+                 old_path, new_path, diff)
 
     def add(self, name: str, change: str, risk: str, reason: str,
             old_path: tuple[Any, ...] | None, new_path: tuple[Any, ...] | None,
@@ -365,6 +393,31 @@ def _renames(removed: dict[str, AgentNode], added: dict[str, AgentNode]
     return pairs
 
 
+#: what app-level changes are reported under, in place of an agent's name
+SPEC = "(spec)"
+
+
+def _covers(entries: tuple[str, ...], entry: str) -> bool:
+    """Whether `entry` is one of `entries` or below one of them."""
+    return any(PurePosixPath(entry).is_relative_to(PurePosixPath(e)) for e in entries)
+
+
+def _outside_project(old: Side, new: Side) -> list[Change]:
+    """`outside_project` widened (high: the spec may now read or write more outside the
+    project) or narrowed (low)."""
+    before = old.app.outside_project if old.app else ()
+    after = new.app.outside_project if new.app else ()
+    changes = [Change(SPEC, "outside-project-widened", "high",
+                      f"the spec may now name paths under `{entry}`, outside the project",
+                      None, new.where("outside_project", index))
+               for index, entry in enumerate(after) if not _covers(before, entry)]
+    changes += [Change(SPEC, "outside-project-narrowed", "low",
+                       f"the spec may no longer name paths under `{entry}`",
+                       old.where("outside_project", index), None)
+                for index, entry in enumerate(before) if not _covers(after, entry)]
+    return changes
+
+
 def _short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -375,25 +428,26 @@ def _state(old: Side, new: Side) -> Iterator[Change]:
     `${env.X}` are shown as written, never read)."""
     before = dict(old.app.state) if old.app else {}
     after = dict(new.app.state) if new.app else {}
-    app = f"app {new.app.name if new.app else ''}"
     for key in after:
         if key not in before:
-            yield Change(app, "state-added", "medium",
+            yield Change(SPEC, "state-added", "medium",
                          f"sessions start with `{key}` = {_short(after[key])}", None,
                          new.where("state", key, key=True))
         elif before[key] != after[key]:
-            yield Change(app, "state-changed", "medium",
+            yield Change(SPEC, "state-changed", "medium",
                          f"sessions start with `{key}` = {_short(after[key])} (was "
                          f"{_short(before[key])})", old.where("state", key),
                          new.where("state", key))
     for key in sorted(before.keys() - after.keys()):
-        yield Change(app, "state-removed", "medium", f"sessions no longer start with `{key}`",
+        yield Change(SPEC, "state-removed", "medium", f"sessions no longer start with `{key}`",
                      old.where("state", key, key=True), None)
 
 
 def compare(old: Side, new: Side) -> list[Change]:
-    """Every change from `old` to `new`, per agent, in the new version's order."""
+    """Every change from `old` to `new`, per agent, in the new version's order (changes to
+    the spec as a whole last)."""
     work = _Compare(old, new)
+    work.changes += _outside_project(old, new)
     before, after = old.agents, new.agents
     removed = {n: a for n, a in before.items() if n not in after}
     added = {n: a for n, a in after.items() if n not in before}

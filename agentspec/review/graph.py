@@ -66,22 +66,27 @@ def _label(node: AgentNode) -> list[str]:
     return lines
 
 
+def _edges(node: AgentNode) -> list[tuple[AgentNode, str, AgentNode]]:
+    """(parent, edge label, child) for the edges leaving `node`."""
+    ordered = "sub-agent" if node.kind in ("llm", "deep") else "step" if node.kind in (
+        "sequential", "loop") else "branch" if node.kind == "parallel" else "option"
+    found = [(node, ordered, child) for child in node.children]
+    tools = (*node.tools, *(node.plan.worker_tools if node.plan else ()))
+    found += [(node, "offline job" if t.agent.offline else "tool", t.agent)
+              for t in tools if t.agent is not None]
+    found += [(node, "task (job)" if agent.offline else "task", agent)
+              for kind, agent in node.task if kind != "general-purpose"]
+    return found
+
+
 def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
-    """(parent, edge label, child) for every edge under `node`."""
-    ordered = ["sub-agent" if node.kind in ("llm", "deep") else "step" if node.kind in (
-        "sequential", "loop") else "branch" if node.kind == "parallel" else "option"]
-    for child in node.children:
-        yield node, ordered[0], child
-        yield from _walk(child)
-    for tool in (*node.tools, *(node.plan.worker_tools if node.plan else ())):
-        if tool.agent is not None:
-            yield node, "offline job" if tool.agent.offline else "tool", tool.agent
-            yield from _walk(tool.agent)
-    for kind, agent in node.task:
-        if kind == "general-purpose":
-            continue
-        yield node, "task (job)" if agent.offline else "task", agent
-        yield from _walk(agent)
+    """(parent, edge label, child) for every edge under `node`, depth first (without
+    recursion, however deep the tree)."""
+    stack = list(reversed(_edges(node)))
+    while stack:
+        edge = stack.pop()
+        yield edge
+        stack.extend(reversed(_edges(edge[2])))
 
 
 def graph(app: AppNode) -> Graph:

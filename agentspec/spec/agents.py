@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
-from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_union
+from agentspec.spec.common import (
+    DirectoryPath,
+    FilePath,
+    Identifier,
+    Model,
+    PythonRef,
+    by_type,
+    keyed_union,
+)
 from agentspec.spec.models import GenerateConfig, ThinkingConfig
 from agentspec.spec.tools import ToolEntry
 
@@ -119,7 +127,8 @@ else:
 class SkillsConfig(Model):
     """Skill directories plus how the model discovers them."""
 
-    paths: list[str] = Field(description="Directories holding `<skill>/SKILL.md` folders.",
+    paths: list[DirectoryPath] = Field(description="Directories holding `<skill>/SKILL.md` "
+                                       "folders.",
                              examples=[["./skills"]])
     discovery: Literal["lazy", "eager"] = Field(
         "lazy", description="`lazy`: a `list_skills` tool; `eager`: the catalogue is in the "
@@ -127,10 +136,11 @@ class SkillsConfig(Model):
 
 
 if TYPE_CHECKING:
-    Skills = list[str] | SkillsConfig
+    Skills = list[DirectoryPath] | SkillsConfig
 else:
     Skills = keyed_union("skills_setting", "`skills` is a list of directories or `{paths: [...], "
-                         "discovery: lazy|eager}`", {"paths": list[str], "settings": SkillsConfig},
+                         "discovery: lazy|eager}`",
+                         {"paths": list[DirectoryPath], "settings": SkillsConfig},
                          by_type((list, "paths"), (dict, "settings")))
 
 
@@ -209,7 +219,8 @@ class LlmSettings(Model):
     task: Task | None = Field(None, description="The `task(description, subagent_type)` tool.")
     skills: Skills | None = Field(None, description="Skill directories (Agent Skills, ADK "
                                   "SkillToolset).", examples=[["./skills"]])
-    memory: list[str] | None = Field(None, description="AGENTS.md-style files added to the "
+    memory: list[FilePath] | None = Field(None, description="AGENTS.md-style files added to "
+                                          "the "
                                      "system prompt on every model call, verbatim.",
                                      examples=[["./AGENTS.md"]])
     interrupt_on: dict[str, Interrupt] | None = Field(
@@ -245,7 +256,8 @@ class LlmAgent(AgentBase, LlmSettings):
     instruction: str | None = Field(None, description="System instruction; `{key}` is replaced "
                                     "from session state, `{key?}` when present, `{{` and `}}` "
                                     "are literal braces.", examples=["Research {topic?}."])
-    instruction_file: str | None = Field(None, description="Instruction read from a file "
+    instruction_file: FilePath | None = Field(None, description="Instruction read from a "
+                                              "file "
                                          "relative to the spec.",
                                          examples=["prompts/coordinator.md"])
     static_instruction: str | None = Field(None, description="A verbatim, cacheable system "

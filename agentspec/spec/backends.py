@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from agentspec.spec.common import Model, keyed_union
+from agentspec.spec.common import DirectoryPath, Model, keyed_union
 
 __all__ = ["BACKEND_TYPES", "Backend", "CompositeBackend", "FilesystemBackend", "ShellBackend",
            "StateBackend"]
@@ -29,7 +29,7 @@ class FilesystemBackend(Model):
     """A local directory; paths cannot escape it (`..`, absolute paths, symlinks)."""
 
     type: Literal["filesystem"] = Field(description="Backend type.")
-    root: str = Field(description="Directory, relative to the spec file.",
+    root: DirectoryPath = Field(description="Directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
 
@@ -38,7 +38,7 @@ class ShellBackend(Model):
     """A filesystem backend that can also run shell commands through `execute`."""
 
     type: Literal["shell"] = Field(description="Backend type.")
-    root: str = Field(description="Working directory, relative to the spec file.",
+    root: DirectoryPath = Field(description="Working directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
     timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and its "

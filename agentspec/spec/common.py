@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    WithJsonSchema,
+)
 
-__all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Identifier",
-           "Model", "PythonRef", "by_type", "keyed_union", "one_key_union", "present_keys", "tag"]
+__all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Arguments",
+           "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model", "PathField",
+           "PythonRef", "by_type", "is_reserved_word",
+           "keyed_union", "one_key_union", "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
@@ -30,6 +43,42 @@ class Model(BaseModel):
 
 
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER)]
+
+
+@dataclass(frozen=True)
+class PathField:
+    """Marks a string field (or the strings of a list field) as a path on disk, relative to
+    the file that names it; every such path must be inside the project (`outside_project`
+    lists exceptions). `kind`: `file`, `directory`, or `sqlite` (the path of a
+    `sqlite:///path` URL)."""
+
+    kind: str
+
+
+FilePath = Annotated[str, PathField("file")]
+DirectoryPath = Annotated[str, PathField("directory")]
+
+
+def is_reserved_word(name: str) -> bool:
+    """A word Python refuses as a keyword argument or an imported name (`class`, `None`,
+    `__debug__`, ...)."""
+    return keyword.iskeyword(name) or name == "__debug__"
+
+
+def _not_reserved(name: str) -> str:
+    if is_reserved_word(name):
+        raise ValueError(f"`{name}` is a reserved word in Python")
+    return name
+
+
+_RESERVED_SCHEMA = {"pattern": IDENTIFIER, "not": {"enum": [*keyword.kwlist, "__debug__"]}}
+#: a name generated code uses as such (a package, a keyword argument): an identifier that
+#: Python does not reserve
+CodeName = Annotated[str, StringConstraints(pattern=IDENTIFIER), AfterValidator(_not_reserved),
+                     WithJsonSchema({"type": "string", **_RESERVED_SCHEMA})]
+#: keyword arguments of a call in generated code
+Arguments = Annotated[dict[CodeName, Any], WithJsonSchema(
+    {"type": "object", "propertyNames": _RESERVED_SCHEMA})]
 PythonRef = Annotated[str, Field(
     description="A Python reference `package.module:attribute`, resolved beside the spec file.",
     json_schema_extra={"pattern": PYTHON_REF}, examples=["my_tools.search:web_search"])]

@@ -8,7 +8,18 @@ from pydantic import Field, StringConstraints, WithJsonSchema, field_validator
 
 from agentspec.spec.agents import Agent, Defaults
 from agentspec.spec.backends import Backend
-from agentspec.spec.common import Identifier, Model, PythonRef, by_type, keyed_union, one_key_union
+from agentspec.spec.common import (
+    Arguments,
+    CodeName,
+    FilePath,
+    Identifier,
+    Model,
+    PathField,
+    PythonRef,
+    by_type,
+    keyed_union,
+    one_key_union,
+)
 from agentspec.spec.models import ModelEntry
 from agentspec.spec.tools import ToolDef
 
@@ -85,7 +96,8 @@ class Notify(Model):
 class Jobs(Model):
     """The background job store used by `execution_mode: offline` agents."""
 
-    store: str = Field("sqlite:///.agentspec/jobs.db", description="`memory://`, "
+    store: Annotated[str, PathField("sqlite")] = Field(
+        "sqlite:///.agentspec/jobs.db", description="`memory://`, "
                        "`sqlite:///path` or `postgresql://...`.",
                        examples=["sqlite:///.agentspec/jobs.db"])
     max_attempts: int = Field(3, ge=1, le=100, description="Runs of a job before it is FAILED.")
@@ -99,25 +111,26 @@ class Plugin(Model):
 
     python: PythonRef = Field(description="A plugin object, or a class / factory when `args` "
                               "is set.")
-    args: dict[str, Any] | None = Field(None, description="Keyword arguments for the factory.")
+    args: Arguments | None = Field(None, description="Keyword arguments for the "
+                                            "factory; names are Python identifiers.")
 
 
 TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "state",
                   "models", "defaults", "tools", "backends", "agents", "summarization", "jobs",
-                  "environments", "global_instruction", "plugins")
-OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments")
+                  "environments", "global_instruction", "plugins", "outside_project")
+OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments", "outside_project")
 
 
 class Spec(Model):
     """An agentspec file: agents and what they use, for Google ADK."""
 
     agentspec: Literal[1] = Field(description="Language version; 1 is the only one.")
-    name: Identifier = Field(description="App name and generated package name.",
+    name: CodeName = Field(description="App name and generated package name.",
                              examples=["research_desk"])
     description: str | None = Field(None, description="What the app does.")
     root: str | None = Field(None, description="Entry agent; required when several agents are "
                              "nobody's child.", examples=["coordinator"])
-    imports: list[str] | None = Field(None, description="Spec files whose models, tools, "
+    imports: list[FilePath] | None = Field(None, description="Spec files whose models, tools, "
                                       "backends and agents join this one.",
                                       examples=[["./common/tools.yaml"]])
     vars: dict[Identifier, VarValue] | None = Field(
@@ -149,3 +162,8 @@ class Spec(Model):
     global_instruction: str | None = Field(None, description="Text prepended to every agent's "
                                            "system prompt.")
     plugins: list[Plugin] | None = Field(None, description="ADK plugins.")
+    outside_project: list[str] | None = Field(
+        None, description="Directories (or files) outside the project that the spec's paths "
+        "may name: every path a spec names must be inside its project (its git work tree, "
+        "else its directory) unless it is under one of these. Relative to the spec, or "
+        "absolute; written literally.", examples=[["/opt/shared-prompts"]])

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Model, PythonRef, by_type, keyed_union, one_key_union
+from agentspec.spec.common import (
+    Arguments,
+    DirectoryPath,
+    Model,
+    PythonRef,
+    by_type,
+    keyed_union,
+    one_key_union,
+)
 
 __all__ = ["BUILTIN_TOOLS", "AgentTool", "BuiltinTool", "McpRemote", "McpStdio", "McpTool",
            "PythonTool", "ToolDef", "ToolEntry"]
@@ -20,9 +28,10 @@ class PythonTool(Model):
 
     python: PythonRef = Field(description="`module:attribute`. A function becomes a function "
                               "tool; an ADK tool or toolset object is used as is.")
-    args: dict[str, Any] | None = Field(None, description="When set, the attribute is called "
-                                        "with these keyword arguments and the result is the "
-                                        "tool or toolset.", examples=[{"max_results": 5}])
+    args: Arguments | None = Field(None, description="When set, the attribute is "
+                                            "called with these keyword arguments (names are "
+                                            "Python identifiers) and the result is the tool or "
+                                            "toolset.", examples=[{"max_results": 5}])
 
 
 class McpStdio(Model):
@@ -32,7 +41,8 @@ class McpStdio(Model):
     args: list[str] = Field(default_factory=list, description="Its arguments.")
     env: dict[str, str] | None = Field(None, description="Environment for the server; use "
                                        "`${env.X}` for secrets.")
-    cwd: str | None = Field(None, description="Working directory, relative to the spec.")
+    cwd: DirectoryPath | None = Field(None, description="Working directory, relative to the "
+                                      "spec.")
     timeout: float | None = Field(None, gt=0, description="Seconds to wait for the server.")
 
 

@@ -14,7 +14,7 @@ from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import Span
 from agentspec.spec import AGENT_KINDS, Spec
 from agentspec.spec.agents import KIND_MODELS, AgentBase, kinds_taking
-from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES
+from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES, is_reserved_word
 from agentspec.validate.locations import Location, locate
 
 __all__ = ["Structure", "structural"]
@@ -68,7 +68,7 @@ class _Mapper:
             return self.invalid_state_key(str(path[-1]), self.doc.pos.key_span(path))
         if location.key_error:
             return self.invalid_name(path[-1], self.doc.pos.key_span(path))
-        if path and path[-1] == "name" and "pattern" in kind:
+        if path and path[-1] == "name" and ("pattern" in kind or kind == "value_error"):
             return self.invalid_name(_lookup(self.doc.data, path), self.value_span(path))
         return self.value_error(kind, path, error)
 
@@ -77,6 +77,10 @@ class _Mapper:
 
     @staticmethod
     def invalid_name(shown: object, span: Span) -> Diagnostic:
+        if isinstance(shown, str) and is_reserved_word(shown):
+            return codes.INVALID_NAME(f"`{shown}` is a reserved word in Python, so generated "
+                                      "code cannot use it as a name", span,
+                                      hint="choose another name")
         return codes.INVALID_NAME(f"`{shown}` is not a valid name", span,
                                   hint="use letters, digits and underscores, not starting with "
                                   "a digit")

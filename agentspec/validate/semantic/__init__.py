@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentspec.diagnostics import Diagnostic
+from agentspec.paths import Project
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile
 from agentspec.validate.semantic.context import Context
@@ -10,6 +11,7 @@ from agentspec.validate.semantic.files import check_files
 from agentspec.validate.semantic.harness import check_harness
 from agentspec.validate.semantic.kinds import check_kinds, check_sections
 from agentspec.validate.semantic.placeholders import check_placeholders
+from agentspec.validate.semantic.project import check_project
 from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
 from agentspec.validate.semantic.schemas import check_schemas
@@ -19,16 +21,17 @@ from agentspec.validate.structural import Structure
 
 __all__ = ["semantic"]
 
-CHECKS = (check_references, check_kinds, check_sections, check_harness, check_python_refs,
-          check_files, check_state, check_placeholders, check_schemas)
+#: check_project first: the checks after it never look at a path it refused
+CHECKS = (check_project, check_references, check_kinds, check_sections, check_harness,
+          check_python_refs, check_files, check_state, check_placeholders, check_schemas)
 
 
-def semantic(structure: Structure, doc: Document,
-             sources: dict[str, SourceFile]) -> tuple[str | None, list[Diagnostic]]:
+def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],
+             project: Project) -> tuple[str | None, list[Diagnostic]]:
     """Run every check; return the root agent's name (when there is one) and diagnostics."""
     defined = {section: set(doc.section(section)) for section in SECTIONS}
     broken = {str(path[1]) for path in structure.broken if path[0] == "agents"}
-    ctx = Context(structure.spec, doc, sources, defined, broken)
+    ctx = Context(structure.spec, doc, sources, defined, project, broken)
     for check in CHECKS:
         check(ctx)
     root = check_tree(ctx)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
-from agentspec.diagnostics import Diagnostic
-from agentspec.paths import resolved
+from agentspec.diagnostics import Diagnostic, codes
+from agentspec.paths import Project, resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
 from agentspec.spec import Spec
@@ -24,6 +25,8 @@ class Context:
     sources: dict[str, SourceFile]
     #: names defined in each section, valid or not, so a broken definition is not also "unknown"
     defined: Mapping[str, set[str]]
+    #: where paths may lead
+    project: Project
     #: agents with structural errors: parts of them were cut out before these checks
     broken: set[str] = field(default_factory=set)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -44,6 +47,25 @@ class Context:
         """The directory of the file a value was written in: its paths are relative to it."""
         source = self.sources.get(span.file)
         return resolved(source.path if source else FsPath(span.file)).parent
+
+    def outside(self, target: FsPath, span: Span, what: str, written: str = "") -> bool:
+        """Whether `target` (written `written` at `span`) leads outside the project without
+        `outside_project` allowing it; reported, and then never read."""
+        where = self.project.judge(target)
+        real = resolved(target)
+        shown = f"`{written or target}`"
+        if real != FsPath(os.path.normpath(target.absolute())):  # through a link
+            shown += f" (which leads to `{real}`)"
+        if where == "allowed":
+            self.report(codes.OUTSIDE_PROJECT_USED(
+                f"the {what} {shown} is outside the project; `outside_project` allows it",
+                span))
+        elif where == "outside":
+            self.report(codes.PATH_OUTSIDE_PROJECT(
+                f"the {what} {shown} is outside the project `{self.project.root}`", span,
+                hint="keep the files a spec names inside its project; list a directory in "
+                "`outside_project` only if the spec must reach outside"))
+        return where == "outside"
 
     def raw_agent(self, name: str) -> dict[str, Any]:
         """An agent as resolved, before structural validation (also when it was invalid)."""

@@ -11,6 +11,7 @@ from agentspec.paths import display_name, is_dir, is_file, list_dir
 from agentspec.source import SourceFile, Span
 from agentspec.spec.agents import LlmAgent, SkillsConfig
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.project import path_fields
 
 __all__ = ["check_files", "read_text_file", "skill_dirs"]
 
@@ -27,6 +28,8 @@ def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, director
             span, hint="write the path literally, relative to the spec"))
         return None
     target = ctx.directory_of(span) / value
+    if ctx.project.judge(target) == "outside":
+        return None  # reported by check_project; never looked at
     exists = is_dir(target) if directory else is_file(target)
     if not exists:
         kind = "directory" if directory else "file"
@@ -39,7 +42,9 @@ def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, director
 
 def read_text_file(ctx: Context, target: FsPath) -> SourceFile | None:
     """Read a file the spec points at (bounded like spec files) and register it so
-    diagnostics can quote it."""
+    diagnostics can quote it; never one outside the project (reported by check_project)."""
+    if ctx.project.judge(target) == "outside":
+        return None
     text, _ = read_text(target, display_name(target))
     if text is None:
         return None
@@ -58,9 +63,9 @@ def _skill_path(setting: object, index: int) -> tuple[str | int, ...]:
     return ("paths", index) if isinstance(setting, SkillsConfig) else (index,)
 
 
-def _check_skill(ctx: Context, folder: FsPath) -> None:
+def _check_skill(ctx: Context, folder: FsPath, span: Span) -> None:
     skill_md = next((folder / n for n in ("SKILL.md", "skill.md") if is_file(folder / n)), None)
-    if skill_md is None:
+    if skill_md is None or ctx.outside(skill_md, span, "skill file"):  # a link leading out
         return
     source = read_text_file(ctx, skill_md)
     if source is None:
@@ -134,21 +139,21 @@ def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:
                 hint="this is a skill folder itself: list its parent directory" if direct
                 else "add `<skill-name>/SKILL.md` folders"))
         for folder in folders:
-            _check_skill(ctx, folder)
+            _check_skill(ctx, folder, ctx.at(*path))
 
 
-def _backend_roots(ctx: Context) -> None:
-    for name, backend in (ctx.spec.backends or {}).items():
-        root = getattr(backend, "root", None)
-        if isinstance(root, str) and "${" in root:
+def _fixed_directories(ctx: Context) -> None:
+    """Backend roots and MCP working directories are fixed when the spec is built, so that
+    validate can see where they lead."""
+    for where, text, kind in path_fields(ctx.spec):
+        if kind == "directory" and where[-1] in ("root", "cwd") and "${" in text:
             ctx.report(codes.BAD_INTERPOLATION(
-                f"backend `{name}` has a root with `${{...}}`; roots are fixed when the spec "
-                "is built", ctx.at("backends", name, "root"),
-                hint="write the directory literally, relative to the spec"))
+                f"`{text}` uses `${{...}}`; directories are fixed when the spec is built",
+                ctx.at(*where), hint="write the directory literally, relative to the spec"))
 
 
 def check_files(ctx: Context) -> None:
-    _backend_roots(ctx)
+    _fixed_directories(ctx)
     for name, agent in ctx.llm_agents():
         if agent.instruction_file is not None:
             _existing(ctx, agent.instruction_file, ("agents", name, "instruction_file"),

@@ -18,18 +18,14 @@ from agentspec.spec.agents import (
     RouterAgent,
     WorkflowCallbacks,
 )
-from agentspec.spec.common import PYTHON_REF
+from agentspec.spec.common import PYTHON_REF, is_reserved_word
 from agentspec.spec.tools import PythonTool
+from agentspec.stdlib import is_refused_module, source_origin
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["check_python_refs", "is_refused_module"]
+__all__ = ["check_python_refs"]
 
 _FORM = re.compile(PYTHON_REF)
-_REFUSED = frozenset(sys.stdlib_module_names) | {"builtins", "__main__", "__future__"}
-
-
-def is_refused_module(module: str) -> bool:
-    return module.split(".")[0] in _REFUSED
 
 
 def _tool_refs(tools: Iterable[object], path: Path) -> Iterator[tuple[Path, str]]:
@@ -96,6 +92,12 @@ def check_python_refs(ctx: Context) -> None:
                 f"`{ref}` is not a python reference", span,
                 hint="write `package.module:attribute`"))
             continue
+        reserved = next((p for p in re.split("[.:]", ref) if is_reserved_word(p)), None)
+        if reserved is not None:  # `from class import None` is no Python
+            ctx.report(codes.PYTHON_REF_MALFORMED(
+                f"`{ref}` names `{reserved}`, a reserved word in Python", span,
+                hint="a module or attribute cannot be called that; rename it"))
+            continue
         module = ref.split(":", 1)[0]
         if is_refused_module(module):
             ctx.report(codes.PYTHON_REF_STDLIB(
@@ -108,3 +110,10 @@ def check_python_refs(ctx: Context) -> None:
                 f"module `{module}` is not beside the spec nor on the Python path", span,
                 hint=f"create `{module.replace('.', '/')}.py` next to the spec, or install "
                 "its package"))
+            continue
+        reached = source_origin(module, tuple(ref.split(":", 1)[1].split(".")), roots)
+        if reached is not None:  # `mytools:os.system` where mytools imports os
+            ctx.report(codes.PYTHON_REF_STDLIB(
+                f"`{ref}` leads into the standard library module `{reached}` through "
+                f"`{module}`'s imports", span,
+                hint="wrap what you need in a function of your own module"))

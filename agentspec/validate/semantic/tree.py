@@ -12,7 +12,12 @@ from agentspec.resolve.agents import LLM_KINDS, kind_of
 from agentspec.spec.agents import KIND_MODELS, LlmAgent
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["Edge", "check_tree", "edges", "find_root"]
+__all__ = ["MAX_AGENT_DEPTH", "MAX_AGENTS_BUILT", "Edge", "check_tree", "edges", "find_root"]
+
+#: agents nested below the root (ADK, lowering and planning walk the tree recursively)
+MAX_AGENT_DEPTH = 100
+#: agents build makes: one reached through several delegations is built once for each
+MAX_AGENTS_BUILT = 10_000
 
 
 @dataclass(frozen=True)
@@ -204,14 +209,64 @@ def _delegation_fields(ctx: Context, all_edges: list[Edge]) -> None:
                 "or remove `input_schema`"))
 
 
+def _copies(ctx: Context, name: str) -> int:
+    """How many times build makes an agent's tools: twice when `task` offers the
+    general-purpose copy of it (which a `kind: deep` agent has unless it says otherwise)."""
+    agent = ctx.raw_agent(name)
+    task = agent.get("task", True if kind_of(agent) == "deep" else None)
+    general = task is True or (isinstance(task, dict) and task.get("general_purpose") is True)
+    return 2 if kind_of(agent) in LLM_KINDS and general else 1
+
+
+def _bounds(ctx: Context, root: str, graph: dict[str, list[Edge]]) -> None:
+    """The depth of the tree build makes from `root`, and how many agents it makes (an agent
+    reached through several delegations is built once for each), without recursion; only
+    for a graph without cycles."""
+    depth: dict[str, int] = {}
+    size: dict[str, int] = {}
+    stack = [root]
+    while stack:
+        name = stack[-1]
+        pending = [e.child for e in graph.get(name, ()) if e.child not in depth]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        if name in depth:
+            continue
+        out = graph.get(name, ())
+        depth[name] = 1 + max((depth[e.child] for e in out), default=0)
+        size[name] = min(MAX_AGENTS_BUILT + 1, _copies(ctx, name) * (
+            1 + sum(size[e.child] for e in out)))
+    if depth[root] > MAX_AGENT_DEPTH + 1:
+        edge, name, level = None, root, 0
+        while level <= MAX_AGENT_DEPTH:  # follow the deepest path to the edge past the limit
+            edge = max(graph[name], key=lambda e: depth[e.child])
+            name, level = edge.child, level + 1
+        assert edge is not None
+        ctx.report(codes.AGENT_TREE_TOO_DEEP(
+            f"agents nest more than {MAX_AGENT_DEPTH} deep below the root `{root}`",
+            ctx.at(*edge.path), hint="flatten the tree: a workflow agent takes many steps"))
+    elif size[root] > MAX_AGENTS_BUILT:
+        ctx.report(codes.AGENT_TREE_TOO_LARGE(
+            f"build would make more than {MAX_AGENTS_BUILT:,} agents from the root `{root}`",
+            ctx.key_at("agents", root), hint="an agent reached through several `{agent: ...}` "
+            "tools, `task` lists or general-purpose copies is built once for each; share "
+            "fewer agents"))
+
+
 def check_tree(ctx: Context) -> str | None:
     all_edges = edges(ctx)
     graph = _graph(all_edges)
+    cycles = len(ctx.diagnostics)
     _cycles(ctx, graph)
+    acyclic = len(ctx.diagnostics) == cycles
     _parents(ctx, all_edges)
     _modes(ctx, all_edges)
     _delegation_fields(ctx, all_edges)
     root = find_root(ctx, all_edges)
+    if root is not None and acyclic:
+        _bounds(ctx, root, graph)
     if root is not None:
         reached = _reachable(root, graph)
         for name in ctx.doc.section("agents"):

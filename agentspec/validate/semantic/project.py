@@ -1,0 +1,95 @@
+"""Every path a spec names stays inside its project, unless `outside_project` allows it.
+
+The paths are found by type: spec model fields annotated with `PathField` (`FilePath`,
+`DirectoryPath`, an SQLite store URL), so a new path field is checked as soon as it is
+declared with one of those types. `imports` are checked while importing, before anything is
+read; skill folders inside a skills directory by the skills check.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentspec.diagnostics import codes
+from agentspec.parse import Path
+from agentspec.spec.common import PathField
+from agentspec.validate.semantic.context import Context
+
+__all__ = ["check_project", "path_fields", "path_marker"]
+
+_WHAT = {"instruction_file": "instruction file", "memory": "memory file",
+         "skills": "skills directory", "paths": "skills directory", "root": "backend root",
+         "cwd": "working directory", "store": "job store file", "imports": "imported file"}
+SQLITE = "sqlite:///"
+
+
+def path_marker(annotation: Any) -> PathField | None:
+    """The PathField anywhere in a field's type (`list[FilePath] | None`, a keyed union)."""
+    if isinstance(annotation, PathField):
+        return annotation
+    for part in (*typing.get_args(annotation), *getattr(annotation, "__metadata__", ())):
+        found = path_marker(part)
+        if found is not None:
+            return found
+    return None
+
+
+def _strings(value: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*path, index))
+
+
+def path_fields(value: Any, path: Path = ()) -> Iterator[tuple[Path, str, str]]:
+    """(where, text, kind) of every path in a validated spec (or a part of one)."""
+    if isinstance(value, BaseModel):
+        for name, info in type(value).model_fields.items():
+            field_value = getattr(value, name)
+            marker = path_marker(info.annotation) or next(
+                (m for m in info.metadata if isinstance(m, PathField)), None)
+            if marker is not None:
+                for where, text in _strings(field_value, (*path, name)):
+                    yield where, text, marker.kind
+            yield from path_fields(field_value, (*path, name))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from path_fields(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from path_fields(item, (*path, index))
+
+
+def _file_path(text: str, kind: str) -> str | None:
+    """The file system path a value names (None: not a path, or one read at run time)."""
+    if kind == "sqlite":
+        return text.removeprefix(SQLITE) if text.startswith(SQLITE) and "${" not in text \
+            else None
+    return None if "${" in text else text  # `${...}` in a path is reported where it is read
+
+
+def _allowances(ctx: Context) -> None:
+    for index, entry in enumerate(ctx.spec.outside_project or ()):
+        if "${" in entry:
+            ctx.report(codes.BAD_INTERPOLATION(
+                f"`outside_project` entries are written literally, not `{entry}`",
+                ctx.at("outside_project", index),
+                hint="name the directory itself, so every reviewer sees what it allows"))
+
+
+def check_project(ctx: Context) -> None:
+    _allowances(ctx)
+    for where, text, kind in path_fields(ctx.spec):
+        if where[0] == "imports":  # checked while importing, before anything is read
+            continue
+        relative = _file_path(text, kind)
+        if relative is None:
+            continue
+        span = ctx.at(*where)
+        label = next((_WHAT[p] for p in reversed(where) if p in _WHAT), "path")
+        ctx.outside(ctx.directory_of(span) / relative, span, label, text)
