@@ -10,6 +10,14 @@ interface (`JobStore`); `open_store(url)` picks one by URL: `memory://` (tests, 
 Statuses: QUEUED -> RUNNING -> DONE | FAILED (a failure with attempts left goes back to
 QUEUED, later); CANCELLED by a person. A RUNNING job whose lease expired (its worker died) is
 claimed again by another worker.
+
+What happens to a finished job is its `on_done`, recorded when it is queued. `wait`: it is
+delivered into its conversation when that next runs (`undelivered`, `mark_delivered`).
+`resume`: a worker delivers it and runs the parent for one turn at once. That resumption is a
+phase of the finished job with a lease of its own (a finished job holds no other, so the
+lease columns serve): DONE|FAILED with `resumed_at` unset is waiting; `claim_resume` leases it
+to one worker, `renew_resume` keeps the lease, `end_resume` sets `resumed_at` (or gives the
+lease back); a lease that expires because its worker died lets another worker claim it.
 """
 
 from __future__ import annotations
@@ -20,11 +28,12 @@ import uuid
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
-__all__ = ["FINISHED", "STATUSES", "Job", "JobRequest", "JobStore", "StoreError", "new_job",
-           "now", "open_store"]
+__all__ = ["FINISHED", "ON_DONE", "STATUSES", "Job", "JobRequest", "JobStore", "StoreError",
+           "new_job", "now", "open_store"]
 
 STATUSES = ("QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED")
 FINISHED = ("DONE", "FAILED", "CANCELLED")
+ON_DONE = ("wait", "resume")
 
 
 class StoreError(RuntimeError):
@@ -49,6 +58,7 @@ class JobRequest:
     tool: str = ""  # the tool the parent called (the agent's name, or `task`)
     max_attempts: int = 3
     output_key: str = ""  # the parent's state key a DONE result is delivered to ("": none)
+    on_done: str = "wait"  # "wait": delivered on the next turn; "resume": a worker resumes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +78,12 @@ class Job(JobRequest):
     result: Any = None
     error: str | None = None
     delivered_at: float | None = None
+    resumed_at: float | None = None  # the parent's resumed turn ended (`on_done: resume`)
+
+    @property
+    def resumes(self) -> bool:
+        """Whether a worker runs the parent when this job has finished (DONE or FAILED)."""
+        return self.on_done == "resume" and self.status in ("DONE", "FAILED")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,8 +119,9 @@ class JobStore(Protocol):
 
     def enqueue(self, request: JobRequest) -> tuple[Job, bool]:
         """The job for `request`, and whether it is new. A request that matches a job that
-        is still QUEUED or RUNNING (same session, agent and input, or the same function
-        call) returns that job: it never runs twice."""
+        is QUEUED, RUNNING or DONE (same session, agent and input, or the same function
+        call) returns that job: it never runs twice, and a DONE one answers with its stored
+        result. After a FAILED or CANCELLED one, the request is a new job."""
         ...
 
     def get(self, job_id: str) -> Job | None: ...
@@ -144,7 +161,8 @@ class JobStore(Protocol):
         ...
 
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
-        """Finished (DONE or FAILED) jobs of a session not yet delivered, oldest first."""
+        """Finished (DONE or FAILED) jobs of a session not yet delivered, oldest first; not
+        those a worker resumes (`on_done: resume`), which it delivers itself."""
         ...
 
     def mark_delivered(self, job_id: str) -> bool:
@@ -153,6 +171,22 @@ class JobStore(Protocol):
 
     def unmark_delivered(self, job_id: str) -> None:
         """The delivery failed after the mark: the job is delivered again next time."""
+        ...
+
+    def claim_resume(self, owner: str, lease_seconds: float,
+                     agents: tuple[str, ...] | None = None,
+                     job_id: str | None = None) -> Job | None:
+        """Leases a finished job whose parent is to be resumed and has not been (`job_id`,
+        or the oldest) to `owner`, unless another worker's lease on it is still live."""
+        ...
+
+    def renew_resume(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+        """Extends the resume lease; False when `owner` no longer holds it."""
+        ...
+
+    def end_resume(self, job_id: str, owner: str, resumed: bool) -> bool:
+        """Ends `owner`'s resume lease: the parent's turn is over (`resumed`), or is given
+        back to be claimed again (a worker stopping). False when `owner` no longer held it."""
         ...
 
     def close(self) -> None: ...

@@ -8,6 +8,10 @@
 * `JobDelivery`, an app plugin, puts every finished job of a session into that session the
   next time it runs (before the user's new message), as a message of the offline agent: its
   answer, or the error of a job that failed. Each job is delivered exactly once.
+* With `jobs.on_done: resume`, a worker delivers the job instead, as soon as it finishes,
+  and runs the parent for a turn (`resume.py`); the plugin leaves such jobs to it.
+* A request that matches a DONE job of the conversation is answered with its stored result,
+  not run again.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class JobSettings:
     lease_seconds: int = 60
     webhook: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    on_done: str = "wait"  # recorded on each job: "resume" has a worker resume the parent
 
     @property
     def url(self) -> str:
@@ -70,9 +75,10 @@ class JobSettings:
 
 
 def job_settings(*, store: str, max_attempts: int = 3, lease_seconds: int = 60,
-                 webhook: str | None = None, headers: dict[str, str] | None = None
-                 ) -> JobSettings:
-    return JobSettings(store, max_attempts, lease_seconds, webhook, dict(headers or {}))
+                 webhook: str | None = None, headers: dict[str, str] | None = None,
+                 on_done: str = "wait") -> JobSettings:
+    return JobSettings(store, max_attempts, lease_seconds, webhook, dict(headers or {}),
+                       on_done)
 
 
 def sqlite_url(path: Any) -> str:
@@ -90,7 +96,8 @@ async def enqueue(settings: JobSettings, agent: BaseAgent, request: str,
                        invocation_id=tool_context.invocation_id,
                        function_call_id=tool_context.function_call_id or "", tool=tool,
                        max_attempts=settings.max_attempts,
-                       output_key=getattr(agent, "output_key", None) or "")
+                       output_key=getattr(agent, "output_key", None) or "",
+                       on_done=settings.on_done)
     try:
         job, created = await asyncio.to_thread(settings.open().enqueue, asked)
     except Exception as error:  # noqa: BLE001 - the model is told; the conversation goes on
@@ -98,11 +105,17 @@ async def enqueue(settings: JobSettings, agent: BaseAgent, request: str,
         return {"error": f"The background job could not be queued ({type(error).__name__}: "
                          f"{error}). Tell the user; it can be tried again later."}
     answer = job.summary()
-    answer["note"] = (
-        f"{agent.name} works on this in the background. Tell the user it is queued and carry on; "
-        "its answer will appear in this conversation when it is done (job_status checks it)."
-        if created else f"This request is already {job.status.lower()} as job {job.id}; it "
-        "was not started again.")
+    if created:
+        answer["note"] = (
+            f"{agent.name} works on this in the background. Tell the user it is queued and "
+            "carry on; its answer will appear in this conversation when it is done "
+            "(job_status checks it).")
+    elif job.status == "DONE":
+        answer["note"] = (f"This request was already answered by job {job.id}: this is its "
+                          "stored result; it was not run again.")
+    else:
+        answer["note"] = (f"This request is already {job.status.lower()} as job {job.id}; "
+                          "it was not started again.")
     return answer
 
 

@@ -24,13 +24,16 @@ class MemoryStore:
 
     def enqueue(self, request: JobRequest) -> tuple[Job, bool]:
         with self._lock:
-            for job in self._jobs.values():
-                if job.status in ("QUEUED", "RUNNING") and job.session_id == request.session_id \
-                        and job.app_name == request.app_name and job.user_id == request.user_id \
-                        and ((job.agent, job.input) == (request.agent, request.input) or (
-                            request.function_call_id and
-                            job.function_call_id == request.function_call_id)):
-                    return job, False
+            matching = [
+                job for job in self._jobs.values()
+                if job.status in ("QUEUED", "RUNNING", "DONE")
+                and (job.app_name, job.user_id, job.session_id) == (
+                    request.app_name, request.user_id, request.session_id)
+                and ((job.agent, job.input) == (request.agent, request.input) or (
+                    request.function_call_id and
+                    job.function_call_id == request.function_call_id))]
+            if matching:  # an active one first, else the newest DONE one
+                return min(matching, key=lambda j: (j.status == "DONE", -j.created_at)), False
             return self._put(new_job(request)), True
 
     def get(self, job_id: str) -> Job | None:
@@ -113,13 +116,14 @@ class MemoryStore:
             if job is None or job.status not in ("FAILED", "CANCELLED"):
                 return job
             return self._put(replace(job, status="QUEUED", attempts=0, error=None,
-                                     finished_at=None, delivered_at=None, available_at=now(),
+                                     finished_at=None, delivered_at=None, resumed_at=None,
+                                     available_at=now(),
                                      updated_at=now()))
 
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
         found = [j for j in self._jobs.values() if j.status in ("DONE", "FAILED")
-                 and j.delivered_at is None and (j.app_name, j.user_id, j.session_id) == (
-                     app_name, user_id, session_id)]
+                 and j.delivered_at is None and j.on_done != "resume"
+                 and (j.app_name, j.user_id, j.session_id) == (app_name, user_id, session_id)]
         return sorted(found, key=lambda j: j.finished_at or 0)
 
     def mark_delivered(self, job_id: str) -> bool:
@@ -135,6 +139,49 @@ class MemoryStore:
             job = self._jobs.get(job_id)
             if job is not None:
                 self._put(replace(job, delivered_at=None))
+
+    def _resuming(self, job_id: str, owner: str | None, moment: float) -> Job | None:
+        """The job if its parent waits to be resumed and `owner` may hold the lease (None:
+        nobody holds a live one)."""
+        job = self._jobs.get(job_id)
+        if job is None or not job.resumes or job.resumed_at is not None:
+            return None
+        if owner is None:
+            free = job.lease_owner is None or (job.lease_expires_at or 0) < moment
+            return job if free else None
+        return job if job.lease_owner == owner else None
+
+    def claim_resume(self, owner: str, lease_seconds: float,
+                     agents: tuple[str, ...] | None = None,
+                     job_id: str | None = None) -> Job | None:
+        with self._lock:
+            moment = now()
+            waiting = [j for j in self._jobs.values()
+                       if (job_id is None or j.id == job_id)
+                       and (agents is None or j.agent in agents)
+                       and self._resuming(j.id, None, moment) is not None]
+            if not waiting:
+                return None
+            job = min(waiting, key=lambda j: j.finished_at or 0)
+            return self._put(replace(job, lease_owner=owner,
+                                     lease_expires_at=moment + lease_seconds, updated_at=moment))
+
+    def renew_resume(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+        with self._lock:
+            job = self._resuming(job_id, owner, now())
+            if job is None:
+                return False
+            self._put(replace(job, lease_expires_at=now() + lease_seconds, updated_at=now()))
+            return True
+
+    def end_resume(self, job_id: str, owner: str, resumed: bool) -> bool:
+        with self._lock:
+            job = self._resuming(job_id, owner, now())
+            if job is None:
+                return False
+            self._put(replace(job, lease_owner=None, lease_expires_at=None, updated_at=now(),
+                              resumed_at=now() if resumed else None))
+            return True
 
     def close(self) -> None:
         pass

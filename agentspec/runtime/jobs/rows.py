@@ -17,15 +17,17 @@ __all__ = ["COLUMNS", "UnreadableRow", "job_from_row", "row_from_job"]
 COLUMNS = ("id", "agent", "input", "app_name", "user_id", "session_id", "invocation_id",
            "function_call_id", "tool", "status", "attempts", "max_attempts", "lease_owner",
            "lease_expires_at", "available_at", "created_at", "updated_at", "started_at",
-           "finished_at", "result", "error", "delivered_at", "output_key")
+           "finished_at", "result", "error", "delivered_at", "output_key", "on_done",
+           "resumed_at")
 
 # what each column must hold, and what replaces a bad value
 _TEXTS = ("agent", "input", "app_name", "user_id", "session_id", "invocation_id",
-          "function_call_id", "tool", "status", "output_key")
+          "function_call_id", "tool", "status", "output_key", "on_done")
 _OPTIONAL_TEXTS = ("lease_owner", "error")
 _INTEGERS = ("attempts", "max_attempts")
 _TIMES = ("available_at", "created_at", "updated_at")
-_OPTIONAL_TIMES = ("lease_expires_at", "started_at", "finished_at", "delivered_at")
+_OPTIONAL_TIMES = ("lease_expires_at", "started_at", "finished_at", "delivered_at",
+                   "resumed_at")
 
 
 class UnreadableRow(Exception):

@@ -43,9 +43,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
      "CREATE INDEX agentspec_jobs_runnable ON agentspec_jobs (status, available_at)",
      "CREATE INDEX agentspec_jobs_session ON agentspec_jobs (app_name, user_id, session_id)"),
     ("ALTER TABLE agentspec_jobs ADD COLUMN output_key TEXT NOT NULL DEFAULT ''",),
+    ("ALTER TABLE agentspec_jobs ADD COLUMN on_done TEXT NOT NULL DEFAULT 'wait'",
+     "ALTER TABLE agentspec_jobs ADD COLUMN resumed_at DOUBLE PRECISION"),
 )
 
 _ACTIVE = "status IN ('QUEUED', 'RUNNING')"
+#: a request matching one of these is answered by it (a DONE one with its stored result)
+_ANSWERING = "status IN ('QUEUED', 'RUNNING', 'DONE')"
+#: finished, its parent to be resumed, and no live resume lease on it
+_TO_RESUME = ("status IN ('DONE', 'FAILED') AND on_done = 'resume' AND resumed_at IS NULL "
+              "AND (lease_owner IS NULL OR lease_expires_at < ?)")
+_RESUMING = ("status IN ('DONE', 'FAILED') AND on_done = 'resume' AND resumed_at IS NULL "
+             "AND lease_owner = ?")
 _RUNNABLE = ("((status = 'QUEUED' AND available_at <= ?) OR "
              "(status = 'RUNNING' AND lease_expires_at < ? AND attempts < max_attempts))")
 #: a job whose workers kept dying with it: no attempt left, so it fails instead of killing more
@@ -206,11 +215,12 @@ class SqlStore:
                 cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                (f"{request.app_name}/{request.session_id}",))
             existing = self._fetch(
-                cursor, f"{_ACTIVE} AND app_name = ? AND user_id = ? AND session_id = ? AND "
+                cursor, f"{_ANSWERING} AND app_name = ? AND user_id = ? AND session_id = ? AND "
                 "((agent = ? AND input = ?) OR (function_call_id <> '' AND "
                 "function_call_id = ?))",
                 (request.app_name, request.user_id, request.session_id, request.agent,
-                 request.input, request.function_call_id))
+                 request.input, request.function_call_id),
+                order="ORDER BY CASE WHEN status = 'DONE' THEN 1 ELSE 0 END, created_at DESC")
             if existing is not None:
                 return existing, False
             job = new_job(request)
@@ -300,20 +310,50 @@ class SqlStore:
     def retry(self, job_id: str) -> Job | None:
         changed = self._changed(job_id, "status IN ('FAILED', 'CANCELLED')", (),
                                 status="QUEUED", attempts=0, error=None, finished_at=None,
-                                delivered_at=None, available_at=now())
+                                delivered_at=None, resumed_at=None, available_at=now())
         return changed or self.get(job_id)
 
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
         return self._query(
             f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE status IN ('DONE', "
-            "'FAILED') AND delivered_at IS NULL AND app_name = ? AND user_id = ? AND "
-            "session_id = ? ORDER BY finished_at", (app_name, user_id, session_id))
+            "'FAILED') AND delivered_at IS NULL AND on_done <> 'resume' AND app_name = ? AND "
+            "user_id = ? AND session_id = ? ORDER BY finished_at",
+            (app_name, user_id, session_id))
 
     def mark_delivered(self, job_id: str) -> bool:
         return self._changed(job_id, "delivered_at IS NULL", (), delivered_at=now()) is not None
 
     def unmark_delivered(self, job_id: str) -> None:
         self._changed(job_id, "delivered_at IS NOT NULL", (), delivered_at=None)
+
+    def claim_resume(self, owner: str, lease_seconds: float,
+                     agents: tuple[str, ...] | None = None,
+                     job_id: str | None = None) -> Job | None:
+        moment = now()
+        where: str = _TO_RESUME
+        params: tuple[Any, ...] = (moment,)
+        if job_id is not None:
+            where, params = f"id = ? AND {where}", (job_id, *params)
+        if agents is not None:
+            where += f" AND agent IN ({', '.join('?' for _ in agents)})"
+            params += tuple(agents)
+        with self._transaction() as cursor:
+            job = self._fetch(cursor, where, params, skip_locked=True,
+                              order="ORDER BY finished_at")
+            if job is None:
+                return None
+            self._update(cursor, job.id, lease_owner=owner,
+                         lease_expires_at=moment + lease_seconds)
+            return self._fetch(cursor, "id = ?", (job.id,))
+
+    def renew_resume(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+        return self._changed(job_id, _RESUMING, (owner,),
+                             lease_expires_at=now() + lease_seconds) is not None
+
+    def end_resume(self, job_id: str, owner: str, resumed: bool) -> bool:
+        return self._changed(job_id, _RESUMING, (owner,), lease_owner=None,
+                             lease_expires_at=None,
+                             resumed_at=now() if resumed else None) is not None
 
     def close(self) -> None:
         with self._lock:

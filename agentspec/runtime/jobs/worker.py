@@ -9,6 +9,10 @@ running jobs get `grace` seconds to finish, then are released, so another worker
 at once. A worker killed outright loses nothing either: its leases expire, and another
 worker claims the jobs again. A result reaches the store only while its worker still holds
 the lease, so each job keeps exactly one result.
+
+A worker given a `Resumer` also resumes the parents of its finished `on_done: resume` jobs:
+at once, in the task that finished the job, and, for a resumption whose worker died (its
+resume lease expired), when it has no job to run (`resume.py`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from google.adk.agents import BaseAgent
@@ -32,8 +36,9 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
-from agentspec.runtime.jobs import Job, JobStore
+from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
+from agentspec.runtime.jobs.resume import Resumer, TurnFailed
 from agentspec.runtime.workflows import final_text
 
 __all__ = ["Worker", "backoff", "run_agent"]
@@ -87,8 +92,10 @@ class Worker:
     owner: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:"
                                                 f"{uuid.uuid4().hex[:6]}")
     run: Callable[[BaseAgent, str], Awaitable[Any]] = run_agent
+    resumer: Resumer | None = None  # resumes parents of `on_done: resume` jobs
     done: int = 0
     failed: int = 0
+    resumed: int = 0
 
     async def serve(self, stop: asyncio.Event, *, until_idle: bool = False) -> None:
         """Claims and runs jobs until `stop` is set (or, `until_idle`, until no job of its
@@ -109,6 +116,17 @@ class Worker:
                     log.warning("worker %s: claiming failed: %s", self.owner, error)
                     await asyncio.wait([stopping], timeout=self.poll_seconds * 4)
                     continue
+            if job is None and len(running) < self.concurrency and self.resumer is not None:
+                try:  # a resumption whose worker died
+                    job = await asyncio.to_thread(store.claim_resume, self.owner,
+                                                  self.settings.lease_seconds,
+                                                  tuple(self.agents))
+                except Exception as error:  # noqa: BLE001 - the store may come back
+                    log.warning("worker %s: claiming a resumption failed: %s", self.owner,
+                                error)
+                if job is not None:
+                    running[asyncio.create_task(self._resume(job))] = job
+                    continue
             if job is not None:
                 self.report("claimed", job)
                 running[asyncio.create_task(self._run(job))] = job
@@ -126,8 +144,10 @@ class Worker:
         """Whether jobs of these agents are still queued, or running (perhaps under a lease
         that will expire because its worker died)."""
         store = self.settings.open()
-        return any(job.agent in self.agents for status in ("QUEUED", "RUNNING")
-                   for job in store.recent(status=status, limit=1000))
+        statuses = ("QUEUED", "RUNNING") + (("DONE", "FAILED") if self.resumer else ())
+        return any(job.agent in self.agents and (job.status in ("QUEUED", "RUNNING") or (
+            job.resumes and job.resumed_at is None))
+            for status in statuses for job in store.recent(status=status, limit=1000))
 
     async def _shut_down(self, running: dict[asyncio.Task[None], Job]) -> None:
         if not running:
@@ -139,8 +159,11 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
             job = running[task]
-            if await asyncio.to_thread(store.release, job.id, self.owner):
-                self.report("released", job)
+            if job.status == "RUNNING":
+                if await asyncio.to_thread(store.release, job.id, self.owner):
+                    self.report("released", job)
+            elif await asyncio.to_thread(store.end_resume, job.id, self.owner, False):
+                self.report("released", job)  # its resumption, to another worker
 
     async def _run(self, job: Job) -> None:
         store = self.settings.open()
@@ -155,8 +178,9 @@ class Worker:
             work.cancel()
 
         loop = asyncio.get_running_loop()
-        lease = _Lease(store, job.id, self.owner, self.settings.lease_seconds,
-                       lambda: loop.call_soon_threadsafe(on_lost))
+        lease = _Lease(job.id, lambda: store.heartbeat(job.id, self.owner,
+                                                       self.settings.lease_seconds),
+                       self.settings.lease_seconds, lambda: loop.call_soon_threadsafe(on_lost))
         lease.start()
         work.add_done_callback(lambda _: lease.stop())  # before the result is recorded
         try:
@@ -174,29 +198,88 @@ class Worker:
                 self.report("failed" if after.status == "FAILED" else "will retry", after)
                 if after.status == "FAILED":
                     await notify(self.settings, after)
+                    await self._resume_finished(after)
         else:
             after = await asyncio.to_thread(store.finish, job.id, self.owner, answer)
             if after is not None:
                 self.done += 1
                 self.report("done", after)
                 await notify(self.settings, after)
+                await self._resume_finished(after)
             else:
                 self.report("lost the lease", job)
         finally:
             lease.stop()
             work.cancel()  # a worker stopping (or a lost lease) stops the agent too
 
+    async def _resume_finished(self, job: Job) -> None:
+        """Resumes the parent of a job this worker just finished, if it asked for that
+        (another worker may have claimed the resumption meanwhile: then it resumes)."""
+        if self.resumer is None or not job.resumes:
+            return
+        claimed = await asyncio.to_thread(self.settings.open().claim_resume, self.owner,
+                                          self.settings.lease_seconds, None, job.id)
+        if claimed is not None:
+            await self._resume(claimed)
+
+    async def _resume(self, job: Job) -> None:
+        """Delivers the finished `job` (leased for resumption) and runs its parent's turn,
+        under a renewed lease. A failed turn is reported and not run again (the job is in
+        the conversation); a failure before it leaves the lease to expire, so the
+        resumption is tried again (by any worker) a lease later."""
+        assert self.resumer is not None
+        store = self.settings.open()
+        self.report("resuming", job)
+        work = asyncio.ensure_future(self.resumer.resume(self.settings, job))
+        lost = asyncio.Event()
+
+        def on_lost() -> None:
+            if not work.done():
+                self.report("lost the lease", job)
+                lost.set()
+                work.cancel()
+
+        loop = asyncio.get_running_loop()
+        lease = _Lease(job.id, lambda: store.renew_resume(job.id, self.owner,
+                                                          self.settings.lease_seconds),
+                       self.settings.lease_seconds, lambda: loop.call_soon_threadsafe(on_lost))
+        lease.start()
+        work.add_done_callback(lambda _: lease.stop())
+        failure = None
+        try:
+            what = await work
+        except asyncio.CancelledError:
+            if not lost.is_set():
+                raise
+            return
+        except TurnFailed as error:
+            what, failure = "resume failed", str(error)
+            log.warning("job %s: its parent's resumed turn failed: %s", job.id, error)
+        except Exception as error:  # noqa: BLE001 - tried again when the lease expires
+            log.warning("job %s: resuming its parent failed: %s: %s", job.id,
+                        type(error).__name__, error)
+            self.report("resume failed", replace(job, error=f"{type(error).__name__}: {error}"))
+            return
+        finally:
+            lease.stop()
+            work.cancel()
+        if await asyncio.to_thread(store.end_resume, job.id, self.owner, True):
+            self.resumed += what == "resumed"
+            self.report(what, job if failure is None else replace(job, error=failure))
+        else:
+            self.report("lost the lease", job)
+
 
 class _Lease(threading.Thread):
-    """Renews a job's lease every third of it until stopped, whatever the event loop is
-    doing; a store error is retried at the next beat, and a lease lost to another worker
-    calls `lost` once (its result would be dropped anyway)."""
+    """Renews a lease (`renew`: a job's, or its resumption's) every third of it until
+    stopped, whatever the event loop is doing; a store error is retried at the next beat,
+    and a lease lost to another worker calls `lost` once (its result would be dropped
+    anyway)."""
 
-    def __init__(self, store: JobStore, job_id: str, owner: str, seconds: float,
+    def __init__(self, job_id: str, renew: Callable[[], bool], seconds: float,
                  lost: Callable[[], object]) -> None:
         super().__init__(name=f"lease {job_id}", daemon=True)
-        self.store, self.job_id, self.owner, self.seconds = store, job_id, owner, seconds
-        self.lost = lost
+        self.job_id, self.renew, self.seconds, self.lost = job_id, renew, seconds, lost
         self._stopped = threading.Event()
 
     def stop(self) -> None:
@@ -205,7 +288,7 @@ class _Lease(threading.Thread):
     def run(self) -> None:
         while not self._stopped.wait(self.seconds / 3):
             try:
-                held = self.store.heartbeat(self.job_id, self.owner, self.seconds)
+                held = self.renew()
             except Exception as error:  # noqa: BLE001 - try again at the next beat
                 log.warning("job %s: renewing the lease failed: %s", self.job_id, error)
                 continue
