@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ import click
 from agentspec.diagnostics import Diagnostic, normalize, render
 from agentspec.source import SourceFile
 
-__all__ = ["CREDENTIAL_KEYS", "built_app", "environment_option", "print_diagnostics",
-           "require_credentials", "services"]
+__all__ = ["CREDENTIAL_KEYS", "Built", "built", "built_app", "environment_option",
+           "print_diagnostics", "require_credentials", "services"]
 
 CREDENTIAL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
 
@@ -27,19 +28,39 @@ def print_diagnostics(diagnostics: Sequence[Diagnostic], sources: Mapping[str, S
     click.echo(render(normalize(diagnostics), sources, fmt), nl=False, err=True)
 
 
-def built_app(spec: Path, environment: str | None) -> Any:
-    """The ADK App of SPEC, or exit 1 with the diagnostics."""
+@dataclass(frozen=True)
+class Built:
+    app: Any  # the ADK App
+    sessions: str | None  # the spec's conversation store (`${env.X}` read); None: in memory
+
+
+def built(spec: Path, environment: str | None) -> Built:
+    """The ADK App of SPEC and its conversation store, or exit 1 with the diagnostics."""
     from agentspec.build import build_objects, compile_spec
+    from agentspec.runtime.env import MissingEnvironmentVariable, expand
 
     compiled = compile_spec(spec, environment=environment)
-    if not compiled.ok:
+    if not compiled.ok or compiled.app is None:
         print_diagnostics(compiled.diagnostics, compiled.check.sources)
         sys.exit(1)
     app, problems = build_objects(compiled)
     if problems:
         print_diagnostics(problems, compiled.check.sources)
         sys.exit(1)
-    return app
+    store = compiled.app.sessions
+    if store is None:
+        return Built(app, None)
+    if store.sqlite_path is not None:
+        return Built(app, f"sqlite:///{(compiled.spec_dir / store.sqlite_path).resolve()}")
+    try:
+        return Built(app, expand(store.url))
+    except MissingEnvironmentVariable as exc:
+        raise click.UsageError(f"sessions: {exc}") from exc
+
+
+def built_app(spec: Path, environment: str | None) -> Any:
+    """The ADK App of SPEC, or exit 1 with the diagnostics."""
+    return built(spec, environment).app
 
 
 def require_credentials() -> None:
@@ -52,19 +73,12 @@ def require_credentials() -> None:
 
 
 def services(url: str | None) -> tuple[Any, Any]:
-    """The session and artifact services: in memory, or kept on disk for `sqlite:///PATH`
-    (artifacts in the directory `PATH.artifacts` beside the database)."""
-    if url is None:
-        from google.adk.artifacts import InMemoryArtifactService
-        from google.adk.sessions import InMemorySessionService
+    """The session and artifact services for a session store URL (None: in memory); a URL
+    that cannot be opened exits 1, saying why without its password."""
+    from agentspec.runtime.sessions import SessionsError, open_sessions
 
-        return InMemorySessionService(), InMemoryArtifactService()
-    if not url.startswith("sqlite:///"):
-        raise click.UsageError("--session takes sqlite:///path/to/sessions.db")
-    from google.adk.artifacts.file_artifact_service import FileArtifactService
-    from google.adk.sessions.sqlite_session_service import SqliteSessionService
-
-    path = Path(url.removeprefix("sqlite:///"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    artifacts = path.with_name(path.name + ".artifacts")
-    return SqliteSessionService(str(path)), FileArtifactService(artifacts)
+    try:
+        return open_sessions(url)
+    except SessionsError as exc:
+        click.echo(f"agentspec: {exc}", err=True)
+        sys.exit(1)

@@ -144,12 +144,13 @@ def cancel(ctx: click.Context, job_id: str) -> None:
 
 
 @command.command()
-@click.option("--session", "session_url", metavar="sqlite:///PATH", required=True,
-              help="The session database of `agentspec run --session`.")
+@click.option("--session", "session_url", metavar="URL", required=True,
+              help="The conversation store of `agentspec run --session` (or the spec's "
+                   "`sessions:`).")
 @click.pass_context
 def deliver(ctx: click.Context, session_url: str) -> None:
     """Put every finished, undelivered job into its conversation now (otherwise that happens
-    when the conversation next runs)."""
+    when the conversation next runs); jobs that resume their parent are left to the worker."""
     from agentspec.cli.common import services
     from agentspec.runtime.jobs.delegation import JobSettings, deliver
 

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from agentspec.cli.common import (
-    built_app,
+    built,
     environment_option,
     print_diagnostics,
     require_credentials,
@@ -179,13 +179,16 @@ async def _turn(runner: Any, session_id: str, message: str, decide: Decide) -> N
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
 
 
-async def _chat(app: Any, services: tuple[Any, Any], session_id: str, messages: list[str],
-                decide: Decide) -> None:
+async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
+                session_id: str, messages: list[str], decide: Decide) -> None:
     from google.adk.runners import Runner
+
+    from agentspec.runtime.sessions import reachable
 
     sessions, artifacts = services
     runner = Runner(app=app, session_service=sessions, artifact_service=artifacts)
     try:
+        await reachable(sessions, session_url, app.name)
         await _session(runner, session_id)
         if messages:
             for message in messages:
@@ -239,15 +242,21 @@ def load_script(path: Path) -> _Script:
 @click.argument("message", required=False)
 @click.option("--script", type=click.Path(path_type=Path),
               help="Run offline: scripted replies per agent (see README).")
-@click.option("--session", "session_url", metavar="sqlite:///PATH",
-              help="Keep the conversation in an SQLite file across runs.")
+@click.option("--session", "session_url", metavar="URL",
+              help="The conversation store (sqlite:///PATH, postgresql://..., any URL ADK's "
+                   "session services take); default: AGENTSPEC_SESSIONS, else the spec's "
+                   "`sessions:`, else in memory.")
 @click.option("--session-id", default="default", show_default=True,
               help="Which conversation in --session to continue.")
 @environment_option
 def command(spec: Path, message: str | None, script: Path | None, session_url: str | None,
             session_id: str, environment: str | None) -> None:
     """Send MESSAGE to SPEC's root agent, or chat in the terminal when MESSAGE is omitted."""
-    app = built_app(spec, environment)
+    from agentspec.runtime.sessions import sessions_url
+
+    spec_built = built(spec, environment)
+    app = spec_built.app
+    session_url = sessions_url(session_url, spec_built.sessions)
     messages = [message] if message else []
     decide: Decide = _terminal_decision
     models: dict[str, Any] = {}
@@ -273,12 +282,14 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from agentspec.runtime.nodes import FAILURES_REPORTED
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.scripted import ScriptedFailure, ScriptError
+    from agentspec.runtime.sessions import SessionsError
 
     reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     try:
-        asyncio.run(_chat(app, services(session_url), session_id, messages, decide))
+        asyncio.run(_chat(app, services(session_url), session_url, session_id, messages,
+                          decide))
     except (APIError, ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
-            StoreError, PlaceholderError) as exc:
+            StoreError, PlaceholderError, SessionsError) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"
         click.echo(f"agentspec: {source} failed: {exc}", err=True)
         sys.exit(1)

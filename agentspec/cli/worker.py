@@ -10,14 +10,15 @@ from typing import Any
 
 import click
 
-from agentspec.cli.common import built_app, environment_option, require_credentials
+from agentspec.cli.common import built, environment_option, require_credentials, services
 
 
 def _reporter(quiet: bool) -> Any:
     def report(what: str, job: Any) -> None:
         if quiet:
             return
-        detail = f" ({job.error})" if what in ("failed", "will retry") and job.error else ""
+        detail = f" ({job.error})" if what in ("failed", "will retry", "resume failed") and \
+            job.error else ""
         click.echo(f"{what:>13}  {job.id}  {job.agent}  attempt {job.attempts}/"
                    f"{job.max_attempts}{detail}")
     return report
@@ -33,16 +34,24 @@ def _reporter(quiet: bool) -> Any:
 @click.option("--grace", type=float, default=30.0, show_default=True,
               help="Seconds running jobs get to finish after SIGTERM before they are "
                    "released to other workers.")
+@click.option("--session", "session_url", metavar="URL",
+              help="The conversation store the parents of `jobs.on_done: resume` jobs are "
+                   "resumed in: the front end's (default: AGENTSPEC_SESSIONS, else the "
+                   "spec's `sessions:`).")
 @click.option("--quiet", is_flag=True, help="Print nothing per job.")
 @environment_option
 def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None, grace: float,
-            quiet: bool, environment: str | None) -> None:
-    """Claim and run the background jobs of SPEC's offline agents (Ctrl-C or SIGTERM stops:
-    running jobs finish, or are released after --grace seconds)."""
-    app = built_app(spec, environment)
+            session_url: str | None, quiet: bool, environment: str | None) -> None:
+    """Claim and run the background jobs of SPEC's offline agents, and resume their parents
+    when the spec says `jobs.on_done: resume` (Ctrl-C or SIGTERM stops: running jobs finish,
+    or are released after --grace seconds)."""
+    spec_built = built(spec, environment)
+    app = spec_built.app
     from agentspec.runtime.jobs import StoreError
     from agentspec.runtime.jobs.delegation import app_job_settings, offline_agents
+    from agentspec.runtime.jobs.resume import Resumer
     from agentspec.runtime.jobs.worker import Worker, run_agent
+    from agentspec.runtime.sessions import SessionsError, reachable, redacted, sessions_url
     from agentspec.runtime.state import initial_state
 
     settings = app_job_settings(app)
@@ -51,25 +60,41 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
         click.echo(f"agentspec: {spec} has no offline agents (`execution_mode: offline`) "
                    "behind a delegation, so there is nothing to run", err=True)
         sys.exit(1)
+    models: dict[str, Any] = {}
     if script is not None:
         from agentspec.cli.run import load_script
         from agentspec.runtime.scripted import ScriptError, install_script
 
-        try:
-            install_script(app.root_agent, load_script(script).replies)
+        try:  # the offline agents' replies, and the resumed parents'
+            models = install_script(app.root_agent, load_script(script).replies)
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
         require_credentials()
     state = initial_state(app)
+    session_url = sessions_url(session_url, spec_built.sessions)
+    resumer = None
+    if session_url is not None:
+        from agentspec.cli.run import describe
+
+        sessions, artifacts = services(session_url)
+        def show(event: Any) -> None:  # the resumed turns, as `agentspec run` shows turns
+            for line in [] if quiet else describe(event):
+                click.echo(line)
+
+        resumer = Resumer(app, sessions, artifacts, on_event=show)
     worker = Worker(agents, settings, concurrency=concurrency, grace_seconds=grace,
-                    report=_reporter(quiet),
+                    report=_reporter(quiet), resumer=resumer,
                     run=lambda agent, request: run_agent(agent, request, state))
     if not quiet:
-        click.echo(f"worker {worker.owner}: {', '.join(sorted(agents))} from {settings.url} "
-                   f"(concurrency {concurrency})")
+        resuming = "" if session_url is None else \
+            f", resuming parents in {redacted(session_url)}"
+        click.echo(f"worker {worker.owner}: {', '.join(sorted(agents))} from "
+                   f"{redacted(settings.url)} (concurrency {concurrency}{resuming})")
 
     async def main() -> None:
+        if resumer is not None:
+            await reachable(resumer.sessions, session_url, app.name)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -78,9 +103,14 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
 
     try:
         asyncio.run(main())
-    except StoreError as exc:
+    except (StoreError, SessionsError) as exc:
         click.echo(f"agentspec: {exc}", err=True)
         sys.exit(1)
     if not quiet:
         click.echo(f"worker {worker.owner}: stopped ({worker.done} done, {worker.failed} "
-                   "failed)")
+                   f"failed, {worker.resumed} resumed)")
+    problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
+    if problems:  # a scripted agent met the end of its replies: the script is wrong
+        for problem in problems:
+            click.echo(f"agentspec: {problem}", err=True)
+        sys.exit(1)

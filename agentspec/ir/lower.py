@@ -21,6 +21,7 @@ from agentspec.ir.tree import (
     PyObject,
     RouteNode,
     Schema,
+    SessionsNode,
     ToolNode,
 )
 from agentspec.parse import read_text
@@ -46,6 +47,8 @@ from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 __all__ = ["lower"]
 
 DECISIONS = ("approve", "edit", "reject")
+#: the conversation store of a spec whose jobs resume their parent and that names none
+DEFAULT_SESSIONS = "sqlite:///.agentspec/sessions.db"
 _WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop",
               RouterAgent: "router"}
 
@@ -376,7 +379,21 @@ class _Lowering:
                         max_attempts=settings.max_attempts if settings else 3,
                         lease_seconds=settings.lease_seconds if settings else 60,
                         webhook=notify.webhook if notify else None,
-                        headers=tuple((notify.headers or {}).items()) if notify else ())
+                        headers=tuple((notify.headers or {}).items()) if notify else (),
+                        on_done=settings.on_done if settings else "wait")
+
+    def sessions(self, jobs: JobsNode | None) -> SessionsNode | None:
+        """The spec's `sessions:`; else, for jobs that resume their parent (a worker must
+        reach the conversation), an SQLite file beside the spec."""
+        url = self.spec.sessions
+        if url is None:
+            if jobs is None or jobs.on_done != "resume":
+                return None
+            return SessionsNode(DEFAULT_SESSIONS, DEFAULT_SESSIONS.removeprefix("sqlite:///"))
+        if url.startswith("sqlite:///") and "${" not in url:
+            return SessionsNode(url, self.spec_relative(url.removeprefix("sqlite:///"),
+                                                        "sessions"))
+        return SessionsNode(url)
 
     def task(self, kit: Harness, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
@@ -418,6 +435,7 @@ class _Lowering:
 
     def app(self, root_name: str) -> AppNode:
         root = self.agent(root_name)
+        jobs = self.jobs()
         plugins = tuple(self.python(p.python, self.span("plugins", i, "python"), p.args)
                         for i, p in enumerate(self.spec.plugins or ()))
         return AppNode(
@@ -425,7 +443,7 @@ class _Lowering:
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
             state=tuple((self.spec.state or {}).items()),
-            resumable=self.resumable, jobs=self.jobs(),
+            resumable=self.resumable, jobs=jobs, sessions=self.sessions(jobs),
             module_dirs=tuple(sorted(self.module_dirs)),
             outside_project=tuple(
                 self.spec_relative(entry, "outside_project", index)

@@ -378,7 +378,7 @@ class _Planner:
         return Call(Import(DELEGATION, "job_settings"), _kwargs(
             store=store, max_attempts=jobs.max_attempts, lease_seconds=jobs.lease_seconds,
             webhook=lit(jobs.webhook), headers=lit(dict(jobs.headers)) if jobs.headers
-            else None))
+            else None, on_done=jobs.on_done if jobs.on_done != "wait" else None))
 
     def app(self, node: AppNode) -> Plan:
         if node.jobs is not None:  # first: agents that delegate to offline agents refer to it

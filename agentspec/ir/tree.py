@@ -162,6 +162,16 @@ class JobsNode:
     lease_seconds: int = 60
     webhook: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    on_done: str = "wait"  # `resume`: a worker resumes the parent when a job finishes
+
+
+@dataclass(frozen=True)
+class SessionsNode:
+    """The conversation store's URL (may hold `${env.X}`); `sqlite_path` is an SQLite
+    store's file, relative to the spec's directory unless absolute."""
+
+    url: str
+    sqlite_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +187,8 @@ class AppNode:
     compaction: Compaction | None = None
     resumable: bool = False  # a run can pause for a person and resume where it stopped
     jobs: JobsNode | None = None
+    #: where conversations are kept for `run` and `worker` (None: in memory)
+    sessions: SessionsNode | None = None
     module_dirs: tuple[str, ...] = field(default=())
     #: `outside_project`: directories outside the project the spec may name (relative to the
     #: spec's directory, or absolute); build ignores it, diff reports it

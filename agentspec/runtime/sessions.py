@@ -35,12 +35,14 @@ def redacted(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:
         return "<a URL that cannot be read>"
+    if parts.password is None and not parts.query:
+        return url  # nothing to hide (and `sqlite:////abs` keeps its slashes)
     netloc = parts.netloc
-    if "@" in netloc:
+    if parts.password is not None:
         user, host = netloc.rsplit("@", 1)
-        netloc = f"{user.split(':', 1)[0]}:***@{host}" if ":" in user else netloc
+        netloc = f"{user.split(':', 1)[0]}:***@{host}"
     query = "&".join(f"{pair.split('=', 1)[0]}=***" for pair in parts.query.split("&")
-                     if pair) if parts.query else ""
+                     if pair)
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 

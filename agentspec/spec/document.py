@@ -104,6 +104,10 @@ class Jobs(Model):
     lease_seconds: int = Field(60, ge=5, le=86400, description="A worker's claim on a job; "
                                "renewed while it runs.")
     notify: Notify | None = Field(None, description="Notification when a job finishes.")
+    on_done: Literal["wait", "resume"] = Field(
+        "wait", description="What a finished job does: `wait` is delivered into its "
+        "conversation on the next turn; `resume` is delivered by the worker at once, which "
+        "then runs the parent for one turn (no user message) through the `sessions:` store.")
 
 
 class Plugin(Model):
@@ -117,7 +121,7 @@ class Plugin(Model):
 
 TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "state",
                   "models", "defaults", "tools", "backends", "agents", "summarization", "jobs",
-                  "environments", "global_instruction", "plugins", "outside_project")
+                  "sessions", "environments", "global_instruction", "plugins", "outside_project")
 OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments", "outside_project")
 
 
@@ -148,6 +152,14 @@ class Spec(Model):
     agents: dict[Identifier, Agent] = Field(description="Named agents.")
     summarization: Summarization | None = Field(None, description="Conversation compaction.")
     jobs: Jobs | None = Field(None, description="Background job store.")
+    sessions: Annotated[str, PathField("sqlite")] | None = Field(
+        None, description="The conversation store `agentspec run`, `agentspec worker` and "
+        "front ends (`adk api_server --session_service_uri`) share: a URL ADK's session "
+        "services take (`sqlite:///path`, relative to the spec; `postgresql://...`; "
+        "`memory://`). `AGENTSPEC_SESSIONS` overrides it. Default: in memory, or "
+        "`sqlite:///.agentspec/sessions.db` with `jobs.on_done: resume`. Write a password "
+        "as `${env.X}`.", examples=["sqlite:///.agentspec/sessions.db",
+                                    "postgresql://agentspec:${env.PGPASSWORD}@db/agents"])
     environments: dict[Identifier, dict[str, Any]] | None = Field(
         None, description="Overlays deep-merged over the spec when chosen with `--env NAME`; "
         "`null` removes a key, lists replace lists.",
