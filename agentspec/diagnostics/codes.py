@@ -322,6 +322,32 @@ OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
     The spec names a path outside its project, and the top-level `outside_project` allows
     it. This is information for reviewers, not a problem (it never fails `--strict`): the
     spec reads or writes files that the project's history does not hold.""", info=True)
+INVALID_SESSIONS_URL = _code("AS270", "invalid-sessions-url",
+    "A `sessions` value that is not a session store URL", """
+    `sessions` names the conversation store that `agentspec run`, `agentspec worker` and
+    ADK front ends (`adk api_server --session_service_uri`) share: a URL one of ADK's session
+    services takes, `scheme://...`: `sqlite:///path` (relative to the spec),
+    `postgresql://user@host/db`, `mysql://...`, `agentengine://...` or `memory://`.""")
+SESSIONS_NOT_SHARED = _code("AS271", "sessions-not-shared",
+    "Jobs that resume their parent in a conversation no worker can reach", """
+    With `jobs.on_done: resume`, the worker (another process, perhaps another machine) runs
+    the parent's turn in the conversation the job came from, so the conversations must be
+    kept where both reach them. `memory://` keeps them inside one process. Name a shared
+    store (`sqlite:///.agentspec/sessions.db` on one machine, `postgresql://...` for many),
+    or leave `sessions` out (an SQLite file beside the spec).""")
+RESUME_ROOT_NOT_LLM = _code("AS272", "resume-root-not-llm",
+    "Jobs that resume a root agent that cannot take a turn without a message", """
+    `jobs.on_done: resume` runs the root agent for one turn with no user message, so it can
+    act on the job that finished. ADK runs an LLM root that way (it reads the delivered
+    job from the conversation), but a workflow root (sequential, parallel, loop, router,
+    planner) starts only from a user's message. Make the root an LLM agent that delegates
+    to the workflow, or use `on_done: wait` (the job is delivered on the next turn).""")
+PASSWORD_IN_URL = _code("AS273", "password-in-url",
+    "A store URL with a password written in the spec", """
+    The password of a `sessions` or `jobs.store` URL is written in the spec, so it is in the
+    project's history, in `diff` output and in every copy of the file. Write it as
+    `${env.NAME}` (read when the app runs, never written to generated files or printed).""",
+    warning=True)
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """

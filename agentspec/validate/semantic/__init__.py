@@ -15,6 +15,7 @@ from agentspec.validate.semantic.project import check_project
 from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
 from agentspec.validate.semantic.schemas import check_schemas
+from agentspec.validate.semantic.sessions import check_resume_root, check_sessions
 from agentspec.validate.semantic.state import check_state
 from agentspec.validate.semantic.tree import check_tree
 from agentspec.validate.structural import Structure
@@ -22,8 +23,9 @@ from agentspec.validate.structural import Structure
 __all__ = ["semantic"]
 
 #: check_project first: the checks after it never look at a path it refused
-CHECKS = (check_project, check_references, check_kinds, check_sections, check_harness,
-          check_python_refs, check_files, check_state, check_placeholders, check_schemas)
+CHECKS = (check_project, check_references, check_kinds, check_sections, check_sessions,
+          check_harness, check_python_refs, check_files, check_state, check_placeholders,
+          check_schemas)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],
@@ -35,4 +37,5 @@ def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile]
     for check in CHECKS:
         check(ctx)
     root = check_tree(ctx)
+    check_resume_root(ctx, root)
     return root, ctx.diagnostics
