@@ -9,12 +9,14 @@ class with its reason, and the position of what changed in each version:
   links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
   under `(spec)`);
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
+  sub-agents, memory, skills, schemas, what a tool's error does, the initial session state,
+  what a finished job does (`jobs.on_done`), where conversations are kept (`sessions`));
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
-App-level changes (the initial state, `outside_project`) are reported under `(spec)`. The text
-of a file outside the project is never shown.
+App-level changes (the initial state, `outside_project`, `jobs.on_done`, `sessions`) are
+reported under `(spec)`. The text of a file outside the project is never shown, nor the
+password of a store URL.
 """
 
 from __future__ import annotations
@@ -443,6 +445,36 @@ def _state(old: Side, new: Side) -> Iterator[Change]:
                      old.where("state", key, key=True), None)
 
 
+def _jobs_and_sessions(old: Side, new: Side) -> Iterator[Change]:
+    """What a finished job does, and where conversations are kept (the URLs redacted: one
+    may hold a password)."""
+    from agentspec.runtime.sessions import redacted
+
+    def on_done(side: Side) -> str:
+        jobs = side.app.jobs if side.app else None
+        return jobs.on_done if jobs is not None else "wait"
+
+    before, after = on_done(old), on_done(new)
+    if before != after:
+        reason = ("a worker now runs the parent for a turn, with no user message, as soon as "
+                  "a job finishes" if after == "resume" else "finished jobs now wait for the "
+                  "conversation's next turn; no worker runs the parent")
+        yield Change(SPEC, "on-done-changed", "medium", f"{reason} (`jobs.on_done: {after}`, "
+                     f"was `{before}`)", old.where("jobs", "on_done"),
+                     new.where("jobs", "on_done"))
+
+    def url(side: Side) -> str | None:
+        sessions = side.app.sessions if side.app else None
+        return None if sessions is None else redacted(sessions.url)
+
+    was, now = url(old), url(new)
+    if was != now:
+        yield Change(SPEC, "sessions-changed", "medium",
+                     f"conversations are kept in {now or 'memory'} (was {was or 'memory'}): "
+                     "front ends and workers must use the same store",
+                     old.where("sessions"), new.where("sessions"))
+
+
 def compare(old: Side, new: Side) -> list[Change]:
     """Every change from `old` to `new`, per agent, in the new version's order (changes to
     the spec as a whole last)."""
@@ -478,6 +510,7 @@ def compare(old: Side, new: Side) -> list[Change]:
         if name in before:
             work.agent_pair(name, name, before[name], after[name])
     work.changes += _state(old, new)
+    work.changes += _jobs_and_sessions(old, new)
     order = {name: index for index, name in enumerate(after)}
     return sorted(work.changes, key=lambda c: (order.get(c.agent, len(order)),
                                                RISKS.index(c.risk), c.change))

@@ -35,11 +35,13 @@ def _tools(node: AgentNode) -> list[str]:
         t.approval and t.name == n for t in node.tools) else n for n in names]
 
 
-def _label(node: AgentNode) -> list[str]:
+def _label(node: AgentNode, resumes: bool = False) -> list[str]:
+    """`resumes`: a finished job runs its parent's turn (`jobs.on_done: resume`)."""
     head = node.kind if node.model is None else f"{node.kind} · {node.model.id}"
     lines = [node.name, head]
     if node.offline:
-        lines.append("offline (background job)")
+        lines.append("offline (background job, resumes its parent)" if resumes
+                     else "offline (background job)")
     tools = _tools(node)
     if tools:
         lines.append("tools: " + ", ".join(tools))
@@ -91,6 +93,7 @@ def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
 
 def graph(app: AppNode) -> Graph:
     drawn = Graph(app.name)
+    resumes = app.jobs is not None and app.jobs.on_done == "resume"
     drawn.nodes[app.root.name] = _label(app.root)
     for parent, label, child in _walk(app.root):
         if parent.route is not None and label == "option":
@@ -98,7 +101,7 @@ def graph(app: AppNode) -> Graph:
                                         ("fallback", parent.route.fallback))
                      if child.name in names]
             label = "option" + (f" ({', '.join(marks)})" if marks else "")
-        drawn.nodes.setdefault(child.name, _label(child))
+        drawn.nodes.setdefault(child.name, _label(child, resumes))
         if child.offline:
             drawn.offline.add(child.name)
         drawn.edges.append((parent.name, child.name, label))
