@@ -74,12 +74,22 @@ def test_the_same_request_never_makes_a_second_job(store: JobStore) -> None:
     assert not created and same_call.id == first.id
     other, created = store.enqueue(ask(session="s2", call="c3"))
     assert created and other.id != first.id
-    # once finished, the same request is a new job
+    # once DONE, the same request is answered by it, with its stored result (issue 14)
     claimed = store.claim("w1", 30)
     assert claimed is not None and claimed.id == first.id
     store.finish(first.id, "w1", {"score": 80})
-    fresh, created = store.enqueue(ask(call="c4"))
-    assert created and fresh.id != first.id
+    answered, created = store.enqueue(ask(call="c4"))
+    assert not created and (answered.id, answered.status, answered.result) == (
+        first.id, "DONE", {"score": 80})
+    # once FAILED (or CANCELLED), it is a new job
+    store.claim("w1", 30)
+    store.fail(other.id, "w1", "RuntimeError: down", retry_in=None)
+    fresh, created = store.enqueue(ask(session="s2", call="c5"))
+    assert created and fresh.id != other.id
+    # a new run of the same request is active again: it answers, not the old DONE one
+    store.claim("w1", 30)
+    store.finish(fresh.id, "w1", {"score": 1})
+    store.cancel(fresh.id)
 
 
 def test_claim_leases_and_counts_attempts(store: JobStore) -> None:
@@ -330,6 +340,92 @@ def test_a_store_of_the_first_schema_is_migrated_and_keeps_its_jobs(sql_url: str
     store = open_store(sql_url)
     job = store.get("j1")
     assert job is not None and (job.input, job.output_key) == ("deal 7", "")
+    assert (job.on_done, job.resumed_at) == ("wait", None)
     claimed = store.claim("w", 30)
     assert claimed is not None and claimed.id == "j1"
     store.close()
+
+
+# jobs that resume their parent (issue 14) ----------------------------------------------------
+
+
+def finished(store: JobStore, on_done: str = "resume", text: str = "score deal 7") -> str:
+    job, _ = store.enqueue(JobRequest(agent="scorer", input=text, app_name="app", user_id="u",
+                                      session_id="s1", on_done=on_done))
+    claimed = store.claim("w0", 30)
+    assert claimed is not None and claimed.id == job.id and claimed.on_done == on_done
+    assert store.finish(job.id, "w0", {"score": 80}) is not None
+    return job.id
+
+
+def test_a_finished_job_that_resumes_is_leased_to_one_worker(store: JobStore) -> None:
+    job_id = finished(store)
+    assert store.undelivered("app", "u", "s1") == []  # the worker delivers it, not the plugin
+    first = store.claim_resume("w1", 30)
+    assert first is not None and first.id == job_id and first.lease_owner == "w1"
+    assert store.claim_resume("w2", 30) is None
+    assert store.claim_resume("w2", 30, job_id=job_id) is None
+    assert store.renew_resume(job_id, "w1", 30) and not store.renew_resume(job_id, "w2", 30)
+    assert not store.end_resume(job_id, "w2", True)
+    assert store.end_resume(job_id, "w1", True)
+    done = store.get(job_id)
+    assert done is not None and done.resumed_at is not None and done.lease_owner is None
+    assert done.status == "DONE" and done.result == {"score": 80}
+    assert store.claim_resume("w2", 30) is None  # resumed once, never again
+    assert not store.renew_resume(job_id, "w1", 30)
+
+
+def test_a_resumption_whose_worker_died_is_claimed_again(store: JobStore) -> None:
+    job_id = finished(store)
+    assert store.claim_resume("w1", 0.05) is not None
+    time.sleep(0.1)
+    again = store.claim_resume("w2", 30, agents=("scorer",))
+    assert again is not None and again.id == job_id and again.lease_owner == "w2"
+    assert not store.end_resume(job_id, "w1", True)  # the dead worker's word counts no more
+    assert store.end_resume(job_id, "w2", False)  # given back (a worker stopping) ...
+    back = store.claim_resume("w3", 30)
+    assert back is not None and back.id == job_id  # ... is claimed at once
+
+
+def test_only_resuming_jobs_are_resumed(store: JobStore) -> None:
+    waiting = finished(store, on_done="wait", text="a")
+    assert store.claim_resume("w1", 30) is None
+    assert [j.id for j in store.undelivered("app", "u", "s1")] == [waiting]
+    job, _ = store.enqueue(JobRequest(agent="scorer", input="b", app_name="app", user_id="u",
+                                      session_id="s1", on_done="resume"))
+    assert store.claim_resume("w1", 30) is None  # not finished yet
+    store.claim("w0", 30)
+    store.fail(job.id, "w0", "RuntimeError: down", retry_in=None)
+    failed = store.claim_resume("w1", 30, agents=("other",))
+    assert failed is None  # another worker's agents
+    failed = store.claim_resume("w1", 30)
+    assert failed is not None and failed.status == "FAILED"  # told to the parent, too
+    assert store.end_resume(job.id, "w1", True)
+    retried = store.retry(job.id)
+    assert retried is not None and retried.resumed_at is None  # a new run resumes again
+
+
+def test_two_workers_racing_for_one_resumption_get_it_once(store_url: str) -> None:
+    """Each worker with a store of its own (as in two processes), claiming together."""
+    import threading
+
+    stores = [open_store(store_url) for _ in range(2)] if store_url != "memory://" else \
+        [open_store(store_url)] * 2
+    job_ids = [finished(stores[0], text=f"deal {i}") for i in range(20)]
+    won: list[tuple[str, str]] = []
+    start = threading.Barrier(2)
+
+    def race(index: int) -> None:
+        start.wait()
+        while (job := stores[index].claim_resume(f"w{index}", 30)) is not None:
+            won.append((job.id, f"w{index}"))
+            assert stores[index].end_resume(job.id, f"w{index}", True)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(job_id for job_id, _ in won) == sorted(job_ids)  # each exactly once
+    for opened in set(stores):
+        opened.close()
