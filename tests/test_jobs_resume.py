@@ -1,0 +1,384 @@
+"""`jobs.on_done: resume` (issue 14, item 2): a finished job goes into its conversation at once
+and the parent runs a turn there, with no user message; across processes, on SQLite and on
+PostgreSQL (sessions and job store), exactly once also when the worker is killed mid-turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentspec.build import build_objects, compile_spec
+from agentspec.cli import cli
+from agentspec.runtime.jobs import Job, JobRequest, open_store
+from agentspec.runtime.jobs.delegation import JobSettings, deliver_event, enqueue
+from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
+from agentspec.runtime.jobs.worker import Worker
+from agentspec.runtime.sessions import open_sessions
+from tests.test_jobs import POSTGRES, agentspec, start_worker, wait_for
+
+SPEC = """\
+    agentspec: 1
+    name: office
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate reports, and tell the user when one is ready.
+        tools: [{python: office_tools:notify}]
+        task: {agents: [reporter]}
+      reporter:
+        description: Writes long reports.
+        model: gemini-2.5-flash
+        instruction: Write the report.
+        execution_mode: offline
+    jobs:
+      store: "${env.JOBS_URL}"
+      lease_seconds: 5
+      on_done: resume
+    sessions: "${env.SESSIONS_URL}"
+    """
+TOOLS = '''\
+import os, signal
+from pathlib import Path
+
+
+def notify(message: str) -> dict:
+    """Sends the user a message (an email, say)."""
+    kill = os.environ.get("NOTIFY_KILL_FIRST")
+    if kill and not Path(kill).exists():  # the worker dies in the middle of the resumed turn
+        Path(kill).write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    with Path(os.environ["NOTIFY_LOG"]).open("a") as log:
+        log.write(message + "\\n")
+    return {"sent": True}
+'''
+ASK = {"call": "task", "args": {"description": "Q3 report", "subagent_type": "reporter"}}
+NOTIFY = {"call": "notify", "args": {"message": "Your Q3 report is ready"}}
+FOLLOW_UP = "The Q3 report is in: revenue is up 12%. I have emailed you."
+
+
+def _stores(backend: str, tmp_path: Path) -> tuple[str, str]:
+    """(job store URL, session store URL), each new for this test."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}", f"sqlite:///{tmp_path / 'sessions.db'}"
+    if POSTGRES is None:
+        pytest.skip("AGENTSPEC_TEST_POSTGRES_URL is not set (.ci/run starts a server)")
+    from tests.test_job_store import _fresh_postgres
+
+    return _fresh_postgres(), _fresh_postgres()
+
+
+def _project(tmp_path: Path, backend: str) -> tuple[Path, dict[str, str]]:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    (tmp_path / "office_tools.py").write_text(TOOLS)
+    scripts = {
+        "first": {"lead": [ASK, {"text": "Queued: I will tell you when it is ready."}]},
+        "worker": {"reporter": [{"text": "Revenue is up 12%."}],
+                   "lead": [NOTIFY, {"text": FOLLOW_UP}]},
+        "after": {"lead": [NOTIFY, {"text": FOLLOW_UP}]},  # a second worker: the turn only
+        "thanks": {"lead": [{"text": "You are welcome."}]},
+    }
+    for name, replies in scripts.items():
+        (tmp_path / f"{name}.yaml").write_text(json.dumps({"replies": replies}))
+    jobs, sessions = _stores(backend, tmp_path)
+    return tmp_path, {"JOBS_URL": jobs, "SESSIONS_URL": sessions,
+                      "NOTIFY_LOG": str(tmp_path / "notify.log")}
+
+
+def _events(sessions_url: str) -> list[Any]:
+    async def main() -> Any:
+        service, _ = open_sessions(sessions_url)
+        return await service.get_session(app_name="office", user_id="user",
+                                         session_id="default")
+
+    session = asyncio.run(main())
+    assert session is not None
+    return list(session.events)
+
+
+def _said(events: list[Any]) -> list[tuple[str, str]]:
+    """(author, what) for each event: its text, or the tool it calls."""
+    said = []
+    for event in events:
+        for part in (event.content.parts if event.content else None) or ():
+            if part.text:
+                said.append((event.author, part.text.splitlines()[0]))
+            elif part.function_call:
+                said.append((event.author, f"calls {part.function_call.name}"))
+    return said
+
+
+def _resumed_turns(events: list[Any], job_id: str) -> list[Any]:
+    """The lead's final answers in resumed turns (one per resumption that ran)."""
+    return [e for e in events if e.invocation_id.startswith("agentspec-resume-")
+            and e.author == "lead" and e.is_final_response()]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_worker_resumes_the_parent_before_any_new_user_message(backend: str,
+                                                                 tmp_path: Path) -> None:
+    project, env = _project(tmp_path, backend)
+    queued = agentspec(project, "run", "spec.yaml", "Write the Q3 report", "--script",
+                       "first.yaml", env=env)
+    assert queued.returncode == 0, queued.stderr
+    [job] = open_store(env["JOBS_URL"]).recent()
+    assert (job.status, job.on_done) == ("QUEUED", "resume")
+
+    worker = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script",
+                       "worker.yaml", env=env)
+    assert worker.returncode == 0, worker.stderr
+    assert "1 done, 0 failed, 1 resumed" in worker.stdout
+    assert f"[lead] {FOLLOW_UP}" in worker.stdout  # the resumed turn, shown as run shows it
+    assert "agentspec:agentspec@" not in worker.stdout + worker.stderr  # no password shown
+
+    events = _events(env["SESSIONS_URL"])
+    assert _said(events) == [
+        ("user", "Write the Q3 report"), ("lead", "calls task"),
+        ("lead", "Queued: I will tell you when it is ready."),
+        ("reporter", f"[background job {job.id}: Q3 report]"),  # delivered by the worker
+        ("lead", "calls notify"), ("lead", FOLLOW_UP)]  # ... and the parent acted on it
+    assert {e.invocation_id for e in events[-4:]} == {resume_invocation(job)}
+    assert (tmp_path / "notify.log").read_text() == "Your Q3 report is ready\n"
+    done = open_store(env["JOBS_URL"]).get(job.id)
+    assert done is not None and done.delivered_at is not None and done.resumed_at is not None
+
+    # the next user turn comes after it, and the front end does not deliver the job again
+    thanks = agentspec(project, "run", "spec.yaml", "Thanks", "--script", "thanks.yaml", env=env)
+    assert thanks.returncode == 0, thanks.stderr
+    assert _said(_events(env["SESSIONS_URL"]))[-3:] == [
+        ("lead", FOLLOW_UP), ("user", "Thanks"), ("lead", "You are welcome.")]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_worker_killed_mid_resume_leaves_one_resumed_turn(backend: str,
+                                                            tmp_path: Path) -> None:
+    project, env = _project(tmp_path, backend)
+    marker = tmp_path / "killed"
+    queued = agentspec(project, "run", "spec.yaml", "Write the Q3 report", "--script",
+                       "first.yaml", env=env)
+    assert queued.returncode == 0, queued.stderr
+    [job] = open_store(env["JOBS_URL"]).recent()
+
+    # the first worker runs the job, delivers it, and dies inside the parent's turn (in its
+    # notify tool, after the model asked for it): SIGKILL, nothing cleaned up
+    first = start_worker(project, "spec.yaml", "--script", "worker.yaml",
+                         env={**env, "NOTIFY_KILL_FIRST": str(marker)})
+    try:
+        first.wait(timeout=180)
+    finally:
+        first.kill()
+    assert first.returncode == -signal.SIGKILL and marker.exists()
+    store = open_store(env["JOBS_URL"])
+    held = store.get(job.id)
+    assert held is not None and held.status == "DONE" and held.resumed_at is None
+    assert held.lease_owner is not None  # its resume lease, left to expire
+    assert not (tmp_path / "notify.log").exists()
+    delivered = [e for e in _events(env["SESSIONS_URL"])
+                 if (e.custom_metadata or {}).get("agentspec_job")]
+    assert len(delivered) == 1  # it died after the delivery
+
+    # a second worker waits out the lease, then finishes the same turn: no second delivery,
+    # no second run of the job, one resumed turn
+    second = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script",
+                       "after.yaml", env=env)
+    assert second.returncode == 0, second.stderr
+    assert "0 done, 0 failed, 1 resumed" in second.stdout
+    events = _events(env["SESSIONS_URL"])
+    assert len([e for e in events if (e.custom_metadata or {}).get("agentspec_job")]) == 1
+    assert len(_resumed_turns(events, job.id)) == 1
+    assert {e.invocation_id for e in events if e.invocation_id.startswith(
+        "agentspec-resume-")} == {resume_invocation(job)}
+    assert _said(events)[-1] == ("lead", FOLLOW_UP)
+    assert (tmp_path / "notify.log").read_text() == "Your Q3 report is ready\n"
+    resumed = store.get(job.id)
+    assert resumed is not None and resumed.attempts == 1 and resumed.resumed_at is not None
+    assert resumed.lease_owner is None
+
+    # a third worker finds nothing left to do
+    third = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script", "after.yaml",
+                      env=env)
+    assert third.returncode == 0 and "0 resumed" in third.stdout, third.stdout
+    assert len(_resumed_turns(_events(env["SESSIONS_URL"]), job.id)) == 1
+    store.close()
+
+
+# in one process: the Resumer and the Worker ---------------------------------------------------
+
+
+@pytest.fixture
+def office(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("JOBS_URL", f"sqlite:///{tmp_path / 'jobs.db'}")
+    monkeypatch.setenv("SESSIONS_URL", f"sqlite:///{tmp_path / 'sessions.db'}")
+    monkeypatch.setenv("NOTIFY_LOG", str(tmp_path / "notify.log"))
+    monkeypatch.delenv("AGENTSPEC_JOBS_STORE", raising=False)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    (tmp_path / "office_tools.py").write_text(TOOLS)
+    app, problems = build_objects(compile_spec(tmp_path / "spec.yaml"))
+    assert problems == []
+    return app
+
+
+def _finished_job(settings: JobSettings, session_id: str, result: Any = "Revenue is up.",
+                  request: str = "Q3 report") -> Job:
+    store = settings.open()
+    job, _ = store.enqueue(JobRequest(agent="reporter", input=request, app_name="office",
+                                      user_id="user", session_id=session_id,
+                                      on_done="resume"))
+    store.claim("w", 30)
+    done = store.finish(job.id, "w", result)
+    assert done is not None
+    return done
+
+
+def test_a_resumption_is_idempotent_step_by_step(office: Any) -> None:
+    from agentspec.runtime.jobs.delegation import app_job_settings
+    from agentspec.runtime.scripted import install_script
+
+    settings = app_job_settings(office)
+    assert settings is not None and settings.on_done == "resume"
+    models = install_script(office.root_agent, {"lead": [{"text": "It is ready."}]})
+    sessions, _ = open_sessions(None)
+    resumer = Resumer(office, sessions)
+
+    async def main() -> list[Any]:
+        session = await sessions.create_session(app_name="office", user_id="user")
+        job = _finished_job(settings, session.id)
+        assert await resumer.resume(settings, job) == "resumed"
+        assert await resumer.resume(settings, job) == "already resumed"  # no model call
+        cut_short = _finished_job(settings, session.id, "Costs are down.", "Q3 costs")
+        cut = await sessions.get_session(app_name="office", user_id="user",
+                                         session_id=session.id)
+        await sessions.append_event(cut, deliver_event(cut_short, resume_invocation(cut_short)))
+        models["lead"].replies.append({"text": "Costs are down too."})
+        assert await resumer.resume(settings, cut_short) == "resumed"  # the turn, not again
+        gone = replace_session(job, "nobody")
+        assert await resumer.resume(settings, gone) == "no conversation"
+        stored = await sessions.get_session(app_name="office", user_id="user",
+                                            session_id=session.id)
+        assert stored is not None
+        return list(stored.events)
+
+    events = asyncio.run(main())
+    assert [(author, text) for author, text in _said(events)] == [
+        ("reporter", "[background job " + _said(events)[0][1].split()[2] + " Q3 report]"),
+        ("lead", "It is ready."),
+        ("reporter", _said(events)[2][1]), ("lead", "Costs are down too.")]
+    assert models["lead"].problems == []
+    assert "Revenue is up." in str(models["lead"].requests[0].contents)  # it saw the result
+
+
+def replace_session(job: Job, session_id: str) -> Job:
+    from dataclasses import replace
+
+    return replace(job, session_id=session_id)
+
+
+def test_a_failed_resumed_turn_is_reported_and_not_run_again(office: Any) -> None:
+    from agentspec.runtime.jobs.delegation import app_job_settings
+    from agentspec.runtime.scripted import install_script
+
+    settings = app_job_settings(office)
+    assert settings is not None
+    install_script(office.root_agent, {"lead": [{"fail": "503 UNAVAILABLE"}, {"fail": "503 again"}]})
+    sessions, _ = open_sessions(None)
+    reported: list[tuple[str, str | None]] = []
+
+    async def answer(agent: Any, request: str) -> str:
+        return f"answered {request}"
+
+    async def main() -> None:
+        session = await sessions.create_session(app_name="office", user_id="user")
+        job, _ = settings.open().enqueue(JobRequest(
+            agent="reporter", input="Q3", app_name="office", user_id="user",
+            session_id=session.id, on_done="resume"))
+        worker = Worker({"reporter": object()}, settings,  # type: ignore[dict-item]
+                        run=answer, resumer=Resumer(office, sessions), poll_seconds=0.05,
+                        report=lambda what, job: reported.append((what, job.error)))
+        await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 60)
+        stored = settings.open().get(job.id)
+        assert stored is not None and stored.resumed_at is not None  # not tried again
+        with pytest.raises(TurnFailed):  # what the worker met
+            await Resumer(office, sessions).resume(settings, replace_session(
+                _finished_job(settings, session.id, "x", "Q4"), session.id))
+
+    asyncio.run(main())
+    whats = [what for what, _ in reported]
+    assert whats == ["claimed", "done", "resuming", "resume failed"], reported
+    assert "503" in (reported[-1][1] or "")
+
+
+def test_a_done_job_answers_the_same_request_with_its_stored_result(tmp_path: Path) -> None:
+    settings = JobSettings(f"sqlite:///{tmp_path / 'jobs.db'}", on_done="resume")
+    session = SimpleNamespace(app_name="office", user_id="user", id="s")
+    context = SimpleNamespace(session=session, invocation_id="i", function_call_id="c1")
+    agent = SimpleNamespace(name="reporter", output_key=None)
+
+    def ask(call: str) -> dict[str, Any]:
+        context.function_call_id = call
+        return asyncio.run(enqueue(settings, agent, "Q3", context, "task"))  # type: ignore[arg-type]
+
+    first = ask("c1")
+    assert first["status"] == "QUEUED"
+    store = settings.open()
+    store.claim("w", 30)
+    store.finish(first["job_id"], "w", {"revenue": "+12%"})
+    again = ask("c2")
+    assert again["job_id"] == first["job_id"] and again["status"] == "DONE"
+    assert again["result"] == {"revenue": "+12%"} and "not run again" in again["note"]
+    assert len(store.recent()) == 1
+
+
+def test_sessions_from_the_spec_the_environment_or_the_command(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """`run` keeps the conversation where the spec says (default beside it for jobs that
+    resume), AGENTSPEC_SESSIONS overrides the spec and --session both; a store that cannot
+    be used is an error that shows no password."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENTSPEC_SESSIONS", raising=False)
+    monkeypatch.setenv("AGENTSPEC_JOBS_STORE", f"sqlite:///{tmp_path / 'jobs.db'}")
+    spec = textwrap.dedent(SPEC).replace('sessions: "${env.SESSIONS_URL}"\n', "").replace(
+        '  store: "${env.JOBS_URL}"\n', "")
+    (tmp_path / "spec.yaml").write_text(spec)
+    (tmp_path / "office_tools.py").write_text(TOOLS)
+    (tmp_path / "hi.yaml").write_text(json.dumps({"replies": {"lead": [{"text": "Hello."}]}}))
+
+    def run(*args: str) -> Any:
+        return CliRunner().invoke(cli, ["run", "spec.yaml", "Hi", "--script", "hi.yaml",
+                                        *args], prog_name="agentspec")
+
+    assert run().exit_code == 0
+    assert (tmp_path / ".agentspec" / "sessions.db").is_file()  # the default beside the spec
+    monkeypatch.setenv("AGENTSPEC_SESSIONS", f"sqlite:///{tmp_path / 'env.db'}")
+    assert run().exit_code == 0 and (tmp_path / "env.db").is_file()
+    assert run("--session", f"sqlite:///{tmp_path / 'flag.db'}").exit_code == 0
+    assert (tmp_path / "flag.db").is_file()
+    refused = run("--session", "postgresql://agents:hunter2@127.0.0.1:1/none?connect_timeout=2")
+    assert refused.exit_code == 1 and "cannot use the session store" in refused.output
+    assert "hunter2" not in refused.output and "Traceback" not in refused.output
+    bad = run("--session", "no-scheme")
+    assert bad.exit_code == 1 and "not a session store URL" in bad.output
+
+
+def test_the_generated_package_records_on_done_and_no_session_url(tmp_path: Path) -> None:
+    """The generated app's jobs resume their parent; the conversation store is the front
+    end's choice (`adk api_server --session_service_uri`), so no URL (nor its password) is
+    written into the package."""
+    spec = textwrap.dedent(SPEC).replace('"${env.SESSIONS_URL}"',
+                                         '"postgresql://agents:hunter2@db/agents"')
+    (tmp_path / "spec.yaml").write_text(spec)
+    (tmp_path / "office_tools.py").write_text(TOOLS)
+    built = CliRunner().invoke(cli, ["build", str(tmp_path / "spec.yaml"), "-o", str(tmp_path / "out")],
+                               prog_name="agentspec", env={"JOBS_URL": "memory://"})
+    assert built.exit_code == 0, built.output
+    source = "\n".join(p.read_text() for p in (tmp_path / "out").rglob("*.py"))
+    assert "on_done='resume'" in source or 'on_done="resume"' in source
+    assert "hunter2" not in source and "postgresql://agents" not in source
