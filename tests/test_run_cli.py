@@ -136,11 +136,14 @@ def test_an_sqlite_session_keeps_the_conversation_across_runs(desk: Path) -> Non
     assert _user_texts(_stored_events(database)) == ["How big is Lisbon?", "And now?"]
 
 
-def test_a_session_url_that_is_not_sqlite_is_a_usage_error(desk: Path) -> None:
+def test_a_session_store_that_cannot_be_used_is_an_error_not_a_traceback(desk: Path) -> None:
+    """Any URL ADK's session services take is accepted (issue 14); one that cannot be used
+    exits 1 saying why."""
     done = invoke("run", "spec.yaml", "Hi", "--script", "script.yaml",
-                  "--session", "postgresql://localhost/x")
-    assert done.exit_code == 2
-    assert "sqlite:///" in done.output
+                  "--session", "postgresql://nobody@127.0.0.1:1/x?connect_timeout=2")
+    assert done.exit_code == 1, done.output
+    assert "cannot use the session store postgresql://nobody@127.0.0.1:1/x" in done.output
+    assert "Traceback" not in done.output
 
 
 def test_without_credentials_or_script_run_exits_2(desk: Path,

@@ -107,8 +107,9 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
         click.echo(f"agentspec: {exc}", err=True)
         sys.exit(1)
     if not quiet:
+        resumed = "" if resumer is None else f", {worker.resumed} resumed"
         click.echo(f"worker {worker.owner}: stopped ({worker.done} done, {worker.failed} "
-                   f"failed, {worker.resumed} resumed)")
+                   f"failed{resumed})")
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
     if problems:  # a scripted agent met the end of its replies: the script is wrong
         for problem in problems:
