@@ -56,7 +56,8 @@ def test_every_field_of_the_schema_is_documented_in_the_language_reference() -> 
     documented = documented_fields()
     missing = {name: sorted(set(fields) - documented.get(name, set()))
                for name, fields in schema.items()}
-    extra = {name: sorted(fields - set(schema.get(name, ()))) for name, fields in documented.items()}
+    extra = {name: sorted(fields - set(schema.get(name, ())))
+             for name, fields in documented.items()}
     assert {k: v for k, v in missing.items() if v} == {}, "document these fields in docs/language/"
     assert {k: v for k, v in extra.items() if v} == {}, "these documented fields do not exist"
     total_schema = sum(len(fields) for fields in schema.values())
