@@ -389,3 +389,90 @@ def test_the_generated_package_records_on_done_and_no_session_url(tmp_path: Path
     source = "\n".join(p.read_text() for p in (tmp_path / "out").rglob("*.py"))
     assert "on_done='resume'" in source or 'on_done="resume"' in source
     assert "hunter2" not in source and "postgresql://agents" not in source
+
+
+# the generated package behind `adk api_server`, and a worker process ----------------------
+
+FRONT_END_MODELS = '''\
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+
+def scripted(callback_context, llm_request):
+    """Stands in for the model (no script reaches a server's own runner): the lead queues the
+    report, says so, and once the job is in the conversation, answers with it."""
+    last = llm_request.contents[-1].parts[-1] if llm_request.contents else None
+    text = last.text or "" if last is not None else ""
+    if callback_context.agent_name == "reporter":
+        part = types.Part(text="Revenue is up 12%.")
+    elif "[background job" in str(llm_request.contents[-1]):
+        part = types.Part(text="Your report is in.")
+    elif last is not None and last.function_response is not None:
+        part = types.Part(text="Queued.")
+    elif text == "Thanks":
+        part = types.Part(text="You are welcome.")
+    else:
+        part = types.Part(function_call=types.FunctionCall(
+            name="task", args={"description": "Q3 report", "subagent_type": "reporter"}))
+    return LlmResponse(content=types.Content(role="model", parts=[part]))
+'''
+
+
+def test_an_adk_api_server_front_end_and_a_worker_share_the_conversation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The generated package served by ADK's own API server on an SQLite session store, and
+    `agentspec worker` on the same store (the spec's `sessions:`): the job the server's turn
+    queued is resumed by the worker, and the server shows the follow-up before the user's
+    next message."""
+    from fastapi.testclient import TestClient
+    from google.adk.cli.fast_api import get_fast_api_app
+
+    monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "1")
+    monkeypatch.delenv("AGENTSPEC_JOBS_STORE", raising=False)  # the spec's own store
+    jobs = f"sqlite:///{tmp_path / 'jobs.db'}"
+    sessions = f"sqlite:///{tmp_path / 'sessions.db'}"
+    callback = "    callbacks: {before_model: [office_models:scripted]}\n"
+    spec = textwrap.dedent(SPEC).replace("    tools: [{python: office_tools:notify}]\n",
+                                         callback).replace(
+        "    execution_mode: offline\n", "    execution_mode: offline\n" + callback)
+    (tmp_path / "spec.yaml").write_text(spec)
+    (tmp_path / "office_models.py").write_text(FRONT_END_MODELS)
+    env = {"JOBS_URL": jobs, "SESSIONS_URL": sessions}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    built = CliRunner().invoke(cli, ["build", str(tmp_path / "spec.yaml"), "-o",
+                                     str(tmp_path / "out")], prog_name="agentspec")
+    assert built.exit_code == 0, built.output
+    server = get_fast_api_app(agents_dir=str(tmp_path / "out"), web=False,
+                              session_service_uri=sessions, artifact_service_uri="memory://",
+                              auto_create_session=True, use_local_storage=False)
+
+    def say(client: Any, text: str) -> None:
+        done = client.post("/run", json={
+            "app_name": "office", "user_id": "user", "session_id": "default",
+            "new_message": {"role": "user", "parts": [{"text": text}]}})
+        assert done.status_code == 200, done.text
+        assert [e for e in done.json() if e.get("errorCode")] == [], done.json()
+
+    def conversation(client: Any) -> list[tuple[str, str]]:
+        got = client.get("/apps/office/users/user/sessions/default")
+        assert got.status_code == 200, got.text
+        return [(e["author"], p["text"].splitlines()[0]) for e in got.json()["events"]
+                for p in (e.get("content") or {}).get("parts", []) if p.get("text")]
+
+    with TestClient(server) as client:
+        say(client, "Write the Q3 report")
+        [job] = open_store(jobs).recent()
+        assert (job.status, job.on_done) == ("QUEUED", "resume")
+        (tmp_path / "none.yaml").write_text("replies: {}\n")  # the callbacks answer
+        worker = agentspec(tmp_path, "worker", "spec.yaml", "--until-idle", "--script",
+                           "none.yaml", env=env)
+        assert worker.returncode == 0, worker.stderr
+        assert "1 done, 0 failed, 1 resumed" in worker.stdout
+        assert conversation(client) == [
+            ("user", "Write the Q3 report"), ("lead", "Queued."),
+            ("reporter", f"[background job {job.id}: Q3 report]"),
+            ("lead", "Your report is in.")]
+        say(client, "Thanks")
+        assert conversation(client)[-3:] == [("lead", "Your report is in."),
+                                             ("user", "Thanks"), ("lead", "You are welcome.")]
