@@ -476,3 +476,65 @@ def test_an_adk_api_server_front_end_and_a_worker_share_the_conversation(
         say(client, "Thanks")
         assert conversation(client)[-3:] == [("lead", "Your report is in."),
                                              ("user", "Thanks"), ("lead", "You are welcome.")]
+
+
+# the worker's side: racing workers, a worker told to stop ----------------------------------
+
+
+class CountingResumer:
+    """Stands in for a Resumer: counts resumptions per job (and can hang in one)."""
+
+    def __init__(self, hang: bool = False) -> None:
+        self.resumed: list[str] = []
+        self.hang = hang
+
+    async def resume(self, settings: JobSettings, job: Job) -> str:
+        if self.hang:
+            await asyncio.sleep(3600)
+        await asyncio.sleep(0.01)  # let the other worker in
+        self.resumed.append(job.id)
+        return "resumed"
+
+
+def test_two_workers_resume_each_finished_job_once(tmp_path: Path) -> None:
+    settings = JobSettings(f"sqlite:///{tmp_path / 'race.db'}", on_done="resume")
+    resumers = [CountingResumer(), CountingResumer()]
+    ids = [_finished_job(settings, "s", request=f"deal {i}").id for i in range(12)]
+
+    async def main() -> None:
+        workers = [Worker({"reporter": object()}, settings, poll_seconds=0.02,  # type: ignore[dict-item]
+                          resumer=resumer) for resumer in resumers]  # type: ignore[arg-type]
+        await asyncio.wait_for(asyncio.gather(*(w.serve(asyncio.Event(), until_idle=True)
+                                                for w in workers)), 120)
+
+    asyncio.run(main())
+    resumed = resumers[0].resumed + resumers[1].resumed
+    assert sorted(resumed) == sorted(ids)  # every job once, by one worker or the other
+    store = settings.open()
+    assert all(store.get(i).resumed_at is not None for i in ids)  # type: ignore[union-attr]
+
+
+def test_a_stopped_worker_gives_its_resumption_back(tmp_path: Path) -> None:
+    settings = JobSettings(f"sqlite:///{tmp_path / 'stop.db'}", on_done="resume")
+    job = _finished_job(settings, "s")
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        worker = Worker({"reporter": object()}, settings, grace_seconds=0.1,  # type: ignore[dict-item]
+                        poll_seconds=0.02, resumer=CountingResumer(hang=True))  # type: ignore[arg-type]
+        serving = asyncio.create_task(worker.serve(stop))
+        await asyncio.to_thread(wait_for_lease, settings, job.id)
+        stop.set()
+        await serving
+
+    asyncio.run(main())
+    back = settings.open().get(job.id)
+    assert back is not None and back.lease_owner is None and back.resumed_at is None
+    assert settings.open().claim_resume("other", 30) is not None  # at once, not a lease later
+
+
+def wait_for_lease(settings: JobSettings, job_id: str) -> None:
+    from tests.test_jobs import wait_for
+
+    wait_for(lambda: (settings.open().get(job_id) or job_id).lease_owner,  # type: ignore[union-attr]
+             what="the worker to claim the resumption")

@@ -249,7 +249,9 @@ class Worker:
         try:
             what = await work
         except asyncio.CancelledError:
-            if not lost.is_set():
+            if not lost.is_set():  # the worker is stopping: another one takes it over now
+                with contextlib.suppress(Exception):
+                    store.end_resume(job.id, self.owner, False)
                 raise
             return
         except TurnFailed as error:
