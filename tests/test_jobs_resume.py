@@ -263,8 +263,13 @@ def test_a_resumption_is_idempotent_step_by_step(office: Any) -> None:
         await sessions.append_event(cut, deliver_event(cut_short, resume_invocation(cut_short)))
         models["lead"].replies.append({"text": "Costs are down too."})
         assert await resumer.resume(settings, cut_short) == "resumed"  # the turn, not again
-        gone = replace_session(job, "nobody")
+        gone = _finished_job(settings, "nobody", request="Q3 elsewhere")
         assert await resumer.resume(settings, gone) == "no conversation"
+        claimed = settings.open().claim_resume("w", 30, job_id=gone.id)
+        assert claimed is not None and settings.open().end_resume(gone.id, "w", True)
+        # no conversation to resume: the front end that has it delivers the job instead
+        assert [j.id for j in settings.open().undelivered("office", "user", "nobody")] == [
+            gone.id]
         stored = await sessions.get_session(app_name="office", user_id="user",
                                             session_id=session.id)
         assert stored is not None

@@ -162,7 +162,9 @@ class JobStore(Protocol):
 
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
         """Finished (DONE or FAILED) jobs of a session not yet delivered, oldest first; not
-        those a worker resumes (`on_done: resume`), which it delivers itself."""
+        those a worker is to resume (`on_done: resume`), which it delivers itself, unless
+        the worker found no conversation to deliver it to (its store is not the front
+        end's): then the front end delivers it."""
         ...
 
     def mark_delivered(self, job_id: str) -> bool:

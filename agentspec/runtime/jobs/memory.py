@@ -122,7 +122,8 @@ class MemoryStore:
 
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
         found = [j for j in self._jobs.values() if j.status in ("DONE", "FAILED")
-                 and j.delivered_at is None and j.on_done != "resume"
+                 and j.delivered_at is None
+                 and (j.on_done != "resume" or j.resumed_at is not None)
                  and (j.app_name, j.user_id, j.session_id) == (app_name, user_id, session_id)]
         return sorted(found, key=lambda j: j.finished_at or 0)
 

@@ -82,7 +82,8 @@ class Resumer:
             app_name=job.app_name, user_id=job.user_id, session_id=job.session_id)
         if session is None:
             log.warning("job %s: its conversation %s is not in the session store, so its "
-                        "parent cannot be resumed", job.id, job.session_id)
+                        "parent cannot be resumed (it is delivered when the conversation "
+                        "next runs)", job.id, job.session_id)
             return "no conversation"
         invocation = resume_invocation(job)
         if not _delivered(session.events, job):

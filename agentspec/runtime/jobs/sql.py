@@ -316,8 +316,8 @@ class SqlStore:
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
         return self._query(
             f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE status IN ('DONE', "
-            "'FAILED') AND delivered_at IS NULL AND on_done <> 'resume' AND app_name = ? AND "
-            "user_id = ? AND session_id = ? ORDER BY finished_at",
+            "'FAILED') AND delivered_at IS NULL AND (on_done <> 'resume' OR resumed_at IS NOT "
+            "NULL) AND app_name = ? AND user_id = ? AND session_id = ? ORDER BY finished_at",
             (app_name, user_id, session_id))
 
     def mark_delivered(self, job_id: str) -> bool:
