@@ -94,8 +94,11 @@ def open_sessions(url: str | None) -> tuple[Any, Any]:
 
             service = DatabaseSessionService(db_url=database)
     except Exception as error:  # noqa: BLE001 - ADK raises ValueError, drivers their own
+        missing = isinstance(error, ImportError) or isinstance(error.__cause__, ImportError)
+        hint = " (install the driver: pip install 'agentspec[postgres]' for PostgreSQL)" \
+            if missing else ""
         raise SessionsError(f"cannot open the session store {redacted(url)}: "
-                            f"{_scrubbed(error, url)}") from error
+                            f"{_scrubbed(error, url)}{hint}") from error
     return service, InMemoryArtifactService()
 
 
