@@ -213,6 +213,13 @@ def test_a_worker_killed_mid_resume_leaves_one_resumed_turn(backend: str,
 # in one process: the Resumer and the Worker ---------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _own_stores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stores these tests name, not the suite's shared `memory://` override."""
+    monkeypatch.delenv("AGENTSPEC_JOBS_STORE", raising=False)
+    monkeypatch.delenv("AGENTSPEC_SESSIONS", raising=False)
+
+
 @pytest.fixture
 def office(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("JOBS_URL", f"sqlite:///{tmp_path / 'jobs.db'}")

@@ -66,7 +66,7 @@ PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
          ("LlmAgent", "memory"): "file", ("LlmAgent", "skills"): "directory",
          ("SkillsConfig", "paths"): "directory", ("FilesystemBackend", "root"): "directory",
          ("ShellBackend", "root"): "directory", ("McpStdio", "cwd"): "directory",
-         ("Jobs", "store"): "sqlite"}
+         ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite"}
 #: fields whose descriptions speak of files or directories, and are no paths on disk
 NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),
@@ -161,13 +161,14 @@ def _shown(result: CheckResult) -> str:
 FIELDS = {"instruction_file": "agents.main.instruction_file", "memory": "agents.main.memory.0",
           "skills": "agents.main.skills.0", "filesystem root": "backends.files.root",
           "shell root": "backends.sh.root", "mcp cwd": "tools.server.mcp.cwd",
-          "import": "imports.0", "sqlite store": "jobs.store"}
+          "import": "imports.0", "sqlite store": "jobs.store",
+          "sqlite sessions": "sessions"}
 ESCAPES = ["/etc/passwd", "/proc/self/environ", "../../outside/secret.md", "link_out.md",
            "dir_out/secret.md", "dir_out", "/", "../..", "./dir_out/../dir_out/secret.md"]
 
 
 def _value(field: str, escape: str) -> str:
-    if field == "sqlite store":
+    if field in ("sqlite store", "sqlite sessions"):
         return f"sqlite:///{escape}"
     if field == "import" and not escape.endswith((".yaml", "/", ".")):
         return escape.rsplit(".", 1)[0] + ".yaml" if "." in escape.rsplit("/", 1)[-1] \
