@@ -120,3 +120,63 @@ def test_every_shipped_scenario_passes_over_the_wire(spec: Path, index: int,
     assert wire.requests and all(not r.problems for r in wire.requests)
     assert wire.replies == {} or all(not steps for steps in wire.replies.values()), \
         f"replies left unused: {wire.replies}"
+
+
+# --- what the API refuses fails here --------------------------------------------------------
+
+REFUSED_SPEC = """\
+    agentspec: 1
+    name: desk
+    agents:
+      desk:
+        model: gemini-2.5-flash
+        instruction: Help.
+        tools: [{tool}]
+    tools:
+      weather: {{python: {module}:{weather}}}
+      tag: {{python: {module}:tag}}
+    """
+REFUSED_TOOLS = """\
+    def {weather}(city: str) -> dict:
+        \"\"\"Looks the weather up.\"\"\"
+        return {{"city": city}}
+
+
+    def tag(tags: set[str]) -> dict:
+        \"\"\"Tags the ticket (a set: JSON Schema's uniqueItems).\"\"\"
+        return {{"tags": sorted(tags)}}
+    """
+LONG = "look_up_the_weather_for_a_city_by_its_name_and_its_country_and_date"
+
+
+def _refused(fake: FakeGemini, tmp_path: Path, tool: str, weather: str = "weather"
+             ) -> list[str]:
+    module = f"{tool}_tools"  # a module of its own: no test imports another's
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(REFUSED_TOOLS.format(
+        weather=weather)))
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(REFUSED_SPEC.format(
+        tool=tool, weather=weather, module=module)))
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "spec.yaml").write_text(textwrap.dedent("""\
+        messages: [Tag it]
+        replies: {desk: [{text: Done.}]}
+        expect: {final: Done.}
+        """))
+    [scenario] = load_scenarios(tmp_path / "scenarios" / "spec.yaml")
+    return run_scenario(tmp_path / "spec.yaml", None, scenario, 0, script=over_the_wire(fake))
+
+
+def test_a_tool_schema_the_api_refuses_fails_the_scenario(tmp_path: Path,
+                                                          wire: FakeGemini) -> None:
+    failures = _refused(wire, tmp_path, "tag")
+    assert any("JSON Schema keyword 'uniqueItems' is not supported" in f for f in failures), \
+        failures
+    assert [r.problems != [] for r in wire.requests] == [True]  # answered with a 400
+    assert wire.replies == {"desk": [{"text": "Done."}]}  # and the model never answered
+
+
+def test_a_function_name_longer_than_the_api_takes_fails_the_scenario(
+        tmp_path: Path, wire: FakeGemini) -> None:
+    assert len(LONG) > 64
+    failures = _refused(wire, tmp_path, "weather", weather=LONG)
+    assert any("Invalid function name" in f for f in failures), failures
