@@ -180,3 +180,160 @@ def test_a_function_name_longer_than_the_api_takes_fails_the_scenario(
     assert len(LONG) > 64
     failures = _refused(wire, tmp_path, "weather", weather=LONG)
     assert any("Invalid function name" in f for f in failures), failures
+
+
+# --- adk api_server serving the generated packages ------------------------------------------
+
+#: specs api_server cannot serve offline, and why (their scenarios still run in process)
+NOT_SERVED = {
+    "research_desk": "its critic is a LiteLLM model (the litellm extra is not in the dev "
+                     "extra) and its GitHub tools start an MCP server with npx; the in-process "
+                     "run stubs both",
+}
+SERVED = [p for p in SPECS if p.stem not in NOT_SERVED]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def api_server(agents_dir: Path, env: Mapping[str, str], log: Path) -> Iterator[str]:
+    """`adk api_server` in its own process on a free loopback port; its URL once it answers."""
+    port = free_port()
+    command = [str(Path(sys.executable).parent / "adk"), "api_server", "--host", "127.0.0.1",
+               "--port", str(port), str(agents_dir)]
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, env={**os.environ, **env}, stdout=output,
+                                   stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 180  # a generous readiness deadline, not a check
+            while True:
+                if process.poll() is not None:
+                    pytest.fail(f"adk api_server exited: {log.read_text()[-3000:]}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/list-apps", timeout=5).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    pytest.fail(f"adk api_server never answered: {log.read_text()[-3000:]}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def built_agents(spec: Path, env: Mapping[str, str]) -> list[Any]:
+    """The spec's LLM agents, built in process (for the fake's probes)."""
+    from google.adk.agents import LlmAgent
+
+    from agentspec.build import build_objects, compile_spec
+    from agentspec.runtime.agents import walk
+    from agentspec.runtime.models import SCRIPTED
+
+    compiled = compile_spec(spec, environ={**os.environ, **env})
+    assert compiled.ok, compiled.diagnostics
+    token = SCRIPTED.set(True)
+    try:
+        app, problems = build_objects(compiled)
+    finally:
+        SCRIPTED.reset(token)
+    assert not problems, problems
+    return [a for a in walk(app.root_agent) if isinstance(a, LlmAgent)]
+
+
+def play_over_http(url: str, app: str, scenario: Any, jobs: str) -> Any:
+    """The scenario through api_server's HTTP API, approvals answered as its decisions; the
+    Outcome `check` judges."""
+    from google.adk.events.event import Event
+
+    from agentspec.runtime.harness.approvals import answer, pending_approvals
+    from agentspec.runtime.jobs import open_store
+    from agentspec.runtime.scenarios import Outcome
+
+    outcome = Outcome()
+    decisions = list(scenario.decisions or [])
+    client = httpx.Client(base_url=url, timeout=300)
+    made = client.post(f"/apps/{app}/users/u/sessions", json={"state": scenario.state})
+    assert made.status_code == 200, made.text
+    session = made.json()["id"]
+    for message in scenario.messages:
+        content: dict[str, Any] = {"role": "user", "parts": [{"text": message}]}
+        invocation = None
+        while True:
+            ran = client.post("/run", json={"app_name": app, "user_id": "u",
+                                            "session_id": session, "new_message": content,
+                                            "invocation_id": invocation})
+            assert ran.status_code == 200, ran.text
+            waiting = []
+            for data in ran.json():
+                event = Event.model_validate(data)
+                outcome.record(event)
+                waiting += pending_approvals(event)
+            if not waiting:
+                break
+            parts = []
+            for pending in waiting:
+                assert decisions, f"{pending.agent} asked to approve {pending.tool}, and " \
+                    "the scenario has no decision left for it"
+                decision = decisions.pop(0)
+                if decision.kind == "reject":
+                    outcome.settled.add(pending.call_id)
+                parts.append(answer(pending, decision).model_dump(
+                    mode="json", by_alias=True, exclude_none=True))
+            content = {"role": "user", "parts": parts}
+            invocation = waiting[0].invocation_id
+    assert not decisions, f"decisions left unused: {decisions}"
+    stored = client.get(f"/apps/{app}/users/u/sessions/{session}")
+    outcome.state = dict(stored.json()["state"])
+    outcome.jobs = [job.to_dict() for job in open_store(jobs).recent(session_id=session)]
+    return outcome
+
+
+def test_every_served_scenario_passes_through_adk_api_server(
+        tmp_path: Path, wire: FakeGemini) -> None:
+    from agentspec.runtime.scenarios import check
+
+    jobs = f"sqlite:///{tmp_path / 'jobs.db'}"
+    env = {"GOOGLE_GEMINI_BASE_URL": wire.url, "GOOGLE_API_KEY": "fake-key",
+           "ADK_DISABLE_LOAD_DOTENV": "1", "AGENTSPEC_JOBS_STORE": jobs,
+           "SUPPORT_QUEUE_DIR": "/nonexistent-never-written",
+           "HOME": str(tmp_path)}  # ADK writes nothing into the real home
+    out = tmp_path / "out"
+    apps = {}  # spec -> its app's name (the package's)
+    for spec in SERVED:
+        before = set(out.iterdir()) if out.exists() else set()
+        built = CliRunner().invoke(cli, ["build", str(spec), "-o", str(out)])
+        assert built.exit_code == 0, built.output
+        [package] = set(out.iterdir()) - before
+        apps[spec] = package.name
+    failures: dict[str, list[str]] = {}
+    ran = []
+    with api_server(out, env, tmp_path / "api_server.log") as url:
+        listed = httpx.get(f"{url}/list-apps").json()
+        assert sorted(listed) == sorted(apps.values()), listed
+        for spec in SERVED:
+            for scenario in load_scenarios(spec.parent / "scenarios" / f"{spec.stem}.yaml"):
+                wire.load(scenario.replies, probes(built_agents(spec, scenario.env)))
+                wire.script_problems.clear()
+                asked = len(wire.requests)
+                outcome = play_over_http(url, apps[spec], scenario, jobs)
+                assert len(wire.requests) > asked  # its models were asked over the wire
+                found = wire.script_problems + wire.violations + check(scenario.expect,
+                                                                       outcome)
+                left = {a: s for a, s in wire.replies.items() if s}
+                found += [f"replies left unused: {left}"] if left else []
+                ran.append(f"{spec.stem}::{scenario.name}")
+                if found:
+                    failures[ran[-1]] = found
+    assert failures == {}, json.dumps(failures, indent=2) + \
+        f"\n(api_server's log: {tmp_path / 'api_server.log'})"
+    assert len(ran) == len(SERVED)
