@@ -122,6 +122,93 @@ def test_every_shipped_scenario_passes_over_the_wire(spec: Path, index: int,
         f"replies left unused: {wire.replies}"
 
 
+# --- the fake's rules, one by one -----------------------------------------------------------
+
+USER = {"role": "user", "parts": [{"text": "Hi"}]}
+CALL = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]}
+ANSWER = {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}
+OBJECT = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+
+
+def _declared(**declaration: Any) -> dict[str, Any]:
+    return {"contents": [USER], "tools": [{"functionDeclarations": [
+        {"name": "f", "description": "F.", **declaration}]}]}
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    ({"contents": [USER], "tolls": []}, 'Unknown name "tolls"'),
+    ({"contents": []}, "contents is not specified"),
+    ({"contents": [{"role": "assistant", "parts": [{"text": "Hi"}]}]}, "valid role"),
+    ({"contents": [{"role": "user", "parts": [{"text": "a", "inlineData": {}}]}]},
+     "exactly one of"),
+    ({"contents": [CALL]}, "function call turn comes immediately after a user turn"),
+    ({"contents": [USER, {"role": "model", "parts": [{"text": "Hm."}]}, CALL]},
+     "function call turn comes immediately after a user turn"),
+    ({"contents": [USER, ANSWER]}, "function response turn comes immediately after"),
+    ({"contents": [USER, {"role": "model", "parts": [CALL["parts"][0]] * 2}, ANSWER]},
+     "number of function response parts is equal"),
+    ({"contents": [USER, CALL, {"role": "user", "parts": [{"functionResponse": {
+        "name": "g", "response": {}}}]}]}, "do not answer the function calls"),
+    ({"contents": [USER, CALL, {"role": "user", "parts": [{"functionResponse": {
+        "name": "f", "response": [1]}}]}]}, "google.protobuf.Struct"),
+    (_declared(name="9lives"), "Invalid function name"),
+    (_declared(name="look up"), "Invalid function name"),
+    (_declared(name="f" * 65), "Invalid function name"),
+    ({"contents": [USER], "tools": [{"functionDeclarations": [{"name": "f"}, {"name": "f"}]}]},
+     "Duplicate function declaration found: f"),
+    (_declared(parameters={"type": "OBJECT"}, parametersJsonSchema=OBJECT),
+     "mutually exclusive"),
+    (_declared(parametersJsonSchema={"type": "string"}), "must describe an object"),
+    (_declared(parametersJsonSchema={**OBJECT, "required": ["y"]}), "property is not defined"),
+    (_declared(parametersJsonSchema={"type": "object", "properties": {
+        "x": {"type": "string", "const": "a"}}}), "keyword 'const' is not supported"),
+    (_declared(parametersJsonSchema={"type": "object", "properties": {
+        "x": {"$ref": "#/$defs/X", "title": "X"}}, "$defs": {"X": {"type": "string"}}}),
+     "only description and default can be set alongside it"),
+    (_declared(parametersJsonSchema={"type": "object", "properties": {
+        "x": {"$ref": "#/$defs/Y"}}}), "does not resolve"),
+    (_declared(parametersJsonSchema={"type": "object", "properties": {
+        "x": {"type": "text"}}}), "unknown type 'text'"),
+    (_declared(parameters={"type": "OBJECT", "properties": {"x": {"type": "STRING",
+                                                                 "additionalProperties": False}}}),
+     'Unknown name "additionalProperties"'),
+    (_declared(parameters={"type": "OBJECT", "properties": {"my-x": {"type": "STRING"}}}),
+     "Parameter names must start with a letter"),
+    (_declared(parameters={"type": "OBJECT", "properties": {"x": {"type": "INTEGER",
+                                                                 "enum": ["1"]}}}),
+     "only allowed for STRING type"),
+    ({**_declared(parametersJsonSchema=OBJECT),
+      "generationConfig": {"responseMimeType": "application/json"}},
+     "Function calling with a response mime type: 'application/json' is unsupported"),
+    ({**_declared(parametersJsonSchema=OBJECT), "tools": [
+        {"functionDeclarations": [{"name": "f"}]}, {"googleSearch": {}}]},
+     "Tool use with function calling is unsupported"),
+    ({"contents": [USER], "generationConfig": {"responseJsonSchema": OBJECT}},
+     "response_mime_type must be application/json"),
+    ({"contents": [USER], "generationConfig": {"temperature": 3}}, "between 0 and 2"),
+    ({"contents": [USER], "generation_config": {"thinking_config": {"budget": 1}}},
+     'Unknown name "budget"'),
+])
+def test_each_rule_refuses_what_the_api_refuses(body: dict[str, Any], problem: str) -> None:
+    found = problems(body, "gemini-2.5-flash")
+    assert any(problem in p for p in found), found
+
+
+def test_a_valid_request_breaks_no_rule() -> None:
+    body = {**_declared(parametersJsonSchema={**OBJECT, "$defs": {"Y": {"type": "integer"}},
+                                              "properties": {"x": {"type": "string"},
+                                                             "y": {"$ref": "#/$defs/Y"}}}),
+            "contents": [USER, CALL, ANSWER, {"role": "model", "parts": [{"text": "Done."}]}],
+            "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]},
+            "generationConfig": {"temperature": 0.2, "thinkingConfig": {"thinkingBudget": 64}}}
+    assert problems(body, "gemini-2.5-flash") == []
+    # Gemini 3 models take a JSON answer and built-in tools beside functions
+    mixed = {**_declared(parametersJsonSchema=OBJECT), "tools": [
+        {"functionDeclarations": [{"name": "f"}]}, {"googleSearch": {}}],
+        "generationConfig": {"responseMimeType": "application/json"}}
+    assert problems(mixed, "gemini-3-pro-preview") == []
+
+
 # --- what the API refuses fails here --------------------------------------------------------
 
 REFUSED_SPEC = """\

@@ -130,10 +130,10 @@ class _Check:
                 previous_calls = None
                 continue
             kinds = [self.part(f"{where}.parts[{i}]", p) for i, p in enumerate(parts)]
-            calls = [_fields(p)["function_call"].get("name", "") for p, k in zip(parts, kinds, strict=True)
-                     if k == "function_call"]
-            responses = [_fields(p)["function_response"].get("name", "")
-                         for p, k in zip(parts, kinds, strict=True) if k == "function_response"]
+            named = [(k, _fields(p)[k].get("name", "")) for p, k in zip(parts, kinds, strict=True)
+                     if k in ("function_call", "function_response")]
+            calls = [name for k, name in named if k == "function_call"]
+            responses = [name for k, name in named if k == "function_response"]
             if calls and role == "model" and previous not in ("user", "function_response"):
                 self.bad("", "Please ensure that function call turn comes immediately after a "
                              "user turn or after a function response turn.")
