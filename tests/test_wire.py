@@ -288,10 +288,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def api_server(agents_dir: Path, env: Mapping[str, str], log: Path) -> Iterator[str]:
-    """`adk api_server` in its own process on a free loopback port; its URL once it answers."""
+def adk_server(kind: str, agents_dir: Path, env: Mapping[str, str], log: Path) -> Iterator[str]:
+    """`adk api_server` or `adk web` (`kind`) in its own process on a free loopback port;
+    its URL once it answers."""
     port = free_port()
-    command = [str(Path(sys.executable).parent / "adk"), "api_server", "--host", "127.0.0.1",
+    command = [str(Path(sys.executable).parent / "adk"), kind, "--host", "127.0.0.1",
                "--port", str(port), str(agents_dir)]
     with log.open("wb") as output:
         process = subprocess.Popen(command, env={**os.environ, **env}, stdout=output,
@@ -301,12 +302,12 @@ def api_server(agents_dir: Path, env: Mapping[str, str], log: Path) -> Iterator[
             deadline = time.monotonic() + 180  # a generous readiness deadline, not a check
             while True:
                 if process.poll() is not None:
-                    pytest.fail(f"adk api_server exited: {log.read_text()[-3000:]}")
+                    pytest.fail(f"adk {kind} exited: {log.read_text()[-3000:]}")
                 with contextlib.suppress(httpx.HTTPError):
                     if httpx.get(f"{url}/list-apps", timeout=5).status_code == 200:
                         break
                 if time.monotonic() > deadline:
-                    pytest.fail(f"adk api_server never answered: {log.read_text()[-3000:]}")
+                    pytest.fail(f"adk {kind} never answered: {log.read_text()[-3000:]}")
                 time.sleep(0.2)
             yield url
         finally:
@@ -404,7 +405,7 @@ def test_every_served_scenario_passes_through_adk_api_server(
         apps[spec] = package.name
     failures: dict[str, list[str]] = {}
     ran = []
-    with api_server(out, env, tmp_path / "api_server.log") as url:
+    with adk_server("api_server", out, env, tmp_path / "api_server.log") as url:
         listed = httpx.get(f"{url}/list-apps").json()
         assert sorted(listed) == sorted(apps.values()), listed
         for spec in SERVED:
