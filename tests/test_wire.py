@@ -118,6 +118,7 @@ def test_every_shipped_scenario_passes_over_the_wire(spec: Path, index: int,
     failures = run_scenario(spec, None, scenario, index, script=over_the_wire(wire))
     assert failures == [], "\n".join(failures)
     assert wire.requests and all(not r.problems for r in wire.requests)
+    assert not any(r.stream for r in wire.requests)  # ADK's default: generateContent
     assert wire.replies == {} or all(not steps for steps in wire.replies.values()), \
         f"replies left unused: {wire.replies}"
 
@@ -339,8 +340,9 @@ def built_agents(spec: Path, env: Mapping[str, str]) -> list[Any]:
 
 
 def play_over_http(url: str, app: str, scenario: Any, jobs: str) -> Any:
-    """The scenario through api_server's HTTP API, approvals answered as its decisions; the
-    Outcome `check` judges."""
+    """The scenario through api_server's HTTP API (`/run_sse`, streaming: the models are
+    asked with `streamGenerateContent`), approvals answered as its decisions; the Outcome
+    `check` judges."""
     from google.adk.events.event import Event
 
     from agentspec.runtime.harness.approvals import answer, pending_approvals
@@ -357,12 +359,16 @@ def play_over_http(url: str, app: str, scenario: Any, jobs: str) -> Any:
         content: dict[str, Any] = {"role": "user", "parts": [{"text": message}]}
         invocation = None
         while True:
-            ran = client.post("/run", json={"app_name": app, "user_id": "u",
-                                            "session_id": session, "new_message": content,
-                                            "invocation_id": invocation})
+            ran = client.post("/run_sse", json={
+                "app_name": app, "user_id": "u", "session_id": session, "new_message": content,
+                "invocation_id": invocation, "streaming": True})
             assert ran.status_code == 200, ran.text
             waiting = []
-            for data in ran.json():
+            for line in ran.text.splitlines():
+                if not line.startswith("data: "):
+                    continue
+                data = json.loads(line.removeprefix("data: "))
+                assert "error" not in data, data
                 event = Event.model_validate(data)
                 outcome.record(event)
                 waiting += pending_approvals(event)
@@ -425,3 +431,4 @@ def test_every_served_scenario_passes_through_adk_api_server(
     assert failures == {}, json.dumps(failures, indent=2) + \
         f"\n(api_server's log: {tmp_path / 'api_server.log'})"
     assert len(ran) == len(SERVED)
+    assert all(r.stream for r in wire.requests)  # /run_sse streaming: streamGenerateContent
