@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import textwrap
 from collections.abc import Iterator
@@ -123,10 +124,11 @@ def test_adk_web_lists_the_app_chats_and_asks_for_approval(tmp_path: Path) -> No
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             expect = sync_api.expect
             with artifacts_on_failure(page, log):
-                # the app is listed: the app picker offers it
+                # the app is listed: the dev UI, opened without one, picks it from the list
                 page.goto(f"{url}/dev-ui/")
-                expect(page.get_by_text("ledger").first).to_be_visible(timeout=WAIT)
-                page.goto(f"{url}/dev-ui/?app=ledger")
+                expect(page).to_have_url(re.compile(r"[?&]app=ledger\b"), timeout=WAIT)
+                picker = page.locator("button[mattooltip='Select an app'] .selector-label")
+                expect(picker).to_have_text("ledger", timeout=WAIT)
 
                 def say(text: str) -> None:
                     box = page.locator("textarea.chat-input-box")
