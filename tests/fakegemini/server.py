@@ -54,7 +54,7 @@ class FakeGemini:
     #: own instruction that tells their requests apart
     probes: dict[str, str] = field(default_factory=dict)
     #: the script's name for an agent made at run time (a planner's nodes' role agents)
-    alias: Callable[[str], str] = staticmethod(lambda name: name)  # type: ignore[assignment]
+    alias: Callable[[str], str] = field(default=lambda name: name)
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
