@@ -239,7 +239,8 @@ LONG = "look_up_the_weather_for_a_city_by_its_name_and_its_country_and_date"
 
 def _refused(fake: FakeGemini, tmp_path: Path, tool: str, weather: str = "weather"
              ) -> list[str]:
-    module = f"{tool}_tools"  # a module of its own: no test imports another's
+    module = f"wire_refused_{tool}"  # a module of its own, imported afresh
+    sys.modules.pop(module, None)
     (tmp_path / f"{module}.py").write_text(textwrap.dedent(REFUSED_TOOLS.format(
         weather=weather)))
     (tmp_path / "spec.yaml").write_text(textwrap.dedent(REFUSED_SPEC.format(
