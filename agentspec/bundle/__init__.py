@@ -119,7 +119,7 @@ def _fill(staging: Path, compiled: Compiled, out_dir: Path, found: Contents,
     for entry in found.entries:
         target = staging / PROJECT / entry.target
         target.parent.mkdir(parents=True, exist_ok=True)
-        copy_entry(entry.source, entry.shown, target, copied, excluded)
+        copy_entry(entry.source, entry.target.as_posix(), target, copied, excluded)
     name, data = agentspec_wheel()
     (staging / WHEELS).mkdir()
     (staging / WHEELS / name).write_bytes(data)

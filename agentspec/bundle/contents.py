@@ -36,7 +36,6 @@ class Entry:
 
     source: Path
     target: PurePosixPath
-    shown: str  # how messages name it: as the spec wrote it
 
 
 @dataclass
@@ -100,7 +99,7 @@ class _Collector:
     def add(self, path: Path, shown: str) -> None:
         target = self.target(path, shown)
         if target is not None:
-            self.found.entries.append(Entry(Path(os.path.realpath(path)), target, shown))
+            self.found.entries.append(Entry(Path(os.path.realpath(path)), target))
 
     # paths the generated code names ----------------------------------------------------
 
@@ -148,8 +147,7 @@ class _Collector:
                 continue
             for place in places:
                 named = Path(os.path.normpath(place))
-                self.add(named, named.relative_to(self.root).as_posix()
-                         if named.is_relative_to(self.root) else str(named))
+                self.add(named, str(named))
                 todo += sorted(_imported(named) - done)
         self.third_party(outside - tops)
 

@@ -22,8 +22,18 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)
 _WHEEL = "Wheel-Version: 1.0\nGenerator: agentspec\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 
 
+def _distribution() -> metadata.Distribution:
+    """The installed agentspec: its `.dist-info` (an `.egg-info` that a source checkout
+    leaves in the working directory is older metadata, without a METADATA file)."""
+    for dist in metadata.distributions(name=DISTRIBUTION):
+        if dist.read_text("METADATA"):
+            return dist
+    raise RuntimeError("agentspec is not installed as a distribution (no .dist-info with "
+                       "METADATA): install it with pip to build a bundle")
+
+
 def version() -> str:
-    return metadata.version(DISTRIBUTION)
+    return _distribution().version
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -47,13 +57,11 @@ def agentspec_wheel() -> tuple[str, bytes]:
     """The wheel's file name and bytes."""
     import agentspec
 
-    dist = metadata.distribution(DISTRIBUTION)
+    dist = _distribution()
     number = dist.version
     info = f"{DISTRIBUTION}-{number}.dist-info"
     entries = _package_files(Path(agentspec.__file__).resolve().parent)
-    meta = dist.read_text("METADATA")
-    if meta is None:
-        raise RuntimeError("the installed agentspec has no METADATA")
+    meta = dist.read_text("METADATA") or ""
     entries.append((f"{info}/METADATA", meta.encode("utf-8")))
     entries.append((f"{info}/WHEEL", _WHEEL.encode("utf-8")))
     for optional in ("entry_points.txt", "top_level.txt"):

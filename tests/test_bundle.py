@@ -1,0 +1,382 @@
+"""`build --bundle`: a package that runs wherever it is copied, tried the way `adk deploy`
+stages it.
+
+The project has user tools (a package with a data file, importing a sibling module the spec
+never names), a memory file, a skills directory and secrets beside them. A model is no part
+of an offline test, so a `before_model` callback of the project stands in for it (a
+scripted `BaseLlm` cannot reach a server's own runner): it calls the tool, loads the skill,
+then answers with what the tool, the memory file and the skill said, which is only right
+when every file was read from the bundle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from agentspec.bundle.wheel import version
+from agentspec.cli import cli
+
+SPEC = """\
+    agentspec: 1
+    name: desk
+    root: clerk
+    tools:
+      lookup_order: {python: desk_tools.orders:lookup_order}
+    agents:
+      clerk:
+        model: gemini-2.5-flash
+        instruction: Answer questions about orders.
+        tools: [lookup_order]
+        memory: [./AGENTS.md]
+        skills: [./skills]
+        callbacks: {before_model: [desk_tools.model:scripted]}
+    """
+
+ORDERS = '''\
+import json
+import os
+
+import pricing
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def lookup_order(order_id: str) -> dict:
+    """The status of an order."""
+    with open(os.path.join(_HERE, "orders.json"), encoding="utf-8") as handle:
+        order = json.load(handle)[order_id]
+    return {"status": f"{order['status']}, {pricing.total(order['items'])} EUR"}
+'''
+
+PRICING = '''\
+def total(items: list) -> int:
+    return sum(item["price"] for item in items)
+'''
+
+MODEL = '''\
+import json
+import re
+
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+
+def scripted(callback_context, llm_request):
+    """Stands in for the model: look the order up, load the skill, then answer."""
+    done = {p.function_response.name: p.function_response.response
+            for c in llm_request.contents for p in c.parts or [] if p.function_response}
+    if "lookup_order" not in done:
+        part = types.Part(function_call=types.FunctionCall(
+            name="lookup_order", args={"order_id": "A-17"}))
+    elif "load_skill" not in done:
+        part = types.Part(function_call=types.FunctionCall(
+            name="load_skill", args={"skill_name": "refunds"}))
+    else:
+        memory = re.search(r"MEMORY-MARK-[0-9]+", str(llm_request.config.system_instruction))
+        skill = re.search(r"SKILL-MARK-[0-9]+", json.dumps(done["load_skill"], default=str))
+        part = types.Part(text=" / ".join([
+            done["lookup_order"]["status"], memory.group(0) if memory else "no memory",
+            skill.group(0) if skill else "no skill"]))
+    return LlmResponse(content=types.Content(role="model", parts=[part]))
+'''
+
+SKILL = """\
+    ---
+    name: refunds
+    description: How refunds work. Use when a customer asks for their money back.
+    ---
+    Refunds take SKILL-MARK-7 days.
+    """
+
+ANSWER = "shipped, 42 EUR / MEMORY-MARK-42 / SKILL-MARK-7"
+SECRET = "SENTINEL-b16-not-a-real-key"
+
+
+def _files() -> dict[str, str]:
+    return {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".env": f"GOOGLE_API_KEY={SECRET}\n",
+        "agents/desk.yaml": textwrap.dedent(SPEC),
+        "agents/.env": f"GOOGLE_API_KEY={SECRET}\n",
+        "agents/AGENTS.md": "Quote MEMORY-MARK-42 in every answer.\n",
+        "agents/skills/refunds/SKILL.md": textwrap.dedent(SKILL),
+        "agents/skills/refunds/.env": f"TOKEN={SECRET}\n",
+        "agents/skills/refunds/deploy.pem": f"{SECRET}\n",
+        "agents/desk_tools/__init__.py": "",
+        "agents/desk_tools/orders.py": ORDERS,
+        "agents/desk_tools/orders.json": json.dumps(
+            {"A-17": {"status": "shipped", "items": [{"price": 40}, {"price": 2}]}}),
+        "agents/desk_tools/model.py": MODEL,
+        "agents/desk_tools/.env": f"TOKEN={SECRET}\n",
+        "agents/pricing.py": PRICING,
+        "agents/unused.py": "raise SystemExit('not part of the app')\n",
+    }
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), prog_name="agentspec")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    for name, text in _files().items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def bundle(project: Path, out: Path) -> Path:
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    return out / "desk"
+
+
+def _every_file(directory: Path) -> set[str]:
+    return {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()}
+
+
+# --- what the bundle holds ----------------------------------------------------------------
+
+
+def test_the_bundle_holds_the_modules_and_files_the_app_needs_and_no_secret(
+        project: Path, tmp_path: Path) -> None:
+    package = bundle(project, tmp_path / "out")
+    wheel = f"agentspec-{version()}-py3-none-any.whl"
+    assert _every_file(package) - {p for p in _every_file(package) if "__pycache__" in p} == {
+        "__init__.py", "agent.py", "_paths.py", "requirements.txt", f"_wheels/{wheel}",
+        "_project/agents/AGENTS.md", "_project/agents/skills/refunds/SKILL.md",
+        "_project/agents/desk_tools/__init__.py", "_project/agents/desk_tools/orders.py",
+        "_project/agents/desk_tools/orders.json", "_project/agents/desk_tools/model.py",
+        "_project/agents/pricing.py"}  # imported by orders.py: found through its imports
+    assert not any(SECRET in p.read_text(errors="replace") for p in package.rglob("*")
+                   if p.is_file() and p.suffix != ".whl")
+    requirements = (package / "requirements.txt").read_text().splitlines()
+    assert [line for line in requirements if not line.startswith("#")] == [
+        "--find-links ./_wheels", f"agentspec=={version()}"]
+    with zipfile.ZipFile(package / "_wheels" / wheel) as archive:
+        names = archive.namelist()
+        assert "agentspec/bundle/__init__.py" in names and not any(".pyc" in n for n in names)
+        assert f"agentspec-{version()}.dist-info/entry_points.txt" in names
+
+
+def test_the_bundle_reports_what_it_left_out(project: Path, tmp_path: Path) -> None:
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle",
+                  "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    left_out = sorted(line for line in done.output.splitlines() if line.startswith("left out"))
+    assert left_out == ["left out `agents/desk_tools/.env`: it may hold secrets",
+                        "left out `agents/skills/refunds/.env`: it may hold secrets",
+                        "left out `agents/skills/refunds/deploy.pem`: it may hold secrets"]
+
+
+def test_the_bundle_imports_and_runs_alone_with_the_project_gone(
+        project: Path, tmp_path: Path) -> None:
+    """Copied alone to another directory, with the project deleted, ADK's AgentLoader loads
+    it in a fresh interpreter and a turn reads every file from the bundle."""
+    package = bundle(project, tmp_path / "out")
+    alone = tmp_path / "elsewhere"
+    shutil.copytree(package, alone / "desk")
+    shutil.rmtree(project)
+    shutil.rmtree(tmp_path / "out")
+    script = textwrap.dedent("""\
+        import asyncio, sys
+        from google.adk.cli.utils.agent_loader import AgentLoader
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+
+        async def main():
+            app = AgentLoader(agents_dir=sys.argv[1]).load_agent("desk")
+            runner = InMemoryRunner(app=app)
+            session = await runner.session_service.create_session(app_name="desk", user_id="u")
+            said = []
+            async for event in runner.run_async(user_id="u", session_id=session.id,
+                    new_message=types.Content(role="user", parts=[types.Part(text="A-17?")])):
+                if event.error_code:
+                    raise SystemExit(f"{event.error_code}: {event.error_message}")
+                said += [p.text for p in (event.content.parts if event.content else [])
+                         if p.text]
+            await runner.close()
+            files = sorted({m.__file__ for n, m in sys.modules.items()
+                            if n.split(".")[0] in ("desk_tools", "pricing")})
+            print(said[-1]); print("\\n".join(files))
+
+        asyncio.run(main())
+        """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", script, str(alone)], cwd=tmp_path,
+                          capture_output=True, text=True, env={**env,
+                                                               "ADK_DISABLE_LOAD_DOTENV": "1"})
+    assert done.returncode == 0, done.stderr
+    answer, *modules = done.stdout.splitlines()
+    assert answer == ANSWER
+    assert modules and all(m.startswith(str(alone / "desk" / "_project")) for m in modules)
+
+
+def test_a_bundle_replaces_its_own_output_only(project: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert invoke("build", str(project / "agents/desk.yaml"), "-o", str(out)).exit_code == 0
+    package = bundle(project, out)  # a package build wrote becomes a bundle
+    (project / "agents/AGENTS.md").write_text("Quote MEMORY-MARK-43.\n")
+    assert (bundle(project, out) / "_project/agents/AGENTS.md").read_text() == \
+        "Quote MEMORY-MARK-43.\n"
+    assert sorted(p.name for p in out.iterdir()) == ["desk"]  # no staging directory left
+    plain = invoke("build", str(project / "agents/desk.yaml"), "-o", str(out))
+    assert plain.exit_code == 1 and "AS405" in plain.output and "holds a bundle" in plain.output
+    (package / "notes.txt").write_text("mine")
+    again = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o", str(out))
+    assert again.exit_code == 1 and "AS405" in again.output and "notes.txt" in again.output
+    assert (package / "notes.txt").read_text() == "mine"
+
+
+# --- what a bundle refuses -----------------------------------------------------------------
+
+
+def test_a_link_inside_a_copied_directory_is_refused(project: Path, tmp_path: Path) -> None:
+    (project / "agents/skills/refunds/policy.md").symlink_to(project / ".env")
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle",
+                  "-o", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert "AS409" in done.output and "`agents/skills/refunds/policy.md` is a symbolic link" in \
+        done.output
+    assert not (tmp_path / "out" / "desk").exists()
+    assert [p.name for p in (tmp_path / "out").iterdir()] == []  # the staging is removed
+
+
+def test_a_secret_the_spec_names_is_refused(project: Path, tmp_path: Path) -> None:
+    spec = project / "agents/desk.yaml"
+    spec.write_text(spec.read_text().replace("memory: [./AGENTS.md]", "memory: [./.env]"))
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert "AS409" in done.output and "`agents/.env` may hold secrets" in done.output
+    assert SECRET not in done.output
+
+
+def test_a_path_outside_the_project_is_refused(project: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / "refunds").mkdir(parents=True)
+    (shared / "refunds/SKILL.md").write_text(textwrap.dedent(SKILL))
+    spec = project / "agents/desk.yaml"
+    spec.write_text(spec.read_text().replace("skills: [./skills]", "skills: [../../shared]")
+                    + "outside_project: [../../shared]\n")
+    assert invoke("build", str(spec), "-o", str(tmp_path / "plain")).exit_code == 0
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert "AS409" in done.output and "`../../shared` is outside the project" in done.output
+
+
+# --- `adk deploy` staging, a fresh virtual environment, `adk api_server` -----------------
+
+GCLOUD = """\
+#!/bin/sh
+# stands in for gcloud: answers the project, records the source folder instead of deploying
+if [ "$1 $2 $3" = "config get-value project" ]; then echo fake-project; exit 0; fi
+echo "$@" > "$GCLOUD_RECORD/args"
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--source" ]; then cp -R "$2" "$GCLOUD_RECORD/source"; fi
+  shift
+done
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _post(url: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return json.loads(response.read())
+
+
+def _wait_for(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
+    for _ in range(600):
+        if server.poll() is not None:
+            raise AssertionError(f"adk api_server exited: {log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"adk api_server did not answer: {log.read_text()}")
+
+
+@pytest.mark.slow
+def test_adk_deploy_staging_installs_in_a_fresh_venv_and_serves(
+        project: Path, tmp_path: Path) -> None:
+    package = bundle(project, tmp_path / "out")
+    shutil.rmtree(project)  # the deployment has only what the bundle holds
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "gcloud").write_text(GCLOUD)
+    (fake / "gcloud").chmod(0o755)
+    record = tmp_path / "record"
+    record.mkdir()
+    adk = Path(sys.executable).parent / "adk"
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+           "GCLOUD_RECORD": str(record)}
+    staged = subprocess.run(
+        [str(adk), "deploy", "cloud_run", "--project", "fake-project", "--region",
+         "us-central1", "--temp_folder", str(tmp_path / "staging"), str(package)],
+        env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert staged.returncode == 0, staged.stdout + staged.stderr
+    assert "--source" in (record / "args").read_text()
+    source = record / "source"
+    assert not (tmp_path / "staging").exists()  # ADK removed its staging: the record is ours
+    dockerfile = (source / "Dockerfile").read_text()
+    assert '"pip", "install", "-r", "/app/agents/desk/requirements.txt"' in dockerfile
+    assert (source / "agents/desk/_project/agents/AGENTS.md").is_file()
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # as the image does: the working directory is the build context, the path absolute
+    installed = subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "-r", str(source / "agents/desk/requirements.txt")],
+        cwd=source, capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    shown = subprocess.run([str(venv / "bin/python"), "-m", "pip", "show", "-f", "agentspec"],
+                           capture_output=True, text=True, check=True).stdout
+    assert f"Version: {version()}" in shown and "Editable project location" not in shown
+
+    port = _free_port()
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            [str(venv / "bin/adk"), "api_server", "--host", "127.0.0.1", f"--port={port}",
+             "--session_service_uri=memory://", "--artifact_service_uri=memory://",
+             str(source / "agents")],
+            cwd=tmp_path, stdout=output, stderr=subprocess.STDOUT,
+            env={k: v for k, v in os.environ.items()
+                 if k not in ("PYTHONPATH", "GOOGLE_API_KEY", "GEMINI_API_KEY")})
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_for(f"{base}/list-apps", server, log)
+        session = _post(f"{base}/apps/desk/users/u/sessions", {})["id"]
+        events = _post(f"{base}/run", {
+            "app_name": "desk", "user_id": "u", "session_id": session,
+            "new_message": {"role": "user", "parts": [{"text": "Where is A-17?"}]}})
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert [e for e in events if e.get("errorCode")] == []
+    texts = [p["text"] for e in events for p in (e.get("content") or {}).get("parts", [])
+             if p.get("text")]
+    assert texts == [ANSWER], log.read_text()
