@@ -243,6 +243,24 @@ def test_a_bundle_replaces_its_own_output_only(project: Path, tmp_path: Path) ->
     assert (package / "notes.txt").read_text() == "mine"
 
 
+def test_what_the_modules_import_is_pinned_unless_agentspec_brings_it(
+        project: Path, tmp_path: Path) -> None:
+    from importlib import metadata
+
+    (project / "agents/pricing.py").write_text(
+        "import hypothesis  # not one of agentspec's requirements\n"
+        "import yaml  # google-adk requires PyYAML\n"
+        "try:\n    import zq_not_installed\nexcept ImportError:\n    pass\n" + PRICING)
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle",
+                  "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    requirements = (tmp_path / "out/desk/requirements.txt").read_text().splitlines()
+    assert [line for line in requirements if not line.startswith(("#", "--"))] == [
+        f"agentspec=={version()}", f"hypothesis=={metadata.version('hypothesis')}"]
+    assert "note: not pinned: the modules import `zq_not_installed`, which is not installed " \
+           "here" in done.output
+
+
 # --- what a bundle refuses -----------------------------------------------------------------
 
 

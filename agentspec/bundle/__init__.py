@@ -30,7 +30,7 @@ from agentspec import safefs
 from agentspec.build import BUNDLED, Compiled, emit_package
 from agentspec.bundle.contents import Contents, contents
 from agentspec.bundle.copying import Copied, Refused, copy_entry
-from agentspec.bundle.wheel import DISTRIBUTION, agentspec_wheel
+from agentspec.bundle.wheel import DISTRIBUTION, NotInstalled, agentspec_wheel
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.emit.source import HEADER
 from agentspec.paths import project_root, resolved
@@ -132,6 +132,15 @@ def _fill(staging: Path, compiled: Compiled, out_dir: Path, found: Contents,
 def write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, list[Diagnostic]]:
     """Write the bundle of `compiled` as `out_dir/<app>/`, replacing only a package that
     `build` wrote; it is made beside it and renamed into place."""
+    try:
+        return _write_bundle(compiled, out_dir)
+    except NotInstalled as exc:
+        return None, [codes.BUNDLE_REFUSED(str(exc), None,
+                                           hint="install agentspec with pip (`pip install -e .` "
+                                                "in a checkout)")]
+
+
+def _write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, list[Diagnostic]]:
     assert compiled.plan is not None
     project = compiled.check.project
     root = resolved(project.root if project else project_root(compiled.check.path))

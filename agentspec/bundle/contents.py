@@ -19,6 +19,8 @@ from importlib import metadata
 from importlib.machinery import PathFinder
 from pathlib import Path, PurePosixPath
 
+from agentspec.bundle.wheel import DISTRIBUTION as DIST
+from agentspec.bundle.wheel import distribution as agentspec_distribution
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.plan import Call, DictOf, Env, Import, ListOf, Plan, SpecPath, Value
 
@@ -186,9 +188,6 @@ class _Collector:
         return self.found
 
 
-DIST = "agentspec"
-
-
 def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -207,7 +206,8 @@ def _required_by(dist: str, extras: set[str]) -> set[str]:
             continue
         seen.add(canonical)
         try:
-            requires = metadata.requires(name) or []
+            requires = (agentspec_distribution() if canonical == DIST
+                        else metadata.distribution(name)).requires or []
         except metadata.PackageNotFoundError:
             continue
         for line in requires:

@@ -15,25 +15,29 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["DISTRIBUTION", "agentspec_wheel", "version"]
+__all__ = ["DISTRIBUTION", "NotInstalled", "agentspec_wheel", "distribution", "version"]
 
 DISTRIBUTION = "agentspec"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 _WHEEL = "Wheel-Version: 1.0\nGenerator: agentspec\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 
 
-def _distribution() -> metadata.Distribution:
+class NotInstalled(RuntimeError):
+    """agentspec runs from a source tree that pip did not install: no wheel can be made."""
+
+
+def distribution() -> metadata.Distribution:
     """The installed agentspec: its `.dist-info` (an `.egg-info` that a source checkout
     leaves in the working directory is older metadata, without a METADATA file)."""
     for dist in metadata.distributions(name=DISTRIBUTION):
         if dist.read_text("METADATA"):
             return dist
-    raise RuntimeError("agentspec is not installed as a distribution (no .dist-info with "
-                       "METADATA): install it with pip to build a bundle")
+    raise NotInstalled("agentspec is not installed as a distribution (no .dist-info with "
+                       "METADATA), so the bundle cannot carry it")
 
 
 def version() -> str:
-    return _distribution().version
+    return distribution().version
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -57,7 +61,7 @@ def agentspec_wheel() -> tuple[str, bytes]:
     """The wheel's file name and bytes."""
     import agentspec
 
-    dist = _distribution()
+    dist = distribution()
     number = dist.version
     info = f"{DISTRIBUTION}-{number}.dist-info"
     entries = _package_files(Path(agentspec.__file__).resolve().parent)
