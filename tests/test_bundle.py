@@ -261,6 +261,35 @@ def test_what_the_modules_import_is_pinned_unless_agentspec_brings_it(
            "here" in done.output
 
 
+def test_the_extras_follow_the_spec_and_an_mcp_working_directory_is_copied(
+        project: Path, tmp_path: Path) -> None:
+    (project / "agents/servers").mkdir()
+    (project / "agents/servers/calc_server.py").write_text("print('a server')\n")
+    spec = project / "agents/desk.yaml"
+    spec.write_text(spec.read_text().replace("tools:\n", "tools:\n  calc:\n    mcp: {command: "
+                    "python3, args: [calc_server.py], cwd: ./servers}\n", 1).replace(
+                    "tools: [lookup_order]", "tools: [lookup_order, calc]"))
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    package = tmp_path / "out/desk"
+    assert (package / "_project/agents/servers/calc_server.py").is_file()
+    assert f"agentspec[mcp]=={version()}" in (package / "requirements.txt").read_text()
+    assert "cwd=spec_path('servers')" in (package / "agent.py").read_text()
+
+
+def test_a_postgres_job_store_brings_the_postgres_extra_and_sqlite_state_is_not_copied(
+        tmp_path: Path) -> None:
+    shipped = Path(__file__).resolve().parent.parent / "specs/offline_jobs.yaml"
+    for env, extra in (("prod", "[postgres]"), (None, "")):
+        out = tmp_path / (env or "base")
+        done = invoke("build", str(shipped), "--bundle", "-o", str(out),
+                      *(["--env", env] if env else []))
+        assert done.exit_code == 0, done.output
+        package = out / "deal_desk"
+        assert f"agentspec{extra}=={version()}" in (package / "requirements.txt").read_text()
+        assert not any(p.name.startswith(".") for p in package.rglob("*"))  # no .agentspec/
+
+
 # --- what a bundle refuses -----------------------------------------------------------------
 
 
