@@ -326,6 +326,25 @@ def test_a_path_outside_the_project_is_refused(project: Path, tmp_path: Path) ->
     assert "AS409" in done.output and "`../../shared` is outside the project" in done.output
 
 
+def test_a_link_that_leads_outside_the_project_is_refused(project: Path, tmp_path: Path) -> None:
+    shutil.move(project / "agents/skills", tmp_path / "shared")
+    (project / "agents/skills").symlink_to(tmp_path / "shared")
+    spec = project / "agents/desk.yaml"
+    spec.write_text(spec.read_text() + "outside_project: [../../shared]\n")
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert "AS409" in done.output and "leads outside the project through a link" in done.output
+
+
+def test_a_spec_file_name_cannot_add_a_requirement(project: Path, tmp_path: Path) -> None:
+    spec = project / "agents/desk\n--extra-index-url http:evil.yaml"
+    (project / "agents/desk.yaml").rename(spec)
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    requirements = (tmp_path / "out/desk/requirements.txt").read_text().splitlines()
+    assert [line for line in requirements if line.startswith("--")] == ["--find-links ./_wheels"]
+
+
 # --- `adk deploy` staging, a fresh virtual environment, `adk api_server` -----------------
 
 GCLOUD = """\

@@ -32,7 +32,7 @@ from agentspec.bundle.contents import Contents, contents
 from agentspec.bundle.copying import Copied, Refused, copy_entry
 from agentspec.bundle.wheel import DISTRIBUTION, NotInstalled, agentspec_wheel
 from agentspec.diagnostics import Diagnostic, codes
-from agentspec.emit.source import HEADER
+from agentspec.emit.source import HEADER, comment
 from agentspec.paths import project_root, resolved
 
 __all__ = ["PROJECT", "WHEELS", "Written", "write_bundle"]
@@ -54,7 +54,7 @@ class Written:
 
 def requirements(spec_file: str, found: Contents, version: str, wheel: str) -> str:
     extras = f"[{','.join(sorted(found.extras))}]" if found.extras else ""
-    lines = [HEADER.format(spec=spec_file),
+    lines = [HEADER.format(spec=comment(spec_file)),
              "# agentspec itself, from the wheel in _wheels/ (pip reads a relative --find-links",
              "# from this file's directory, wherever the folder is copied)",
              f"--find-links ./{WHEELS}", f"{DISTRIBUTION}{extras}=={version}"]

@@ -29,6 +29,9 @@ __all__ = ["Contents", "Entry", "contents"]
 #: callees whose paths are state the app writes at run time, not files to ship
 _STATE = {"sqlite_url"}
 _POSTGRES = re.compile(r"postgres(ql)?(\+\w+)?://")
+#: what a requirements line may hold of an installed distribution's name and version
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_VERSION = re.compile(r"[A-Za-z0-9.+!_-]+")
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,15 @@ class _Collector:
 
     def add(self, path: Path, shown: str) -> None:
         target = self.target(path, shown)
-        if target is not None:
-            self.found.entries.append(Entry(Path(os.path.realpath(path)), target))
+        source = Path(os.path.realpath(path))
+        if target is None:
+            return
+        if not source.is_relative_to(self.root):
+            self.found.problems.append(codes.BUNDLE_REFUSED(
+                f"`{shown}` leads outside the project through a link (to `{source}`)", None,
+                hint="copy what it points to into the project"))
+            return
+        self.found.entries.append(Entry(source, target))
 
     # paths the generated code names ----------------------------------------------------
 
@@ -167,7 +177,12 @@ class _Collector:
             if any(_canonical(d) in provided for d in dists):
                 continue
             for dist in sorted(set(dists)):
-                self.found.pins[dist] = metadata.version(dist)
+                pinned = metadata.version(dist)
+                if _NAME.fullmatch(dist) and _VERSION.fullmatch(pinned):
+                    self.found.pins[dist] = pinned
+                else:
+                    self.found.notes.append(f"not pinned: {dist!r} {pinned!r} is no "
+                                            "distribution name and version pip reads")
 
     def collect(self) -> Contents:
         user: set[str] = set()

@@ -15,6 +15,8 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from agentspec.bundle.copying import secret_name
+
 __all__ = ["DISTRIBUTION", "NotInstalled", "agentspec_wheel", "distribution", "version"]
 
 DISTRIBUTION = "agentspec"
@@ -51,7 +53,8 @@ def _package_files(package: Path) -> list[tuple[str, bytes]]:
     for path in sorted(package.rglob("*")):
         relative = path.relative_to(package.parent)
         if path.is_symlink() or not path.is_file() or "__pycache__" in relative.parts \
-                or path.suffix in (".pyc", ".pyo"):
+                or path.suffix in (".pyc", ".pyo") or any(
+                    part.startswith(".") or secret_name(part) for part in relative.parts):
             continue
         files.append((relative.as_posix(), path.read_bytes()))
     return files
