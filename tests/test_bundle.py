@@ -227,6 +227,42 @@ def test_the_bundle_imports_and_runs_alone_with_the_project_gone(
     assert modules and all(m.startswith(str(alone / "desk" / "_project")) for m in modules)
 
 
+def test_a_bundle_goes_to_dist_beside_the_spec_by_default(project: Path) -> None:
+    assert invoke("build", str(project / "agents/desk.yaml")).exit_code == 0
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle")
+    assert done.exit_code == 0, done.output
+    assert (project / "agents/dist/desk/_project/agents/AGENTS.md").is_file()
+    assert not (project / "agents/desk/_project").exists()  # the package beside it stays
+
+
+def test_a_backend_root_is_copied_without_bundles_environments_or_hidden_files(
+        project: Path, tmp_path: Path) -> None:
+    """A root of `.` holds the spec's directory: the bundle in dist/, a virtual environment
+    and hidden files are left out and listed; the rest is the agent's starting workspace."""
+    spec = project / "agents/desk.yaml"
+    spec.write_text(spec.read_text().replace("agents:\n", "backends:\n  here: {type: "
+                    "filesystem, root: .}\nagents:\n", 1).replace(
+                    "    memory:", "    filesystem: {backend: here, tools: [ls, read_file]}\n"
+                    "    memory:"))
+    (project / "agents/venv").mkdir()
+    (project / "agents/venv/pyvenv.cfg").write_text("home = /usr/bin\n")
+    (project / "agents/notes.md").write_text("a note\n")
+    assert invoke("build", str(spec), "--bundle").exit_code == 0
+    done = invoke("build", str(spec), "--bundle")  # dist/ now holds the first bundle
+    assert done.exit_code == 0, done.output
+    package = project / "agents/dist/desk"
+    assert (package / "_project/agents/notes.md").read_text() == "a note\n"
+    assert (package / "_project/agents/desk.yaml").is_file()  # in the root: the agent sees it
+    assert list((package / "_project/agents/dist").iterdir()) == []
+    assert not (package / "_project/agents/venv").exists()
+    left_out = [line for line in done.output.splitlines() if line.startswith("left out")]
+    assert "left out `agents/dist/desk`: another agentspec bundle" in left_out
+    assert "left out `agents/venv`: a virtual environment" in left_out
+    assert "left out `agents/.env`: it may hold secrets" in left_out
+    assert not any(SECRET in p.read_text(errors="replace") for p in package.rglob("*")
+                   if p.is_file() and p.suffix != ".whl")
+
+
 def test_a_bundle_replaces_its_own_output_only(project: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert invoke("build", str(project / "agents/desk.yaml"), "-o", str(out)).exit_code == 0

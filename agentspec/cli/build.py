@@ -17,14 +17,15 @@ if TYPE_CHECKING:
 @click.command(name="build")
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path),
-              help="Directory that receives the package `<name>/` (default: the spec's).")
+              help="Directory that receives the package `<name>/` (default: the spec's; "
+                   "with --bundle, `dist/` beside the spec).")
 @environment_option
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 with a diff when the package on disk is stale.")
 @click.option("--bundle", is_flag=True,
               help="A self-contained package for `adk deploy`: the spec's modules and the "
-                   "files its agents read copied inside, and a requirements.txt with "
-                   "agentspec's wheel.")
+                   "files its agents read copied inside, and a requirements.txt that "
+                   "installs agentspec from a wheel inside it.")
 def command(spec: Path, out_dir: Path | None, environment: str | None, check_only: bool,
             bundle: bool) -> None:
     """Compile SPEC into the package OUT/<name>/ (agent.py with `app` and `root_agent`)."""
@@ -46,7 +47,8 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
     if problems:
         print_diagnostics(problems, compiled.check.sources)
         sys.exit(1)
-    target = out_dir if out_dir is not None else compiled.spec_dir
+    default = compiled.spec_dir / "dist" if bundle else compiled.spec_dir
+    target = out_dir if out_dir is not None else default
     assert compiled.plan is not None
     package = target / compiled.plan.app_name
     if bundle:
