@@ -326,6 +326,43 @@ def test_a_postgres_job_store_brings_the_postgres_extra_and_sqlite_state_is_not_
         assert not any(p.name.startswith(".") for p in package.rglob("*"))  # no .agentspec/
 
 
+def test_every_shipped_spec_bundles_and_loads_alone(tmp_path: Path) -> None:
+    """Each required shipped spec's bundle, copied away from the repository, loads through
+    ADK's AgentLoader in a fresh interpreter, its modules imported from the bundle."""
+    from tests.buildkit import REQUIRED_BUILDABLE, ROOT
+
+    out = tmp_path / "out"
+    names = []
+    for spec in REQUIRED_BUILDABLE:
+        done = invoke("build", str(spec), "--bundle", "-o", str(out))
+        assert done.exit_code == 0, (spec, done.output)
+        names.append(done.output.splitlines()[-1].split(":")[0].rsplit("/", 1)[-1])
+    alone = tmp_path / "elsewhere"
+    shutil.copytree(out, alone)
+    script = textwrap.dedent("""\
+        import os, sys
+        from google.adk.cli.utils.agent_loader import AgentLoader
+        alone, repository, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+        theirs = (alone, os.path.join(repository, "specs"), os.path.join(repository, "examples"))
+        for name in names:
+            before = set(sys.modules)
+            AgentLoader(agents_dir=alone).load_agent(name)
+            for module in sorted(set(sys.modules) - before):
+                where = getattr(sys.modules[module], "__file__", None) or ""
+                if where.startswith(theirs) and module.split(".")[0] != name:
+                    print(name, module, where)
+        """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", script, str(alone), str(ROOT), *names],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "ADK_DISABLE_LOAD_DOTENV": "1"})
+    assert done.returncode == 0, done.stderr
+    loaded = [line.split() for line in done.stdout.splitlines()]
+    assert loaded, "no module of the specs' own was imported"
+    assert all(where.startswith(str(alone / name / "_project")) and str(ROOT) not in where
+               for name, _, where in loaded), loaded
+
+
 # --- what a bundle refuses -----------------------------------------------------------------
 
 
