@@ -363,6 +363,25 @@ def test_every_shipped_spec_bundles_and_loads_alone(tmp_path: Path) -> None:
                for name, _, where in loaded), loaded
 
 
+def test_check_compares_the_bundle_on_disk_with_the_spec(project: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    spec = str(project / "agents/desk.yaml")
+    package = bundle(project, out)
+    (package / "__pycache__").mkdir()  # as importing it leaves behind: not a difference
+    (package / "__pycache__/agent.cpython-311.pyc").write_bytes(b"cache")
+    fresh = invoke("build", spec, "--bundle", "--check", "-o", str(out))
+    assert fresh.exit_code == 0 and f"up to date: {package}" in fresh.output, fresh.output
+    (project / "agents/AGENTS.md").write_text("Quote MEMORY-MARK-43.\n")
+    (project / "agents/skills/refunds/more.md").write_text("more\n")
+    (package / "_project/agents/extra.txt").write_text("by hand\n")
+    stale = invoke("build", spec, "--bundle", "--check", "-o", str(out))
+    assert stale.exit_code == 1
+    assert stale.stdout.splitlines() == ["differs: _project/agents/AGENTS.md",
+                                         "not from the spec: _project/agents/extra.txt",
+                                         "missing: _project/agents/skills/refunds/more.md"]
+    assert (package / "_project/agents/extra.txt").exists()  # --check writes nothing
+
+
 # --- what a bundle refuses -----------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ found wherever the folder lands.
 
 from __future__ import annotations
 
+import filecmp
 import os
 import secrets
 import shutil
@@ -35,7 +36,7 @@ from agentspec.diagnostics import Diagnostic, codes
 from agentspec.emit.source import HEADER, comment
 from agentspec.paths import project_root, resolved
 
-__all__ = ["PROJECT", "WHEELS", "Written", "write_bundle"]
+__all__ = ["PROJECT", "WHEELS", "Written", "stale_bundle", "write_bundle"]
 
 PROJECT = BUNDLED
 WHEELS = "_wheels"
@@ -105,13 +106,14 @@ def _excluder(avoid: set[tuple[int, int]]) -> Callable[[int], str | None]:
     return excluded
 
 
-def _fill(staging: Path, compiled: Compiled, out_dir: Path, found: Contents,
+def _fill(staging: Path, compiled: Compiled, found: Contents,
           avoid: set[tuple[int, int]]) -> tuple[Copied, str]:
     assert compiled.plan is not None
     root = resolved(compiled.check.project.root if compiled.check.project
                     else project_root(compiled.check.path))
     spec_in_project = PurePosixPath(compiled.spec_dir.relative_to(root).as_posix())
-    files = emit_package(compiled, out_dir, bundle=PurePosixPath(PROJECT) / spec_in_project)
+    files = emit_package(compiled, staging.parent,
+                         bundle=PurePosixPath(PROJECT) / spec_in_project)
     for relative, text in files.items():
         (staging / relative.name).write_text(text, encoding="utf-8")
     copied = Copied()
@@ -129,27 +131,86 @@ def _fill(staging: Path, compiled: Compiled, out_dir: Path, found: Contents,
     return copied, name
 
 
-def write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, list[Diagnostic]]:
-    """Write the bundle of `compiled` as `out_dir/<app>/`, replacing only a package that
-    `build` wrote; it is made beside it and renamed into place."""
-    try:
-        return _write_bundle(compiled, out_dir)
-    except NotInstalled as exc:
-        return None, [codes.BUNDLE_REFUSED(str(exc), None,
-                                           hint="install agentspec with pip (`pip install -e .` "
-                                                "in a checkout)")]
-
-
-def _write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, list[Diagnostic]]:
+def _contents(compiled: Compiled) -> Contents:
     assert compiled.plan is not None
     project = compiled.check.project
     root = resolved(project.root if project else project_root(compiled.check.path))
-    found = contents(compiled.plan, compiled.spec_dir, root)
-    if found.problems:
-        return None, found.problems
+    return contents(compiled.plan, compiled.spec_dir, root)
+
+
+def _refusals(error: Exception, out_dir: Path) -> list[Diagnostic]:
+    if isinstance(error, Refused):
+        return [codes.BUNDLE_REFUSED(str(error), None, hint=error.hint)]
+    if isinstance(error, NotInstalled):
+        return [codes.BUNDLE_REFUSED(str(error), None, hint="install agentspec with pip "
+                                                            "(`pip install -e .` in a checkout)")]
+    assert isinstance(error, OSError)
+    reason = str(error) if isinstance(error, safefs.UnsafePath) else \
+        f"{error.strerror or error}: `{error.filename or out_dir}`"
+    return [codes.OUTPUT_UNUSABLE(f"cannot write the bundle: {reason}", None,
+                                  hint="build into another directory with `-o`")]
+
+
+def stale_bundle(compiled: Compiled, out_dir: Path) -> tuple[list[str], list[Diagnostic]]:
+    """How the bundle on disk differs from the one the spec makes now, one line per path
+    (none when it is up to date); nothing is written but a scratch copy."""
+    assert compiled.plan is not None
+    name = compiled.plan.app_name
+    try:
+        found = _contents(compiled)
+        if found.problems:
+            return [], found.problems
+        with tempfile.TemporaryDirectory() as scratch:
+            staging = Path(scratch) / name
+            staging.mkdir()
+            info = os.stat(staging)
+            _fill(staging, compiled, found, {(info.st_dev, info.st_ino)})
+            return _differences(staging, out_dir / name), []
+    except (Refused, NotInstalled, OSError) as error:
+        return [], _refusals(error, out_dir)
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every path below `root` with its kind; links are not followed, caches not listed."""
+    found: dict[str, str] = {}
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
+        for entry in (*subdirectories, *files):
+            path = Path(directory) / entry
+            mode = os.lstat(path).st_mode
+            found[path.relative_to(root).as_posix()] = (
+                "link" if stat.S_ISLNK(mode) else "directory" if stat.S_ISDIR(mode)
+                else "file" if stat.S_ISREG(mode) else "other")
+    return found
+
+
+def _differences(fresh: Path, disk: Path) -> list[str]:
+    if not os.path.lexists(disk) or not stat.S_ISDIR(os.lstat(disk).st_mode):
+        return [f"`{disk}` is no bundle directory"]
+    made, there = _tree(fresh), _tree(disk)
+    lines = []
+    for path in sorted(made.keys() | there.keys()):
+        if path not in there:
+            lines.append(f"missing: {path}")
+        elif path not in made:
+            lines.append(f"not from the spec: {path}")
+        elif made[path] != there[path]:
+            lines.append(f"a {there[path]}, not a {made[path]}: {path}")
+        elif made[path] == "file" and not filecmp.cmp(fresh / path, disk / path, shallow=False):
+            lines.append(f"differs: {path}")
+    return lines
+
+
+def write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, list[Diagnostic]]:
+    """Write the bundle of `compiled` as `out_dir/<app>/`, replacing only a package that
+    `build` wrote; it is made beside it and renamed into place."""
+    assert compiled.plan is not None
     name = compiled.plan.app_name
     shown = out_dir / name
     try:
+        found = _contents(compiled)
+        if found.problems:
+            return None, found.problems
         with safefs.directory(out_dir, create=True) as out:
             refused = _replaceable(out, name, shown)
             if refused:
@@ -157,20 +218,14 @@ def _write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, li
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.bundle-", dir=out_dir))
         try:
             info = os.stat(staging)
-            copied, wheel = _fill(staging, compiled, out_dir, found,
-                                  {(info.st_dev, info.st_ino)})
+            copied, wheel = _fill(staging, compiled, found, {(info.st_dev, info.st_ino)})
             os.chmod(staging, 0o755)
             _swap(out_dir, name, staging)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    except Refused as refusal:
-        return None, [codes.BUNDLE_REFUSED(str(refusal), None, hint=refusal.hint)]
-    except OSError as exc:
-        reason = str(exc) if isinstance(exc, safefs.UnsafePath) else \
-            f"{exc.strerror or exc}: `{exc.filename or out_dir}`"
-        return None, [codes.OUTPUT_UNUSABLE(f"cannot write the bundle: {reason}", None,
-                                            hint="build into another directory with `-o`")]
+    except (Refused, NotInstalled, OSError) as error:
+        return None, _refusals(error, out_dir)
     return Written(shown, copied, found, wheel), []
 
 

@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 def command(spec: Path, out_dir: Path | None, environment: str | None, check_only: bool,
             bundle: bool) -> None:
     """Compile SPEC into the package OUT/<name>/ (agent.py with `app` and `root_agent`)."""
-    if bundle and check_only:
-        raise click.UsageError("--check compares a package built without --bundle")
     from agentspec.build import (
         build_objects,
         compile_spec,
@@ -52,7 +50,7 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
     assert compiled.plan is not None
     package = target / compiled.plan.app_name
     if bundle:
-        _bundle(compiled, target)
+        (_check_bundle if check_only else _bundle)(compiled, target)
         return
     files = emit_package(compiled, target)
     if check_only:
@@ -83,3 +81,18 @@ def _bundle(compiled: Compiled, target: Path) -> None:
     extras = ", ".join(sorted(written.contents.extras)) or "none"
     click.echo(f"wrote the bundle {written.package}: {written.copied.files} project files "
                f"({written.copied.size} bytes), {written.wheel} (extras: {extras})")
+
+
+def _check_bundle(compiled: Compiled, target: Path) -> None:
+    from agentspec.bundle import stale_bundle
+
+    assert compiled.plan is not None
+    differences, refused = stale_bundle(compiled, target)
+    if refused:
+        print_diagnostics(refused, compiled.check.sources)
+        sys.exit(1)
+    for line in differences:
+        click.echo(line)
+    package = target / compiled.plan.app_name
+    click.echo(f"{'stale' if differences else 'up to date'}: {package}", err=True)
+    sys.exit(1 if differences else 0)
