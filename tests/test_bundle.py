@@ -396,6 +396,17 @@ def test_a_link_inside_a_copied_directory_is_refused(project: Path, tmp_path: Pa
     assert [p.name for p in (tmp_path / "out").iterdir()] == []  # the staging is removed
 
 
+def test_a_hard_link_inside_a_copied_directory_is_refused(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(SECRET)
+    os.link(outside, project / "agents/skills/refunds/notes.md")
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle",
+                  "-o", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert "AS409" in done.output and "`agents/skills/refunds/notes.md` has 2 names" in \
+        done.output
+
+
 def test_a_secret_the_spec_names_is_refused(project: Path, tmp_path: Path) -> None:
     spec = project / "agents/desk.yaml"
     spec.write_text(spec.read_text().replace("memory: [./AGENTS.md]", "memory: [./.env]"))

@@ -58,7 +58,11 @@ def _skipped(name: str) -> str | None:
 
 def _copy_file(parent: int, name: str, shown: str, target: Path, copied: Copied) -> None:
     with safefs.open_file(parent, name, shown=shown) as source:
-        mode = os.fstat(source.fileno()).st_mode & 0o755  # no set-id bits, no write for others
+        info = os.fstat(source.fileno())
+        if info.st_nlink > 1:
+            raise Refused(f"`{shown}` has {info.st_nlink} names (hard links), and another one "
+                          "may lie outside the project", "replace it by a copy")
+        mode = info.st_mode & 0o755  # no set-id bits, no write for others
         with open(target, "xb") as out:
             shutil.copyfileobj(source, out)
             copied.size += out.tell()

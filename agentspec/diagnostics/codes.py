@@ -421,6 +421,7 @@ BUNDLE_REFUSED = _code(
     refuses what it cannot copy safely: a path outside the project (`outside_project` lets a
     spec read it in place, which a deployed copy cannot), a symbolic link or a FIFO inside a
     copied directory (the bundle neither follows links nor opens anything but regular files),
+    a file with several names (a hard link, whose other name may lie outside the project),
     and an environment or key file the spec names (`.env`, `*.pem`, ...), which would ship a
     secret. Inside copied directories such files, hidden entries, caches and virtual
     environments are left out, and `build` lists what it left out.""")
