@@ -21,6 +21,7 @@ import textwrap
 import time
 import urllib.request
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ SPEC = """\
     name: desk
     root: clerk
     tools:
-      lookup_order: {python: desk_tools.orders:lookup_order}
+      lookup_order: {python: zq_bundle_tools.orders:lookup_order}
     agents:
       clerk:
         model: gemini-2.5-flash
@@ -43,14 +44,14 @@ SPEC = """\
         tools: [lookup_order]
         memory: [./AGENTS.md]
         skills: [./skills]
-        callbacks: {before_model: [desk_tools.model:scripted]}
+        callbacks: {before_model: [zq_bundle_tools.model:scripted]}
     """
 
 ORDERS = '''\
 import json
 import os
 
-import pricing
+import zq_bundle_pricing
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -59,7 +60,7 @@ def lookup_order(order_id: str) -> dict:
     """The status of an order."""
     with open(os.path.join(_HERE, "orders.json"), encoding="utf-8") as handle:
         order = json.load(handle)[order_id]
-    return {"status": f"{order['status']}, {pricing.total(order['items'])} EUR"}
+    return {"status": f"{order['status']}, {zq_bundle_pricing.total(order['items'])} EUR"}
 '''
 
 PRICING = '''\
@@ -116,15 +117,27 @@ def _files() -> dict[str, str]:
         "agents/skills/refunds/SKILL.md": textwrap.dedent(SKILL),
         "agents/skills/refunds/.env": f"TOKEN={SECRET}\n",
         "agents/skills/refunds/deploy.pem": f"{SECRET}\n",
-        "agents/desk_tools/__init__.py": "",
-        "agents/desk_tools/orders.py": ORDERS,
-        "agents/desk_tools/orders.json": json.dumps(
+        "agents/zq_bundle_tools/__init__.py": "",
+        "agents/zq_bundle_tools/orders.py": ORDERS,
+        "agents/zq_bundle_tools/orders.json": json.dumps(
             {"A-17": {"status": "shipped", "items": [{"price": 40}, {"price": 2}]}}),
-        "agents/desk_tools/model.py": MODEL,
-        "agents/desk_tools/.env": f"TOKEN={SECRET}\n",
-        "agents/pricing.py": PRICING,
+        "agents/zq_bundle_tools/model.py": MODEL,
+        "agents/zq_bundle_tools/.env": f"TOKEN={SECRET}\n",
+        "agents/zq_bundle_pricing.py": PRICING,
         "agents/unused.py": "raise SystemExit('not part of the app')\n",
     }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_modules() -> Iterator[None]:
+    """Each project's modules are imported from its own directory: build imports them in
+    this process, and a module left in sys.modules would stand for the next project's."""
+    def purge() -> None:
+        for name in [n for n in sys.modules if n.split(".")[0].startswith("zq_bundle_")]:
+            del sys.modules[name]
+    purge()
+    yield
+    purge()
 
 
 def invoke(*args: str) -> Result:
@@ -160,9 +173,9 @@ def test_the_bundle_holds_the_modules_and_files_the_app_needs_and_no_secret(
     assert _every_file(package) - {p for p in _every_file(package) if "__pycache__" in p} == {
         "__init__.py", "agent.py", "_paths.py", "requirements.txt", f"_wheels/{wheel}",
         "_project/agents/AGENTS.md", "_project/agents/skills/refunds/SKILL.md",
-        "_project/agents/desk_tools/__init__.py", "_project/agents/desk_tools/orders.py",
-        "_project/agents/desk_tools/orders.json", "_project/agents/desk_tools/model.py",
-        "_project/agents/pricing.py"}  # imported by orders.py: found through its imports
+        "_project/agents/zq_bundle_tools/__init__.py", "_project/agents/zq_bundle_tools/orders.py",
+        "_project/agents/zq_bundle_tools/orders.json", "_project/agents/zq_bundle_tools/model.py",
+        "_project/agents/zq_bundle_pricing.py"}  # imported by orders.py: found through its imports
     assert not any(SECRET in p.read_text(errors="replace") for p in package.rglob("*")
                    if p.is_file() and p.suffix != ".whl")
     requirements = (package / "requirements.txt").read_text().splitlines()
@@ -179,9 +192,9 @@ def test_the_bundle_reports_what_it_left_out(project: Path, tmp_path: Path) -> N
                   "-o", str(tmp_path / "out"))
     assert done.exit_code == 0, done.output
     left_out = sorted(line for line in done.output.splitlines() if line.startswith("left out"))
-    assert left_out == ["left out `agents/desk_tools/.env`: it may hold secrets",
-                        "left out `agents/skills/refunds/.env`: it may hold secrets",
-                        "left out `agents/skills/refunds/deploy.pem`: it may hold secrets"]
+    assert left_out == ["left out `agents/skills/refunds/.env`: it may hold secrets",
+                        "left out `agents/skills/refunds/deploy.pem`: it may hold secrets",
+                        "left out `agents/zq_bundle_tools/.env`: it may hold secrets"]
 
 
 def test_the_bundle_imports_and_runs_alone_with_the_project_gone(
@@ -212,7 +225,7 @@ def test_the_bundle_imports_and_runs_alone_with_the_project_gone(
                          if p.text]
             await runner.close()
             files = sorted({m.__file__ for n, m in sys.modules.items()
-                            if n.split(".")[0] in ("desk_tools", "pricing")})
+                            if n.split(".")[0] in ("zq_bundle_tools", "zq_bundle_pricing")})
             print(said[-1]); print("\\n".join(files))
 
         asyncio.run(main())
@@ -283,7 +296,7 @@ def test_what_the_modules_import_is_pinned_unless_agentspec_brings_it(
         project: Path, tmp_path: Path) -> None:
     from importlib import metadata
 
-    (project / "agents/pricing.py").write_text(
+    (project / "agents/zq_bundle_pricing.py").write_text(
         "import hypothesis  # not one of agentspec's requirements\n"
         "import yaml  # google-adk requires PyYAML\n"
         "try:\n    import zq_not_installed\nexcept ImportError:\n    pass\n" + PRICING)
