@@ -44,9 +44,7 @@ def pages() -> dict[str, str]:
 def cli_page() -> str:
     out = [GENERATED, "# Command line\n\n",
            "Every command's `--help`, as the installed `agentspec` prints it.\n"]
-    # the group's own settings (`-h` beside `--help`), as `agentspec --help` has them: click
-    # keeps each command's help option once made, so a page made without them would differ
-    # from the real help and depend on which command ran first in the process
+    # the group's own settings (`-h`), as `agentspec --help` applies them
     root = click.Context(cli, info_name="agentspec", max_content_width=WIDTH, terminal_width=WIDTH,
                          **cli.context_settings)
     out.append(_help_block("agentspec", cli, root))
