@@ -403,7 +403,7 @@ def test_a_link_inside_a_copied_directory_is_refused(project: Path, tmp_path: Pa
     done = invoke("build", str(project / "agents/desk.yaml"), "--bundle",
                   "-o", str(tmp_path / "out"))
     assert done.exit_code == 1, done.output
-    assert "AS409" in done.output and "`agents/skills/refunds/policy.md` is a symbolic link" in \
+    assert "AS425" in done.output and "`agents/skills/refunds/policy.md` is a symbolic link" in \
         done.output
     assert not (tmp_path / "out" / "desk").exists()
     assert [p.name for p in (tmp_path / "out").iterdir()] == []  # the staging is removed
@@ -416,7 +416,7 @@ def test_a_hard_link_inside_a_copied_directory_is_refused(project: Path, tmp_pat
     done = invoke("build", str(project / "agents/desk.yaml"), "--bundle",
                   "-o", str(tmp_path / "out"))
     assert done.exit_code == 1, done.output
-    assert "AS409" in done.output and "`agents/skills/refunds/notes.md` has 2 names" in \
+    assert "AS425" in done.output and "`agents/skills/refunds/notes.md` has 2 names" in \
         done.output
 
 
@@ -425,7 +425,7 @@ def test_a_secret_the_spec_names_is_refused(project: Path, tmp_path: Path) -> No
     spec.write_text(spec.read_text().replace("memory: [./AGENTS.md]", "memory: [./.env]"))
     done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
     assert done.exit_code == 1, done.output
-    assert "AS409" in done.output and "`agents/.env` may hold secrets" in done.output
+    assert "AS425" in done.output and "`agents/.env` may hold secrets" in done.output
     assert SECRET not in done.output
 
 
@@ -439,7 +439,7 @@ def test_a_path_outside_the_project_is_refused(project: Path, tmp_path: Path) ->
     assert invoke("build", str(spec), "-o", str(tmp_path / "plain")).exit_code == 0
     done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
     assert done.exit_code == 1, done.output
-    assert "AS409" in done.output and "`../../shared` is outside the project" in done.output
+    assert "AS425" in done.output and "`../../shared` is outside the project" in done.output
 
 
 def test_a_link_that_leads_outside_the_project_is_refused(project: Path, tmp_path: Path) -> None:
@@ -449,7 +449,7 @@ def test_a_link_that_leads_outside_the_project_is_refused(project: Path, tmp_pat
     spec.write_text(spec.read_text() + "outside_project: [../../shared]\n")
     done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
     assert done.exit_code == 1, done.output
-    assert "AS409" in done.output and "leads outside the project through a link" in done.output
+    assert "AS425" in done.output and "leads outside the project through a link" in done.output
 
 
 def test_a_spec_file_name_cannot_add_a_requirement(project: Path, tmp_path: Path) -> None:

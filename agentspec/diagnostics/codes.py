@@ -414,7 +414,7 @@ PYTHON_OBJECT_STDLIB = _code(
     and checks the object itself: a module, function or class of the standard library is
     refused. Wrap what you need in a function of your own module.""")
 BUNDLE_REFUSED = _code(
-    "AS409", "bundle-refused",
+    "AS425", "bundle-refused",
     "A file a bundle will not hold", """
     `build --bundle` copies the spec's modules and the files its agents read into the package,
     so the package runs wherever it is copied. It holds only the project's own files, and
