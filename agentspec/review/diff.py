@@ -9,7 +9,7 @@ class with its reason, and the position of what changed in each version:
   links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
   under `(spec)`);
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
+  sub-agents, generation and safety settings, memory, skills, schemas, what a tool's error does, the initial session state);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
@@ -240,6 +240,7 @@ class _Compare:
                                   ("input_schema", "input schema"),
                                   ("output_key", "output key"), ("route", "route"),
                                   ("static_instruction", "static instruction"),
+                                  ("generate", "generation settings (sampling, safety)"),
                                   ("tool_errors", "handling of tool errors")):
             if getattr(before, field_name) != getattr(after, field_name):
                 self.add(name, f"{field_name.replace('_', '-')}-changed", "medium",
