@@ -1,7 +1,8 @@
 """The registry of diagnostic codes: `AS` + three digits + a kebab-case name.
 
 Grouped by stage: 0xx read/YAML, 1xx structure, 2xx semantics, 3xx resolution, 4xx build,
-5xx diff, 6xx import (`agentspec import adk`). Numbers are never reused; `agentspec explain CODE` prints the explanation.
+5xx diff, 6xx import (`agentspec import adk`). Numbers are never reused; `agentspec explain
+CODE` prints the explanation.
 """
 
 from __future__ import annotations
@@ -439,7 +440,8 @@ ADK_CONFIG_PATH = _code("AS602", "adk-config-path",
     ADK resolves `config_path` relative to the file that names it and refuses absolute paths
     and paths that leave the referring file's folder. The importer also keeps every file
     inside the folder being imported.""")
-ADK_CYCLE = _code("AS603", "adk-cycle", "Agent Config files that refer to each other in a circle", """
+ADK_CYCLE = _code(
+    "AS603", "adk-cycle", "Agent Config files that refer to each other in a circle", """
     A file reaches itself through `config_path` references. ADK has no check for this and
     recurses until Python's stack runs out; an agent cannot contain itself. Break the circle.""")
 ADK_AGENT_CLASS = _code("AS604", "adk-agent-class",
@@ -461,7 +463,8 @@ ADK_MODEL_ID = _code("AS607", "adk-model-id", "A `model` that is not a model id"
     `model` takes a model id such as `gemini-2.5-flash` or `anthropic/claude-sonnet-4-5`.
     This value has spaces, an interpolation, or the form of a Python path (`pkg.mod.name`),
     which ADK would send to its model registry as an id and fail.""")
-ADK_NAME_CLASH = _code("AS608", "adk-name-clash", "Two Agent Config files with the same agent name", """
+ADK_NAME_CLASH = _code(
+    "AS608", "adk-name-clash", "Two Agent Config files with the same agent name", """
     A spec names its agents, so two different files whose agents have the same `name` would
     become one agent. Rename one of them.""")
 ADK_UNKNOWN_TOOL = _code("AS609", "adk-unknown-tool", "A bare tool name ADK does not have", """
@@ -480,7 +483,8 @@ ADK_STATIC_LOSS = _code("AS611", "adk-static-instruction-loss",
     The spec's `static_instruction` is text. A `Content` or a list of parts (images, files)
     cannot be expressed: the import refuses unless `--allow-loss`, which keeps the text parts
     only, with a warning and a comment.""")
-ADK_MCP_LOSS = _code("AS612", "adk-mcp-loss", "An MCP toolset option the spec language does not have", """
+ADK_MCP_LOSS = _code(
+    "AS612", "adk-mcp-loss", "An MCP toolset option the spec language does not have", """
     The spec's MCP tools take the server (stdio `command`/`args`/`env`/`cwd`, or `url` with
     `sse`/`http` transport and `headers`), `timeout`, `filter` and `prefix`. Authentication
     schemes and credentials, tool-list caching and MCP resources would be dropped: the import
@@ -496,12 +500,14 @@ ADK_TOOL_ARGS = _code("AS614", "adk-tool-args", "A tool given as code with `args
     `{python: ..., args: ...}` calls the attribute with keyword arguments. `--write-shims`
     writes a small module (`adk_shims.py` beside the spec) that builds the tool the way ADK
     does; without it the import refuses. Argument names must be Python identifiers.""")
-ADK_SECRET = _code("AS615", "adk-secret", "A literal secret in an MCP server's `env` or `headers`", """
+ADK_SECRET = _code(
+    "AS615", "adk-secret", "A literal secret in an MCP server's `env` or `headers`", """
     The value looks like a credential (its name mentions a token, key, secret, password or
     authorization, or it starts with `Bearer`). A spec reads secrets from the environment, so
     the import writes `${env.NAME}` in its place and never copies the value. Set NAME in the
     environment that runs the agent.""", warning=True)
-ADK_SHARED_FILE = _code("AS616", "adk-shared-file", "A file used as the sub-agent of two parents", """
+ADK_SHARED_FILE = _code(
+    "AS616", "adk-shared-file", "A file used as the sub-agent of two parents", """
     ADK builds a new agent each time a file is referenced, so one file can be the sub-agent
     of two parents. A spec agent has one parent, so the second use becomes an agent that
     `extends` the first, under a new name (the transfer target's name changes with it).""",

@@ -9,7 +9,8 @@ class with its reason, and the position of what changed in each version:
   links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
   under `(spec)`);
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, generation and safety settings, memory, skills, schemas, what a tool's error does, the initial session state);
+  sub-agents, generation and safety settings, memory, skills, schemas, what a tool's error
+  does, the initial session state);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
