@@ -91,7 +91,9 @@ def _diagnostic(file: AdkFile, prefix: tuple[Key, ...], model: type[BaseModel],
 def _validate(file: AdkFile, model: type[BaseModel], data: Any,
               prefix: tuple[Key, ...] = ()) -> list[Diagnostic]:
     try:
-        model.model_validate(data)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "LlmAgentConfig is deprecated" (ADK 2.x)
+            model.model_validate(data)
     except ValidationError as exc:
         found: dict[tuple[str, int, int], Diagnostic] = {}
         for error in exc.errors(include_url=False):
