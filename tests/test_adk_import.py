@@ -3,8 +3,11 @@ Agent Config trees, the written spec, the CLI."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -60,3 +63,126 @@ def test_golden_import(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert all(d.severity is not Severity.ERROR for d in result.diagnostics)
         for code in {line.split()[-1] for line in expected} - {"AS615"}:
             assert f"({code}, --allow-loss)" in text
+
+
+@pytest.mark.parametrize(("adk", "spec"), [
+    ("Hi {name}.", "Hi {name}."),
+    ("Hi {{name}} and {{{name}}}.", "Hi {name} and {name}."),  # any run of braces is state
+    ("{ name } {{name?}}", "{name} {name?}"),
+    ("{{app:tier}} {user:lang?} {{temp:step}}", "{app:tier} {user:lang?} {temp:step}"),
+    ("{artifact.report.txt} {{artifact.notes}}", "{artifact.report.txt} {artifact.notes}"),
+    ('JSON like {"a": 1} or {{not a key}} stays', 'JSON like {"a": 1} or {{not a key}} stays'),
+    ("Costs ${price} and \\{x}", "Costs $${price} and \\{x}"),
+    ("{bad:prefix}", "{bad:prefix}"),
+])
+def test_instruction_as_agentspec_reads_it(adk: str, spec: str) -> None:
+    assert instruction(adk) == spec
+
+
+def test_relative_references_use_the_configs_package(tmp_path: Path) -> None:
+    from agentspec.adkimport.loader import AdkFile
+    from agentspec.adkimport.tools import code_ref
+    from agentspec.parse import PosNode
+    from agentspec.source import Span
+
+    file = AdkFile(tmp_path / "my_agent" / "root_agent.yaml", "x", {},
+                   PosNode(Span.at("x", 1, 1)))
+    assert code_ref(file, ".tools.roll") == "my_agent.tools:roll"
+    assert code_ref(file, "pkg.mod.fn") == "pkg.mod:fn"
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["import", "adk", *args], prog_name="agentspec")
+
+
+def test_cli_exit_codes_and_no_overwrite(tmp_path: Path) -> None:
+    folder = tmp_path / "seq_pipeline"
+    shutil.copytree(CONFIGS / "seq_pipeline", folder)
+    out = tmp_path / "seq_pipeline.agentspec.yaml"
+    result = _invoke(str(folder))
+    assert result.exit_code == 0, result.output
+    assert load(out).value["root"] == "code_pipeline"
+    out.write_text("# mine\n")
+    again = _invoke(str(folder))  # never over an existing file
+    assert again.exit_code == 1 and "AS617" in again.output
+    assert out.read_text() == "# mine\n"
+    forced = _invoke(str(folder), "--force")
+    assert forced.exit_code == 0 and "agentspec: 1" in out.read_text()
+    other = tmp_path / "elsewhere" / "spec.yaml"
+    assert _invoke(str(folder / "root_agent.yaml"), "-o", str(other)).exit_code == 0
+    assert other.exists()
+
+
+def test_cli_refusal_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out.yaml"
+    result = _invoke(str(CASES / "model_code"), "-o", str(out))
+    assert result.exit_code == 1
+    assert "root_agent.yaml:2:1: AS606" in result.output and not out.exists()
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert _invoke(str(tmp_path / "missing")).exit_code == 2
+    assert _invoke().exit_code == 2
+
+
+def test_cli_exit_1_when_the_written_spec_has_errors(tmp_path: Path) -> None:
+    """An ADK placeholder nothing provides: ADK would fail at run time, validate now."""
+    folder = tmp_path / "needs_state"
+    folder.mkdir()
+    (folder / "root_agent.yaml").write_text(
+        "name: lead\nmodel: gemini-2.5-flash\ninstruction: Greet {{user_name}}.\n")
+    result = _invoke(str(folder))
+    assert result.exit_code == 1 and "AS223" in result.output
+    assert (tmp_path / "needs_state.agentspec.yaml").exists()
+
+
+def test_awkward_text_reads_back_the_same(tmp_path: Path) -> None:
+    folder = tmp_path / "awkward"
+    folder.mkdir()
+    text = "Line with trailing spaces   \n\ttabbed\n'quotes' \"double\" ''' # not a comment\n"
+    (folder / "root_agent.yaml").write_text(
+        "name: lead\nmodel: gemini-2.5-flash\ndescription: 'a: b # c'\n"
+        f"instruction: {json.dumps(text)}\n")
+    result = import_adk(folder)
+    assert result.ok, result.diagnostics
+    agent = load(result.output).value["agents"]["lead"]
+    assert agent["instruction"] == text and agent["description"] == "a: b # c"
+
+
+def test_shims_build_the_tool_as_adk_does(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from google.adk.tools import LongRunningFunctionTool
+
+    from agentspec.build import build_objects, compile_spec
+
+    folder = tmp_path / "longjobs"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "jobs.py").write_text(
+        "def start_job(name: str) -> dict:\n    '''Start a long job.'''\n"
+        "    return {'status': 'started'}\n")
+    (folder / "root_agent.yaml").write_text(
+        "name: lead\nmodel: gemini-2.5-flash\ninstruction: Start jobs.\ntools:\n"
+        "  - name: LongRunningFunctionTool\n    args: {func: longjobs.jobs.start_job}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    refused = import_adk(folder)
+    assert [d.code for d in refused.diagnostics] == ["AS614"] and not refused.written
+    result = import_adk(folder, write_shims=True)
+    assert result.ok, result.diagnostics
+    assert (tmp_path / "adk_shims.py").exists()
+    compiled = compile_spec(result.output, environ={})
+    app, problems = build_objects(compiled)
+    assert problems == []
+    tool = app.root_agent.tools[0]
+    assert isinstance(tool, LongRunningFunctionTool) and tool.func.__name__ == "start_job"
+    for name in ("adk_shims", "longjobs", "longjobs.jobs"):
+        sys.modules.pop(name, None)
+
+
+def test_the_import_codes_are_explained() -> None:
+    from agentspec.diagnostics import REGISTRY
+
+    codes = [c for c in REGISTRY if c.startswith("AS6")]
+    assert len(codes) >= 18 and all(REGISTRY[c].explanation for c in codes)
+    result = CliRunner().invoke(cli, ["explain", "AS245"], prog_name="agentspec")
+    assert result.exit_code == 0 and "{{key}}" in result.output
