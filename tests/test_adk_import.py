@@ -186,3 +186,14 @@ def test_the_import_codes_are_explained() -> None:
     assert len(codes) >= 18 and all(REGISTRY[c].explanation for c in codes)
     result = CliRunner().invoke(cli, ["explain", "AS245"], prog_name="agentspec")
     assert result.exit_code == 0 and "{{key}}" in result.output
+
+
+def test_diff_explains_double_braces_once() -> None:
+    from agentspec.review.diff import compare, load_side
+
+    folder = Path(__file__).parent / "diff_cases" / "double_braces_to_state"
+    changes = compare(load_side(folder / "old.yaml", "old.yaml", environ={}),
+                      load_side(folder / "new.yaml", "new.yaml", environ={}))
+    assert [c.change for c in changes] == ["instruction-changed"]
+    assert "`{{draft}}` <-> `{draft}`" in changes[0].reason
+    assert "ADK reads both as state" in changes[0].reason
