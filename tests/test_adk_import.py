@@ -197,3 +197,67 @@ def test_diff_explains_double_braces_once() -> None:
     assert [c.change for c in changes] == ["instruction-changed"]
     assert "`{{draft}}` <-> `{draft}`" in changes[0].reason
     assert "ADK reads both as state" in changes[0].reason
+
+
+# attacks ------------------------------------------------------------------------------------
+
+
+def test_files_shared_at_every_level_cannot_explode(tmp_path: Path) -> None:
+    """Each level names the next file twice: ADK would build 2**levels agents."""
+    folder = tmp_path / "diamonds"
+    folder.mkdir()
+    levels = 20
+    for level in range(levels):
+        name = "root_agent.yaml" if level == 0 else f"l{level}.yaml"
+        (folder / name).write_text(
+            f"agent_class: SequentialAgent\nname: level_{level}\nsub_agents:\n"
+            f"  - config_path: l{level + 1}.yaml\n  - config_path: l{level + 1}.yaml\n")
+    (folder / f"l{levels}.yaml").write_text("name: leaf\nmodel: gemini-2.5-flash\n"
+                                            "instruction: Leaf.\n")
+    result = import_adk(folder, output=tmp_path / "out.yaml")
+    assert "AS241" in {d.code for d in result.diagnostics} and not result.written
+
+
+def test_a_chain_too_deep_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    for level in range(120):
+        name = "root_agent.yaml" if level == 0 else f"l{level}.yaml"
+        (folder / name).write_text(f"agent_class: SequentialAgent\nname: level_{level}\n"
+                                   f"sub_agents:\n  - config_path: l{level + 1}.yaml\n")
+    (folder / "l120.yaml").write_text("name: leaf\nmodel: m1\ninstruction: Leaf.\n")
+    result = import_adk(folder, output=tmp_path / "out.yaml")
+    assert "AS240" in {d.code for d in result.diagnostics} and not result.written
+
+
+def test_config_text_never_becomes_code_or_structure(tmp_path: Path) -> None:
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    name = "x(): pass\\nimport os\\nos.system('echo pwned')\\ndef y"
+    (folder / "root_agent.yaml").write_text(
+        f'name: "{name}"\nmodel: gemini-2.5-flash\ninstruction: Hi.\ntools:\n'
+        "  - name: LongRunningFunctionTool\n    args: {func: pkg.mod.fn}\n"
+        "  - name: McpToolset\n    args:\n      stdio_server_params:\n"
+        "        command: npx\n        env:\n"
+        '          "TOKEN\\nagents: {evil: {instruction: x}}": "v"\n')
+    result = import_adk(folder, write_shims=True)
+    shims = (tmp_path / "adk_shims.py").read_text()
+    assert "pwned" not in shims and "def tool_0(" in shims
+    import ast
+
+    ast.parse(shims)
+    spec = load(result.output).value
+    assert list(spec["agents"]) == [name.replace("\\n", "\n")]
+    assert "evil" not in spec["agents"]
+    assert "AS106" in {d.code for d in result.diagnostics}  # not a name: validate refuses
+
+
+def test_standard_library_shims_are_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "stdlib"
+    folder.mkdir()
+    (folder / "root_agent.yaml").write_text(
+        "name: lead\nmodel: gemini-2.5-flash\ninstruction: Hi.\ntools:\n"
+        "  - name: os.system\n    args: {command: ls}\n  - name: __builtins__\n")
+    result = import_adk(folder, output=tmp_path / "out.yaml", write_shims=True)
+    assert [d.code for d in result.diagnostics] == ["AS221", "AS609"]
+    assert not result.written and not (tmp_path / "adk_shims.py").exists()

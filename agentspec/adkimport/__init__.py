@@ -80,7 +80,7 @@ def import_adk(path: Path, *, output: Path | None = None, allow_loss: bool = Fal
     if any(d.is_error for d in result.diagnostics):
         result.diagnostics = normalize(result.diagnostics)
         return result
-    origin = display_name(tree.root)
+    origin = "".join(c if c.isprintable() else "?" for c in display_name(tree.root))
     header = [f"Converted by `agentspec import adk` from {origin}.",
               "ADK reads any run of braces around a state name as state; here `{key}` reads "
               "state", "and `{{key}}` is the literal text `{key}`."]

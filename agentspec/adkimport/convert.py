@@ -16,6 +16,7 @@ from agentspec.adkimport.tools import Shim, code_ref, convert_tool
 from agentspec.diagnostics import Code, Diagnostic, Related, Severity, codes
 from agentspec.parse import Key
 from agentspec.source import Span
+from agentspec.validate.semantic.tree import MAX_AGENTS_BUILT
 
 __all__ = ["Conversion", "Converter", "convert"]
 
@@ -69,6 +70,7 @@ class Converter:
         self.placed: dict[Path, str] = {}  # file -> the agent it became first
         self.owners: dict[str, Path] = {}  # agent name -> its file
         self.result = Conversion({})
+        self.too_large = False
         self.shims = self.result.shims
         self.diagnostics = self.result.diagnostics
 
@@ -88,7 +90,9 @@ class Converter:
         self.note(agent, f"{note} ({code.code}, --allow-loss)")
 
     def note(self, agent: str, text: str) -> None:
-        self.result.notes.setdefault(agent, []).append(text)
+        """A comment line above the agent; a line break from the config cannot end it."""
+        shown = "".join(c if c.isprintable() else "?" for c in text)
+        self.result.notes.setdefault(agent, []).append(shown)
 
     # helpers ----------------------------------------------------------------------------
 
@@ -126,6 +130,13 @@ class Converter:
         first = self.placed.get(file.path)
         if first is not None and not shared:
             return first
+        if len(self.agents) >= MAX_AGENTS_BUILT:  # shared files nest into copies of copies
+            if not self.too_large:
+                self.too_large = True
+                self.refuse(codes.AGENT_TREE_TOO_LARGE(
+                    f"the spec would have more than {MAX_AGENTS_BUILT:,} agents", via,
+                    hint="files shared by several parents are copied once per parent"))
+            return None
         if first is None:
             owner = self.owners.get(name)
             if owner is not None and owner != file.path:

@@ -13,6 +13,7 @@ from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import Key, PosNode, load
 from agentspec.paths import is_dir, is_file, resolved
 from agentspec.source import SourceFile, Span
+from agentspec.validate.semantic.tree import MAX_AGENT_DEPTH
 
 __all__ = ["ROOT_FILE", "AdkFile", "AdkTree", "load_adk", "references"]
 
@@ -92,6 +93,11 @@ class _Loader:
         schema = check_schema(file)
         self.tree.diagnostics += schema
         for ref in references(file.data):
+            if len(chain) > MAX_AGENT_DEPTH:
+                self.problem(codes.AGENT_TREE_TOO_DEEP(
+                    f"Agent Config files nest more than {MAX_AGENT_DEPTH} levels deep",
+                    file.at(*ref), hint="flatten the tree"))
+                return
             target = self.target(file, ref, chain)
             if target is not None:
                 self.tree.refs[(path, ref)] = target

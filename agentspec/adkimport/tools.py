@@ -13,6 +13,7 @@ from agentspec.adkimport.text import escape
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.parse import Key
 from agentspec.spec.tools import BUILTIN_TOOLS
+from agentspec.stdlib import is_refused_module
 
 if TYPE_CHECKING:
     from agentspec.adkimport.convert import Converter
@@ -20,8 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Shim", "code_ref", "convert_tool"]
 
-_SECRET_NAME = re.compile(r"(?i)token|secret|passw|api[_-]?key|auth|credential|cookie|"
-                          r"private[_-]?key")
+_SECRET_NAME = re.compile(r"(?i)token|secret|passw|key|auth|credential|cookie|\bpat\b")
 _SECRET_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+\S")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: keys of the connection parameters the spec's MCP servers take, per ADK parameter class
@@ -87,6 +87,8 @@ class _Tools:
         from google.adk.tools.base_toolset import BaseToolset
 
         try:
+            if name.startswith("_"):  # no module internals (`__builtins__`, `__loader__`)
+                raise AttributeError(name)
             found = getattr(adk_tools, name)
         except (AttributeError, ImportError):
             self.conv.refuse(codes.ADK_UNKNOWN_TOOL(
@@ -112,7 +114,12 @@ class _Tools:
                 else "pass --write-shims to write a module that builds it as ADK does, or "
                 "build the tool in Python and name the object"))
             return None
-        function = f"{self.agent}_tool_{index}"
+        if is_refused_module(module):  # ADK blocks the standard library too
+            self.conv.refuse(codes.PYTHON_REF_STDLIB(
+                f"`{ref.replace(':', '.')}` is in the Python standard library", span,
+                hint="reference your own module, google.adk or a third-party package"))
+            return None
+        function = f"tool_{len(self.conv.shims)}"  # never a name taken from the config
         self.conv.shims.append(Shim(function, module, attribute, self.conv.relative(self.file)))
         return {"python": f"adk_shims:{function}", "args": self.conv.data(args)}
 
