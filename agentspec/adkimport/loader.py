@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentspec.adkimport.schema import AGENT_TOOL_NAMES, check_schema
+from agentspec.adkimport.yaml11 import adk_reading, adopt, describe, differences
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import Key, PosNode, load
 from agentspec.paths import is_dir, is_file, resolved
@@ -89,6 +90,8 @@ class _Loader:
         if not parsed.ok or parsed.positions is None:
             return
         file = AdkFile(path, parsed.source.name, parsed.value, parsed.positions)
+        if not self.as_adk_reads(file, parsed.source.text):
+            return
         self.tree.files[path] = file
         schema = check_schema(file)
         self.tree.diagnostics += schema
@@ -103,6 +106,20 @@ class _Loader:
                 self.tree.refs[(path, ref)] = target
                 if target not in chain:
                     self.visit(target, [*chain, target])
+
+    def as_adk_reads(self, file: AdkFile, text: str) -> bool:
+        """Adopt PyYAML's reading where YAML 1.1 differs (False: ADK cannot read it)."""
+        theirs = adk_reading(text)
+        if not isinstance(theirs, dict):
+            self.problem(codes.ADK_SCHEMA("ADK's YAML reader (PyYAML) cannot read this file "
+                                          "as a mapping", file.at()))
+            return False
+        for where, value in list(differences(file.data, theirs)):
+            self.problem(codes.ADK_YAML_11(
+                f"ADK reads this value as {describe(value)} (YAML 1.1)", file.at(*where),
+                hint="quote it in the Agent Config if that is not what was meant"))
+            file.data = adopt(file.data, where, value)
+        return True
 
     def target(self, file: AdkFile, ref: tuple[Key, ...], chain: list[Path]) -> Path | None:
         """The file a `config_path` names, or None after reporting why it cannot be used."""

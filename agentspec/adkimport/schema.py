@@ -101,6 +101,12 @@ def _validate(file: AdkFile, model: type[BaseModel], data: Any,
             place = diagnostic.span.sort_key() if diagnostic.span else ("", 0, 0)
             found.setdefault(place, diagnostic)  # one per place: a union fails per member
         return list(found.values())
+    except Exception as exc:  # noqa: BLE001 - ADK's classes can fail other ways (an enum
+        # given a boolean raises AttributeError): that is ADK refusing the file too
+        return [codes.ADK_SCHEMA(f"ADK's `{model.__name__}` fails on this file: "
+                                 f"{type(exc).__name__}: {exc}", file.at(*prefix),
+                                 hint="ADK could not load it either; a YAML 1.1 reading "
+                                 "(AS618) is a common cause")]
     return []
 
 

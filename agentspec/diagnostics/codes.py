@@ -515,3 +515,10 @@ ADK_SHARED_FILE = _code(
 ADK_OUTPUT_EXISTS = _code("AS617", "adk-output-exists", "The output file exists", """
     `agentspec import adk` never overwrites a file: choose another `-o`, remove the file, or
     pass `--force`.""")
+ADK_YAML_11 = _code(
+    "AS618", "adk-yaml-1-1", "A value ADK's YAML 1.1 reader reads differently", """
+    ADK reads Agent Config files with PyYAML, which follows YAML 1.1: `yes`, `no`, `on` and
+    `off` (any case) are booleans, `0o17` is text, `1:30` is a number of seconds, a date is a
+    date. agentspec reads YAML 1.2. The import converts what ADK reads, so the spec behaves as
+    the Agent Config did; quote the value in the Agent Config if that is not what you meant
+    (`threshold: "OFF"`).""", warning=True)
