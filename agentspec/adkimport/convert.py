@@ -171,8 +171,8 @@ class Converter:
             self.refuse(codes.ADK_AGENT_CLASS(
                 f"`agent_class: {data.get('agent_class')}` is no agent kind agentspec has",
                 file.at("agent_class"),
-                hint="agentspec converts LlmAgent, SequentialAgent, ParallelAgent and "
-                "LoopAgent; keep this agent in Python"))
+                hint="only LlmAgent, SequentialAgent, ParallelAgent and LoopAgent convert; "
+                "keep this agent in Python"))
             return {}
         out: dict[str, Any] = {} if kind == "llm" else {"kind": kind}
         if data.get("description"):
