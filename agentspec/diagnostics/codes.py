@@ -1,7 +1,8 @@
 """The registry of diagnostic codes: `AS` + three digits + a kebab-case name.
 
 Grouped by stage: 0xx read/YAML, 1xx structure, 2xx semantics, 3xx resolution, 4xx build,
-5xx diff. Numbers are never reused; `agentspec explain CODE` prints the explanation.
+5xx diff, 6xx import (`agentspec import adk`). Numbers are never reused; `agentspec explain
+CODE` prints the explanation.
 """
 
 from __future__ import annotations
@@ -323,6 +324,17 @@ OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
     it. This is information for reviewers, not a problem (it never fails `--strict`): the
     spec reads or writes files that the project's history does not hold.""", info=True)
 
+ADK_BRACES = _code("AS245", "adk-double-braces",
+    "`{{key}}` around a state key: literal text here, state in ADK", """
+    In agentspec `{{key}}` is the escape for the literal text `{key}`: the model sees the
+    braces. In an ADK instruction (and in ADK Agent Config files) any run of braces around a
+    state name reads state, so `{{key}}` copied from ADK code reads the value there and the
+    literal text here. This key is one the spec declares under `state:` or an agent writes
+    through `output_key`, so the literal text is probably not what was meant. Write `{key}`
+    to read the state, or keep `{{key}}` when the literal braces are intended (then the
+    warning is the price of the ambiguity; `--strict` turns it into an error).""",
+    warning=True)
+
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
     `imports` entries are paths relative to the importing file.""")
@@ -425,3 +437,101 @@ BUNDLE_REFUSED = _code(
     and an environment or key file the spec names (`.env`, `*.pem`, ...), which would ship a
     secret. Inside copied directories such files, hidden entries, caches and virtual
     environments are left out, and `build` lists what it left out.""")
+
+
+# 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec
+ADK_SCHEMA = _code("AS600", "adk-schema", "An Agent Config file ADK's own schema refuses", """
+    `agentspec import adk` first checks each file against the Agent Config schema of the
+    installed ADK (its `LlmAgentConfig`, `SequentialAgentConfig`, `ParallelAgentConfig`,
+    `LoopAgentConfig`, `AgentToolConfig` and `McpToolsetConfig` classes), as `from_config`
+    does. A file ADK would refuse is not converted: fix it so `adk run` loads it first.""")
+ADK_UNREADABLE = _code("AS601", "adk-unreadable", "An Agent Config file that cannot be read", """
+    The path names no file or folder, the folder has no `root_agent.yaml`, or a file is not
+    a YAML mapping.""")
+ADK_CONFIG_PATH = _code("AS602", "adk-config-path",
+    "A `config_path` that is missing, absolute or leads outside the agent folder", """
+    ADK resolves `config_path` relative to the file that names it and refuses absolute paths
+    and paths that leave the referring file's folder. The importer also keeps every file
+    inside the folder being imported.""")
+ADK_CYCLE = _code(
+    "AS603", "adk-cycle", "Agent Config files that refer to each other in a circle", """
+    A file reaches itself through `config_path` references. ADK has no check for this and
+    recurses until Python's stack runs out; an agent cannot contain itself. Break the circle.""")
+ADK_AGENT_CLASS = _code("AS604", "adk-agent-class",
+    "An `agent_class` agentspec cannot express", """
+    agentspec converts `LlmAgent` (also `Agent`), `SequentialAgent`, `ParallelAgent` and
+    `LoopAgent`. A custom class (a `module.Class` path) or ADK's `Workflow` graph has
+    behaviour in Python that a spec cannot describe. Keep that agent in Python, or rewrite
+    it with the spec's kinds (`router`, `planner`, workflows).""")
+ADK_CODE_AGENT = _code("AS605", "adk-code-agent", "An agent given as Python code", """
+    `sub_agents: [{code: ...}]` and `AgentTool` with `agent: {code: ...}` name an agent
+    object built in Python. A spec defines its agents itself; it cannot include a Python
+    agent object. Describe that agent in the spec (`agentspec import adk` can convert it if
+    it has an Agent Config file), or keep the whole app in Python.""")
+ADK_MODEL_CODE = _code("AS606", "adk-model-code", "A model given as Python code", """
+    `model_code` names a model object built in Python (a `LiteLlm` with arguments, a custom
+    `BaseLlm`). A spec names models by id: use `model: <id>`, or a `models:` entry with
+    `provider: litellm`.""")
+ADK_MODEL_ID = _code("AS607", "adk-model-id", "A `model` that is not a model id", """
+    `model` takes a model id such as `gemini-2.5-flash` or `anthropic/claude-sonnet-4-5`.
+    This value has spaces, an interpolation, or the form of a Python path (`pkg.mod.name`),
+    which ADK would send to its model registry as an id and fail.""")
+ADK_NAME_CLASH = _code(
+    "AS608", "adk-name-clash", "Two Agent Config files with the same agent name", """
+    A spec names its agents, so two different files whose agents have the same `name` would
+    become one agent. Rename one of them.""")
+ADK_UNKNOWN_TOOL = _code("AS609", "adk-unknown-tool", "A bare tool name ADK does not have", """
+    A tool `name` without a dot is looked up in `google.adk.tools`; this one is not there, so
+    ADK would fail to load the file. Use the built-in's exact name, or a dotted path to your
+    own tool.""")
+ADK_GENERATE_LOSS = _code("AS610", "adk-generate-loss",
+    "A `generate_content_config` key the spec language does not have", """
+    The spec's `generate` takes temperature, top_p, top_k, max_output_tokens,
+    stop_sequences, seed, presence and frequency penalties and safety_settings, and
+    `thinking` takes the thinking settings. Other `GenerateContentConfig` keys would be
+    dropped: the import refuses unless `--allow-loss`, which drops them with a warning and a
+    comment in the output.""")
+ADK_STATIC_LOSS = _code("AS611", "adk-static-instruction-loss",
+    "A `static_instruction` that is not plain text", """
+    The spec's `static_instruction` is text. A `Content` or a list of parts (images, files)
+    cannot be expressed: the import refuses unless `--allow-loss`, which keeps the text parts
+    only, with a warning and a comment.""")
+ADK_MCP_LOSS = _code(
+    "AS612", "adk-mcp-loss", "An MCP toolset option the spec language does not have", """
+    The spec's MCP tools take the server (stdio `command`/`args`/`env`/`cwd`, or `url` with
+    `sse`/`http` transport and `headers`), `timeout`, `filter` and `prefix`. Authentication
+    schemes and credentials, tool-list caching and MCP resources would be dropped: the import
+    refuses unless `--allow-loss`.""")
+ADK_AGENT_TOOL_LOSS = _code("AS613", "adk-agent-tool-loss",
+    "An `AgentTool` option the spec language does not have", """
+    `{agent: name}` in a spec's `tools` is an `AgentTool` with ADK's defaults.
+    `skip_summarization: true` and `include_plugins: false` would be dropped: the import
+    refuses unless `--allow-loss`.""")
+ADK_TOOL_ARGS = _code("AS614", "adk-tool-args", "A tool given as code with `args`", """
+    ADK builds such a tool with `Class.from_config(ToolArgsConfig(args), path)` (a tool or
+    toolset class) or `factory(ToolArgsConfig(args))` (a function), while a spec's
+    `{python: ..., args: ...}` calls the attribute with keyword arguments. `--write-shims`
+    writes a small module (`adk_shims.py` beside the spec) that builds the tool the way ADK
+    does; without it the import refuses. Argument names must be Python identifiers.""")
+ADK_SECRET = _code(
+    "AS615", "adk-secret", "A literal secret in an MCP server's `env` or `headers`", """
+    The value looks like a credential (its name mentions a token, key, secret, password or
+    authorization, or it starts with `Bearer`). A spec reads secrets from the environment, so
+    the import writes `${env.NAME}` in its place and never copies the value. Set NAME in the
+    environment that runs the agent.""", warning=True)
+ADK_SHARED_FILE = _code(
+    "AS616", "adk-shared-file", "A file used as the sub-agent of two parents", """
+    ADK builds a new agent each time a file is referenced, so one file can be the sub-agent
+    of two parents. A spec agent has one parent, so the second use becomes an agent that
+    `extends` the first, under a new name (the transfer target's name changes with it).""",
+    info=True)
+ADK_OUTPUT_EXISTS = _code("AS617", "adk-output-exists", "The output file exists", """
+    `agentspec import adk` never overwrites a file: choose another `-o`, remove the file, or
+    pass `--force`.""")
+ADK_YAML_11 = _code(
+    "AS618", "adk-yaml-1-1", "A value ADK's YAML 1.1 reader reads differently", """
+    ADK reads Agent Config files with PyYAML, which follows YAML 1.1: `yes`, `no`, `on` and
+    `off` (any case) are booleans, `0o17` is text, `1:30` is a number of seconds, a date is a
+    date. agentspec reads YAML 1.2. The import converts what ADK reads, so the spec behaves as
+    the Agent Config did; quote the value in the Agent Config if that is not what you meant
+    (`threshold: "OFF"`).""", warning=True)

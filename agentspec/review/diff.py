@@ -9,7 +9,8 @@ class with its reason, and the position of what changed in each version:
   links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
   under `(spec)`);
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
+  sub-agents, generation and safety settings, memory, skills, schemas, what a tool's error
+  does, the initial session state);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
@@ -29,6 +30,8 @@ from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic
 from agentspec.ir.lower import lower
 from agentspec.ir.tree import AgentNode, AppNode, ToolNode
+from agentspec.runtime.escapes import ESCAPE
+from agentspec.runtime.placeholders import placeholders
 
 __all__ = ["RISKS", "SPEC", "Change", "Side", "compare", "load_side"]
 
@@ -197,6 +200,23 @@ def _backend(node: AgentNode) -> dict[str, Any] | None:
     return {"backend": node.filesystem.backend, "definitions": definitions}
 
 
+def _braces_note(old: str, new: str) -> str:
+    """Said once when a `{{key}}` became `{key}` or back: the same text in ADK, where any
+    run of braces reads state; here `{{key}}` is the literal text `{key}`."""
+    def escaped(text: str) -> set[str]:
+        return {m.group(1) for m in ESCAPE.finditer(text)}
+
+    def read(text: str) -> set[str]:
+        return {p.key + "?" * p.optional for p in placeholders(text)}
+
+    changed = sorted((escaped(old) & read(new)) | (read(old) & escaped(new)))
+    if not changed:
+        return ""
+    shown = ", ".join(f"`{{{{{key}}}}}` <-> `{{{key}}}`" for key in changed)
+    return (f" ({shown}: here `{{{{key}}}}` is the literal text `{{key}}` and `{{key}}` "
+            "reads state; ADK reads both as state)")
+
+
 # comparing -----------------------------------------------------------------------------------
 
 
@@ -240,6 +260,7 @@ class _Compare:
                                   ("input_schema", "input schema"),
                                   ("output_key", "output key"), ("route", "route"),
                                   ("static_instruction", "static instruction"),
+                                  ("generate", "generation settings (sampling, safety)"),
                                   ("tool_errors", "handling of tool errors")):
             if getattr(before, field_name) != getattr(after, field_name):
                 self.add(name, f"{field_name.replace('_', '-')}-changed", "medium",
@@ -260,7 +281,8 @@ class _Compare:
             (before.instruction or "").splitlines(keepends=True),
             (after.instruction or "").splitlines(keepends=True),
             f"{self.old.label}:{old_name}", f"{self.new.label}:{name}"))
-        self.add(name, "instruction-changed", "medium", "the instruction changed",
+        self.add(name, "instruction-changed", "medium", "the instruction changed"
+                 + _braces_note(before.instruction or "", after.instruction or ""),
                  old_path, new_path, diff)
 
     def add(self, name: str, change: str, risk: str, reason: str,
