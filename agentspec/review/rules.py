@@ -1,0 +1,902 @@
+"""The diff rules: each has a registered code (AS5xx, `agentspec explain` prints it with its
+risk class), the IR fields it reads, and a handler that yields what changed.
+
+Three scopes: `tree` rules pair the agents of the two versions (added, removed, renamed),
+`agent` rules compare one agent's two versions, `app` rules the spec as a whole (reported
+under `(spec)`). `IGNORED` names the IR fields no rule reads, each with the reason; a test
+asserts every field of every IR node is read by a rule or listed there, so a new field
+without a rule fails.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any, Generic, Literal, TypeVar
+
+from agentspec.diagnostics import codes
+from agentspec.diagnostics.codes import Code
+from agentspec.ir.tree import AgentNode, ModelNode, PyObject, ToolNode
+from agentspec.review.sides import SPEC, Change, Side, Where
+
+__all__ = ["AGENT_RULES", "APP_RULES", "IGNORED", "RULES", "TREE_RULES", "AgentPair", "Found",
+           "Rule", "TreeRule", "Trees", "capabilities"]
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Found:
+    """One change a rule found: positions are paths (under the agent, for agent rules) or
+    positions already resolved."""
+
+    risk: str
+    reason: str
+    old: Path | Where | None
+    new: Path | Where | None
+    detail: str = ""
+    key: bool = False  # at the key of a mapping entry, not its value
+
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Rule(Generic[P]):
+    code: Code
+    #: the IR fields it reads, `Class.field` (`Class.*`: the node compared as a whole)
+    fields: tuple[str, ...]
+    check: Callable[[P], Iterable[Found]]
+    #: agent rules: also run for an agent only the new version has (against no agent)
+    on_new_agent: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.code.name
+
+
+@dataclass(frozen=True)
+class TreeRule:
+    """A rule over the pairing of both versions' agents: it reports whole changes."""
+
+    code: Code
+    fields: tuple[str, ...]
+    check: Callable[[Trees], Iterable[Change]]
+
+
+# the pairs rules compare ---------------------------------------------------------------
+
+
+@dataclass
+class Trees:
+    """The agents of both versions, paired by name (and renames)."""
+
+    old: Side
+    new: Side
+    before: dict[str, AgentNode] = field(init=False)
+    after: dict[str, AgentNode] = field(init=False)
+    removed: dict[str, AgentNode] = field(init=False)
+    added: dict[str, AgentNode] = field(init=False)
+    renames: list[tuple[str, str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.before, self.after = self.old.agents, self.new.agents
+        self.removed = {n: a for n, a in self.before.items() if n not in self.after}
+        self.added = {n: a for n, a in self.after.items() if n not in self.before}
+        self.renames = _renames(self.removed, self.added)
+        for old_name, new_name in self.renames:
+            self.removed.pop(old_name)
+            self.added.pop(new_name)
+
+
+@dataclass(frozen=True)
+class AgentPair:
+    """One agent in both versions (`before` is a blank agent when it is new)."""
+
+    old: Side
+    new: Side
+    name: str
+    old_name: str  # its name in the old version, for its positions there
+    before: AgentNode
+    after: AgentNode
+
+    def resolve(self, found: Found, code: Code) -> Change:
+        return Change(self.name, code.name, found.risk, found.reason,
+                      _at(self.old, ("agents", self.old_name), found.old, found.key),
+                      _at(self.new, ("agents", self.name), found.new, found.key),
+                      found.detail, code.code)
+
+
+@dataclass(frozen=True)
+class AppPair:
+    old: Side
+    new: Side
+
+    def resolve(self, found: Found, code: Code) -> Change:
+        return Change(SPEC, code.name, found.risk, found.reason,
+                      _at(self.old, (), found.old, found.key),
+                      _at(self.new, (), found.new, found.key), found.detail, code.code)
+
+
+def _at(side: Side, prefix: Path, place: Path | Where | None, key: bool) -> Where | None:
+    if place is None or isinstance(place, Where):
+        return place
+    return side.where(*prefix, *place, key=key)
+
+
+def blank(node: AgentNode) -> AgentNode:
+    """No agent: what a new agent is compared with."""
+    return AgentNode(name=node.name, kind=node.kind, file=node.file, line=node.line)
+
+
+# shared views of an agent ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """What runs when a tool is called: `shown` to the reader, compared by `identity` (an
+    MCP server's environment and headers are compared, never shown)."""
+
+    shown: str
+    identity: Any
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Runs) and self.identity == other.identity
+
+    def __hash__(self) -> int:
+        return hash(repr(self.identity))
+
+
+def _python(obj: PyObject) -> str:
+    args = f" {dict(obj.args)}" if obj.args else ""
+    return f"{obj.ref}{args}"
+
+
+def _mcp_target(tool: ToolNode) -> str:
+    """The server an MCP entry starts or calls: its URL, or its command line."""
+    server = tool.mcp.mcp
+    return getattr(server, "url", None) or " ".join(
+        [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
+
+
+def _tool_key(tool: ToolNode) -> str:
+    if tool.kind == "python" and tool.python is not None:
+        return tool.name or f"python {tool.python.ref}"
+    if tool.kind == "mcp" and tool.mcp is not None:
+        return tool.name or f"mcp {_mcp_target(tool)}"
+    if tool.kind == "agent" and tool.agent is not None:
+        return f"agent {tool.agent.name}"
+    return tool.name
+
+
+def _tool_runs(tool: ToolNode) -> _Runs:
+    if tool.python is not None:
+        return _Runs(f"python {_python(tool.python)}", tool.python)
+    if tool.mcp is not None:
+        return _Runs(f"mcp {_mcp_target(tool)} filter={tool.mcp.filter}",
+                     (tool.mcp.model_dump(warnings=False), tool.mcp_cwd))
+    shown = f"{tool.kind} {tool.agent.name if tool.agent else tool.name}"
+    return _Runs(shown, shown)
+
+
+def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
+    """Tool -> (the field that gives it, what runs); agents it calls as tools (or as
+    single_turn / task sub-agents) count as tools `agent NAME`."""
+    found: dict[str, tuple[Path, _Runs]] = {}
+    for index, tool in enumerate(node.tools):
+        found[_tool_key(tool)] = (("tools", index), _tool_runs(tool))
+    for index, tool in enumerate(node.plan.worker_tools if node.plan else ()):
+        found[_tool_key(tool)] = (("worker", "tools", index), _tool_runs(tool))
+    for child in node.children:
+        if child.mode in ("single_turn", "task"):
+            runs = f"agent {child.name}"
+            found[runs] = (("sub_agents",), _Runs(runs, runs))
+    harness = _Runs("harness", "harness")
+    for name in node.filesystem.tools if node.filesystem else ():
+        found[name] = (("filesystem",), harness)
+    if node.todos:
+        found["write_todos"] = found["read_todos"] = (("todos",), harness)
+    if node.task:
+        found["task"] = (("task",), harness)
+    return found
+
+
+def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
+    found = {name: approval.decisions for name, approval in node.approvals}
+    for tool in node.tools:
+        if tool.approval is not None:
+            found[_tool_key(tool)] = tool.approval.decisions
+    return found
+
+
+def _runs_commands(node: AgentNode) -> bool:
+    return bool(node.filesystem and "execute" in node.filesystem.tools)
+
+
+def _model(model: ModelNode | None) -> str:
+    if model is None:
+        return "(inherited)"
+    return model.id if model.provider == "adk" else f"{model.id} ({model.provider})"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text_diff(before: str | None, after: str | None, old_label: str, new_label: str) -> str:
+    lines = list(difflib.unified_diff((before or "").splitlines(), (after or "").splitlines(),
+                                      old_label, new_label, lineterm=""))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _limit(label: str, before: Any, after: Any, old: Path | Where | None,
+           new: Path | Where | None) -> Iterator[Found]:
+    if before == after:
+        return
+    raised = before is None or (after is not None and after > before)
+    yield Found("medium" if raised else "low", f"{label} {before} -> {after}", old, new)
+
+
+# tree rules ----------------------------------------------------------------------------
+
+
+def _renames(removed: dict[str, AgentNode], added: dict[str, AgentNode]
+             ) -> list[tuple[str, str]]:
+    """(old, new) pairs of agents that look the same under a new name."""
+    pairs: list[tuple[str, str]] = []
+    for old_name, old in removed.items():
+        for new_name, new in added.items():
+            same = (old.kind, old.instruction, old.description, [t.name for t in old.tools]) == \
+                (new.kind, new.instruction, new.description, [t.name for t in new.tools])
+            if same and new_name not in [n for _, n in pairs]:
+                pairs.append((old_name, new_name))
+                break
+    return pairs
+
+
+def _tree_change(trees: Trees, name: str, code: Code, reason: str, old: str | None,
+                 new: str | None) -> Change:
+    return Change(name, code.name, code.risk or "", reason,
+                  trees.old.where("agents", old, key=True) if old else None,
+                  trees.new.where("agents", new, key=True) if new else None, "", code.code)
+
+
+def _added(trees: Trees) -> Iterator[Change]:
+    for name in trees.added:
+        yield _tree_change(trees, name, codes.AGENT_ADDED, "a new agent runs", None, name)
+
+
+def _removed(trees: Trees) -> Iterator[Change]:
+    for name in trees.removed:
+        yield _tree_change(trees, name, codes.AGENT_REMOVED, "the agent no longer runs",
+                           name, None)
+
+
+def _renamed(trees: Trees) -> Iterator[Change]:
+    for old_name, new_name in trees.renames:
+        yield _tree_change(trees, new_name, codes.AGENT_RENAMED,
+                           f"`{old_name}` is now `{new_name}`", old_name, new_name)
+
+
+# agent rules ---------------------------------------------------------------------------
+
+
+def _kind(pair: AgentPair) -> Iterator[Found]:
+    if pair.before.kind != pair.after.kind:
+        yield Found("medium", f"`{pair.before.kind}` became `{pair.after.kind}`", ("kind",),
+                    ("kind",))
+
+
+def _model_changed(pair: AgentPair) -> Iterator[Found]:
+    if pair.before.model != pair.after.model:
+        yield Found("medium", f"model {_model(pair.before.model)} -> "
+                    f"{_model(pair.after.model)}", ("model",), ("model",))
+
+
+def _tool_added(pair: AgentPair) -> Iterator[Found]:
+    old, new = capabilities(pair.before), capabilities(pair.after)
+    for tool in sorted(new.keys() - old.keys() - {"execute"}):  # execute: AS512
+        yield Found("high", f"gains `{tool}`: a new capability", None, new[tool][0])
+
+
+def _tool_removed(pair: AgentPair) -> Iterator[Found]:
+    old, new = capabilities(pair.before), capabilities(pair.after)
+    for tool in sorted(old.keys() - new.keys() - {"execute"}):
+        yield Found("low", f"loses `{tool}`", old[tool][0], None)
+
+
+def _tool_changed(pair: AgentPair) -> Iterator[Found]:
+    old, new = capabilities(pair.before), capabilities(pair.after)
+    for tool in sorted(old.keys() & new.keys()):
+        was, now = old[tool][1], new[tool][1]
+        if was == now:
+            continue
+        reason = f"`{tool}` now runs {now.shown} (was {was.shown})" if now.shown != was.shown \
+            else f"`{tool}` runs {now.shown} set up differently (its environment, headers, " \
+            "working directory, prefix or module directory)"
+        # positioned at the definition, where it changed
+        yield Found("high", reason,
+                    pair.old.where("tools", tool) or pair.old.where(
+                        "agents", pair.old_name, *old[tool][0]),
+                    pair.new.where("tools", tool) or pair.new.where(
+                        "agents", pair.name, *new[tool][0]))
+
+
+def _approval_dropped(pair: AgentPair) -> Iterator[Found]:
+    old, new = _approvals(pair.before), _approvals(pair.after)
+    still = capabilities(pair.after).keys() | {t.name for t in pair.after.tools}
+    for tool in sorted(old.keys() - new.keys()):
+        if tool in still:  # else the tool itself is gone, and with it what needed approval
+            yield Found("high", f"`{tool}` no longer waits for a person's approval",
+                        ("interrupt_on", tool), ("interrupt_on",), key=True)
+
+
+def _approval_added(pair: AgentPair) -> Iterator[Found]:
+    old, new = _approvals(pair.before), _approvals(pair.after)
+    for tool in sorted(new.keys() - old.keys()):
+        yield Found("low", f"`{tool}` now waits for approval", ("interrupt_on",),
+                    ("interrupt_on", tool), key=True)
+
+
+def _approval_changed(pair: AgentPair) -> Iterator[Found]:
+    old, new = _approvals(pair.before), _approvals(pair.after)
+    for tool in sorted(old.keys() & new.keys()):
+        if old[tool] != new[tool]:
+            gained = set(new[tool]) - set(old[tool])
+            yield Found("medium" if gained else "low",
+                        f"`{tool}` decisions {list(old[tool])} -> {list(new[tool])}",
+                        ("interrupt_on", tool), ("interrupt_on", tool), key=True)
+
+
+def _execute_gained(pair: AgentPair) -> Iterator[Found]:
+    if _runs_commands(pair.after) and not _runs_commands(pair.before):
+        yield Found("high", "can now run shell commands", None, ("filesystem",))
+
+
+def _execute_lost(pair: AgentPair) -> Iterator[Found]:
+    if _runs_commands(pair.before) and not _runs_commands(pair.after):
+        yield Found("low", "can no longer run shell commands", ("filesystem",), None)
+
+
+def _backends(pair: AgentPair) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Both versions' backend definitions, when both have file tools and they differ."""
+    before, after = pair.before.filesystem, pair.after.filesystem
+    if before is None or after is None or before.backend != after.backend:
+        return None
+    return dict(before.definitions), dict(after.definitions)
+
+
+_BACKEND_LIMITS = ("timeout", "max_output_bytes")
+
+
+def _backend_changed(pair: AgentPair) -> Iterator[Found]:
+    """Another backend, or the same one set up differently (a root, the environment,
+    routes); its limits and hard links are their own rules."""
+    before, after = pair.before.filesystem, pair.after.filesystem
+    if before is None or after is None:
+        return
+    if before.backend != after.backend:
+        yield Found("medium", f"files: backend `{before.backend}` -> `{after.backend}`",
+                    ("filesystem",), ("filesystem",))
+        return
+    old, new = dict(before.definitions), dict(after.definitions)
+    rest = (*_BACKEND_LIMITS, "hard_links")
+    mine_old = {k: v for k, v in old.get(before.backend, {}).items() if k not in rest}
+    mine_new = {k: v for k, v in new.get(after.backend, {}).items() if k not in rest}
+    if mine_old != mine_new or old.keys() != new.keys():
+        yield Found("medium", f"backend `{after.backend}` is set up differently (root, "
+                    "environment or routes)", ("filesystem",), ("filesystem",))
+
+
+def _backend_limits(pair: AgentPair) -> Iterator[Found]:
+    both = _backends(pair)
+    if both is None:
+        return
+    name = pair.after.filesystem.backend if pair.after.filesystem else ""
+    before, after = both[0].get(name, {}), both[1].get(name, {})
+    for key in _BACKEND_LIMITS:
+        yield from _limit(f"backend {key}", before.get(key), after.get(key), ("filesystem",),
+                          ("filesystem",))
+
+
+def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
+    """`hard_links: allow` on any backend the agent reaches (a route's too)."""
+    both = _backends(pair)
+    if both is None:
+        return
+    old, new = both
+    for backend in sorted(old.keys() & new.keys()):
+        was = old[backend].get("hard_links") == "allow"
+        now = new[backend].get("hard_links") == "allow"
+        if allowed and now and not was:
+            yield Found("high", f"backend `{backend}` now reads files with several names "
+                        "(hard links), which may lie outside its root", ("filesystem",),
+                        ("filesystem",))
+        elif not allowed and was and not now:
+            yield Found("low", f"backend `{backend}` no longer reads files with several names "
+                        "(hard links)", ("filesystem",), ("filesystem",))
+
+
+def _instruction(pair: AgentPair) -> Iterator[Found]:
+    """The instruction's unified diff; never the text of a file outside the project (a diff
+    is posted where anyone can read it)."""
+    before, after = pair.before, pair.after
+    if (before.instruction or "") == (after.instruction or ""):
+        return
+    old_path = ("instruction_file",) if before.instruction_file else ("instruction",)
+    new_path = ("instruction_file",) if after.instruction_file else ("instruction",)
+    if pair.old.outside(before.instruction_file) or pair.new.outside(after.instruction_file):
+        yield Found("medium", "the instruction changed; it is read from a file outside the "
+                    "project, so its text is not shown", old_path, new_path)
+        return
+    yield Found("medium", "the instruction changed", old_path, new_path,
+                _text_diff(before.instruction, after.instruction,
+                           f"{pair.old.label}:{pair.old_name}", f"{pair.new.label}:{pair.name}"))
+
+
+def _limits(pair: AgentPair) -> Iterator[Found]:
+    before, after = pair.before, pair.after
+    yield from _limit("max_iterations", before.max_iterations, after.max_iterations,
+                      ("max_iterations",), ("max_iterations",))
+    yield from _limit("tool_result_limit", before.result_limit, after.result_limit,
+                      ("tool_result_limit",), ("tool_result_limit",))
+    if before.plan is not None and after.plan is not None:
+        for key in ("max_depth", "max_subtasks"):
+            yield from _limit(key, getattr(before.plan, key), getattr(after.plan, key),
+                              (key,), (key,))
+
+
+def _execution_mode(pair: AgentPair) -> Iterator[Found]:
+    if pair.before.offline != pair.after.offline:
+        yield Found("medium", "now runs as a background job" if pair.after.offline
+                    else "now runs in real time", ("execution_mode",), ("execution_mode",))
+
+
+def _chat_children(node: AgentNode) -> list[str]:
+    return [c.name for c in node.children if c.mode not in ("single_turn", "task")]
+
+
+def _sub_agents(pair: AgentPair) -> Iterator[Found]:
+    old, new = _chat_children(pair.before), _chat_children(pair.after)
+    if old != new:
+        yield Found("medium", f"sub-agents {old} -> {new}", ("sub_agents",), ("sub_agents",))
+
+
+def _same_field(field_name: str, label: str) -> Callable[[AgentPair], Iterator[Found]]:
+    """A field compared as a whole."""
+    def check(pair: AgentPair) -> Iterator[Found]:
+        if getattr(pair.before, field_name) != getattr(pair.after, field_name):
+            yield Found("medium", f"the {label} changed", (field_name,), (field_name,))
+    return check
+
+
+def _callbacks(pair: AgentPair) -> tuple[dict[str, tuple[PyObject, ...]],
+                                         dict[str, tuple[PyObject, ...]]]:
+    return dict(pair.before.callbacks), dict(pair.after.callbacks)
+
+
+def _shown(objects: Iterable[PyObject]) -> str:
+    return ", ".join(_python(o) for o in objects)
+
+
+def _callback_added(pair: AgentPair) -> Iterator[Found]:
+    old, new = _callbacks(pair)
+    for hook in new:
+        if not old.get(hook) and new[hook]:
+            yield Found("high", f"`{hook}` now runs {_shown(new[hook])}", None,
+                        ("callbacks", hook))
+
+
+def _callback_removed(pair: AgentPair) -> Iterator[Found]:
+    old, new = _callbacks(pair)
+    for hook in old:
+        if old[hook] and not new.get(hook):
+            yield Found("high", f"`{hook}` no longer runs {_shown(old[hook])}",
+                        ("callbacks", hook), ("callbacks",))
+
+
+def _callback_changed(pair: AgentPair) -> Iterator[Found]:
+    old, new = _callbacks(pair)
+    for hook in new:
+        if old.get(hook) and new[hook] and old[hook] != new[hook]:
+            reason = f"`{hook}` now runs {_shown(new[hook])} (was {_shown(old[hook])})"
+            if _shown(new[hook]) == _shown(old[hook]):
+                reason = f"`{hook}` runs {_shown(new[hook])} from another module directory"
+            yield Found("high", reason, ("callbacks", hook), ("callbacks", hook))
+
+
+def _setting_where(side: Side, agent: str, section: str, key: str) -> Path | Where | None:
+    """Where a generation or thinking setting is: the agent's own, else its named
+    model's."""
+    if side.has("agents", agent, section, key):
+        return (section, key)
+    spec = side.result.spec
+    entry = getattr(spec.agents.get(agent), "model", None) if spec is not None else None
+    if isinstance(entry, str) and side.has("models", entry, section, key):
+        return side.where("models", entry, section, key)
+    return (section,) if side.has("agents", agent, section) else ("model",)
+
+
+def _settings(section: Literal["generate", "thinking"]
+              ) -> Callable[[AgentPair], Iterator[Found]]:
+    def check(pair: AgentPair) -> Iterator[Found]:
+        old = dict(getattr(pair.before, section))
+        new = dict(getattr(pair.after, section))
+        for key in [*new, *(k for k in old if k not in new)]:
+            if old.get(key) != new.get(key):
+                yield Found("medium", f"{section}.{key} {_short(old.get(key))} -> "
+                            f"{_short(new.get(key))}",
+                            _setting_where(pair.old, pair.old_name, section, key),
+                            _setting_where(pair.new, pair.name, section, key))
+    return check
+
+
+def _description(pair: AgentPair) -> Iterator[Found]:
+    if pair.before.description != pair.after.description:
+        yield Found("medium", "the description changed (parents route on it)",
+                    ("description",), ("description",),
+                    _text_diff(pair.before.description, pair.after.description,
+                               f"{pair.old.label}:{pair.old_name}",
+                               f"{pair.new.label}:{pair.name}"))
+
+
+def _include_contents(pair: AgentPair) -> Iterator[Found]:
+    was = pair.before.include_contents or "default"
+    now = pair.after.include_contents or "default"
+    if was != now:
+        yield Found("medium", f"include_contents {was} -> {now}", ("include_contents",),
+                    ("include_contents",))
+
+
+def _transfer(pair: AgentPair) -> Iterator[Found]:
+    """The flags an agent is written with; an agent called as a tool (or queued) never
+    transfers, and becoming one is reported by AS506, AS519 and AS520."""
+    if (pair.before.mode, pair.before.offline) != (pair.after.mode, pair.after.offline):
+        return
+    for target in ("parent", "peers"):
+        flag = f"disallow_transfer_to_{target}"
+        was, now = bool(getattr(pair.before, flag)), bool(getattr(pair.after, flag))
+        if was != now:
+            yield Found("medium", f"may no longer transfer to its {target}" if now
+                        else f"may now transfer to its {target}", (flag,), (flag,))
+
+
+def _planner(pair: AgentPair) -> Iterator[Found]:
+    if pair.before.planner != pair.after.planner:
+        yield Found("medium", f"planner {pair.before.planner} -> {pair.after.planner}",
+                    ("planner",), ("planner",))
+
+
+_ROLES: tuple[tuple[str, str, str, Path], ...] = (
+    ("planner", "model", "instruction", ()), ("worker", "worker_model", "worker_instruction",
+                                              ("worker",)),
+    ("synthesizer", "synthesizer_model", "synthesizer_instruction", ("synthesizer",)))
+
+
+def _planner_roles(pair: AgentPair) -> Iterator[Found]:
+    before, after = pair.before.plan, pair.after.plan
+    if before is None or after is None:
+        return
+    old_settings, new_settings = dict(
+        (role, (g, t)) for role, g, t in before.settings), dict(
+        (role, (g, t)) for role, g, t in after.settings)
+    for role, model, instruction, where in _ROLES:
+        was, now = getattr(before, model), getattr(after, model)
+        if was != now:
+            yield Found("medium", f"{role} model {_model(was)} -> {_model(now)}",
+                        (*where, "model"), (*where, "model"))
+        was, now = getattr(before, instruction), getattr(after, instruction)
+        if was != now:
+            yield Found("medium", f"the {role}'s instruction changed", (*where, "instruction"),
+                        (*where, "instruction"),
+                        _text_diff(was, now, f"{pair.old.label}:{pair.old_name}:{role}",
+                                   f"{pair.new.label}:{pair.name}:{role}"))
+        if old_settings.get(role) != new_settings.get(role):
+            yield Found("medium", f"the {role}'s model settings (generate, thinking) changed",
+                        (*where, "model"), (*where, "model"))
+
+
+def _memory_edit(pair: AgentPair, gained: bool) -> Iterator[Found]:
+    old = {f for f, at in zip(pair.before.memory, pair.before.memory_edit_at, strict=True) if at}
+    new = {f for f, at in zip(pair.after.memory, pair.after.memory_edit_at, strict=True) if at}
+    for name in sorted(new - old if gained else old - new):
+        yield (Found("high", f"can now rewrite memory file `{name}`, which later runs obey",
+                     ("memory",), ("memory",)) if gained else
+               Found("low", f"can no longer rewrite memory file `{name}`", ("memory",),
+                     ("memory",)))
+
+
+def _skill_discovery(pair: AgentPair) -> Iterator[Found]:
+    if pair.before.skill_discovery != pair.after.skill_discovery:
+        yield Found("medium", f"skills are offered {pair.before.skill_discovery} -> "
+                    f"{pair.after.skill_discovery}", ("skills",), ("skills",))
+
+
+def _task_agents(pair: AgentPair) -> Iterator[Found]:
+    """The subagent types `task` offers (gaining `task` itself is AS506)."""
+    old = {kind: agent.name for kind, agent in pair.before.task}
+    new = {kind: agent.name for kind, agent in pair.after.task}
+    if old and new and old != new:
+        yield Found("medium", f"task agents {old} -> {new}", ("task",), ("task",))
+
+
+# app rules -----------------------------------------------------------------------------
+
+
+def _covers(entries: tuple[str, ...], entry: str) -> bool:
+    """Whether `entry` is one of `entries` or below one of them."""
+    return any(PurePosixPath(entry).is_relative_to(PurePosixPath(e)) for e in entries)
+
+
+def _outside(pair: AppPair) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (pair.old.app.outside_project if pair.old.app else (),
+            pair.new.app.outside_project if pair.new.app else ())
+
+
+def _widened(pair: AppPair) -> Iterator[Found]:
+    """`outside_project` widened: the spec may now read or write more outside the
+    project."""
+    before, after = _outside(pair)
+    for index, entry in enumerate(after):
+        if not _covers(before, entry):
+            yield Found("high", f"the spec may now name paths under `{entry}`, outside the "
+                        "project", None, ("outside_project", index))
+
+
+def _narrowed(pair: AppPair) -> Iterator[Found]:
+    before, after = _outside(pair)
+    for index, entry in enumerate(before):
+        if not _covers(after, entry):
+            yield Found("low", f"the spec may no longer name paths under `{entry}`",
+                        ("outside_project", index), None)
+
+
+def _state(pair: AppPair) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The initial session state (its `${env.X}` are shown as written, never read)."""
+    return (dict(pair.old.app.state) if pair.old.app else {},
+            dict(pair.new.app.state) if pair.new.app else {})
+
+
+def _state_added(pair: AppPair) -> Iterator[Found]:
+    before, after = _state(pair)
+    for key in after:
+        if key not in before:
+            yield Found("medium", f"sessions start with `{key}` = {_short(after[key])}", None,
+                        ("state", key), key=True)
+
+
+def _state_changed(pair: AppPair) -> Iterator[Found]:
+    before, after = _state(pair)
+    for key in after:
+        if key in before and before[key] != after[key]:
+            yield Found("medium", f"sessions start with `{key}` = {_short(after[key])} (was "
+                        f"{_short(before[key])})", ("state", key), ("state", key))
+
+
+def _state_removed(pair: AppPair) -> Iterator[Found]:
+    before, after = _state(pair)
+    for key in sorted(before.keys() - after.keys()):
+        yield Found("medium", f"sessions no longer start with `{key}`", ("state", key), None,
+                    key=True)
+
+
+def _plugins(pair: AppPair) -> tuple[dict[tuple[str, int], tuple[int, PyObject]],
+                                     dict[tuple[str, int], tuple[int, PyObject]]]:
+    """Plugins by (reference, occurrence), with their index."""
+    def keyed(plugins: tuple[PyObject, ...]) -> dict[tuple[str, int], tuple[int, PyObject]]:
+        seen: dict[str, int] = {}
+        found = {}
+        for index, plugin in enumerate(plugins):
+            seen[plugin.ref] = seen.get(plugin.ref, -1) + 1
+            found[(plugin.ref, seen[plugin.ref])] = (index, plugin)
+        return found
+    return (keyed(pair.old.app.plugins if pair.old.app else ()),
+            keyed(pair.new.app.plugins if pair.new.app else ()))
+
+
+def _plugin_added(pair: AppPair) -> Iterator[Found]:
+    old, new = _plugins(pair)
+    for key in new.keys() - old.keys():
+        index, plugin = new[key]
+        yield Found("high", f"plugin {_python(plugin)} now sees every call", None,
+                    ("plugins", index))
+
+
+def _plugin_removed(pair: AppPair) -> Iterator[Found]:
+    old, new = _plugins(pair)
+    for key in sorted(old.keys() - new.keys()):
+        index, plugin = old[key]
+        yield Found("high", f"plugin {_python(plugin)} no longer runs", ("plugins", index),
+                    ("plugins",))
+
+
+def _plugin_changed(pair: AppPair) -> Iterator[Found]:
+    old, new = _plugins(pair)
+    for key in sorted(old.keys() & new.keys()):
+        (was_at, was), (now_at, now) = old[key], new[key]
+        if was != now:
+            reason = f"plugin {_python(now)} (was {_python(was)})" if _python(now) != \
+                _python(was) else f"plugin {now.ref} is found in another module directory"
+            yield Found("high", reason, ("plugins", was_at), ("plugins", now_at))
+
+
+def _global_instruction(pair: AppPair) -> Iterator[Found]:
+    was = pair.old.app.global_instruction if pair.old.app else None
+    now = pair.new.app.global_instruction if pair.new.app else None
+    if (was or "") != (now or ""):
+        yield Found("medium", "the global instruction (every agent's) changed",
+                    ("global_instruction",), ("global_instruction",),
+                    _text_diff(was, now, f"{pair.old.label}:global_instruction",
+                               f"{pair.new.label}:global_instruction"))
+
+
+def _summarization(pair: AppPair) -> Iterator[Found]:
+    was = pair.old.app.compaction if pair.old.app else None
+    now = pair.new.app.compaction if pair.new.app else None
+    if was != now:
+        def shown(value: Any) -> str:
+            if value is None:
+                return "none"
+            settings = ", ".join(f"{k}={v}" for k, v in value.settings)
+            return settings + (f", model {_model(value.model)}" if value.model else "")
+        yield Found("medium", f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
+                    ("summarization",))
+
+
+def _jobs(pair: AppPair) -> tuple[Any, Any]:
+    return (pair.old.app.jobs if pair.old.app else None,
+            pair.new.app.jobs if pair.new.app else None)
+
+
+def _jobs_store(pair: AppPair) -> Iterator[Found]:
+    """Another store (a store that appears or goes with offline agents is AS519's)."""
+    was, now = _jobs(pair)
+    if was is not None and now is not None and (was.store, was.sqlite_path) != (
+            now.store, now.sqlite_path):
+        yield Found("medium", f"jobs are kept in {now.store} (was {was.store})",
+                    ("jobs", "store"), ("jobs", "store"))
+
+
+def _jobs_limits(pair: AppPair) -> Iterator[Found]:
+    was, now = _jobs(pair)
+    if was is not None and now is not None:
+        for key in ("max_attempts", "lease_seconds"):
+            yield from _limit(f"jobs {key}", getattr(was, key), getattr(now, key),
+                              ("jobs", key), ("jobs", key))
+
+
+def _jobs_webhook(pair: AppPair) -> Iterator[Found]:
+    was, now = _jobs(pair)
+    old_hook, new_hook = (was.webhook if was else None), (now.webhook if now else None)
+    old_headers = dict(was.headers) if was else {}
+    new_headers = dict(now.headers) if now else {}
+    where = ("jobs", "notify")
+    if new_hook and old_hook != new_hook:
+        yield Found("high", f"job results are now posted to {new_hook}"
+                    + (f" (was {old_hook})" if old_hook else ""), where, where)
+    elif old_hook and not new_hook:
+        yield Found("low", f"job results are no longer posted to {old_hook}", where, where)
+    elif new_hook and old_headers != new_headers:
+        yield Found("high", f"the headers posted to {new_hook} changed ({sorted(old_headers)}"
+                    f" -> {sorted(new_headers)}; values are not shown)", where, where)
+
+
+def _app_name(pair: AppPair) -> Iterator[Found]:
+    was = pair.old.app.name if pair.old.app else None
+    now = pair.new.app.name if pair.new.app else None
+    if was != now:
+        yield Found("medium", f"the app `{was}` is now `{now}`: sessions stored under the old "
+                    "name are not seen", ("name",), ("name",))
+
+
+# the registry --------------------------------------------------------------------------
+
+_TOOLS = ("AgentNode.tools", "AgentNode.children", "AgentNode.mode", "AgentNode.todos",
+          "AgentNode.task", "AgentNode.filesystem", "PlanSettings.worker_tools",
+          "FilesystemNode.tools", "ToolNode.kind", "ToolNode.name", "ToolNode.python",
+          "ToolNode.mcp", "ToolNode.mcp_cwd", "ToolNode.agent", "PyObject.*")
+_APPROVALS = ("AgentNode.approvals", "ToolNode.approval", "Approval.decisions")
+
+TREE_RULES: tuple[TreeRule, ...] = (
+    TreeRule(codes.AGENT_ADDED, ("AppNode.root", "AgentNode.name"), _added),
+    TreeRule(codes.AGENT_REMOVED, ("AppNode.root", "AgentNode.name"), _removed),
+    TreeRule(codes.AGENT_RENAMED, ("AgentNode.name",), _renamed),
+)
+
+AGENT_RULES: tuple[Rule[AgentPair], ...] = (
+    Rule(codes.KIND_CHANGED, ("AgentNode.kind",), _kind),
+    Rule(codes.MODEL_CHANGED, ("AgentNode.model", "ModelNode.*"), _model_changed),
+    Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
+    Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
+    Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
+    Rule(codes.APPROVAL_DROPPED, _APPROVALS, _approval_dropped),
+    Rule(codes.APPROVAL_ADDED, _APPROVALS, _approval_added),
+    Rule(codes.APPROVAL_CHANGED, _APPROVALS, _approval_changed),
+    Rule(codes.EXECUTE_GAINED, ("FilesystemNode.tools",), _execute_gained, on_new_agent=True),
+    Rule(codes.EXECUTE_LOST, ("FilesystemNode.tools",), _execute_lost),
+    Rule(codes.BACKEND_CHANGED, ("FilesystemNode.backend", "FilesystemNode.definitions"),
+         _backend_changed),
+    Rule(codes.HARD_LINKS_ALLOWED, ("FilesystemNode.definitions",),
+         lambda pair: _hard_links(pair, True)),
+    Rule(codes.HARD_LINKS_REFUSED, ("FilesystemNode.definitions",),
+         lambda pair: _hard_links(pair, False)),
+    Rule(codes.LIMIT_CHANGED, ("FilesystemNode.definitions",), _backend_limits),
+    Rule(codes.INSTRUCTION_CHANGED, ("AgentNode.instruction", "AgentNode.instruction_file"),
+         _instruction),
+    Rule(codes.LIMIT_CHANGED, ("AgentNode.max_iterations", "AgentNode.result_limit",
+                               "PlanSettings.max_depth", "PlanSettings.max_subtasks"), _limits),
+    Rule(codes.EXECUTION_MODE_CHANGED, ("AgentNode.offline",), _execution_mode),
+    Rule(codes.SUB_AGENTS_CHANGED, ("AgentNode.children", "AgentNode.mode"), _sub_agents),
+    Rule(codes.MEMORY_CHANGED, ("AgentNode.memory",), _same_field("memory", "memory files")),
+    Rule(codes.SKILLS_CHANGED, ("AgentNode.skills",), _same_field("skills", "skills")),
+    Rule(codes.OUTPUT_SCHEMA_CHANGED, ("AgentNode.output_schema", "Schema.*"),
+         _same_field("output_schema", "output schema")),
+    Rule(codes.INPUT_SCHEMA_CHANGED, ("AgentNode.input_schema", "Schema.*"),
+         _same_field("input_schema", "input schema")),
+    Rule(codes.OUTPUT_KEY_CHANGED, ("AgentNode.output_key",),
+         _same_field("output_key", "output key")),
+    Rule(codes.ROUTE_CHANGED, ("AgentNode.route", "RouteNode.*"), _same_field("route", "route")),
+    Rule(codes.STATIC_INSTRUCTION_CHANGED, ("AgentNode.static_instruction",),
+         _same_field("static_instruction", "static instruction")),
+    Rule(codes.TOOL_ERRORS_CHANGED, ("AgentNode.tool_errors",),
+         _same_field("tool_errors", "handling of tool errors")),
+    Rule(codes.CALLBACK_ADDED, ("AgentNode.callbacks", "PyObject.*"), _callback_added),
+    Rule(codes.CALLBACK_REMOVED, ("AgentNode.callbacks", "PyObject.*"), _callback_removed),
+    Rule(codes.CALLBACK_CHANGED, ("AgentNode.callbacks", "PyObject.*"), _callback_changed),
+    Rule(codes.GENERATE_CHANGED, ("AgentNode.generate",), _settings("generate")),
+    Rule(codes.THINKING_CHANGED, ("AgentNode.thinking",), _settings("thinking")),
+    Rule(codes.DESCRIPTION_CHANGED, ("AgentNode.description",), _description),
+    Rule(codes.INCLUDE_CONTENTS_CHANGED, ("AgentNode.include_contents",), _include_contents),
+    Rule(codes.TRANSFER_CHANGED, ("AgentNode.disallow_transfer_to_parent",
+                                  "AgentNode.disallow_transfer_to_peers"), _transfer),
+    Rule(codes.PLANNER_CHANGED, ("AgentNode.planner",), _planner),
+    Rule(codes.PLANNER_ROLE_CHANGED, ("AgentNode.plan", "PlanSettings.model",
+                                      "PlanSettings.instruction", "PlanSettings.worker_model",
+                                      "PlanSettings.worker_instruction",
+                                      "PlanSettings.synthesizer_model",
+                                      "PlanSettings.synthesizer_instruction",
+                                      "PlanSettings.settings", "ModelNode.*"), _planner_roles),
+    Rule(codes.MEMORY_EDIT_CHANGED, ("AgentNode.memory", "AgentNode.memory_edit_at"),
+         lambda pair: _memory_edit(pair, True), on_new_agent=True),
+    Rule(codes.MEMORY_EDIT_CHANGED, ("AgentNode.memory", "AgentNode.memory_edit_at"),
+         lambda pair: _memory_edit(pair, False)),
+    Rule(codes.SKILL_DISCOVERY_CHANGED, ("AgentNode.skill_discovery",), _skill_discovery),
+    Rule(codes.TASK_AGENTS_CHANGED, ("AgentNode.task",), _task_agents),
+)
+
+APP_RULES: tuple[Rule[AppPair], ...] = (
+    Rule(codes.OUTSIDE_PROJECT_WIDENED, ("AppNode.outside_project",), _widened),
+    Rule(codes.OUTSIDE_PROJECT_NARROWED, ("AppNode.outside_project",), _narrowed),
+    Rule(codes.STATE_ADDED, ("AppNode.state",), _state_added),
+    Rule(codes.STATE_CHANGED, ("AppNode.state",), _state_changed),
+    Rule(codes.STATE_REMOVED, ("AppNode.state",), _state_removed),
+    Rule(codes.PLUGIN_ADDED, ("AppNode.plugins", "PyObject.*"), _plugin_added),
+    Rule(codes.PLUGIN_REMOVED, ("AppNode.plugins", "PyObject.*"), _plugin_removed),
+    Rule(codes.PLUGIN_CHANGED, ("AppNode.plugins", "PyObject.*"), _plugin_changed),
+    Rule(codes.GLOBAL_INSTRUCTION_CHANGED, ("AppNode.global_instruction",), _global_instruction),
+    Rule(codes.SUMMARIZATION_CHANGED, ("AppNode.compaction", "Compaction.*", "ModelNode.*"),
+         _summarization),
+    Rule(codes.JOBS_STORE_CHANGED, ("AppNode.jobs", "JobsNode.store", "JobsNode.sqlite_path"),
+         _jobs_store),
+    Rule(codes.LIMIT_CHANGED, ("JobsNode.max_attempts", "JobsNode.lease_seconds"), _jobs_limits),
+    Rule(codes.JOBS_WEBHOOK_CHANGED, ("JobsNode.webhook", "JobsNode.headers"), _jobs_webhook),
+    Rule(codes.APP_RENAMED, ("AppNode.name",), _app_name),
+)
+
+RULES: tuple[TreeRule | Rule[Any], ...] = (*TREE_RULES, *AGENT_RULES, *APP_RULES)
+
+#: IR fields no rule reads, and why
+IGNORED: Mapping[str, str] = {
+    "AgentNode.file": "where the agent is defined: a position for messages, not behaviour",
+    "AgentNode.line": "where the agent is defined: a position for messages, not behaviour",
+    "AppNode.spec_file": "the spec's file name: where the spec is, not what it does",
+    "AppNode.description": "the generated package's docstring; nothing reads it at run time",
+    "AppNode.resumable": "derived from the approvals (AS509-AS511), which rules compare",
+    "AppNode.module_dirs": "derived from the python objects' directories, which the rules "
+                           "comparing tools, callbacks, plugins, routes and schemas compare",
+    "Approval.hint": "the question shown to the person who approves; its wording changes "
+                     "no decision the run can take",
+}
