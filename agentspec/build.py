@@ -16,7 +16,7 @@ from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
-from agentspec.ir.tree import AgentNode, AppNode
+from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
 from agentspec.paths import resolved
 from agentspec.source import Span
 
@@ -65,9 +65,7 @@ def _walk(node: AgentNode) -> list[AgentNode]:
     while todo:
         current = todo.pop()
         found.append(current)
-        todo.extend(current.children)
-        todo.extend(t.agent for t in current.tools if t.agent is not None)
-        todo.extend(agent for _, agent in current.task)
+        todo.extend(agents_called(current))
     return found
 
 
@@ -76,7 +74,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
 
     problems = []
     for node in _walk(app.root):
-        model = node.model
+        model = node.model if isinstance(node, LlmFields) else None
         if model is None or model.provider != "adk" or "${" in model.id:
             continue
         try:

@@ -5,29 +5,41 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, Literal
 
 from agentspec.check import CheckResult
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
     AgentNode,
+    AgentToolNode,
     AppNode,
     Approval,
+    BuiltinToolNode,
     Compaction,
+    DeepNode,
     FilesystemNode,
     JobsNode,
+    LlmNode,
+    McpHttp,
+    McpStdio,
+    McpToolNode,
     ModelNode,
-    PlanSettings,
+    PlannerNode,
+    PlannerRoles,
     PyObject,
+    PythonToolNode,
     RouteNode,
+    RouterNode,
     Schema,
     ToolNode,
+    WorkflowNode,
 )
 from agentspec.parse import read_text
 from agentspec.paths import resolved
 from agentspec.source import Span
 from agentspec.spec import Spec
 from agentspec.spec.agents import (
+    DeepAgent,
     InterruptConfig,
     LlmAgent,
     LoopAgent,
@@ -41,13 +53,13 @@ from agentspec.spec.agents import (
 from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
 from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness, harness
 from agentspec.spec.models import ModelDef
-from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
+from agentspec.spec.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
 
 __all__ = ["lower"]
 
 DECISIONS = ("approve", "edit", "reject")
-_WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop",
-              RouterAgent: "router"}
+_WORKFLOWS: dict[type, Literal["sequential", "parallel", "loop"]] = {
+    SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
 
 
 @dataclass
@@ -113,17 +125,29 @@ class _Lowering:
             entry = (self.spec.tools or {})[entry]
         approval = approvals.get(name) if name else None
         if isinstance(entry, PythonTool):
-            return ToolNode("python", name, python=self.python(
+            return PythonToolNode(name=name, python=self.python(
                 entry.python, self.span(*path, "python"), entry.args), approval=approval)
         if isinstance(entry, McpTool):
-            cwd = getattr(entry.mcp, "cwd", None)  # literal: validate refuses `${...}`
-            if cwd is not None:
-                cwd = self.spec_relative(cwd, *path, "mcp", "cwd")
-            return ToolNode("mcp", name, mcp=entry, mcp_cwd=cwd, approval=approval)
+            server = entry.mcp
+            connection: McpStdio | McpHttp
+            if isinstance(server, McpRemote):
+                connection = McpHttp(url=server.url, transport=server.transport,
+                                     headers=None if server.headers is None
+                                     else tuple(server.headers.items()), timeout=server.timeout)
+            else:
+                cwd = server.cwd  # literal: validate refuses `${...}`
+                connection = McpStdio(
+                    command=server.command, args=tuple(server.args),
+                    env=None if server.env is None else tuple(server.env.items()),
+                    cwd=None if cwd is None else self.spec_relative(cwd, *path, "mcp", "cwd"),
+                    timeout=server.timeout)
+            return McpToolNode(name=name, server=connection,
+                               filter=None if entry.filter is None else tuple(entry.filter),
+                               prefix=entry.prefix, approval=approval)
         if isinstance(entry, BuiltinTool):
-            return ToolNode("builtin", entry.builtin)
+            return BuiltinToolNode(name=entry.builtin)
         assert isinstance(entry, AgentTool)
-        return ToolNode("agent", entry.agent, agent=self.agent(entry.agent, as_tool=True))
+        return AgentToolNode(agent=self.agent(entry.agent, as_tool=True))
 
     # agents ----------------------------------------------------------------------------
 
@@ -271,7 +295,7 @@ class _Lowering:
                          python=python, model=model, instruction=route.instruction,
                          default=agent.default, fallback=tuple(agent.fallback or ()))
 
-    def plan(self, name: str, agent: PlannerAgent) -> PlanSettings:
+    def roles(self, name: str, agent: PlannerAgent) -> PlannerRoles:
         worker, synthesizer = agent.worker, agent.synthesizer
         tools = [self.tool(name, index, entry, {}, where=("worker", "tools"))
                  for index, entry in enumerate(worker.tools or () if worker else ())]
@@ -281,7 +305,7 @@ class _Lowering:
         synthesizer_model = (synthesizer.model if synthesizer else None) or worker_model
         roles = {"planner": self.model(planner_model), "worker": self.model(worker_model),
                  "synthesizer": self.model(synthesizer_model)}
-        return PlanSettings(
+        return PlannerRoles(
             model=roles["planner"][0], instruction=agent.instruction,
             max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,
             worker_model=roles["worker"][0],
@@ -303,21 +327,21 @@ class _Lowering:
         queued = [c for c in names if isinstance(agent, LlmAgent) and self.queues(c)]
         children = tuple(self.agent(c, under_llm=isinstance(agent, LlmAgent))
                          for c in names if c not in queued)
-        base = AgentNode(name=name, kind="llm", file=self.relative(span.file),
-                         line=span.start.line, description=agent.description,
-                         children=children, callbacks=self.callbacks(name, agent),
-                         offline=offline and as_tool)
+        common: dict[str, Any] = dict(
+            name=name, file=self.relative(span.file), line=span.start.line,
+            description=agent.description, children=children,
+            callbacks=self.callbacks(name, agent), offline=offline and as_tool)
         if not isinstance(agent, LlmAgent):  # called as a tool: the agent answers its caller
-            base = replace(base, mode="single_turn" if as_tool and not offline else None)
+            common["mode"] = "single_turn" if as_tool and not offline else None
         if isinstance(agent, RouterAgent):
-            return replace(base, kind="router", route=self.route(name, agent))
+            return RouterNode(**common, route=self.route(name, agent))
         if isinstance(agent, PlannerAgent):
-            return replace(base, kind="planner", plan=self.plan(name, agent),
-                           tool_errors=(agent.worker and agent.worker.tool_errors) or "return")
+            return PlannerNode(**common, roles=self.roles(name, agent),
+                               tool_errors=(agent.worker and agent.worker.tool_errors)
+                               or "return")
         if not isinstance(agent, LlmAgent):
-            kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
-            return replace(base, kind=kind,
-                           max_iterations=getattr(agent, "max_iterations", None))
+            return WorkflowNode(**common, kind=_WORKFLOWS[type(agent)],
+                                max_iterations=getattr(agent, "max_iterations", None))
         model, generate, thinking = self.model(agent.model)
         generate.update(agent.generate.model_dump(exclude_none=True) if agent.generate else {})
         thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
@@ -328,12 +352,13 @@ class _Lowering:
         mode = agent.mode if under_llm or as_tool else None  # else AS229: it does nothing
         if as_tool and mode not in ("single_turn", "task"):
             mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
-        if base.offline:
+        if common["offline"]:
             mode = None  # a worker runs it on its own, as the root of a session
         # an agent called as a tool answers its caller: a transfer would abandon the call
         delegated = mode in ("single_turn", "task")
-        node = replace(
-            base, kind=agent.kind, model=model, generate=tuple(generate.items()),
+        node_type = DeepNode if isinstance(agent, DeepAgent) else LlmNode
+        node = node_type(
+            **common, model=model, generate=tuple(generate.items()),
             thinking=tuple(thinking.items()), planner=agent.planner,
             instruction=self.instruction(name, agent),
             instruction_file=None if agent.instruction_file is None else self.spec_relative(
@@ -341,8 +366,7 @@ class _Lowering:
             static_instruction=agent.static_instruction,
             tools=tuple(self.tool(name, i, t, approvals)
                         for i, t in enumerate(agent.tools or ())) + tuple(
-                ToolNode("agent", child, agent=self.agent(child, as_tool=True))
-                for child in queued),
+                AgentToolNode(agent=self.agent(child, as_tool=True)) for child in queued),
             mode=mode, output_schema=self.schema(name, "output_schema", agent.output_schema),
             input_schema=self.schema(name, "input_schema", agent.input_schema),
             output_key=agent.output_key, include_contents=agent.include_contents,
@@ -378,7 +402,8 @@ class _Lowering:
                         webhook=notify.webhook if notify else None,
                         headers=tuple((notify.headers or {}).items()) if notify else ())
 
-    def task(self, kit: Harness, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
+    def task(self, kit: Harness, node: LlmNode | DeepNode
+             ) -> tuple[tuple[str, AgentNode], ...]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
         (instruction and tools), without `task` and sub-agents."""
         if kit.task is None:

@@ -6,7 +6,7 @@ import builtins
 import keyword
 from dataclasses import dataclass, field
 from pathlib import PurePath as FsPath
-from typing import Any
+from typing import Any, assert_never
 
 from agentspec.ir.plan import (
     Binding,
@@ -22,15 +22,27 @@ from agentspec.ir.plan import (
 )
 from agentspec.ir.tree import (
     AgentNode,
+    AgentToolNode,
     AppNode,
     Approval,
+    BuiltinToolNode,
     Compaction,
+    DeepNode,
     FilesystemNode,
     JobsNode,
+    LlmFields,
+    LlmNode,
+    McpHttp,
+    McpStdio,
+    McpToolNode,
     ModelNode,
+    PlannerNode,
     PyObject,
+    PythonToolNode,
+    RouterNode,
     Schema,
     ToolNode,
+    WorkflowNode,
 )
 from agentspec.runtime.placeholders import needs_template
 
@@ -90,7 +102,7 @@ def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
     return Call(TEMPLATE, args=(value,)) if needs_template(text) else value
 
 
-def _generate_config(node: AgentNode) -> Value:
+def _generate_config(node: LlmFields) -> Value:
     return generate_config(node.generate, node.thinking,
                            with_thinking=node.planner != "builtin")
 
@@ -111,7 +123,7 @@ def generate_config(generate: tuple[tuple[str, Any], ...],
                                 for k, v in settings.items()))
 
 
-def _planner(node: AgentNode) -> Value:
+def _planner(node: LlmFields) -> Value:
     if node.planner is None:
         return None
     if node.planner == "plan_react":
@@ -132,26 +144,31 @@ def _schema(schema: Schema | None, name: str, *, model_needed: bool) -> Value:
     return lit(schema.json)
 
 
-def _mcp_tool(tool: ToolNode) -> Value:
-    spec = tool.mcp
-    server = spec.mcp
+def _mcp_tool(tool: McpToolNode) -> Value:
     # the defining modules: the package hides these names when `mcp` is not installed
     module = "google.adk.tools.mcp_tool.mcp_session_manager"
-    if hasattr(server, "command"):
-        cwd = tool.mcp_cwd
-        params = Call(Import("mcp", "StdioServerParameters"), _kwargs(
-            command=lit(server.command), args=lit(server.args), env=lit(server.env),
-            cwd=None if cwd is None else SpecPath(cwd)))
-        connection = Call(Import(module, "StdioConnectionParams"), _kwargs(
-            server_params=params, timeout=server.timeout))
-    else:
-        kind = "SseConnectionParams" if server.transport == "sse" else \
-            "StreamableHTTPConnectionParams"
-        connection = Call(Import(module, kind), _kwargs(
-            url=lit(server.url), headers=lit(server.headers), timeout=server.timeout))
+    server = tool.server
+    match server:
+        case McpStdio():
+            params = Call(Import("mcp", "StdioServerParameters"), _kwargs(
+                command=lit(server.command), args=lit(list(server.args)),
+                env=None if server.env is None else lit(dict(server.env)),
+                cwd=None if server.cwd is None else SpecPath(server.cwd)))
+            connection = Call(Import(module, "StdioConnectionParams"), _kwargs(
+                server_params=params, timeout=server.timeout))
+        case McpHttp():
+            kind = "SseConnectionParams" if server.transport == "sse" else \
+                "StreamableHTTPConnectionParams"
+            connection = Call(Import(module, kind), _kwargs(
+                url=lit(server.url),
+                headers=None if server.headers is None else lit(dict(server.headers)),
+                timeout=server.timeout))
+        case _:
+            assert_never(server)
     return Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), _kwargs(
-        connection_params=connection, tool_filter=lit(spec.filter),
-        tool_name_prefix=lit(spec.prefix)))
+        connection_params=connection,
+        tool_filter=None if tool.filter is None else lit(list(tool.filter)),
+        tool_name_prefix=lit(tool.prefix)))
 
 
 APPROVALS = "agentspec.runtime.harness.approvals"
@@ -185,17 +202,18 @@ def _file_toolset(filesystem: FilesystemNode) -> Call:
         tools=lit(list(filesystem.tools))))
 
 
-def _evicts_to_artifacts(node: AgentNode) -> bool:
+def _evicts_to_artifacts(node: LlmFields) -> bool:
     """Large results go to artifacts when the agent cannot `read_file` them back; it then
     needs `load_artifacts` (unless it lists it already)."""
     if node.result_limit is None:
         return False
     if node.filesystem is not None and "read_file" in node.filesystem.tools:
         return False
-    return not any(t.kind == "builtin" and t.name == "load_artifacts" for t in node.tools)
+    return not any(isinstance(t, BuiltinToolNode) and t.name == "load_artifacts"
+                   for t in node.tools)
 
 
-def _result_limit(node: AgentNode) -> Call:
+def _result_limit(node: LlmFields) -> Call:
     """Eviction of large results: to the agent's backend, else to session artifacts."""
     readable = node.filesystem is not None and "read_file" in node.filesystem.tools
     backend = None if not readable or node.filesystem is None else Call(
@@ -227,25 +245,33 @@ class _Planner:
         return candidate
 
     def tool(self, tool: ToolNode, sub_agents: list[Value]) -> Value:
-        if tool.kind == "python":
-            assert tool.python is not None
-            return _gated(python_object(tool.python), tool.approval)
-        if tool.kind == "builtin":
-            return Import("google.adk.tools", tool.name)
-        if tool.kind == "mcp":
-            return _gated(_mcp_tool(tool), tool.approval)
-        assert tool.agent is not None  # called as a tool: a single_turn / task sub-agent
-        if tool.agent.offline:  # the call queues a job; workers run the agent
-            return Call(Import(DELEGATION, "OfflineAgentTool"),
-                        args=(self.agent(tool.agent), JOBS))
-        sub_agents.append(self.agent(tool.agent))
-        return None
+        match tool:
+            case PythonToolNode():
+                return _gated(python_object(tool.python), tool.approval)
+            case BuiltinToolNode():
+                return Import("google.adk.tools", tool.name)
+            case McpToolNode():
+                return _gated(_mcp_tool(tool), tool.approval)
+            case AgentToolNode():  # a single_turn / task sub-agent, or a queued job
+                if tool.agent.offline:  # the call queues a job; workers run the agent
+                    return Call(Import(DELEGATION, "OfflineAgentTool"),
+                                args=(self.agent(tool.agent), JOBS))
+                sub_agents.append(self.agent(tool.agent))
+                return None
+            case _:
+                assert_never(tool)
 
-    def callbacks(self, node: AgentNode, *, tools: bool = False) -> dict[str, Value]:
-        """The agent's callbacks; `tools`: an LLM agent's, with the harness's tool hooks."""
+    def callbacks(self, node: AgentNode) -> dict[str, Value]:
+        """The agent's callbacks; an LLM agent's with the harness's tool hooks."""
         hooks: dict[str, list[Value]] = {
             hook: [python_object(o) for o in objects] for hook, objects in node.callbacks}
-        if tools and node.tool_errors == "return":  # last: the spec's own decide first
+        if isinstance(node, LlmFields):
+            self.harness_hooks(node, hooks)
+        return {f"{hook}_callback": ListOf(tuple(values)) for hook, values in hooks.items()}
+
+    @staticmethod
+    def harness_hooks(node: LlmFields, hooks: dict[str, list[Value]]) -> None:
+        if node.tool_errors == "return":  # last: the spec's own decide first
             hooks["on_tool_error"] = [*hooks.get("on_tool_error", []), TOOL_ERROR_RESULT]
         if node.memory:  # first, so the user's own before_model callbacks see the memory too
             memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
@@ -253,13 +279,15 @@ class _Planner:
                           kwargs=(("names", lit(list(node.memory))),
                                   ("edit_at", lit(list(node.memory_edit_at)))))
             hooks["before_model"] = [memory, *hooks.get("before_model", [])]
-        approvals = [a for _, a in node.approvals] + [t.approval for t in node.tools if t.approval]
+        approvals = [a for _, a in node.approvals] + [
+            t.approval for t in node.tools
+            if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval]
         if approvals:  # first: nothing, not even the user's callbacks, sees an unapproved call
             gate = Call(Import(APPROVALS, "approval_gate"), args=(DictOf(tuple(
                 (name, _approval(approval)) for name, approval in node.approvals)),))
             hooks["before_tool"] = [gate, *hooks.get("before_tool", [])]
         editable = any("edit" in a.decisions for a in approvals)
-        mcp = tools and any(t.kind == "mcp" for t in node.tools)
+        mcp = any(isinstance(t, McpToolNode) for t in node.tools)
         rewrites = ([Call(MCP_ERRORS, args=(node.tool_errors,))] if mcp else []) + (
             [Call(Import(APPROVALS, "edit_note"))] if editable else []) + (
             [_result_limit(node)] if node.result_limit is not None else [])
@@ -267,11 +295,9 @@ class _Planner:
             rewrite = rewrites[0] if len(rewrites) == 1 else Call(
                 Import("agentspec.runtime.harness.callbacks", "piped"), args=tuple(rewrites))
             hooks["after_tool"] = [*hooks.get("after_tool", []), rewrite]
-        return {f"{hook}_callback": ListOf(tuple(values)) for hook, values in hooks.items()}
 
-    def router(self, node: AgentNode, children: list[Value]) -> Call:
+    def router(self, node: RouterNode, children: list[Value]) -> Call:
         route = node.route
-        assert route is not None
         return Call(Import("agentspec.runtime.router", "router"), _kwargs(
             name=node.name, description=lit(node.description),
             sub_agents=ListOf(tuple(children)), state=lit(route.state),
@@ -281,9 +307,8 @@ class _Planner:
             default=route.default, fallback=lit(list(route.fallback)) if route.fallback else None,
             mode=node.mode, **self.callbacks(node)))
 
-    def planner(self, node: AgentNode) -> Call:
-        plan = node.plan
-        assert plan is not None
+    def planner(self, node: PlannerNode) -> Call:
+        plan = node.roles
         called: list[Value] = []  # agents the workers call as tools
         tools = [v for t in plan.worker_tools if (v := self.tool(t, called)) is not None]
         tools += [Call(Import("agentspec.runtime.planner", "agent_tool"), args=(agent,))
@@ -302,59 +327,68 @@ class _Planner:
             or None,
             mode=node.mode, **self.callbacks(node)))
 
+    def workflow(self, node: WorkflowNode, children: list[Value]) -> Call:
+        return Call(WORKFLOWS[node.kind], _kwargs(
+            name=node.name, description=lit(node.description),
+            sub_agents=ListOf(tuple(children)), max_iterations=node.max_iterations,
+            mode=node.mode, **self.callbacks(node)))
+
+    def llm(self, node: LlmNode | DeepNode, children: list[Value]) -> Call:
+        tools = [v for t in node.tools if (v := self.tool(t, children)) is not None]
+        if node.todos:
+            tools += [Call(Import("agentspec.runtime.harness.callbacks", "HarnessTool"),
+                           args=(Import("agentspec.runtime.harness.todos", name),))
+                      for name in ("write_todos", "read_todos")]
+        if node.filesystem is not None:
+            tools.append(_file_toolset(node.filesystem))
+        if _evicts_to_artifacts(node):
+            tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
+        if node.task:
+            agents = DictOf(tuple((kind, self.agent(child)) for kind, child in node.task))
+            queued = [kind for kind, child in node.task if child.offline]
+            tools.append(Call(Import("agentspec.runtime.harness.task", "task_tool"),
+                              args=(agents,), kwargs=(
+                                  ("offline", lit(queued)), ("jobs", JOBS)) if queued
+                              else ()))
+        if any(isinstance(t, AgentToolNode) and t.agent.offline for t in node.tools) or any(
+                child.offline for _, child in node.task):
+            tools.append(Call(Import(DELEGATION, "job_status_tool"), args=(JOBS,)))
+        if node.skills:
+            tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
+                              args=(ListOf(tuple(SpecPath(d) for d in node.skills)),
+                                    node.skill_discovery)))
+        return Call(LLM_AGENT, _kwargs(
+            name=node.name, description=lit(node.description),
+            model=model_value(node.model),
+            instruction=instruction_value(node.instruction,
+                                          verbatim=node.instruction_file is not None),
+            static_instruction=lit(node.static_instruction),
+            tools=ListOf(tuple(tools)) if tools else None,
+            sub_agents=ListOf(tuple(children)) if children else None,
+            mode=node.mode, generate_content_config=_generate_config(node),
+            planner=_planner(node),
+            output_schema=_schema(node.output_schema, "", model_needed=False),
+            input_schema=_schema(node.input_schema, f"{node.name}_input",
+                                 model_needed=True),
+            output_key=lit(node.output_key), include_contents=node.include_contents,
+            disallow_transfer_to_parent=node.disallow_transfer_to_parent,
+            disallow_transfer_to_peers=node.disallow_transfer_to_peers,
+            rerun_on_resume=_dispatches_tasks(node),
+            **self.callbacks(node)))
+
     def agent(self, node: AgentNode) -> Ref:
         children: list[Value] = [self.agent(child) for child in node.children]
-        if node.kind == "router":
-            call = self.router(node, children)
-        elif node.kind == "planner":
-            call = self.planner(node)
-        elif node.kind in WORKFLOWS:
-            call = Call(WORKFLOWS[node.kind], _kwargs(
-                name=node.name, description=lit(node.description),
-                sub_agents=ListOf(tuple(children)), max_iterations=node.max_iterations,
-                mode=node.mode, **self.callbacks(node)))
-        else:
-            tools = [v for t in node.tools if (v := self.tool(t, children)) is not None]
-            if node.todos:
-                tools += [Call(Import("agentspec.runtime.harness.callbacks", "HarnessTool"),
-                               args=(Import("agentspec.runtime.harness.todos", name),))
-                          for name in ("write_todos", "read_todos")]
-            if node.filesystem is not None:
-                tools.append(_file_toolset(node.filesystem))
-            if _evicts_to_artifacts(node):
-                tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
-            if node.task:
-                agents = DictOf(tuple((kind, self.agent(child)) for kind, child in node.task))
-                queued = [kind for kind, child in node.task if child.offline]
-                tools.append(Call(Import("agentspec.runtime.harness.task", "task_tool"),
-                                  args=(agents,), kwargs=(
-                                      ("offline", lit(queued)), ("jobs", JOBS)) if queued
-                                  else ()))
-            if any(t.agent is not None and t.agent.offline for t in node.tools) or any(
-                    child.offline for _, child in node.task):
-                tools.append(Call(Import(DELEGATION, "job_status_tool"), args=(JOBS,)))
-            if node.skills:
-                tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
-                                  args=(ListOf(tuple(SpecPath(d) for d in node.skills)),
-                                        node.skill_discovery)))
-            call = Call(LLM_AGENT, _kwargs(
-                name=node.name, description=lit(node.description),
-                model=model_value(node.model),
-                instruction=instruction_value(node.instruction,
-                                              verbatim=node.instruction_file is not None),
-                static_instruction=lit(node.static_instruction),
-                tools=ListOf(tuple(tools)) if tools else None,
-                sub_agents=ListOf(tuple(children)) if children else None,
-                mode=node.mode, generate_content_config=_generate_config(node),
-                planner=_planner(node),
-                output_schema=_schema(node.output_schema, "", model_needed=False),
-                input_schema=_schema(node.input_schema, f"{node.name}_input",
-                                     model_needed=True),
-                output_key=lit(node.output_key), include_contents=node.include_contents,
-                disallow_transfer_to_parent=node.disallow_transfer_to_parent,
-                disallow_transfer_to_peers=node.disallow_transfer_to_peers,
-                rerun_on_resume=_dispatches_tasks(node),
-                **self.callbacks(node, tools=True)))
+        match node:
+            case RouterNode():
+                call = self.router(node, children)
+            case PlannerNode():
+                call = self.planner(node)
+            case WorkflowNode():
+                call = self.workflow(node, children)
+            case LlmNode() | DeepNode():
+                call = self.llm(node, children)
+            case _:
+                assert_never(node)
         var = self.variable(node.name)
         self.bindings.append(Binding(var, call, node.file, node.line))
         return Ref(var)

@@ -10,8 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import assert_never
 
-from agentspec.ir.tree import AgentNode, AppNode
+from agentspec.ir.tree import (
+    AgentNode,
+    AgentToolNode,
+    AppNode,
+    BuiltinToolNode,
+    DeepNode,
+    LlmFields,
+    LlmNode,
+    McpToolNode,
+    PlannerNode,
+    PythonToolNode,
+    RouterNode,
+    WorkflowNode,
+    kind_of,
+    tools_of,
+)
 
 __all__ = ["Graph", "graph", "to_dot", "to_mermaid"]
 
@@ -24,22 +40,58 @@ class Graph:
     edges: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, label)
 
 
-def _tools(node: AgentNode) -> list[str]:
+def _tools(node: LlmFields) -> list[str]:
     gated = {name for name, _ in node.approvals}
-    names = [t.name or (t.python.attr if t.python else "") for t in node.tools
-             if t.kind != "agent"]
+    names: list[str] = []
+    for tool in node.tools:
+        match tool:
+            case PythonToolNode():
+                names.append(tool.name or tool.python.attr)
+            case McpToolNode() | BuiltinToolNode():
+                names.append(tool.name)
+            case AgentToolNode():
+                pass  # an edge
+            case _:
+                assert_never(tool)
     names += list(node.filesystem.tools) if node.filesystem else []
     names += ["write_todos", "read_todos"] if node.todos else []
     names += ["task"] if node.task else []
-    return [f"{n} (approval)" if n in gated or any(
-        t.approval and t.name == n for t in node.tools) else n for n in names]
+    approved = {t.name for t in node.tools
+                if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval}
+    return [f"{n} (approval)" if n in gated | approved else n for n in names]
 
 
 def _label(node: AgentNode) -> list[str]:
-    head = node.kind if node.model is None else f"{node.kind} · {node.model.id}"
-    lines = [node.name, head]
-    if node.offline:
-        lines.append("offline (background job)")
+    """The agent's box: name, kind and model, and what it can do."""
+    match node:
+        case LlmNode() | DeepNode():
+            return [node.name, kind_of(node) if node.model is None
+                    else f"{kind_of(node)} · {node.model.id}", *_offline(node),
+                    *_llm_lines(node)]
+        case WorkflowNode():
+            return [node.name, node.kind, *_offline(node)] + (
+                [f"max_iterations {node.max_iterations}"] if node.max_iterations is not None
+                else [])
+        case RouterNode():
+            route = node.route
+            how = (f"state {route.state}" if route.state else f"python {route.python.ref}"
+                   if route.python else f"model {route.model.id if route.model else '?'}")
+            return [node.name, "router", *_offline(node), f"route: {how}"]
+        case PlannerNode():
+            return [node.name, "planner", *_offline(node),
+                    f"max_depth {node.roles.max_depth} · max_subtasks "
+                    f"{node.roles.max_subtasks}"] + (
+                [f"tool errors: {node.tool_errors}"] if node.tool_errors != "return" else [])
+        case _:
+            assert_never(node)
+
+
+def _offline(node: AgentNode) -> list[str]:
+    return ["offline (background job)"] if node.offline else []
+
+
+def _llm_lines(node: LlmFields) -> list[str]:
+    lines = []
     tools = _tools(node)
     if tools:
         lines.append("tools: " + ", ".join(tools))
@@ -52,30 +104,34 @@ def _label(node: AgentNode) -> list[str]:
         lines.append("skills: " + ", ".join(node.skills))
     if node.memory:
         lines.append("memory: " + ", ".join(node.memory))
-    if node.route is not None:
-        route = node.route
-        how = (f"state {route.state}" if route.state else f"python {route.python.ref}"
-               if route.python else f"model {route.model.id if route.model else '?'}")
-        lines.append(f"route: {how}")
-    if node.plan is not None:
-        lines.append(f"max_depth {node.plan.max_depth} · max_subtasks {node.plan.max_subtasks}")
-    if node.max_iterations is not None:
-        lines.append(f"max_iterations {node.max_iterations}")
     if node.tool_errors != "return":
         lines.append(f"tool errors: {node.tool_errors}")
     return lines
 
 
+def _ordered(node: AgentNode) -> str:
+    """What a child is to its parent."""
+    match node:
+        case LlmNode() | DeepNode():
+            return "sub-agent"
+        case WorkflowNode(kind="parallel"):
+            return "branch"
+        case WorkflowNode():
+            return "step"
+        case RouterNode() | PlannerNode():
+            return "option"
+        case _:
+            assert_never(node)
+
+
 def _edges(node: AgentNode) -> list[tuple[AgentNode, str, AgentNode]]:
     """(parent, edge label, child) for the edges leaving `node`."""
-    ordered = "sub-agent" if node.kind in ("llm", "deep") else "step" if node.kind in (
-        "sequential", "loop") else "branch" if node.kind == "parallel" else "option"
-    found = [(node, ordered, child) for child in node.children]
-    tools = (*node.tools, *(node.plan.worker_tools if node.plan else ()))
+    found = [(node, _ordered(node), child) for child in node.children]
     found += [(node, "offline job" if t.agent.offline else "tool", t.agent)
-              for t in tools if t.agent is not None]
-    found += [(node, "task (job)" if agent.offline else "task", agent)
-              for kind, agent in node.task if kind != "general-purpose"]
+              for t in tools_of(node) if isinstance(t, AgentToolNode)]
+    if isinstance(node, LlmFields):
+        found += [(node, "task (job)" if agent.offline else "task", agent)
+                  for kind, agent in node.task if kind != "general-purpose"]
     return found
 
 
@@ -93,7 +149,7 @@ def graph(app: AppNode) -> Graph:
     drawn = Graph(app.name)
     drawn.nodes[app.root.name] = _label(app.root)
     for parent, label, child in _walk(app.root):
-        if parent.route is not None and label == "option":
+        if isinstance(parent, RouterNode) and label == "option":
             marks = [m for m, names in (("default", [parent.route.default]),
                                         ("fallback", parent.route.fallback))
                      if child.name in names]

@@ -14,11 +14,27 @@ import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, assert_never
 
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.codes import Code
-from agentspec.ir.tree import AgentNode, ModelNode, PyObject, ToolNode
+from agentspec.ir.tree import (
+    AgentNode,
+    AgentToolNode,
+    BuiltinToolNode,
+    LlmFields,
+    LlmNode,
+    McpToolNode,
+    ModelNode,
+    PlannerNode,
+    PyObject,
+    PythonToolNode,
+    RouterNode,
+    ToolNode,
+    WorkflowNode,
+    kind_of,
+    tools_of,
+)
 from agentspec.review.sides import SPEC, Change, Side, Where
 
 __all__ = ["AGENT_RULES", "APP_RULES", "IGNORED", "RULES", "TREE_RULES", "AgentPair", "Found",
@@ -102,6 +118,14 @@ class AgentPair:
     before: AgentNode
     after: AgentNode
 
+    @property
+    def old_llm(self) -> LlmFields:
+        return llm_view(self.before)
+
+    @property
+    def new_llm(self) -> LlmFields:
+        return llm_view(self.after)
+
     def resolve(self, found: Found, code: Code) -> Change:
         return Change(self.name, code.name, found.risk, found.reason,
                       _at(self.old, ("agents", self.old_name), found.old, found.key),
@@ -128,7 +152,22 @@ def _at(side: Side, prefix: Path, place: Path | Where | None, key: bool) -> Wher
 
 def blank(node: AgentNode) -> AgentNode:
     """No agent: what a new agent is compared with."""
-    return AgentNode(name=node.name, kind=node.kind, file=node.file, line=node.line)
+    return LlmNode(name=node.name, file=node.file, line=node.line)
+
+
+def llm_view(node: AgentNode) -> LlmFields:
+    """An agent as an LLM agent: itself, or (another kind) one with none of an LLM agent's
+    settings, so a kind change compares what the agent could do before and after."""
+    match node:
+        case LlmFields():
+            return node
+        case PlannerNode():
+            return LlmNode(name=node.name, file=node.file, line=node.line,
+                           tool_errors=node.tool_errors)
+        case WorkflowNode() | RouterNode():
+            return LlmNode(name=node.name, file=node.file, line=node.line)
+        case _:
+            assert_never(node)
 
 
 # shared views of an agent ----------------------------------------------------------------
@@ -154,65 +193,70 @@ def _python(obj: PyObject) -> str:
     return f"{obj.ref}{args}"
 
 
-def _mcp_target(tool: ToolNode) -> str:
-    """The server an MCP entry starts or calls: its URL, or its command line."""
-    server = tool.mcp.mcp
-    return getattr(server, "url", None) or " ".join(
-        [getattr(server, "command", "")] + list(getattr(server, "args", []) or []))
-
-
 def _tool_key(tool: ToolNode) -> str:
-    if tool.kind == "python" and tool.python is not None:
-        return tool.name or f"python {tool.python.ref}"
-    if tool.kind == "mcp" and tool.mcp is not None:
-        return tool.name or f"mcp {_mcp_target(tool)}"
-    if tool.kind == "agent" and tool.agent is not None:
-        return f"agent {tool.agent.name}"
-    return tool.name
+    match tool:
+        case PythonToolNode():
+            return tool.name or f"python {tool.python.ref}"
+        case McpToolNode():
+            return tool.name or f"mcp {tool.target}"
+        case AgentToolNode():
+            return f"agent {tool.agent.name}"
+        case BuiltinToolNode():
+            return tool.name
+        case _:
+            assert_never(tool)
 
 
 def _tool_runs(tool: ToolNode) -> _Runs:
-    if tool.python is not None:
-        return _Runs(f"python {_python(tool.python)}", tool.python)
-    if tool.mcp is not None:
-        return _Runs(f"mcp {_mcp_target(tool)} filter={tool.mcp.filter}",
-                     (tool.mcp.model_dump(warnings=False), tool.mcp_cwd))
-    shown = f"{tool.kind} {tool.agent.name if tool.agent else tool.name}"
-    return _Runs(shown, shown)
+    match tool:
+        case PythonToolNode():
+            return _Runs(f"python {_python(tool.python)}", tool.python)
+        case McpToolNode():
+            filter_ = None if tool.filter is None else list(tool.filter)
+            return _Runs(f"mcp {tool.target} filter={filter_}",
+                         (tool.server, tool.filter, tool.prefix))
+        case AgentToolNode():
+            return _Runs(f"agent {tool.agent.name}", f"agent {tool.agent.name}")
+        case BuiltinToolNode():
+            return _Runs(f"builtin {tool.name}", f"builtin {tool.name}")
+        case _:
+            assert_never(tool)
 
 
 def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
     """Tool -> (the field that gives it, what runs); agents it calls as tools (or as
     single_turn / task sub-agents) count as tools `agent NAME`."""
     found: dict[str, tuple[Path, _Runs]] = {}
-    for index, tool in enumerate(node.tools):
-        found[_tool_key(tool)] = (("tools", index), _tool_runs(tool))
-    for index, tool in enumerate(node.plan.worker_tools if node.plan else ()):
-        found[_tool_key(tool)] = (("worker", "tools", index), _tool_runs(tool))
+    where: tuple[str, ...] = ("worker", "tools") if isinstance(node, PlannerNode) else ("tools",)
+    for index, tool in enumerate(tools_of(node)):
+        found[_tool_key(tool)] = ((*where, index), _tool_runs(tool))
     for child in node.children:
         if child.mode in ("single_turn", "task"):
             runs = f"agent {child.name}"
             found[runs] = (("sub_agents",), _Runs(runs, runs))
+    llm = llm_view(node)
     harness = _Runs("harness", "harness")
-    for name in node.filesystem.tools if node.filesystem else ():
+    for name in llm.filesystem.tools if llm.filesystem else ():
         found[name] = (("filesystem",), harness)
-    if node.todos:
+    if llm.todos:
         found["write_todos"] = found["read_todos"] = (("todos",), harness)
-    if node.task:
+    if llm.task:
         found["task"] = (("task",), harness)
     return found
 
 
 def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
-    found = {name: approval.decisions for name, approval in node.approvals}
-    for tool in node.tools:
-        if tool.approval is not None:
+    llm = llm_view(node)
+    found = {name: approval.decisions for name, approval in llm.approvals}
+    for tool in llm.tools:
+        if isinstance(tool, (PythonToolNode, McpToolNode)) and tool.approval is not None:
             found[_tool_key(tool)] = tool.approval.decisions
     return found
 
 
 def _runs_commands(node: AgentNode) -> bool:
-    return bool(node.filesystem and "execute" in node.filesystem.tools)
+    filesystem = llm_view(node).filesystem
+    return bool(filesystem and "execute" in filesystem.tools)
 
 
 def _model(model: ModelNode | None) -> str:
@@ -243,14 +287,19 @@ def _limit(label: str, before: Any, after: Any, old: Path | Where | None,
 # tree rules ----------------------------------------------------------------------------
 
 
+def _looks(node: AgentNode) -> tuple[Any, ...]:
+    """What an agent looks like, to recognize it under a new name."""
+    llm = llm_view(node)
+    return kind_of(node), llm.instruction, node.description, [t.name for t in llm.tools]
+
+
 def _renames(removed: dict[str, AgentNode], added: dict[str, AgentNode]
              ) -> list[tuple[str, str]]:
     """(old, new) pairs of agents that look the same under a new name."""
     pairs: list[tuple[str, str]] = []
     for old_name, old in removed.items():
         for new_name, new in added.items():
-            same = (old.kind, old.instruction, old.description, [t.name for t in old.tools]) == \
-                (new.kind, new.instruction, new.description, [t.name for t in new.tools])
+            same = _looks(old) == _looks(new)
             if same and new_name not in [n for _, n in pairs]:
                 pairs.append((old_name, new_name))
                 break
@@ -285,15 +334,16 @@ def _renamed(trees: Trees) -> Iterator[Change]:
 
 
 def _kind(pair: AgentPair) -> Iterator[Found]:
-    if pair.before.kind != pair.after.kind:
-        yield Found("medium", f"`{pair.before.kind}` became `{pair.after.kind}`", ("kind",),
+    was, now = kind_of(pair.before), kind_of(pair.after)
+    if was != now:
+        yield Found("medium", f"`{was}` became `{now}`", ("kind",),
                     ("kind",))
 
 
 def _model_changed(pair: AgentPair) -> Iterator[Found]:
-    if pair.before.model != pair.after.model:
-        yield Found("medium", f"model {_model(pair.before.model)} -> "
-                    f"{_model(pair.after.model)}", ("model",), ("model",))
+    if pair.old_llm.model != pair.new_llm.model:
+        yield Found("medium", f"model {_model(pair.old_llm.model)} -> "
+                    f"{_model(pair.new_llm.model)}", ("model",), ("model",))
 
 
 def _tool_added(pair: AgentPair) -> Iterator[Found]:
@@ -327,7 +377,7 @@ def _tool_changed(pair: AgentPair) -> Iterator[Found]:
 
 def _approval_dropped(pair: AgentPair) -> Iterator[Found]:
     old, new = _approvals(pair.before), _approvals(pair.after)
-    still = capabilities(pair.after).keys() | {t.name for t in pair.after.tools}
+    still = capabilities(pair.after).keys() | {t.name for t in pair.new_llm.tools}
     for tool in sorted(old.keys() - new.keys()):
         if tool in still:  # else the tool itself is gone, and with it what needed approval
             yield Found("high", f"`{tool}` no longer waits for a person's approval",
@@ -363,7 +413,7 @@ def _execute_lost(pair: AgentPair) -> Iterator[Found]:
 
 def _backends(pair: AgentPair) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """Both versions' backend definitions, when both have file tools and they differ."""
-    before, after = pair.before.filesystem, pair.after.filesystem
+    before, after = pair.old_llm.filesystem, pair.new_llm.filesystem
     if before is None or after is None or before.backend != after.backend:
         return None
     return dict(before.definitions), dict(after.definitions)
@@ -375,7 +425,7 @@ _BACKEND_LIMITS = ("timeout", "max_output_bytes")
 def _backend_changed(pair: AgentPair) -> Iterator[Found]:
     """Another backend, or the same one set up differently (a root, the environment,
     routes); its limits and hard links are their own rules."""
-    before, after = pair.before.filesystem, pair.after.filesystem
+    before, after = pair.old_llm.filesystem, pair.new_llm.filesystem
     if before is None or after is None:
         return
     if before.backend != after.backend:
@@ -395,7 +445,7 @@ def _backend_limits(pair: AgentPair) -> Iterator[Found]:
     both = _backends(pair)
     if both is None:
         return
-    name = pair.after.filesystem.backend if pair.after.filesystem else ""
+    name = pair.new_llm.filesystem.backend if pair.new_llm.filesystem else ""
     before, after = both[0].get(name, {}), both[1].get(name, {})
     for key in _BACKEND_LIMITS:
         yield from _limit(f"backend {key}", before.get(key), after.get(key), ("filesystem",),
@@ -423,7 +473,7 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
 def _instruction(pair: AgentPair) -> Iterator[Found]:
     """The instruction's unified diff; never the text of a file outside the project (a diff
     is posted where anyone can read it)."""
-    before, after = pair.before, pair.after
+    before, after = pair.old_llm, pair.new_llm
     if (before.instruction or "") == (after.instruction or ""):
         return
     old_path = ("instruction_file",) if before.instruction_file else ("instruction",)
@@ -439,14 +489,18 @@ def _instruction(pair: AgentPair) -> Iterator[Found]:
 
 def _limits(pair: AgentPair) -> Iterator[Found]:
     before, after = pair.before, pair.after
-    yield from _limit("max_iterations", before.max_iterations, after.max_iterations,
+    yield from _limit("max_iterations", _iterations(before), _iterations(after),
                       ("max_iterations",), ("max_iterations",))
-    yield from _limit("tool_result_limit", before.result_limit, after.result_limit,
-                      ("tool_result_limit",), ("tool_result_limit",))
-    if before.plan is not None and after.plan is not None:
+    yield from _limit("tool_result_limit", pair.old_llm.result_limit,
+                      pair.new_llm.result_limit, ("tool_result_limit",), ("tool_result_limit",))
+    if isinstance(before, PlannerNode) and isinstance(after, PlannerNode):
         for key in ("max_depth", "max_subtasks"):
-            yield from _limit(key, getattr(before.plan, key), getattr(after.plan, key),
+            yield from _limit(key, getattr(before.roles, key), getattr(after.roles, key),
                               (key,), (key,))
+
+
+def _iterations(node: AgentNode) -> int | None:
+    return node.max_iterations if isinstance(node, WorkflowNode) else None
 
 
 def _execution_mode(pair: AgentPair) -> Iterator[Found]:
@@ -466,11 +520,18 @@ def _sub_agents(pair: AgentPair) -> Iterator[Found]:
 
 
 def _same_field(field_name: str, label: str) -> Callable[[AgentPair], Iterator[Found]]:
-    """A field compared as a whole."""
+    """A field of an LLM agent compared as a whole."""
     def check(pair: AgentPair) -> Iterator[Found]:
-        if getattr(pair.before, field_name) != getattr(pair.after, field_name):
+        if getattr(pair.old_llm, field_name) != getattr(pair.new_llm, field_name):
             yield Found("medium", f"the {label} changed", (field_name,), (field_name,))
     return check
+
+
+def _route(pair: AgentPair) -> Iterator[Found]:
+    was = pair.before.route if isinstance(pair.before, RouterNode) else None
+    now = pair.after.route if isinstance(pair.after, RouterNode) else None
+    if was != now:
+        yield Found("medium", "the route changed", ("route",), ("route",))
 
 
 def _callbacks(pair: AgentPair) -> tuple[dict[str, tuple[PyObject, ...]],
@@ -523,8 +584,8 @@ def _setting_where(side: Side, agent: str, section: str, key: str) -> Path | Whe
 def _settings(section: Literal["generate", "thinking"]
               ) -> Callable[[AgentPair], Iterator[Found]]:
     def check(pair: AgentPair) -> Iterator[Found]:
-        old = dict(getattr(pair.before, section))
-        new = dict(getattr(pair.after, section))
+        old = dict(getattr(pair.old_llm, section))
+        new = dict(getattr(pair.new_llm, section))
         for key in [*new, *(k for k in old if k not in new)]:
             if old.get(key) != new.get(key):
                 yield Found("medium", f"{section}.{key} {_short(old.get(key))} -> "
@@ -544,8 +605,8 @@ def _description(pair: AgentPair) -> Iterator[Found]:
 
 
 def _include_contents(pair: AgentPair) -> Iterator[Found]:
-    was = pair.before.include_contents or "default"
-    now = pair.after.include_contents or "default"
+    was = pair.old_llm.include_contents or "default"
+    now = pair.new_llm.include_contents or "default"
     if was != now:
         yield Found("medium", f"include_contents {was} -> {now}", ("include_contents",),
                     ("include_contents",))
@@ -558,15 +619,15 @@ def _transfer(pair: AgentPair) -> Iterator[Found]:
         return
     for target in ("parent", "peers"):
         flag = f"disallow_transfer_to_{target}"
-        was, now = bool(getattr(pair.before, flag)), bool(getattr(pair.after, flag))
+        was, now = bool(getattr(pair.old_llm, flag)), bool(getattr(pair.new_llm, flag))
         if was != now:
             yield Found("medium", f"may no longer transfer to its {target}" if now
                         else f"may now transfer to its {target}", (flag,), (flag,))
 
 
 def _planner(pair: AgentPair) -> Iterator[Found]:
-    if pair.before.planner != pair.after.planner:
-        yield Found("medium", f"planner {pair.before.planner} -> {pair.after.planner}",
+    if pair.old_llm.planner != pair.new_llm.planner:
+        yield Found("medium", f"planner {pair.old_llm.planner} -> {pair.new_llm.planner}",
                     ("planner",), ("planner",))
 
 
@@ -577,9 +638,9 @@ _ROLES: tuple[tuple[str, str, str, Path], ...] = (
 
 
 def _planner_roles(pair: AgentPair) -> Iterator[Found]:
-    before, after = pair.before.plan, pair.after.plan
-    if before is None or after is None:
+    if not isinstance(pair.before, PlannerNode) or not isinstance(pair.after, PlannerNode):
         return
+    before, after = pair.before.roles, pair.after.roles
     old_settings, new_settings = dict(
         (role, (g, t)) for role, g, t in before.settings), dict(
         (role, (g, t)) for role, g, t in after.settings)
@@ -600,8 +661,9 @@ def _planner_roles(pair: AgentPair) -> Iterator[Found]:
 
 
 def _memory_edit(pair: AgentPair, gained: bool) -> Iterator[Found]:
-    old = {f for f, at in zip(pair.before.memory, pair.before.memory_edit_at, strict=True) if at}
-    new = {f for f, at in zip(pair.after.memory, pair.after.memory_edit_at, strict=True) if at}
+    was, now = pair.old_llm, pair.new_llm
+    old = {f for f, at in zip(was.memory, was.memory_edit_at, strict=True) if at}
+    new = {f for f, at in zip(now.memory, now.memory_edit_at, strict=True) if at}
     for name in sorted(new - old if gained else old - new):
         yield (Found("high", f"can now rewrite memory file `{name}`, which later runs obey",
                      ("memory",), ("memory",)) if gained else
@@ -610,15 +672,15 @@ def _memory_edit(pair: AgentPair, gained: bool) -> Iterator[Found]:
 
 
 def _skill_discovery(pair: AgentPair) -> Iterator[Found]:
-    if pair.before.skill_discovery != pair.after.skill_discovery:
-        yield Found("medium", f"skills are offered {pair.before.skill_discovery} -> "
-                    f"{pair.after.skill_discovery}", ("skills",), ("skills",))
+    if pair.old_llm.skill_discovery != pair.new_llm.skill_discovery:
+        yield Found("medium", f"skills are offered {pair.old_llm.skill_discovery} -> "
+                    f"{pair.new_llm.skill_discovery}", ("skills",), ("skills",))
 
 
 def _task_agents(pair: AgentPair) -> Iterator[Found]:
     """The subagent types `task` offers (gaining `task` itself is AS506)."""
-    old = {kind: agent.name for kind, agent in pair.before.task}
-    new = {kind: agent.name for kind, agent in pair.after.task}
+    old = {kind: agent.name for kind, agent in pair.old_llm.task}
+    new = {kind: agent.name for kind, agent in pair.new_llm.task}
     if old and new and old != new:
         yield Found("medium", f"task agents {old} -> {new}", ("task",), ("task",))
 
@@ -794,21 +856,23 @@ def _app_name(pair: AppPair) -> Iterator[Found]:
 
 # the registry --------------------------------------------------------------------------
 
-_TOOLS = ("AgentNode.tools", "AgentNode.children", "AgentNode.mode", "AgentNode.todos",
-          "AgentNode.task", "AgentNode.filesystem", "PlanSettings.worker_tools",
-          "FilesystemNode.tools", "ToolNode.kind", "ToolNode.name", "ToolNode.python",
-          "ToolNode.mcp", "ToolNode.mcp_cwd", "ToolNode.agent", "PyObject.*")
-_APPROVALS = ("AgentNode.approvals", "ToolNode.approval", "Approval.decisions")
+_TOOLS = ("LlmFields.tools", "AgentFields.children", "AgentFields.mode", "LlmFields.todos",
+          "LlmFields.task", "LlmFields.filesystem", "PlannerRoles.worker_tools",
+          "FilesystemNode.tools", "PythonToolNode.name", "PythonToolNode.python",
+          "McpToolNode.name", "McpToolNode.server", "McpToolNode.filter", "McpToolNode.prefix",
+          "McpStdio.*", "McpHttp.*", "BuiltinToolNode.name", "AgentToolNode.agent", "PyObject.*")
+_APPROVALS = ("LlmFields.approvals", "PythonToolNode.approval", "McpToolNode.approval",
+              "Approval.decisions")
 
 TREE_RULES: tuple[TreeRule, ...] = (
-    TreeRule(codes.AGENT_ADDED, ("AppNode.root", "AgentNode.name"), _added),
-    TreeRule(codes.AGENT_REMOVED, ("AppNode.root", "AgentNode.name"), _removed),
-    TreeRule(codes.AGENT_RENAMED, ("AgentNode.name",), _renamed),
+    TreeRule(codes.AGENT_ADDED, ("AppNode.root", "AgentFields.name"), _added),
+    TreeRule(codes.AGENT_REMOVED, ("AppNode.root", "AgentFields.name"), _removed),
+    TreeRule(codes.AGENT_RENAMED, ("AgentFields.name",), _renamed),
 )
 
 AGENT_RULES: tuple[Rule[AgentPair], ...] = (
-    Rule(codes.KIND_CHANGED, ("AgentNode.kind",), _kind),
-    Rule(codes.MODEL_CHANGED, ("AgentNode.model", "ModelNode.*"), _model_changed),
+    Rule(codes.KIND_CHANGED, ("WorkflowNode.kind",), _kind),  # and the node's class
+    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.*"), _model_changed),
     Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
     Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
     Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
@@ -824,47 +888,47 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.HARD_LINKS_REFUSED, ("FilesystemNode.definitions",),
          lambda pair: _hard_links(pair, False)),
     Rule(codes.LIMIT_CHANGED, ("FilesystemNode.definitions",), _backend_limits),
-    Rule(codes.INSTRUCTION_CHANGED, ("AgentNode.instruction", "AgentNode.instruction_file"),
+    Rule(codes.INSTRUCTION_CHANGED, ("LlmFields.instruction", "LlmFields.instruction_file"),
          _instruction),
-    Rule(codes.LIMIT_CHANGED, ("AgentNode.max_iterations", "AgentNode.result_limit",
-                               "PlanSettings.max_depth", "PlanSettings.max_subtasks"), _limits),
-    Rule(codes.EXECUTION_MODE_CHANGED, ("AgentNode.offline",), _execution_mode),
-    Rule(codes.SUB_AGENTS_CHANGED, ("AgentNode.children", "AgentNode.mode"), _sub_agents),
-    Rule(codes.MEMORY_CHANGED, ("AgentNode.memory",), _same_field("memory", "memory files")),
-    Rule(codes.SKILLS_CHANGED, ("AgentNode.skills",), _same_field("skills", "skills")),
-    Rule(codes.OUTPUT_SCHEMA_CHANGED, ("AgentNode.output_schema", "Schema.*"),
+    Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations", "LlmFields.result_limit",
+                               "PlannerRoles.max_depth", "PlannerRoles.max_subtasks"), _limits),
+    Rule(codes.EXECUTION_MODE_CHANGED, ("AgentFields.offline",), _execution_mode),
+    Rule(codes.SUB_AGENTS_CHANGED, ("AgentFields.children", "AgentFields.mode"), _sub_agents),
+    Rule(codes.MEMORY_CHANGED, ("LlmFields.memory",), _same_field("memory", "memory files")),
+    Rule(codes.SKILLS_CHANGED, ("LlmFields.skills",), _same_field("skills", "skills")),
+    Rule(codes.OUTPUT_SCHEMA_CHANGED, ("LlmFields.output_schema", "Schema.*"),
          _same_field("output_schema", "output schema")),
-    Rule(codes.INPUT_SCHEMA_CHANGED, ("AgentNode.input_schema", "Schema.*"),
+    Rule(codes.INPUT_SCHEMA_CHANGED, ("LlmFields.input_schema", "Schema.*"),
          _same_field("input_schema", "input schema")),
-    Rule(codes.OUTPUT_KEY_CHANGED, ("AgentNode.output_key",),
+    Rule(codes.OUTPUT_KEY_CHANGED, ("LlmFields.output_key",),
          _same_field("output_key", "output key")),
-    Rule(codes.ROUTE_CHANGED, ("AgentNode.route", "RouteNode.*"), _same_field("route", "route")),
-    Rule(codes.STATIC_INSTRUCTION_CHANGED, ("AgentNode.static_instruction",),
+    Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route),
+    Rule(codes.STATIC_INSTRUCTION_CHANGED, ("LlmFields.static_instruction",),
          _same_field("static_instruction", "static instruction")),
-    Rule(codes.TOOL_ERRORS_CHANGED, ("AgentNode.tool_errors",),
+    Rule(codes.TOOL_ERRORS_CHANGED, ("LlmFields.tool_errors", "PlannerNode.tool_errors",),
          _same_field("tool_errors", "handling of tool errors")),
-    Rule(codes.CALLBACK_ADDED, ("AgentNode.callbacks", "PyObject.*"), _callback_added),
-    Rule(codes.CALLBACK_REMOVED, ("AgentNode.callbacks", "PyObject.*"), _callback_removed),
-    Rule(codes.CALLBACK_CHANGED, ("AgentNode.callbacks", "PyObject.*"), _callback_changed),
-    Rule(codes.GENERATE_CHANGED, ("AgentNode.generate",), _settings("generate")),
-    Rule(codes.THINKING_CHANGED, ("AgentNode.thinking",), _settings("thinking")),
-    Rule(codes.DESCRIPTION_CHANGED, ("AgentNode.description",), _description),
-    Rule(codes.INCLUDE_CONTENTS_CHANGED, ("AgentNode.include_contents",), _include_contents),
-    Rule(codes.TRANSFER_CHANGED, ("AgentNode.disallow_transfer_to_parent",
-                                  "AgentNode.disallow_transfer_to_peers"), _transfer),
-    Rule(codes.PLANNER_CHANGED, ("AgentNode.planner",), _planner),
-    Rule(codes.PLANNER_ROLE_CHANGED, ("AgentNode.plan", "PlanSettings.model",
-                                      "PlanSettings.instruction", "PlanSettings.worker_model",
-                                      "PlanSettings.worker_instruction",
-                                      "PlanSettings.synthesizer_model",
-                                      "PlanSettings.synthesizer_instruction",
-                                      "PlanSettings.settings", "ModelNode.*"), _planner_roles),
-    Rule(codes.MEMORY_EDIT_CHANGED, ("AgentNode.memory", "AgentNode.memory_edit_at"),
+    Rule(codes.CALLBACK_ADDED, ("AgentFields.callbacks", "PyObject.*"), _callback_added),
+    Rule(codes.CALLBACK_REMOVED, ("AgentFields.callbacks", "PyObject.*"), _callback_removed),
+    Rule(codes.CALLBACK_CHANGED, ("AgentFields.callbacks", "PyObject.*"), _callback_changed),
+    Rule(codes.GENERATE_CHANGED, ("LlmFields.generate",), _settings("generate")),
+    Rule(codes.THINKING_CHANGED, ("LlmFields.thinking",), _settings("thinking")),
+    Rule(codes.DESCRIPTION_CHANGED, ("AgentFields.description",), _description),
+    Rule(codes.INCLUDE_CONTENTS_CHANGED, ("LlmFields.include_contents",), _include_contents),
+    Rule(codes.TRANSFER_CHANGED, ("LlmFields.disallow_transfer_to_parent",
+                                  "LlmFields.disallow_transfer_to_peers"), _transfer),
+    Rule(codes.PLANNER_CHANGED, ("LlmFields.planner",), _planner),
+    Rule(codes.PLANNER_ROLE_CHANGED, ("PlannerNode.roles", "PlannerRoles.model",
+                                      "PlannerRoles.instruction", "PlannerRoles.worker_model",
+                                      "PlannerRoles.worker_instruction",
+                                      "PlannerRoles.synthesizer_model",
+                                      "PlannerRoles.synthesizer_instruction",
+                                      "PlannerRoles.settings", "ModelNode.*"), _planner_roles),
+    Rule(codes.MEMORY_EDIT_CHANGED, ("LlmFields.memory", "LlmFields.memory_edit_at"),
          lambda pair: _memory_edit(pair, True), on_new_agent=True),
-    Rule(codes.MEMORY_EDIT_CHANGED, ("AgentNode.memory", "AgentNode.memory_edit_at"),
+    Rule(codes.MEMORY_EDIT_CHANGED, ("LlmFields.memory", "LlmFields.memory_edit_at"),
          lambda pair: _memory_edit(pair, False)),
-    Rule(codes.SKILL_DISCOVERY_CHANGED, ("AgentNode.skill_discovery",), _skill_discovery),
-    Rule(codes.TASK_AGENTS_CHANGED, ("AgentNode.task",), _task_agents),
+    Rule(codes.SKILL_DISCOVERY_CHANGED, ("LlmFields.skill_discovery",), _skill_discovery),
+    Rule(codes.TASK_AGENTS_CHANGED, ("LlmFields.task",), _task_agents),
 )
 
 APP_RULES: tuple[Rule[AppPair], ...] = (
@@ -890,8 +954,8 @@ RULES: tuple[TreeRule | Rule[Any], ...] = (*TREE_RULES, *AGENT_RULES, *APP_RULES
 
 #: IR fields no rule reads, and why
 IGNORED: Mapping[str, str] = {
-    "AgentNode.file": "where the agent is defined: a position for messages, not behaviour",
-    "AgentNode.line": "where the agent is defined: a position for messages, not behaviour",
+    "AgentFields.file": "where the agent is defined: a position for messages, not behaviour",
+    "AgentFields.line": "where the agent is defined: a position for messages, not behaviour",
     "AppNode.spec_file": "the spec's file name: where the spec is, not what it does",
     "AppNode.description": "the generated package's docstring; nothing reads it at run time",
     "AppNode.resumable": "derived from the approvals (AS509-AS511), which rules compare",

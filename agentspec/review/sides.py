@@ -10,7 +10,7 @@ from typing import Any
 from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic
 from agentspec.ir.lower import lower
-from agentspec.ir.tree import AgentNode, AppNode
+from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
 
 __all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "agents", "load_side"]
 
@@ -109,7 +109,11 @@ def agents(root: AgentNode) -> Iterator[tuple[str, AgentNode]]:
             continue
         seen.add(node.name)
         yield node.name, node
-        todo += list(node.children)
-        todo += [t.agent for t in (*node.tools, *(node.plan.worker_tools if node.plan else ()))
-                 if t.agent is not None]
-        todo += [agent for kind, agent in node.task if kind != "general-purpose"]
+        todo += [agent for agent in agents_called(node)
+                 if not _general_purpose(node, agent)]
+
+
+def _general_purpose(caller: AgentNode, agent: AgentNode) -> bool:
+    """Whether `agent` is `caller`'s general-purpose copy (its `task` runs it)."""
+    return isinstance(caller, LlmFields) and any(
+        kind == "general-purpose" and copy is agent for kind, copy in caller.task)
