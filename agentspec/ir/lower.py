@@ -24,34 +24,27 @@ from agentspec.ir.tree import (
     McpStdio,
     McpToolNode,
     ModelNode,
-    PlannerNode,
-    PlannerRoles,
     PyObject,
     PythonToolNode,
-    RouteNode,
-    RouterNode,
     Schema,
     ToolNode,
-    WorkflowNode,
 )
+from agentspec.kinds import Site, kind_for_spec
 from agentspec.parse import read_text
 from agentspec.paths import resolved
 from agentspec.source import Span
 from agentspec.spec import Spec
 from agentspec.spec.agents import (
-    DeepAgent,
     InterruptConfig,
     LlmAgent,
     LoopAgent,
     ParallelAgent,
-    PlannerAgent,
     PythonSchema,
-    RouterAgent,
     SequentialAgent,
     SkillsConfig,
 )
 from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
-from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness, harness
+from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness
 from agentspec.spec.models import ModelDef
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
 
@@ -63,7 +56,7 @@ _WORKFLOWS: dict[type, Literal["sequential", "parallel", "loop"]] = {
 
 
 @dataclass
-class _Lowering:
+class Lowering:
     spec: Spec
     result: CheckResult
     spec_dir: FsPath
@@ -285,36 +278,6 @@ class _Lowering:
             self.resumable = True
         return found
 
-    def route(self, name: str, agent: RouterAgent) -> RouteNode:
-        route = agent.route
-        python = None if route.python is None else self.python(
-            route.python, self.span("agents", name, "route", "python"))
-        model, _, _ = self.model(route.model)
-        return RouteNode(state=route.state,
-                         map=None if route.map is None else tuple(route.map.items()),
-                         python=python, model=model, instruction=route.instruction,
-                         default=agent.default, fallback=tuple(agent.fallback or ()))
-
-    def roles(self, name: str, agent: PlannerAgent) -> PlannerRoles:
-        worker, synthesizer = agent.worker, agent.synthesizer
-        tools = [self.tool(name, index, entry, {}, where=("worker", "tools"))
-                 for index, entry in enumerate(worker.tools or () if worker else ())]
-        # a role without a model of its own uses the planner's (the synthesizer: the worker's)
-        planner_model = agent.model
-        worker_model = (worker.model if worker else None) or planner_model
-        synthesizer_model = (synthesizer.model if synthesizer else None) or worker_model
-        roles = {"planner": self.model(planner_model), "worker": self.model(worker_model),
-                 "synthesizer": self.model(synthesizer_model)}
-        return PlannerRoles(
-            model=roles["planner"][0], instruction=agent.instruction,
-            max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,
-            worker_model=roles["worker"][0],
-            worker_instruction=worker.instruction if worker else None,
-            worker_tools=tuple(tools), synthesizer_model=roles["synthesizer"][0],
-            synthesizer_instruction=synthesizer.instruction if synthesizer else None,
-            settings=tuple((role, tuple(generate.items()), tuple(thinking.items()))
-                           for role, (_, generate, thinking) in roles.items()))
-
     def agent(self, name: str, *, as_tool: bool = False, under_llm: bool = False) -> AgentNode:
         """Agent `name`: called as a tool (`as_tool`), or a sub-agent of an LLM agent
         (`under_llm`: its `mode` applies), or else run by a workflow, router or the app."""
@@ -333,51 +296,9 @@ class _Lowering:
             callbacks=self.callbacks(name, agent), offline=offline and as_tool)
         if not isinstance(agent, LlmAgent):  # called as a tool: the agent answers its caller
             common["mode"] = "single_turn" if as_tool and not offline else None
-        if isinstance(agent, RouterAgent):
-            return RouterNode(**common, route=self.route(name, agent))
-        if isinstance(agent, PlannerAgent):
-            return PlannerNode(**common, roles=self.roles(name, agent),
-                               tool_errors=(agent.worker and agent.worker.tool_errors)
-                               or "return")
-        if not isinstance(agent, LlmAgent):
-            return WorkflowNode(**common, kind=_WORKFLOWS[type(agent)],
-                                max_iterations=getattr(agent, "max_iterations", None))
-        model, generate, thinking = self.model(agent.model)
-        generate.update(agent.generate.model_dump(exclude_none=True) if agent.generate else {})
-        thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
-        skills, discovery = self.skills(name, agent)
-        kit = harness(agent, self.spec.backends or {})  # with the defaults of `kind: deep`
-        approvals = self.approvals(agent)
-        filesystem, memory = self.filesystem(kit), self.memory(name, agent)
-        mode = agent.mode if under_llm or as_tool else None  # else AS229: it does nothing
-        if as_tool and mode not in ("single_turn", "task"):
-            mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
-        if common["offline"]:
-            mode = None  # a worker runs it on its own, as the root of a session
-        # an agent called as a tool answers its caller: a transfer would abandon the call
-        delegated = mode in ("single_turn", "task")
-        node_type = DeepNode if isinstance(agent, DeepAgent) else LlmNode
-        node = node_type(
-            **common, model=model, generate=tuple(generate.items()),
-            thinking=tuple(thinking.items()), planner=agent.planner,
-            instruction=self.instruction(name, agent),
-            instruction_file=None if agent.instruction_file is None else self.spec_relative(
-                agent.instruction_file, "agents", name, "instruction_file"),
-            static_instruction=agent.static_instruction,
-            tools=tuple(self.tool(name, i, t, approvals)
-                        for i, t in enumerate(agent.tools or ())) + tuple(
-                AgentToolNode(agent=self.agent(child, as_tool=True)) for child in queued),
-            mode=mode, output_schema=self.schema(name, "output_schema", agent.output_schema),
-            input_schema=self.schema(name, "input_schema", agent.input_schema),
-            output_key=agent.output_key, include_contents=agent.include_contents,
-            disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
-            disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
-            todos=kit.todos, memory=memory,
-            memory_edit_at=self.memory_edit_at(memory, kit, filesystem),
-            filesystem=filesystem, skills=skills, skill_discovery=discovery,
-            result_limit=kit.result_limit, approvals=tuple(approvals.items()),
-            tool_errors=agent.tool_errors or "return")
-        return replace(node, task=self.task(kit, node))
+        node: AgentNode = kind_for_spec(agent).lower(
+            self, name, agent, Site(common, as_tool, under_llm, tuple(queued)))
+        return node
 
     def queues(self, name: str) -> bool:
         """Whether delegating to agent `name` as a sub-agent queues a job."""
@@ -461,7 +382,7 @@ def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:
     """The agent tree of a checked spec; None (with diagnostics) when it cannot be built."""
     if not result.ok or result.spec is None or result.root is None:
         return None, []
-    lowering = _Lowering(result.spec, result, resolved(result.path).parent)
+    lowering = Lowering(result.spec, result, resolved(result.path).parent)
     app = lowering.app(result.root)
     if lowering.diagnostics:
         return None, lowering.diagnostics

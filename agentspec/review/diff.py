@@ -24,15 +24,8 @@ never shown.
 
 from __future__ import annotations
 
-from agentspec.review.rules import (
-    AGENT_RULES,
-    APP_RULES,
-    TREE_RULES,
-    AgentPair,
-    AppPair,
-    Trees,
-    blank,
-)
+from agentspec.review.rule import AgentPair, AppPair
+from agentspec.review.rules import AGENT_RULES, APP_RULES, TREE_RULES, Trees, blank
 from agentspec.review.sides import RISKS, SPEC, Change, Side, Where, load_side
 
 __all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "compare", "load_side"]

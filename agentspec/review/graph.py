@@ -10,24 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import assert_never
 
-from agentspec.ir.tree import (
-    AgentNode,
-    AgentToolNode,
-    AppNode,
-    BuiltinToolNode,
-    DeepNode,
-    LlmFields,
-    LlmNode,
-    McpToolNode,
-    PlannerNode,
-    PythonToolNode,
-    RouterNode,
-    WorkflowNode,
-    kind_of,
-    tools_of,
-)
+from agentspec.ir.tree import AgentNode, AgentToolNode, AppNode, LlmFields, RouterNode, tools_of
+from agentspec.kinds import kind_for
 
 __all__ = ["Graph", "graph", "to_dot", "to_mermaid"]
 
@@ -40,93 +25,9 @@ class Graph:
     edges: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, label)
 
 
-def _tools(node: LlmFields) -> list[str]:
-    gated = {name for name, _ in node.approvals}
-    names: list[str] = []
-    for tool in node.tools:
-        match tool:
-            case PythonToolNode():
-                names.append(tool.name or tool.python.attr)
-            case McpToolNode() | BuiltinToolNode():
-                names.append(tool.name)
-            case AgentToolNode():
-                pass  # an edge
-            case _:
-                assert_never(tool)
-    names += list(node.filesystem.tools) if node.filesystem else []
-    names += ["write_todos", "read_todos"] if node.todos else []
-    names += ["task"] if node.task else []
-    approved = {t.name for t in node.tools
-                if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval}
-    return [f"{n} (approval)" if n in gated | approved else n for n in names]
-
-
-def _label(node: AgentNode) -> list[str]:
-    """The agent's box: name, kind and model, and what it can do."""
-    match node:
-        case LlmNode() | DeepNode():
-            return [node.name, kind_of(node) if node.model is None
-                    else f"{kind_of(node)} · {node.model.id}", *_offline(node),
-                    *_llm_lines(node)]
-        case WorkflowNode():
-            return [node.name, node.kind, *_offline(node)] + (
-                [f"max_iterations {node.max_iterations}"] if node.max_iterations is not None
-                else [])
-        case RouterNode():
-            route = node.route
-            how = (f"state {route.state}" if route.state else f"python {route.python.ref}"
-                   if route.python else f"model {route.model.id if route.model else '?'}")
-            return [node.name, "router", *_offline(node), f"route: {how}"]
-        case PlannerNode():
-            return [node.name, "planner", *_offline(node),
-                    f"max_depth {node.roles.max_depth} · max_subtasks "
-                    f"{node.roles.max_subtasks}"] + (
-                [f"tool errors: {node.tool_errors}"] if node.tool_errors != "return" else [])
-        case _:
-            assert_never(node)
-
-
-def _offline(node: AgentNode) -> list[str]:
-    return ["offline (background job)"] if node.offline else []
-
-
-def _llm_lines(node: LlmFields) -> list[str]:
-    lines = []
-    tools = _tools(node)
-    if tools:
-        lines.append("tools: " + ", ".join(tools))
-    if node.filesystem is not None:
-        kinds = dict(node.filesystem.definitions)
-        kind = kinds.get(node.filesystem.backend, {}).get("type", "state")
-        runs = " · runs commands" if "execute" in node.filesystem.tools else ""
-        lines.append(f"backend: {node.filesystem.backend} ({kind}){runs}")
-    if node.skills:
-        lines.append("skills: " + ", ".join(node.skills))
-    if node.memory:
-        lines.append("memory: " + ", ".join(node.memory))
-    if node.tool_errors != "return":
-        lines.append(f"tool errors: {node.tool_errors}")
-    return lines
-
-
-def _ordered(node: AgentNode) -> str:
-    """What a child is to its parent."""
-    match node:
-        case LlmNode() | DeepNode():
-            return "sub-agent"
-        case WorkflowNode(kind="parallel"):
-            return "branch"
-        case WorkflowNode():
-            return "step"
-        case RouterNode() | PlannerNode():
-            return "option"
-        case _:
-            assert_never(node)
-
-
 def _edges(node: AgentNode) -> list[tuple[AgentNode, str, AgentNode]]:
     """(parent, edge label, child) for the edges leaving `node`."""
-    found = [(node, _ordered(node), child) for child in node.children]
+    found = [(node, kind_for(node).edge(node), child) for child in node.children]
     found += [(node, "offline job" if t.agent.offline else "tool", t.agent)
               for t in tools_of(node) if isinstance(t, AgentToolNode)]
     if isinstance(node, LlmFields):
@@ -147,14 +48,14 @@ def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
 
 def graph(app: AppNode) -> Graph:
     drawn = Graph(app.name)
-    drawn.nodes[app.root.name] = _label(app.root)
+    drawn.nodes[app.root.name] = _label_of(app.root)
     for parent, label, child in _walk(app.root):
         if isinstance(parent, RouterNode) and label == "option":
             marks = [m for m, names in (("default", [parent.route.default]),
                                         ("fallback", parent.route.fallback))
                      if child.name in names]
             label = "option" + (f" ({', '.join(marks)})" if marks else "")
-        drawn.nodes.setdefault(child.name, _label(child))
+        drawn.nodes.setdefault(child.name, _label_of(child))
         if child.offline:
             drawn.offline.add(child.name)
         drawn.edges.append((parent.name, child.name, label))
@@ -196,3 +97,8 @@ def to_dot(drawn: Graph) -> str:
         lines.append(f'  "{parent}" -> "{child}" [label="{_dot_text(label)}"{style}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _label_of(node: AgentNode) -> list[str]:
+    label: list[str] = kind_for(node).label(node)
+    return label

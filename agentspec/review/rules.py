@@ -10,11 +10,10 @@ without a rule fails.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Generic, Literal, TypeVar, assert_never
+from typing import Any, Literal, assert_never
 
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.codes import Code
@@ -22,56 +21,32 @@ from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
     BuiltinToolNode,
-    LlmFields,
     LlmNode,
     McpToolNode,
-    ModelNode,
     PlannerNode,
     PyObject,
     PythonToolNode,
-    RouterNode,
     ToolNode,
-    WorkflowNode,
     kind_of,
     tools_of,
 )
-from agentspec.review.sides import SPEC, Change, Side, Where
+from agentspec.kinds import KINDS
+from agentspec.review.rule import (
+    AgentPair,
+    AppPair,
+    Found,
+    Path,
+    Rule,
+    limit,
+    llm_view,
+    model_text,
+    short,
+    text_diff,
+)
+from agentspec.review.sides import Change, Side, Where
 
 __all__ = ["AGENT_RULES", "APP_RULES", "IGNORED", "RULES", "TREE_RULES", "AgentPair", "Found",
            "Rule", "TreeRule", "Trees", "capabilities"]
-
-Path = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class Found:
-    """One change a rule found: positions are paths (under the agent, for agent rules) or
-    positions already resolved."""
-
-    risk: str
-    reason: str
-    old: Path | Where | None
-    new: Path | Where | None
-    detail: str = ""
-    key: bool = False  # at the key of a mapping entry, not its value
-
-
-P = TypeVar("P")
-
-
-@dataclass(frozen=True)
-class Rule(Generic[P]):
-    code: Code
-    #: the IR fields it reads, `Class.field` (`Class.*`: the node compared as a whole)
-    fields: tuple[str, ...]
-    check: Callable[[P], Iterable[Found]]
-    #: agent rules: also run for an agent only the new version has (against no agent)
-    on_new_agent: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.code.name
-
 
 @dataclass(frozen=True)
 class TreeRule:
@@ -107,67 +82,9 @@ class Trees:
             self.added.pop(new_name)
 
 
-@dataclass(frozen=True)
-class AgentPair:
-    """One agent in both versions (`before` is a blank agent when it is new)."""
-
-    old: Side
-    new: Side
-    name: str
-    old_name: str  # its name in the old version, for its positions there
-    before: AgentNode
-    after: AgentNode
-
-    @property
-    def old_llm(self) -> LlmFields:
-        return llm_view(self.before)
-
-    @property
-    def new_llm(self) -> LlmFields:
-        return llm_view(self.after)
-
-    def resolve(self, found: Found, code: Code) -> Change:
-        return Change(self.name, code.name, found.risk, found.reason,
-                      _at(self.old, ("agents", self.old_name), found.old, found.key),
-                      _at(self.new, ("agents", self.name), found.new, found.key),
-                      found.detail, code.code)
-
-
-@dataclass(frozen=True)
-class AppPair:
-    old: Side
-    new: Side
-
-    def resolve(self, found: Found, code: Code) -> Change:
-        return Change(SPEC, code.name, found.risk, found.reason,
-                      _at(self.old, (), found.old, found.key),
-                      _at(self.new, (), found.new, found.key), found.detail, code.code)
-
-
-def _at(side: Side, prefix: Path, place: Path | Where | None, key: bool) -> Where | None:
-    if place is None or isinstance(place, Where):
-        return place
-    return side.where(*prefix, *place, key=key)
-
-
 def blank(node: AgentNode) -> AgentNode:
     """No agent: what a new agent is compared with."""
     return LlmNode(name=node.name, file=node.file, line=node.line)
-
-
-def llm_view(node: AgentNode) -> LlmFields:
-    """An agent as an LLM agent: itself, or (another kind) one with none of an LLM agent's
-    settings, so a kind change compares what the agent could do before and after."""
-    match node:
-        case LlmFields():
-            return node
-        case PlannerNode():
-            return LlmNode(name=node.name, file=node.file, line=node.line,
-                           tool_errors=node.tool_errors)
-        case WorkflowNode() | RouterNode():
-            return LlmNode(name=node.name, file=node.file, line=node.line)
-        case _:
-            assert_never(node)
 
 
 # shared views of an agent ----------------------------------------------------------------
@@ -259,31 +176,6 @@ def _runs_commands(node: AgentNode) -> bool:
     return bool(filesystem and "execute" in filesystem.tools)
 
 
-def _model(model: ModelNode | None) -> str:
-    if model is None:
-        return "(inherited)"
-    return model.id if model.provider == "adk" else f"{model.id} ({model.provider})"
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _text_diff(before: str | None, after: str | None, old_label: str, new_label: str) -> str:
-    lines = list(difflib.unified_diff((before or "").splitlines(), (after or "").splitlines(),
-                                      old_label, new_label, lineterm=""))
-    return "\n".join(lines) + "\n" if lines else ""
-
-
-def _limit(label: str, before: Any, after: Any, old: Path | Where | None,
-           new: Path | Where | None) -> Iterator[Found]:
-    if before == after:
-        return
-    raised = before is None or (after is not None and after > before)
-    yield Found("medium" if raised else "low", f"{label} {before} -> {after}", old, new)
-
-
 # tree rules ----------------------------------------------------------------------------
 
 
@@ -342,8 +234,8 @@ def _kind(pair: AgentPair) -> Iterator[Found]:
 
 def _model_changed(pair: AgentPair) -> Iterator[Found]:
     if pair.old_llm.model != pair.new_llm.model:
-        yield Found("medium", f"model {_model(pair.old_llm.model)} -> "
-                    f"{_model(pair.new_llm.model)}", ("model",), ("model",))
+        yield Found("medium", f"model {model_text(pair.old_llm.model)} -> "
+                    f"{model_text(pair.new_llm.model)}", ("model",), ("model",))
 
 
 def _tool_added(pair: AgentPair) -> Iterator[Found]:
@@ -448,7 +340,7 @@ def _backend_limits(pair: AgentPair) -> Iterator[Found]:
     name = pair.new_llm.filesystem.backend if pair.new_llm.filesystem else ""
     before, after = both[0].get(name, {}), both[1].get(name, {})
     for key in _BACKEND_LIMITS:
-        yield from _limit(f"backend {key}", before.get(key), after.get(key), ("filesystem",),
+        yield from limit(f"backend {key}", before.get(key), after.get(key), ("filesystem",),
                           ("filesystem",))
 
 
@@ -483,24 +375,13 @@ def _instruction(pair: AgentPair) -> Iterator[Found]:
                     "project, so its text is not shown", old_path, new_path)
         return
     yield Found("medium", "the instruction changed", old_path, new_path,
-                _text_diff(before.instruction, after.instruction,
+                text_diff(before.instruction, after.instruction,
                            f"{pair.old.label}:{pair.old_name}", f"{pair.new.label}:{pair.name}"))
 
 
-def _limits(pair: AgentPair) -> Iterator[Found]:
-    before, after = pair.before, pair.after
-    yield from _limit("max_iterations", _iterations(before), _iterations(after),
-                      ("max_iterations",), ("max_iterations",))
-    yield from _limit("tool_result_limit", pair.old_llm.result_limit,
-                      pair.new_llm.result_limit, ("tool_result_limit",), ("tool_result_limit",))
-    if isinstance(before, PlannerNode) and isinstance(after, PlannerNode):
-        for key in ("max_depth", "max_subtasks"):
-            yield from _limit(key, getattr(before.roles, key), getattr(after.roles, key),
-                              (key,), (key,))
-
-
-def _iterations(node: AgentNode) -> int | None:
-    return node.max_iterations if isinstance(node, WorkflowNode) else None
+def _result_limit(pair: AgentPair) -> Iterator[Found]:
+    yield from limit("tool_result_limit", pair.old_llm.result_limit,
+                     pair.new_llm.result_limit, ("tool_result_limit",), ("tool_result_limit",))
 
 
 def _execution_mode(pair: AgentPair) -> Iterator[Found]:
@@ -525,13 +406,6 @@ def _same_field(field_name: str, label: str) -> Callable[[AgentPair], Iterator[F
         if getattr(pair.old_llm, field_name) != getattr(pair.new_llm, field_name):
             yield Found("medium", f"the {label} changed", (field_name,), (field_name,))
     return check
-
-
-def _route(pair: AgentPair) -> Iterator[Found]:
-    was = pair.before.route if isinstance(pair.before, RouterNode) else None
-    now = pair.after.route if isinstance(pair.after, RouterNode) else None
-    if was != now:
-        yield Found("medium", "the route changed", ("route",), ("route",))
 
 
 def _callbacks(pair: AgentPair) -> tuple[dict[str, tuple[PyObject, ...]],
@@ -588,8 +462,8 @@ def _settings(section: Literal["generate", "thinking"]
         new = dict(getattr(pair.new_llm, section))
         for key in [*new, *(k for k in old if k not in new)]:
             if old.get(key) != new.get(key):
-                yield Found("medium", f"{section}.{key} {_short(old.get(key))} -> "
-                            f"{_short(new.get(key))}",
+                yield Found("medium", f"{section}.{key} {short(old.get(key))} -> "
+                            f"{short(new.get(key))}",
                             _setting_where(pair.old, pair.old_name, section, key),
                             _setting_where(pair.new, pair.name, section, key))
     return check
@@ -599,7 +473,7 @@ def _description(pair: AgentPair) -> Iterator[Found]:
     if pair.before.description != pair.after.description:
         yield Found("medium", "the description changed (parents route on it)",
                     ("description",), ("description",),
-                    _text_diff(pair.before.description, pair.after.description,
+                    text_diff(pair.before.description, pair.after.description,
                                f"{pair.old.label}:{pair.old_name}",
                                f"{pair.new.label}:{pair.name}"))
 
@@ -629,35 +503,6 @@ def _planner(pair: AgentPair) -> Iterator[Found]:
     if pair.old_llm.planner != pair.new_llm.planner:
         yield Found("medium", f"planner {pair.old_llm.planner} -> {pair.new_llm.planner}",
                     ("planner",), ("planner",))
-
-
-_ROLES: tuple[tuple[str, str, str, Path], ...] = (
-    ("planner", "model", "instruction", ()), ("worker", "worker_model", "worker_instruction",
-                                              ("worker",)),
-    ("synthesizer", "synthesizer_model", "synthesizer_instruction", ("synthesizer",)))
-
-
-def _planner_roles(pair: AgentPair) -> Iterator[Found]:
-    if not isinstance(pair.before, PlannerNode) or not isinstance(pair.after, PlannerNode):
-        return
-    before, after = pair.before.roles, pair.after.roles
-    old_settings, new_settings = dict(
-        (role, (g, t)) for role, g, t in before.settings), dict(
-        (role, (g, t)) for role, g, t in after.settings)
-    for role, model, instruction, where in _ROLES:
-        was, now = getattr(before, model), getattr(after, model)
-        if was != now:
-            yield Found("medium", f"{role} model {_model(was)} -> {_model(now)}",
-                        (*where, "model"), (*where, "model"))
-        was, now = getattr(before, instruction), getattr(after, instruction)
-        if was != now:
-            yield Found("medium", f"the {role}'s instruction changed", (*where, "instruction"),
-                        (*where, "instruction"),
-                        _text_diff(was, now, f"{pair.old.label}:{pair.old_name}:{role}",
-                                   f"{pair.new.label}:{pair.name}:{role}"))
-        if old_settings.get(role) != new_settings.get(role):
-            yield Found("medium", f"the {role}'s model settings (generate, thinking) changed",
-                        (*where, "model"), (*where, "model"))
 
 
 def _memory_edit(pair: AgentPair, gained: bool) -> Iterator[Found]:
@@ -726,7 +571,7 @@ def _state_added(pair: AppPair) -> Iterator[Found]:
     before, after = _state(pair)
     for key in after:
         if key not in before:
-            yield Found("medium", f"sessions start with `{key}` = {_short(after[key])}", None,
+            yield Found("medium", f"sessions start with `{key}` = {short(after[key])}", None,
                         ("state", key), key=True)
 
 
@@ -734,8 +579,8 @@ def _state_changed(pair: AppPair) -> Iterator[Found]:
     before, after = _state(pair)
     for key in after:
         if key in before and before[key] != after[key]:
-            yield Found("medium", f"sessions start with `{key}` = {_short(after[key])} (was "
-                        f"{_short(before[key])})", ("state", key), ("state", key))
+            yield Found("medium", f"sessions start with `{key}` = {short(after[key])} (was "
+                        f"{short(before[key])})", ("state", key), ("state", key))
 
 
 def _state_removed(pair: AppPair) -> Iterator[Found]:
@@ -791,7 +636,7 @@ def _global_instruction(pair: AppPair) -> Iterator[Found]:
     if (was or "") != (now or ""):
         yield Found("medium", "the global instruction (every agent's) changed",
                     ("global_instruction",), ("global_instruction",),
-                    _text_diff(was, now, f"{pair.old.label}:global_instruction",
+                    text_diff(was, now, f"{pair.old.label}:global_instruction",
                                f"{pair.new.label}:global_instruction"))
 
 
@@ -803,7 +648,7 @@ def _summarization(pair: AppPair) -> Iterator[Found]:
             if value is None:
                 return "none"
             settings = ", ".join(f"{k}={v}" for k, v in value.settings)
-            return settings + (f", model {_model(value.model)}" if value.model else "")
+            return settings + (f", model {model_text(value.model)}" if value.model else "")
         yield Found("medium", f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
                     ("summarization",))
 
@@ -826,7 +671,7 @@ def _jobs_limits(pair: AppPair) -> Iterator[Found]:
     was, now = _jobs(pair)
     if was is not None and now is not None:
         for key in ("max_attempts", "lease_seconds"):
-            yield from _limit(f"jobs {key}", getattr(was, key), getattr(now, key),
+            yield from limit(f"jobs {key}", getattr(was, key), getattr(now, key),
                               ("jobs", key), ("jobs", key))
 
 
@@ -890,8 +735,7 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.LIMIT_CHANGED, ("FilesystemNode.definitions",), _backend_limits),
     Rule(codes.INSTRUCTION_CHANGED, ("LlmFields.instruction", "LlmFields.instruction_file"),
          _instruction),
-    Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations", "LlmFields.result_limit",
-                               "PlannerRoles.max_depth", "PlannerRoles.max_subtasks"), _limits),
+    Rule(codes.LIMIT_CHANGED, ("LlmFields.result_limit",), _result_limit),
     Rule(codes.EXECUTION_MODE_CHANGED, ("AgentFields.offline",), _execution_mode),
     Rule(codes.SUB_AGENTS_CHANGED, ("AgentFields.children", "AgentFields.mode"), _sub_agents),
     Rule(codes.MEMORY_CHANGED, ("LlmFields.memory",), _same_field("memory", "memory files")),
@@ -902,7 +746,6 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
          _same_field("input_schema", "input schema")),
     Rule(codes.OUTPUT_KEY_CHANGED, ("LlmFields.output_key",),
          _same_field("output_key", "output key")),
-    Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route),
     Rule(codes.STATIC_INSTRUCTION_CHANGED, ("LlmFields.static_instruction",),
          _same_field("static_instruction", "static instruction")),
     Rule(codes.TOOL_ERRORS_CHANGED, ("LlmFields.tool_errors", "PlannerNode.tool_errors",),
@@ -917,12 +760,6 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.TRANSFER_CHANGED, ("LlmFields.disallow_transfer_to_parent",
                                   "LlmFields.disallow_transfer_to_peers"), _transfer),
     Rule(codes.PLANNER_CHANGED, ("LlmFields.planner",), _planner),
-    Rule(codes.PLANNER_ROLE_CHANGED, ("PlannerNode.roles", "PlannerRoles.model",
-                                      "PlannerRoles.instruction", "PlannerRoles.worker_model",
-                                      "PlannerRoles.worker_instruction",
-                                      "PlannerRoles.synthesizer_model",
-                                      "PlannerRoles.synthesizer_instruction",
-                                      "PlannerRoles.settings", "ModelNode.*"), _planner_roles),
     Rule(codes.MEMORY_EDIT_CHANGED, ("LlmFields.memory", "LlmFields.memory_edit_at"),
          lambda pair: _memory_edit(pair, True), on_new_agent=True),
     Rule(codes.MEMORY_EDIT_CHANGED, ("LlmFields.memory", "LlmFields.memory_edit_at"),
@@ -949,6 +786,9 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.JOBS_WEBHOOK_CHANGED, ("JobsNode.webhook", "JobsNode.headers"), _jobs_webhook),
     Rule(codes.APP_RENAMED, ("AppNode.name",), _app_name),
 )
+
+#: the rules of every kind, then each kind's own (a router's route, a planner's roles, ...)
+AGENT_RULES = (*AGENT_RULES, *(rule for kind in KINDS for rule in kind.rules))
 
 RULES: tuple[TreeRule | Rule[Any], ...] = (*TREE_RULES, *AGENT_RULES, *APP_RULES)
 

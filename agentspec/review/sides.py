@@ -5,48 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic
 from agentspec.ir.lower import lower
 from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
+from agentspec.review.changes import RISKS, SPEC, Change, Where
 
 __all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "agents", "load_side"]
-
-RISKS = ("high", "medium", "low")
-
-#: what app-level changes are reported under, in place of an agent's name
-SPEC = "(spec)"
-
-
-@dataclass(frozen=True)
-class Where:
-    file: str
-    line: int
-    col: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
-
-
-@dataclass(frozen=True)
-class Change:
-    agent: str
-    change: str  # the rule's name: tool-added, approval-dropped, ...
-    risk: str
-    reason: str
-    old: Where | None = None
-    new: Where | None = None
-    detail: str = ""  # the instruction's unified diff, old -> new values, ...
-    code: str = ""  # the rule's code, AS5xx
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "change": self.change, "code": self.code,
-                "risk": self.risk, "reason": self.reason,
-                "old": str(self.old) if self.old else None,
-                "new": str(self.new) if self.new else None, "detail": self.detail}
-
 
 @dataclass
 class Side:
