@@ -30,7 +30,6 @@ from agentspec.ir.tree import (
     ToolNode,
 )
 from agentspec.kinds import Site, kind_for_spec
-from agentspec.parse import read_text
 from agentspec.paths import resolved
 from agentspec.source import Span
 from agentspec.spec import Spec
@@ -43,7 +42,13 @@ from agentspec.spec.agents import (
     SequentialAgent,
     SkillsConfig,
 )
-from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
+from agentspec.spec.document import (
+    FractionTrigger,
+    Jobs,
+    KeepEvents,
+    KeepInvocations,
+    TokensTrigger,
+)
 from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness
 from agentspec.spec.models import ModelDef
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
@@ -154,11 +159,13 @@ class Lowering:
             self.diagnostics.append(codes.PATH_OUTSIDE_PROJECT(
                 f"the instruction file `{agent.instruction_file}` is outside the project", span))
             return None
-        text, problem = read_text(target, agent.instruction_file)
-        if text is None:
-            self.diagnostics.append(codes.PATH_NOT_FOUND(
-                f"cannot read the instruction file `{agent.instruction_file}`", span))
-        return text
+        # validate read it (and reported a file it could not read): never a second read
+        for source in self.result.sources.values():
+            if source.path == target:
+                return source.text
+        self.diagnostics.append(codes.PATH_NOT_FOUND(
+            f"the instruction file `{agent.instruction_file}` was not read", span))
+        return None
 
     def spec_relative(self, entry: str, *path: str | int) -> str:
         """`entry`, written at `path` relative to its own file, relative to the spec's
@@ -307,19 +314,19 @@ class Lowering:
             getattr(agent, "mode", None) in ("single_turn", "task")
 
     def jobs(self) -> JobsNode | None:
-        settings = self.spec.jobs
-        if settings is None and not self.offline:
+        written = self.spec.jobs
+        if written is None and not self.offline:
             return None
-        store = settings.store if settings is not None else "sqlite:///.agentspec/jobs.db"
-        sqlite_path = None
+        settings = written or Jobs()  # the spec model's defaults, and no others
+        store, sqlite_path = settings.store, None
         if store.startswith("sqlite:///") and "${" not in store:
             path = store.removeprefix("sqlite:///")
             sqlite_path = self.spec_relative(path, "jobs", "store") \
-                if settings is not None else path
-        notify = settings.notify if settings is not None else None
+                if written is not None else path
+        notify = settings.notify
         return JobsNode(store=store, sqlite_path=sqlite_path,
-                        max_attempts=settings.max_attempts if settings else 3,
-                        lease_seconds=settings.lease_seconds if settings else 60,
+                        max_attempts=settings.max_attempts,
+                        lease_seconds=settings.lease_seconds,
                         webhook=notify.webhook if notify else None,
                         headers=tuple((notify.headers or {}).items()) if notify else ())
 

@@ -304,11 +304,11 @@ class JobsNode:
     the spec's directory unless absolute."""
 
     store: str
-    sqlite_path: str | None = None
-    max_attempts: int = 3
-    lease_seconds: int = 60
-    webhook: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
+    sqlite_path: str | None
+    max_attempts: int  # no defaults here: the spec model's are the only ones
+    lease_seconds: int
+    webhook: str | None
+    headers: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
