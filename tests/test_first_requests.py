@@ -27,7 +27,7 @@ from agentspec.ir.tree import (
     PlannerNode,
     RouterNode,
 )
-from agentspec.runtime.scripted import install_script
+from agentspec.testing.scripted import install_script
 from tests.buildkit import buildable, compiled, llm_agents
 from tests.buildkit import walk as agents_under
 

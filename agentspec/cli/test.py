@@ -28,8 +28,8 @@ def _files(spec: Path, given: tuple[Path, ...]) -> list[Path]:
 
 def _load(path: Path) -> list[Any]:
     from agentspec.parse import load
-    from agentspec.runtime.scenarios import ScenarioError, parse_scenarios
-    from agentspec.runtime.scripted import ScriptError, parse_decision
+    from agentspec.testing.scenarios import ScenarioError, parse_scenarios
+    from agentspec.testing.scripted import ScriptError, parse_decision
 
     parsed = load(path)
     if not parsed.ok:
@@ -50,9 +50,9 @@ async def _play(app: Any, scenario: Any) -> Any:
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
-    from agentspec.runtime.conversation import turn
     from agentspec.runtime.jobs.delegation import app_job_settings
-    from agentspec.runtime.scenarios import Outcome
+    from agentspec.testing.conversation import turn
+    from agentspec.testing.scenarios import Outcome
 
     outcome = Outcome()
     decisions = None if scenario.decisions is None else list(scenario.decisions)
@@ -104,8 +104,8 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> list[str]:
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
-    from agentspec.runtime.scenarios import StubTools, offline_mcp
-    from agentspec.runtime.scripted import ScriptError, install_script
+    from agentspec.testing.scenarios import StubTools, offline_mcp
+    from agentspec.testing.scripted import ScriptError, install_script
 
     # jobs go to a store of the scenario's own
     store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
@@ -135,7 +135,7 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
 def _judged(app: Any, scenario: Any) -> list[str]:
     """What went wrong in the scenario's run: the run failing, or its expectations."""
     from agentspec.runtime.nodes import FAILURES_REPORTED
-    from agentspec.runtime.scenarios import check
+    from agentspec.testing.scenarios import check
 
     reported = FAILURES_REPORTED.set(True)  # the scenario's report names each failure
     try:
