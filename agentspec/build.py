@@ -10,7 +10,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec import safefs
-from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
@@ -19,6 +18,7 @@ from agentspec.ir.planning import plan as make_plan
 from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
 from agentspec.paths import resolved
 from agentspec.source import Span
+from agentspec.validate.check import CheckResult, check
 
 __all__ = ["Compiled", "build_objects", "compile_spec", "emit_package", "stale_files",
            "write_package"]

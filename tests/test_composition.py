@@ -15,9 +15,9 @@ import yaml
 from click.testing import CliRunner
 
 from agentspec.build import Compiled, build_objects, compile_spec, emit_package, write_package
-from agentspec.check import check
 from agentspec.cli import cli
 from agentspec.diagnostics import codes
+from agentspec.validate.check import check
 from tests.buildkit import package_loader
 from tests.composition import CELLS, CHILD_ANSWER, REQUEST, Cell
 

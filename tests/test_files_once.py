@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentspec.check import check
 from agentspec.ir.lower import lower
 from agentspec.spec.document import Jobs
+from agentspec.validate.check import check
 
 SPEC = """\
 agentspec: 1

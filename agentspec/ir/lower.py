@@ -7,7 +7,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any, Literal
 
-from agentspec.check import CheckResult
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
     AgentNode,
@@ -52,6 +51,7 @@ from agentspec.spec.document import (
 from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness
 from agentspec.spec.models import ModelDef
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
+from agentspec.validate.check import CheckResult
 
 __all__ = ["lower"]
 

@@ -38,7 +38,7 @@ __all__ = ["plan"]
 
 
 @dataclass
-class Planner:
+class PlanBuilder:
     bindings: list[Binding] = field(default_factory=list)
     taken: set[str] = field(default_factory=lambda: set(RESERVED))
 
@@ -139,4 +139,4 @@ class Planner:
 
 def plan(app: AppNode) -> Plan:
     """The construction plan of `app`: agents children first, then `root_agent` and `app`."""
-    return Planner().app(app)
+    return PlanBuilder().app(app)

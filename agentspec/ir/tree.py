@@ -152,7 +152,7 @@ class LlmFields(AgentFields):
     model: ModelNode | None = None
     generate: tuple[tuple[str, Any], ...] = ()
     thinking: tuple[tuple[str, Any], ...] = ()
-    planner: str | None = None  # ADK's planner: plan_react | builtin
+    adk_planner: str | None = None  # the spec's `planner`: ADK's plan_react | builtin
     instruction: str | None = None
     #: the file the instruction was read from (relative to the spec's directory); its text
     #: is used as it is: no `${env.X}`

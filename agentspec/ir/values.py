@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, assert_never
 
+from agentspec.contract.placeholders import needs_template
 from agentspec.ir.plan import Call, DictOf, Env, Import, ListOf, Ref, SpecPath, Value
 from agentspec.ir.tree import (
     AgentNode,
@@ -20,7 +21,6 @@ from agentspec.ir.tree import (
     PyObject,
     Schema,
 )
-from agentspec.runtime.placeholders import needs_template
 
 LLM_AGENT = Import("google.adk.agents", "LlmAgent")
 APP = Import("google.adk.apps", "App")
@@ -78,7 +78,7 @@ def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
 
 def llm_generate_config(node: LlmFields) -> Value:
     return generate_config(node.generate, node.thinking,
-                           with_thinking=node.planner != "builtin")
+                           with_thinking=node.adk_planner != "builtin")
 
 
 def generate_config(generate: tuple[tuple[str, Any], ...],
@@ -98,9 +98,9 @@ def generate_config(generate: tuple[tuple[str, Any], ...],
 
 
 def adk_planner(node: LlmFields) -> Value:
-    if node.planner is None:
+    if node.adk_planner is None:
         return None
-    if node.planner == "plan_react":
+    if node.adk_planner == "plan_react":
         return Call(PLANNERS["plan_react"])
     thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v) for k, v in node.thinking}
     return Call(PLANNERS["builtin"], kwargs(thinking_config=Call(

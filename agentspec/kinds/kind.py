@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
     from agentspec.ir.plan import Call, Value
-    from agentspec.ir.planning import Planner
+    from agentspec.ir.planning import PlanBuilder
     from agentspec.review.rule import AgentPair, Rule
     from agentspec.validate.semantic.context import Context
 
@@ -38,7 +38,7 @@ class Kind(Generic[S, N]):
     node: type[N]  # the node of the agent tree
     check: Callable[[Context, str, S], None]  # semantic checks of one agent
     lower: Callable[[Lowering, str, S, Site], N]
-    plan: Callable[[Planner, N, list[Value]], Call]  # children already planned
+    plan: Callable[[PlanBuilder, N, list[Value]], Call]  # children already planned
     label: Callable[[N], list[str]]  # the graph's box
     edge: Callable[[N], str]  # what a child is to it, on the graph's edge
     rules: tuple[Rule[AgentPair], ...] = field(default=())  # the kind's own diff rules

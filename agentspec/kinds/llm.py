@@ -44,7 +44,7 @@ from agentspec.spec.models import ThinkingConfig
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
-    from agentspec.ir.planning import Planner
+    from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND", "check", "check_thinking", "label", "lower_as", "plan"]
@@ -85,7 +85,7 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
     delegated = mode in ("single_turn", "task")
     node = node_type(
         **common, model=model, generate=tuple(generate.items()),
-        thinking=tuple(thinking.items()), planner=agent.planner,
+        thinking=tuple(thinking.items()), adk_planner=agent.planner,
         instruction=lowering.instruction(name, agent),
         instruction_file=None if agent.instruction_file is None else lowering.spec_relative(
             agent.instruction_file, "agents", name, "instruction_file"),
@@ -112,8 +112,8 @@ def lower(lowering: Lowering, name: str, agent: LlmAgent, site: Site) -> LlmNode
     return node
 
 
-def plan(planner: Planner, node: LlmNode | DeepNode, children: list[Value]) -> Call:
-    tools = [v for t in node.tools if (v := planner.tool(t, children)) is not None]
+def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) -> Call:
+    tools = [v for t in node.tools if (v := builder.tool(t, children)) is not None]
     if node.todos:
         tools += [Call(Import("agentspec.runtime.harness.callbacks", "HarnessTool"),
                        args=(Import("agentspec.runtime.harness.todos", name),))
@@ -123,7 +123,7 @@ def plan(planner: Planner, node: LlmNode | DeepNode, children: list[Value]) -> C
     if evicts_to_artifacts(node):
         tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
     if node.task:
-        agents = DictOf(tuple((kind, planner.agent(child)) for kind, child in node.task))
+        agents = DictOf(tuple((kind, builder.agent(child)) for kind, child in node.task))
         queued = [kind for kind, child in node.task if child.offline]
         tools.append(Call(Import("agentspec.runtime.harness.task", "task_tool"),
                           args=(agents,), kwargs=(
@@ -153,13 +153,13 @@ def plan(planner: Planner, node: LlmNode | DeepNode, children: list[Value]) -> C
         disallow_transfer_to_parent=node.disallow_transfer_to_parent,
         disallow_transfer_to_peers=node.disallow_transfer_to_peers,
         rerun_on_resume=dispatches_tasks(node),
-        **planner.callbacks(node, _hooks(planner, node))))
+        **builder.callbacks(node, _hooks(builder, node))))
 
 
-def _hooks(planner: Planner, node: LlmNode | DeepNode) -> dict[str, list[Value]]:
+def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Value]]:
     """The spec's callbacks with the harness's: memory, approvals, tool errors, result
     eviction."""
-    hooks = planner.hooks(node)
+    hooks = builder.hooks(node)
     if node.tool_errors == "return":  # last: the spec's own decide first
         hooks["on_tool_error"] = [*hooks.get("on_tool_error", []), TOOL_ERROR_RESULT]
     if node.memory:  # first, so the user's own before_model callbacks see the memory too

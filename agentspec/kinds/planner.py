@@ -16,7 +16,7 @@ from agentspec.spec.agents import PlannerAgent
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
-    from agentspec.ir.planning import Planner
+    from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND", "MAX_DEPTH", "MAX_LEAVES", "MAX_SUBTASKS"]
@@ -65,10 +65,10 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
                        for role, (_, generate, thinking) in roles.items())))
 
 
-def plan(planner: Planner, node: PlannerNode, children: list[Value]) -> Call:
+def plan(builder: PlanBuilder, node: PlannerNode, children: list[Value]) -> Call:
     roles = node.roles
     called: list[Value] = []  # agents the workers call as tools
-    tools = [v for t in roles.worker_tools if (v := planner.tool(t, called)) is not None]
+    tools = [v for t in roles.worker_tools if (v := builder.tool(t, called)) is not None]
     tools += [Call(Import("agentspec.runtime.planner", "agent_tool"), args=(agent,))
               for agent in called]
     return Call(Import("agentspec.runtime.planner", "planner"), kwargs(
@@ -83,7 +83,7 @@ def plan(planner: Planner, node: PlannerNode, children: list[Value]) -> Call:
         configs=DictOf(tuple((role, config) for role, generate, thinking in roles.settings
                              if (config := generate_config(generate, thinking)) is not None))
         or None,
-        mode=node.mode, **planner.callbacks(node)))
+        mode=node.mode, **builder.callbacks(node)))
 
 
 def label(node: PlannerNode) -> list[str]:

@@ -15,7 +15,7 @@ from agentspec.spec.agents import RouterAgent
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
-    from agentspec.ir.planning import Planner
+    from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND"]
@@ -58,7 +58,7 @@ def lower(lowering: Lowering, name: str, agent: RouterAgent, site: Site) -> Rout
         fallback=tuple(agent.fallback or ())))
 
 
-def plan(planner: Planner, node: RouterNode, children: list[Value]) -> Call:
+def plan(builder: PlanBuilder, node: RouterNode, children: list[Value]) -> Call:
     route = node.route
     return Call(Import("agentspec.runtime.router", "router"), kwargs(
         name=node.name, description=lit(node.description),
@@ -67,7 +67,7 @@ def plan(planner: Planner, node: RouterNode, children: list[Value]) -> Call:
         function=None if route.python is None else python_object(route.python),
         model=model_value(route.model), instruction=lit(route.instruction),
         default=route.default, fallback=lit(list(route.fallback)) if route.fallback else None,
-        mode=node.mode, **planner.callbacks(node)))
+        mode=node.mode, **builder.callbacks(node)))
 
 
 def label(node: RouterNode) -> list[str]:

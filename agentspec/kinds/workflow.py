@@ -16,7 +16,7 @@ from agentspec.spec.tools import BuiltinTool
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
-    from agentspec.ir.planning import Planner
+    from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND"]
@@ -64,11 +64,11 @@ def lower(lowering: Lowering, name: str, agent: WorkflowAgent, site: Site) -> Wo
                         max_iterations=getattr(agent, "max_iterations", None))
 
 
-def plan(planner: Planner, node: WorkflowNode, children: list[Value]) -> Call:
+def plan(builder: PlanBuilder, node: WorkflowNode, children: list[Value]) -> Call:
     return Call(WORKFLOWS[node.kind], kwargs(
         name=node.name, description=lit(node.description),
         sub_agents=ListOf(tuple(children)), max_iterations=node.max_iterations,
-        mode=node.mode, **planner.callbacks(node)))
+        mode=node.mode, **builder.callbacks(node)))
 
 
 def label(node: WorkflowNode) -> list[str]:

@@ -500,8 +500,8 @@ def _transfer(pair: AgentPair) -> Iterator[Found]:
 
 
 def _planner(pair: AgentPair) -> Iterator[Found]:
-    if pair.old_llm.planner != pair.new_llm.planner:
-        yield Found("medium", f"planner {pair.old_llm.planner} -> {pair.new_llm.planner}",
+    if pair.old_llm.adk_planner != pair.new_llm.adk_planner:
+        yield Found("medium", f"planner {pair.old_llm.adk_planner} -> {pair.new_llm.adk_planner}",
                     ("planner",), ("planner",))
 
 
@@ -759,7 +759,7 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.INCLUDE_CONTENTS_CHANGED, ("LlmFields.include_contents",), _include_contents),
     Rule(codes.TRANSFER_CHANGED, ("LlmFields.disallow_transfer_to_parent",
                                   "LlmFields.disallow_transfer_to_peers"), _transfer),
-    Rule(codes.PLANNER_CHANGED, ("LlmFields.planner",), _planner),
+    Rule(codes.PLANNER_CHANGED, ("LlmFields.adk_planner",), _planner),
     Rule(codes.MEMORY_EDIT_CHANGED, ("LlmFields.memory", "LlmFields.memory_edit_at"),
          lambda pair: _memory_edit(pair, True), on_new_agent=True),
     Rule(codes.MEMORY_EDIT_CHANGED, ("LlmFields.memory", "LlmFields.memory_edit_at"),

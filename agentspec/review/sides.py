@@ -6,11 +6,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic
 from agentspec.ir.lower import lower
 from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
 from agentspec.review.changes import RISKS, SPEC, Change, Where
+from agentspec.validate.check import CheckResult, check
 
 __all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "agents", "load_side"]
 

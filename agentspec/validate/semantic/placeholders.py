@@ -9,9 +9,9 @@ is written `{key?}`.
 
 from __future__ import annotations
 
+from agentspec.contract.placeholders import placeholders
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.paths import is_file
-from agentspec.runtime.placeholders import placeholders
 from agentspec.source import Span, find_in, occurrence
 from agentspec.spec.agents import PlannerAgent
 from agentspec.validate.semantic.context import Context
