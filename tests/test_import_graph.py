@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentspec"
 
 #: the compiler's stages in pipeline order: a stage may import its own and earlier ones
 ORDER = ("core", "spec", "parse", "resolve", "kinds", "validate", "ir", "emit", "build",
-         "review", "testing", "cli")
+         "bundle", "review", "testing", "init", "cli")
 CORE = {"source", "diagnostics", "paths", "safefs", "stdlib", "__init__"}
 #: the parts of later stages a kind module holds (its node types, plan values, diff rules)
 KIND_PARTS = {"agentspec.ir.tree", "agentspec.ir.plan", "agentspec.ir.values",
@@ -78,6 +78,9 @@ def backward_imports() -> list[str]:
     problems = []
     for module, imports in sorted(module_graph().items()):
         here = stage(module)
+        if here not in (*ORDER, "runtime", "contract"):
+            problems.append(f"{module}: a stage of its own; place `{here}` in ORDER")
+            continue
         for target in sorted(imports):
             there = stage(target)
             if here == there:
