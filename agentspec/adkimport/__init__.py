@@ -63,7 +63,7 @@ def import_adk(path: Path, *, output: Path | None = None, allow_loss: bool = Fal
                write_shims: bool = False, force: bool = False) -> ImportResult:
     """Convert the Agent Config at `path` (a folder or a YAML file), write the spec (never
     over an existing file unless `force`) and validate it."""
-    from agentspec.check import check
+    from agentspec.validate.check import check
 
     out = output if output is not None else default_output(path)
     result = ImportResult(out)

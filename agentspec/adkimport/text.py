@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from agentspec.runtime.placeholders import PLACEHOLDER
+from agentspec.contract.placeholders import PLACEHOLDER
 
 __all__ = ["escape", "instruction"]
 

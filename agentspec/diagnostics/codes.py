@@ -25,6 +25,9 @@ class Code:
     severity: Severity
     summary: str
     explanation: str
+    #: the risk class of a diff change (5xx): `high`, `medium`, `low`, or two of them with
+    #: the condition that picks one
+    risk: str | None = None
 
     def __call__(self, message: str, span: Span | None, *, hint: str | None = None,
                  related: Iterable[Related] = ()) -> Diagnostic:
@@ -44,10 +47,11 @@ def _sentence(text: str) -> str:
 
 
 def _code(code: str, name: str, summary: str, explanation: str, *,
-          warning: bool = False, info: bool = False) -> Code:
+          warning: bool = False, info: bool = False, risk: str | None = None) -> Code:
     assert code not in REGISTRY, code
-    severity = Severity.INFO if info else Severity.WARNING if warning else Severity.ERROR
-    entry = Code(code, name, severity, summary, " ".join(explanation.split()))
+    severity = Severity.INFO if info or risk else Severity.WARNING if warning else \
+        Severity.ERROR
+    entry = Code(code, name, severity, summary, " ".join(explanation.split()), risk)
     REGISTRY[code] = entry
     return entry
 
@@ -437,6 +441,187 @@ BUNDLE_REFUSED = _code(
     and an environment or key file the spec names (`.env`, `*.pem`, ...), which would ship a
     secret. Inside copied directories such files, hidden entries, caches and virtual
     environments are left out, and `build` lists what it left out.""")
+
+
+# 5xx: diff (what a spec change changes; `risk` is the change's risk class)
+def _change(code: str, name: str, risk: str, summary: str, explanation: str) -> Code:
+    return _code(code, name, summary, explanation, risk=risk)
+
+
+AGENT_ADDED = _change("AS501", "agent-added", "medium", "A new agent runs", """
+    The new version runs an agent the old one did not. Its tools are reported as gained
+    capabilities (AS506, AS512).""")
+AGENT_REMOVED = _change("AS502", "agent-removed", "low", "An agent no longer runs", """
+    The old version ran an agent the new one does not: what it could do is gone.""")
+AGENT_RENAMED = _change("AS503", "agent-renamed", "low", "An agent runs under a new name", """
+    An agent removed and one added look the same (kind, instruction, description, tools): it
+    was renamed. Its other changes are reported under the new name.""")
+KIND_CHANGED = _change("AS504", "kind-changed", "medium", "An agent's kind changed", """
+    The agent runs as another kind (`llm` became `deep`, a workflow became a router, ...):
+    how it runs changed as a whole.""")
+MODEL_CHANGED = _change("AS505", "model-changed", "medium", "An agent's model changed", """
+    The model id or provider an agent runs on changed (directly or through a named model or
+    an environment): answers, cost and latency change.""")
+TOOL_ADDED = _change("AS506", "tool-added", "high", "An agent gains a tool", """
+    The agent can do something it could not: a tool, an agent called as a tool, the file
+    tools, todos or `task`. A new capability is what a reviewer must look at first.""")
+TOOL_REMOVED = _change("AS507", "tool-removed", "low", "An agent loses a tool", """
+    A capability is gone.""")
+TOOL_CHANGED = _change("AS508", "tool-changed", "high", "A tool runs other code", """
+    The same tool name now runs other code: another python object or other `args`, another
+    MCP server or its settings (command, URL, environment, headers, filter, prefix), another
+    agent. Reported at the tool's definition.""")
+APPROVAL_DROPPED = _change("AS509", "approval-dropped", "high",
+                           "A tool no longer waits for approval", """
+    A person used to approve each call of the tool (`interrupt_on`); now it runs without.""")
+APPROVAL_ADDED = _change("AS510", "approval-added", "low", "A tool now waits for approval", """
+    Each call of the tool now waits for a person.""")
+APPROVAL_CHANGED = _change("AS511", "approval-changed",
+                           "medium when a decision is gained, else low",
+                           "The answers a person may give changed", """
+    The decisions of an approval changed: gaining one (`edit`, `approve`) widens what the
+    call may become.""")
+EXECUTE_GAINED = _change("AS512", "execute-gained", "high", "An agent can run shell commands", """
+    The agent's backend now runs commands (`execute`).""")
+EXECUTE_LOST = _change("AS513", "execute-lost", "low",
+                       "An agent can no longer run shell commands", """
+    The `execute` tool is gone.""")
+BACKEND_CHANGED = _change("AS514", "backend-changed", "medium",
+                          "The file tools work over another backend", """
+    Another backend, or the same one set up differently (its root, environment or routes):
+    the files the agent reads and writes are others.""")
+HARD_LINKS_ALLOWED = _change("AS515", "hard-links-allowed", "high",
+                             "A backend now reads hard-linked files", """
+    `hard_links: allow`: a file with several names may be reached through one inside the
+    root while its other name lies outside it.""")
+HARD_LINKS_REFUSED = _change("AS516", "hard-links-refused", "low",
+                             "A backend no longer reads hard-linked files", """
+    `hard_links: allow` was removed.""")
+INSTRUCTION_CHANGED = _change("AS517", "instruction-changed", "medium",
+                              "An agent's instruction changed", """
+    The instruction's text changed (in the spec or its instruction file); the unified diff is
+    shown, except for a file outside the project.""")
+LIMIT_CHANGED = _change("AS518", "limit-changed", "medium when raised, low when lowered",
+                        "A limit changed", """
+    `max_iterations`, `tool_result_limit`, a planner's `max_depth` / `max_subtasks`, a
+    backend's timeout or output size, the job store's attempts and lease: a raised limit
+    lets more happen.""")
+EXECUTION_MODE_CHANGED = _change("AS519", "execution-mode-changed", "medium",
+                                 "An agent runs offline or in real time", """
+    Delegating to the agent now queues a background job, or no longer does.""")
+SUB_AGENTS_CHANGED = _change("AS520", "sub-agents-changed", "medium",
+                             "The agents an agent can transfer to changed", """
+    An LLM agent's chat sub-agents (or a workflow's children) changed.""")
+MEMORY_CHANGED = _change("AS521", "memory-changed", "medium", "Memory files changed", """
+    The AGENTS.md-style files loaded into the agent's instruction changed.""")
+SKILLS_CHANGED = _change("AS522", "skills-changed", "medium", "Skills changed", """
+    The skill directories the agent can load changed.""")
+OUTPUT_SCHEMA_CHANGED = _change("AS523", "output-schema-changed", "medium",
+                                "The output schema changed", """
+    What the agent must answer with changed.""")
+INPUT_SCHEMA_CHANGED = _change("AS524", "input-schema-changed", "medium",
+                               "The input schema changed", """
+    What a caller must give the agent (as a tool) changed.""")
+OUTPUT_KEY_CHANGED = _change("AS525", "output-key-changed", "medium",
+                             "The output key changed", """
+    The session state key the agent's answer is stored under changed: agents reading it
+    see something else.""")
+ROUTE_CHANGED = _change("AS526", "route-changed", "medium", "A router's route changed", """
+    How a router picks its child changed (state key, map, python function, model, default or
+    fallback).""")
+STATIC_INSTRUCTION_CHANGED = _change("AS527", "static-instruction-changed", "medium",
+                                     "The static instruction changed", """
+    The cached, literal part of the instruction changed.""")
+TOOL_ERRORS_CHANGED = _change("AS528", "tool-errors-changed", "medium",
+                              "What a tool's error does changed", """
+    `tool_errors`: an error raised by a tool is returned to the model, or fails the run.""")
+OUTSIDE_PROJECT_WIDENED = _change("AS529", "outside-project-widened", "high",
+                                  "The spec may name more paths outside the project", """
+    `outside_project` gained a directory: the spec may now read or write files there.""")
+OUTSIDE_PROJECT_NARROWED = _change("AS530", "outside-project-narrowed", "low",
+                                   "The spec may name fewer paths outside the project", """
+    `outside_project` lost a directory.""")
+STATE_ADDED = _change("AS531", "state-added", "medium", "Sessions start with a new key", """
+    The initial session state has a new key. Its `${env.X}` are shown as written, never
+    read.""")
+STATE_CHANGED = _change("AS532", "state-changed", "medium",
+                        "Sessions start with another value", """
+    A key of the initial session state has another value.""")
+STATE_REMOVED = _change("AS533", "state-removed", "medium",
+                        "Sessions no longer start with a key", """
+    A key of the initial session state is gone: instructions naming it fail at run time.""")
+CALLBACK_ADDED = _change("AS534", "callback-added", "high", "An agent gains a callback", """
+    A callback runs on every model or tool call (or agent run) and can change, block or
+    allow it: callbacks are where guards live, so any change to one is high risk.""")
+CALLBACK_REMOVED = _change("AS535", "callback-removed", "high", "An agent loses a callback", """
+    A callback is gone: if it was a guard (a `before_tool` check, a filter), what it
+    refused is now allowed.""")
+CALLBACK_CHANGED = _change("AS536", "callback-changed", "high",
+                           "A callback runs other code", """
+    The same hook now runs other functions (another reference, another order, other
+    `args`): a guard swapped for one that allows everything looks like this.""")
+PLUGIN_ADDED = _change("AS537", "plugin-added", "high", "The app gains a plugin", """
+    A plugin sees and can change every agent's model and tool calls.""")
+PLUGIN_REMOVED = _change("AS538", "plugin-removed", "high", "The app loses a plugin", """
+    A plugin is gone; if it guarded or logged calls, that no longer happens.""")
+PLUGIN_CHANGED = _change("AS539", "plugin-changed", "high", "A plugin is set up differently", """
+    A plugin's `args` (or the directory its module is found in) changed.""")
+GENERATE_CHANGED = _change("AS540", "generate-changed", "medium",
+                           "Generation settings changed", """
+    `generate` (temperature, top_p, max_output_tokens, ...) of the agent or of its named
+    model changed: answers become more or less random, longer or shorter.""")
+THINKING_CHANGED = _change("AS541", "thinking-changed", "medium", "Thinking settings changed", """
+    The model's thinking budget or whether it shows its thoughts changed.""")
+DESCRIPTION_CHANGED = _change("AS542", "description-changed", "medium",
+                              "An agent's description changed", """
+    A parent model routes on its sub-agents' descriptions, and a caller reads a tool
+    agent's: rewording one changes which agent gets the work.""")
+INCLUDE_CONTENTS_CHANGED = _change("AS543", "include-contents-changed", "medium",
+                                   "What history an agent sees changed", """
+    `include_contents: none` runs the agent without the conversation so far.""")
+TRANSFER_CHANGED = _change("AS544", "transfer-changed", "medium",
+                           "Where an agent may transfer changed", """
+    `disallow_transfer_to_parent` / `disallow_transfer_to_peers`: the agent may now (or no
+    longer) hand the conversation to its parent or siblings.""")
+GLOBAL_INSTRUCTION_CHANGED = _change("AS545", "global-instruction-changed", "medium",
+                                     "The global instruction changed", """
+    `global_instruction` is prepended to every agent's instruction: a change reaches them
+    all. Reported under `(spec)` with its unified diff.""")
+PLANNER_CHANGED = _change("AS546", "planner-changed", "medium",
+                          "An agent's ADK planner changed", """
+    `planner` (`plan_react`, `builtin`): how the model plans before it acts.""")
+PLANNER_ROLE_CHANGED = _change("AS547", "planner-role-changed", "medium",
+                               "A planner's role changed", """
+    The model, instruction or model settings of a recursive planner's planner, workers or
+    synthesizer changed.""")
+MEMORY_EDIT_CHANGED = _change("AS548", "memory-edit-changed",
+                              "high when gained, low when lost",
+                              "Whether an agent can edit its memory changed", """
+    A memory file the agent can now rewrite through the file tools persists into every
+    later run: what one run writes, the next one obeys.""")
+SKILL_DISCOVERY_CHANGED = _change("AS549", "skill-discovery-changed", "medium",
+                                  "How skills are offered changed", """
+    `lazy` lists skills and loads one on demand; `eager` puts them all in the
+    instruction.""")
+TASK_AGENTS_CHANGED = _change("AS550", "task-agents-changed", "medium",
+                              "The agents `task` can start changed", """
+    The subagent types the `task` tool offers, or the agent one of them runs.""")
+SUMMARIZATION_CHANGED = _change("AS551", "summarization-changed", "medium",
+                                "Conversation compaction changed", """
+    `summarization`: when the conversation is compacted, how much is kept, and the model
+    that summarizes.""")
+JOBS_STORE_CHANGED = _change("AS552", "jobs-store-changed", "medium",
+                             "The job store changed", """
+    Background jobs are kept in another store (or now in one, or no longer): queued jobs of
+    the old store are not seen.""")
+JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed",
+                               "high when set or changed, low when removed",
+                               "Where job results are posted changed", """
+    A finished job's result is posted to `notify.webhook`: a new URL (or new headers) sends
+    the results somewhere else. Header values are never shown.""")
+APP_RENAMED = _change("AS554", "app-renamed", "medium", "The app's name changed", """
+    Sessions, memory and artifacts are stored under the app's name: the renamed app does not
+    see those of the old one, and the generated package has another name.""")
 
 
 # 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec

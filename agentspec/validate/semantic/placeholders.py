@@ -9,10 +9,10 @@ is written `{key?}`.
 
 from __future__ import annotations
 
+from agentspec.contract.escapes import ESCAPE
+from agentspec.contract.placeholders import placeholders
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.paths import is_file
-from agentspec.runtime.escapes import ESCAPE
-from agentspec.runtime.placeholders import placeholders
 from agentspec.source import Span, find_in, occurrence
 from agentspec.spec.agents import PlannerAgent
 from agentspec.validate.semantic.context import Context
