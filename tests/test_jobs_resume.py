@@ -247,7 +247,7 @@ def _finished_job(settings: JobSettings, session_id: str, result: Any = "Revenue
 
 def test_a_resumption_is_idempotent_step_by_step(office: Any) -> None:
     from agentspec.runtime.jobs.delegation import app_job_settings
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.scripted import install_script
 
     settings = app_job_settings(office)
     assert settings is not None and settings.on_done == "resume"
@@ -300,7 +300,7 @@ def replace_session(job: Job, session_id: str) -> Job:
 
 def test_a_failed_resumed_turn_is_reported_and_not_run_again(office: Any) -> None:
     from agentspec.runtime.jobs.delegation import app_job_settings
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.scripted import install_script
 
     settings = app_job_settings(office)
     assert settings is not None

@@ -63,7 +63,7 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
     models: dict[str, Any] = {}
     if script is not None:
         from agentspec.cli.run import load_script
-        from agentspec.runtime.scripted import ScriptError, install_script
+        from agentspec.testing.scripted import ScriptError, install_script
 
         try:  # the offline agents' replies, and the resumed parents'
             models = install_script(app.root_agent, load_script(script).replies)

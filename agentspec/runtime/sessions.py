@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from agentspec.contract.urls import redacted
 
 __all__ = ["SESSIONS_OVERRIDE", "SessionsError", "open_sessions", "reachable", "redacted",
            "sessions_url"]
@@ -27,23 +29,6 @@ SESSIONS_OVERRIDE = "AGENTSPEC_SESSIONS"
 
 class SessionsError(RuntimeError):
     """The session store cannot be opened (bad URL, missing driver, unreachable server)."""
-
-
-def redacted(url: str) -> str:
-    """`url` without its user's password and query values: safe to print."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<a URL that cannot be read>"
-    if parts.password is None and not parts.query:
-        return url  # nothing to hide (and `sqlite:////abs` keeps its slashes)
-    netloc = parts.netloc
-    if parts.password is not None:
-        user, host = netloc.rsplit("@", 1)
-        netloc = f"{user.split(':', 1)[0]}:***@{host}"
-    query = "&".join(f"{pair.split('=', 1)[0]}=***" for pair in parts.query.split("&")
-                     if pair)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def sessions_url(given: str | None, spec: str | None) -> str | None:
