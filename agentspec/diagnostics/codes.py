@@ -327,6 +327,16 @@ OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
     The spec names a path outside its project, and the top-level `outside_project` allows
     it. This is information for reviewers, not a problem (it never fails `--strict`): the
     spec reads or writes files that the project's history does not hold.""", info=True)
+ADK_BRACES = _code("AS245", "adk-double-braces",
+    "`{{key}}` around a state key: literal text here, state in ADK", """
+    In agentspec `{{key}}` is the escape for the literal text `{key}`: the model sees the
+    braces. In an ADK instruction (and in ADK Agent Config files) any run of braces around a
+    state name reads state, so `{{key}}` copied from ADK code reads the value there and the
+    literal text here. This key is one the spec declares under `state:` or an agent writes
+    through `output_key`, so the literal text is probably not what was meant. Write `{key}`
+    to read the state, or keep `{{key}}` when the literal braces are intended (then the
+    warning is the price of the ambiguity; `--strict` turns it into an error).""",
+    warning=True)
 INVALID_SESSIONS_URL = _code("AS270", "invalid-sessions-url",
     "A `sessions` value that is not a session store URL", """
     `sessions` names the conversation store that `agentspec run`, `agentspec worker` and
@@ -352,17 +362,6 @@ PASSWORD_IN_URL = _code("AS273", "password-in-url",
     The password of a `sessions` or `jobs.store` URL is written in the spec, so it is in the
     project's history, in `diff` output and in every copy of the file. Write it as
     `${env.NAME}` (read when the app runs, never written to generated files or printed).""",
-    warning=True)
-
-ADK_BRACES = _code("AS245", "adk-double-braces",
-    "`{{key}}` around a state key: literal text here, state in ADK", """
-    In agentspec `{{key}}` is the escape for the literal text `{key}`: the model sees the
-    braces. In an ADK instruction (and in ADK Agent Config files) any run of braces around a
-    state name reads state, so `{{key}}` copied from ADK code reads the value there and the
-    literal text here. This key is one the spec declares under `state:` or an agent writes
-    through `output_key`, so the literal text is probably not what was meant. Write `{key}`
-    to read the state, or keep `{{key}}` when the literal braces are intended (then the
-    warning is the price of the ambiguity; `--strict` turns it into an error).""",
     warning=True)
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
