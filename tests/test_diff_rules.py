@@ -198,3 +198,27 @@ def test_the_held_out_edits_are_reported_with_their_risk(edit: str, tmp_path: Pa
                                       str(tmp_path / "new.yaml"), "--fail-on", "medium"])
     assert medium.exit_code == 1
 
+
+
+def test_jobs_that_resume_and_the_conversation_store_are_app_rules(tmp_path: Path) -> None:
+    """AS555 on-done-changed, AS556 sessions-changed; a password in a store URL is never
+    shown, and the default store that `resume` brings is a change of its own."""
+    base = ("agentspec: 1\nname: desk\nroot: lead\nagents:\n  lead:\n    model: gemini-2.5-flash\n"
+            "    instruction: Delegate.\n    sub_agents: [scorer]\n  scorer:\n"
+            "    model: gemini-2.5-flash\n    instruction: Score.\n    mode: single_turn\n"
+            "    execution_mode: offline\n")
+    (tmp_path / "old.yaml").write_text(base + "sessions: sqlite:///conversations.db\n")
+    (tmp_path / "new.yaml").write_text(
+        base + "jobs: {on_done: resume}\nsessions: postgresql://desk:hunter2@db/desk\n")
+    changes = compare(load_side(tmp_path / "old.yaml", "old.yaml", environ={}),
+                      load_side(tmp_path / "new.yaml", "new.yaml", environ={}))
+    found = {(c.change, c.code, c.risk, c.agent) for c in changes}
+    assert ("on-done-changed", "AS555", "medium", "(spec)") in found
+    assert ("sessions-changed", "AS556", "medium", "(spec)") in found
+    shown = " ".join(c.reason + c.detail for c in changes)
+    assert "hunter2" not in shown and "postgresql://desk:***@db/desk" in shown
+    (tmp_path / "old.yaml").write_text(base)
+    (tmp_path / "new.yaml").write_text(base + "jobs: {on_done: resume}\n")
+    changes = compare(load_side(tmp_path / "old.yaml", "old.yaml", environ={}),
+                      load_side(tmp_path / "new.yaml", "new.yaml", environ={}))
+    assert {c.change for c in changes} >= {"on-done-changed", "sessions-changed"}

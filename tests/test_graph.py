@@ -39,6 +39,18 @@ def test_what_the_graph_marks() -> None:
     assert '"triage" -> "general" [label="option (default, fallback)"];' in router
 
 
+def test_offline_agents_whose_jobs_resume_their_parent_say_so(tmp_path: Path) -> None:
+    spec = (ROOT / "tests" / "diff_cases" / "jobs_resume_parent" / "new.yaml").read_text()
+    spec = spec.replace("${env.DESK_PASSWORD}", "${env.DESK_PASSWORD:-unused}")
+    (tmp_path / "spec.yaml").write_text(spec)
+    drawn = to_mermaid(_drawn(tmp_path / "spec.yaml"))
+    assert "scorer<br/>llm · gemini-2.5-flash<br/>offline (background job, resumes its " \
+        "parent)" in drawn
+    (tmp_path / "spec.yaml").write_text(spec.replace("on_done: resume", "on_done: wait"))
+    drawn = to_mermaid(_drawn(tmp_path / "spec.yaml"))
+    assert "offline (background job)" in drawn and "resumes" not in drawn
+
+
 def test_labels_are_escaped(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(
         'agentspec: 1\nname: quoting\nagents:\n  a:\n    model: "x-1\\"]; evil"\n'
