@@ -53,6 +53,8 @@ def compile_spec(path: Path, *, environment: str | None = None,
     if any(d.is_error for d in diagnostics):
         return compiled
     app, problems = lower(result)
+    if app is not None:
+        problems += _sandbox_problems(app)
     compiled.diagnostics = normalize(diagnostics + problems)
     if app is not None:
         compiled.app, compiled.plan = app, make_plan(app)
@@ -69,6 +71,25 @@ def _walk(node: AgentNode) -> list[AgentNode]:
         todo.extend(t.agent for t in current.tools if t.agent is not None)
         todo.extend(agent for _, agent in current.task)
     return found
+
+
+def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
+    """A sandbox backend needs bubblewrap where the app is built and run."""
+    from agentspec.runtime.backends import sandbox
+
+    for node in _walk(app.root):
+        definitions = dict(node.filesystem.definitions) if node.filesystem else {}
+        boxes = [name for name, definition in definitions.items()
+                 if definition["type"] == "sandbox"]
+        if boxes:
+            try:
+                sandbox.bubblewrap()
+            except sandbox.SandboxUnavailable as missing:
+                return [codes.SANDBOX_UNAVAILABLE(
+                    f"the backend `{boxes[0]}` runs commands in a sandbox: {missing}",
+                    Span.at(node.file, node.line, 1), hint=f"run `{sandbox.INSTALL_HINT}`")]
+            break
+    return []
 
 
 def _model_problems(app: AppNode) -> list[Diagnostic]:

@@ -209,8 +209,8 @@ INTERRUPT_UNKNOWN_TOOL = _code(
     names none of them would never gate anything, which silently drops an approval.""")
 EXECUTE_WITHOUT_SHELL = _code(
     "AS216", "execute-without-shell", "`execute` asked of a backend that cannot run commands", """
-    Only `shell` backends (or a `composite` whose default is a shell backend) can run commands.
-    Use a shell backend or drop `execute`.""")
+    Only `shell` and `sandbox` backends (or a `composite` whose default is one) can run
+    commands. Use one of them or drop `execute`.""")
 FRACTION_NEEDS_WINDOW = _code(
     "AS217", "fraction-needs-context-window", "A fraction trigger with no context window", """
     `summarization.trigger.fraction` is a share of a model's context window. Declare
@@ -323,6 +323,20 @@ OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
     it. This is information for reviewers, not a problem (it never fails `--strict`): the
     spec reads or writes files that the project's history does not hold.""", info=True)
 
+SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
+    "A sandbox mount placed where the sandbox's own layout lives", """
+    A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
+    sandbox. A target may not be `/`, `/workspace` or below it (that would create the mount
+    point inside the backend's root, on the host), `/proc`, `/dev`, `/tmp`, `/usr`, `/etc`,
+    the system directories (`/bin`, `/lib`, ...) or below them, and two mounts may not use
+    the same target or one inside the other; `.` and `..` are not allowed in it. Use a path
+    such as `/data` or `/mnt/reference`.""")
+SANDBOX_NETWORK = _code("AS261", "sandbox-network",
+    "A sandbox whose commands reach the network", """
+    `network: true` gives the sandbox the host's network: commands can reach the internet and
+    every service listening on the host's loopback interface (databases, metadata endpoints,
+    the agent's own servers). Leave it off unless the commands need it.""", info=True)
+
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
     `imports` entries are paths relative to the importing file.""")
@@ -413,3 +427,10 @@ PYTHON_OBJECT_STDLIB = _code(
     through the source of your modules (AS221) without importing them; `build` imports them
     and checks the object itself: a module, function or class of the standard library is
     refused. Wrap what you need in a function of your own module.""")
+SANDBOX_UNAVAILABLE = _code(
+    "AS409", "sandbox-unavailable", "A sandbox backend without bubblewrap", """
+    `type: sandbox` backends run commands under bubblewrap (`bwrap`), which is not installed
+    on this machine; `build` and `run` refuse the spec rather than let `execute` fail at run
+    time. Install it (`apt-get install bubblewrap` on Debian and Ubuntu, `dnf install
+    bubblewrap` on Fedora) where the agent runs. At run time, an agent whose machine lacks it
+    gets the same message from `execute` instead of a result.""")

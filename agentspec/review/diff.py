@@ -6,8 +6,8 @@ import or a default is seen where it lands. Each change has a stable `change` co
 class with its reason, and the position of what changed in each version:
 
 * high: a capability gained (a tool, the shell, a backend that runs commands or reads hard
-  links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
-  under `(spec)`);
+  links, a new agent's tools, a sandbox's network or host directories, commands leaving their
+  sandbox), an approval dropped, or `outside_project` widened (reported under `(spec)`);
 * medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
   sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
@@ -33,6 +33,7 @@ from agentspec.ir.tree import AgentNode, AppNode, ToolNode
 __all__ = ["RISKS", "SPEC", "Change", "Side", "compare", "load_side"]
 
 RISKS = ("high", "medium", "low")
+_SANDBOX_LIMITS = ("max_processes", "max_file_bytes")
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,22 @@ def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
     return found
 
 
+def _executor(side: dict[str, Any]) -> dict[str, Any] | None:
+    """The definition of the backend that runs the agent's commands (a composite's default)."""
+    definitions: dict[str, dict[str, Any]] = side["definitions"]
+    definition = definitions.get(side["backend"])
+    seen: set[str] = set()
+    while definition is not None and definition["type"] == "composite" and \
+            definition["default"] not in seen:
+        seen.add(definition["default"])
+        definition = definitions.get(definition["default"])
+    return definition
+
+
+def _mounts(definition: Mapping[str, Any]) -> dict[str, str]:
+    return {mount["target"]: mount["source"] for mount in definition.get("mounts", ())}
+
+
 def _backend(node: AgentNode) -> dict[str, Any] | None:
     if node.filesystem is None:
         return None
@@ -328,6 +345,41 @@ class _Compare:
                          ("filesystem",), ("filesystem",))
             else:
                 self.backend_settings(name, old, new)
+        if old is not None and new is not None and new_runs:
+            self.sandbox(name, _executor(old), _executor(new))
+
+    def sandbox(self, name: str, before: dict[str, Any] | None,
+                after: dict[str, Any] | None) -> None:
+        """Where the agent's commands run: in a sandbox or not, with what it lets in."""
+        was = before is not None and before["type"] == "sandbox"
+        now = after is not None and after["type"] == "sandbox"
+        where = ("filesystem",)
+        if was and not now:
+            self.add(name, "sandbox-dropped", "high", "commands no longer run in a sandbox: "
+                     "they reach every file, process and network the agent's user can",
+                     where, where)
+        elif now and not was:
+            self.add(name, "sandbox-gained", "low", "commands now run in a sandbox", where,
+                     where)
+        if not (was and now and before is not None and after is not None):
+            return
+        if after.get("network", False) and not before.get("network", False):
+            self.add(name, "sandbox-network-gained", "high", "sandboxed commands can now reach "
+                     "the network, the host's loopback services included", where, where)
+        elif before.get("network", False) and not after.get("network", False):
+            self.add(name, "sandbox-network-lost", "low", "sandboxed commands no longer reach "
+                     "the network", where, where)
+        old_mounts, new_mounts = _mounts(before), _mounts(after)
+        for target in sorted(new_mounts):
+            if old_mounts.get(target) != new_mounts[target]:
+                self.add(name, "sandbox-mount-added", "high", f"sandboxed commands now read "
+                         f"the host directory `{new_mounts[target]}` at `{target}`", where,
+                         where)
+        for target in sorted(old_mounts.keys() - new_mounts.keys()):
+            self.add(name, "sandbox-mount-removed", "low", f"sandboxed commands no longer see "
+                     f"`{target}`", where, where)
+        for key in _SANDBOX_LIMITS:
+            self.limit(name, f"sandbox {key}", before.get(key), after.get(key), where)
 
     def backend_settings(self, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         """The same backend with other settings: limits one by one, the rest (a root, the
@@ -338,7 +390,8 @@ class _Compare:
             self.limit(name, f"backend {key}", before.get(key), after.get(key),
                        ("filesystem",))
         self.hard_links(name, old["definitions"], new["definitions"])
-        rest = ("timeout", "max_output_bytes", "hard_links")
+        rest = ("timeout", "max_output_bytes", "hard_links", "network", "mounts",
+                *_SANDBOX_LIMITS)
         if {k: v for k, v in before.items() if k not in rest} != {
                 k: v for k, v in after.items() if k not in rest} or \
                 old["definitions"].keys() != new["definitions"].keys():

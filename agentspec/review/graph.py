@@ -2,8 +2,9 @@
 
 Drawn from the lowered tree (`ir.tree`), so it shows what build makes of the spec: each agent
 with its kind and model, its tools (approvals marked), its backend and whether it can run
-commands, offline agents, and the edges that connect agents: sub-agents, agents called as
-tools, the agents of `task`, a router's route, fallback and default, a planner's roles.
+commands (a sandbox's network and mounts), offline agents, and the edges that connect agents:
+sub-agents, agents called as tools, the agents of `task`, a router's route, fallback and
+default, a planner's roles.
 """
 
 from __future__ import annotations
@@ -45,9 +46,15 @@ def _label(node: AgentNode) -> list[str]:
         lines.append("tools: " + ", ".join(tools))
     if node.filesystem is not None:
         kinds = dict(node.filesystem.definitions)
-        kind = kinds.get(node.filesystem.backend, {}).get("type", "state")
+        definition = kinds.get(node.filesystem.backend, {})
+        kind = definition.get("type", "state")
+        if kind == "sandbox" and definition.get("network"):
+            kind += " · network"
         runs = " · runs commands" if "execute" in node.filesystem.tools else ""
         lines.append(f"backend: {node.filesystem.backend} ({kind}){runs}")
+        mounts = [mount["target"] for mount in definition.get("mounts", ())]
+        if mounts:
+            lines.append("read-only mounts: " + ", ".join(mounts))
     if node.skills:
         lines.append("skills: " + ", ".join(node.skills))
     if node.memory:

@@ -23,7 +23,8 @@ __all__ = ["check_project", "path_fields", "path_marker"]
 
 _WHAT = {"instruction_file": "instruction file", "memory": "memory file",
          "skills": "skills directory", "paths": "skills directory", "root": "backend root",
-         "cwd": "working directory", "store": "job store file", "imports": "imported file"}
+         "cwd": "working directory", "store": "job store file", "imports": "imported file",
+         "mounts": "sandbox mount"}
 SQLITE = "sqlite:///"
 
 

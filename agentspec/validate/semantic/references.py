@@ -115,7 +115,7 @@ def _backends(ctx: Context) -> None:
             elif isinstance(backends.get(target), CompositeBackend):
                 ctx.report(codes.INVALID_VALUE(
                     f"`{target}` is a composite backend; composites route to plain backends",
-                    ctx.at(*path), hint="point at a state, filesystem or shell backend"))
+                    ctx.at(*path), hint="point at a state, filesystem, shell or sandbox backend"))
 
 
 def check_references(ctx: Context) -> None:

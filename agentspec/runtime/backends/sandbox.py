@@ -1,0 +1,214 @@
+"""A filesystem backend whose commands run inside a bubblewrap sandbox.
+
+The file tools work on the root exactly as the filesystem backend's do. `execute` runs
+`/bin/sh -c command` under `bwrap` in fresh namespaces (user, mount, PID, IPC, UTS, cgroup,
+and network unless `network` is set) with every capability dropped:
+
+* the root is bound at `/workspace` (the working directory and HOME) and is the only
+  writable place besides a private, empty `/tmp`;
+* `/usr` and the top-level links or directories into it (`/bin`, `/lib`, ...) are bound
+  read-only, and of `/etc` only what programs need to start (the loader cache, alternatives,
+  certificates; resolver files only with `network`); nothing else of the host exists: no
+  `/home`, `/root`, `/work`, `/var`, the project, the host's `/tmp`;
+* `/proc` is the sandbox's own (a new PID namespace: host processes, their `environ` and
+  signals are out of reach) and `/dev` holds only null, zero, full, random, urandom, tty;
+* the environment is PATH, HOME, LANG plus `env`, nothing of this process's;
+* `mounts` are extra host directories bound read-only where the spec says;
+* limits: at most `max_processes` processes (RLIMIT_NPROC inside the sandbox's user
+  namespace; the kernel exempts a host root from it, so when this process runs as root a
+  pids cgroup with the same bound is used when one can be made) and files of at most
+  `max_file_bytes` (RLIMIT_FSIZE). On timeout the whole sandbox is killed: bwrap runs with
+  `--die-with-parent` as pid 1 of its namespace, and the kernel kills every process of a PID
+  namespace when its pid 1 dies, `setsid` or not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from agentspec.runtime.backends import BackendError, ExecuteResult
+from agentspec.runtime.backends.shell import (
+    ShellBackend,
+    call_timeout,
+    check_command,
+    run_captured,
+)
+
+__all__ = ["INSTALL_HINT", "WORKSPACE", "SandboxBackend", "SandboxUnavailable",
+           "bubblewrap", "sandbox_argv"]
+
+WORKSPACE = "/workspace"
+INSTALL_HINT = "apt-get install bubblewrap"
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+_SYSTEM_TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+#: what of /etc programs need to start and find their libraries and certificates
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+        "ca-certificates.conf", "localtime", "mime.types")
+_ETC_NETWORK = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf", "services",
+                "protocols")
+#: sandbox paths a mount may not cover (the sandbox's own layout)
+RESERVED_TARGETS = ("/", WORKSPACE, "/proc", "/dev", "/tmp", "/usr", "/etc",
+                    *(f"/{name}" for name in _SYSTEM_TOP))
+_SANDBOX_UID = 1000
+_cgroup_names = itertools.count()
+
+
+class SandboxUnavailable(BackendError):
+    """bubblewrap is not installed (or not runnable)."""
+
+
+def bubblewrap() -> str:
+    """The path of `bwrap`, or SandboxUnavailable saying how to install it."""
+    found = shutil.which("bwrap", path=os.environ.get("PATH", "") + ":/usr/bin:/bin")
+    if found is None:
+        raise SandboxUnavailable(
+            "The sandbox backend needs bubblewrap (`bwrap`), which is not installed; install "
+            f"it with `{INSTALL_HINT}`.")
+    return found
+
+
+def _system_binds() -> Iterator[str]:
+    yield from ("--ro-bind", "/usr", "/usr")
+    for name in _SYSTEM_TOP:
+        path = f"/{name}"
+        if os.path.islink(path):
+            yield from ("--symlink", os.readlink(path), path)
+        elif os.path.isdir(path):
+            yield from ("--ro-bind", path, path)
+
+
+def sandbox_argv(bwrap: str, command: str, *, root: str, env: Mapping[str, str],
+                 network: bool, mounts: Sequence[tuple[str, str]], max_processes: int,
+                 max_file_bytes: int) -> list[str]:
+    """The bwrap command line running `command`; every value is one argument (no shell
+    sees the spec's strings except the command itself, inside the sandbox)."""
+    argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(_SANDBOX_UID),
+            "--gid", str(_SANDBOX_UID), "--hostname", "sandbox", "--die-with-parent",
+            "--new-session", "--cap-drop", "ALL", "--clearenv"]
+    if network:
+        argv.append("--share-net")
+    argv += _system_binds()
+    for name in _ETC + (_ETC_NETWORK if network else ()):
+        argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+             "--bind", root, WORKSPACE]
+    for source, target in mounts:
+        argv += ["--ro-bind", source, target]
+    full_env = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8", **env}
+    for key, value in full_env.items():
+        argv += ["--setenv", key, value]
+    argv += ["--chdir", WORKSPACE, "--",
+             "prlimit", f"--nproc={max_processes}", f"--fsize={max_file_bytes}", "--",
+             "/bin/sh", "-c", command]
+    return argv
+
+
+def _pids_hierarchy() -> Path | None:
+    """The pids cgroup directory this process is in (v1 `pids` or the v2 unified tree)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            candidate = Path("/sys/fs/cgroup/pids") / path.lstrip("/")
+            if candidate.is_dir():
+                return candidate
+    for line in lines:
+        if line.startswith("0::"):
+            for base in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
+                candidate = base / line[3:].lstrip("/")
+                with contextlib.suppress(OSError):
+                    if "pids" in (candidate / "cgroup.controllers").read_text().split():
+                        return candidate
+    return None
+
+
+@contextlib.contextmanager
+def _pids_cgroup(limit: int) -> Iterator[Path | None]:
+    """A new pids cgroup bounded to `limit` processes (None when none can be made), removed
+    afterwards with anything still in it killed."""
+    parent = _pids_hierarchy() if os.geteuid() == 0 else None
+    group: Path | None = None
+    if parent is not None:
+        candidate = parent / f"agentspec-sandbox-{os.getpid()}-{next(_cgroup_names)}"
+        try:
+            candidate.mkdir()
+            (candidate / "pids.max").write_text(str(limit))
+            group = candidate
+        except OSError:
+            with contextlib.suppress(OSError):
+                candidate.rmdir()
+    try:
+        yield group
+    finally:
+        if group is not None:
+            _remove_cgroup(group)
+
+
+def _remove_cgroup(group: Path) -> None:
+    for _ in range(50):
+        with contextlib.suppress(OSError):
+            kill = group / "cgroup.kill"
+            if kill.exists():
+                kill.write_text("1")
+            else:
+                for pid in (group / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(pid), 9)
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            os.sched_yield()
+
+
+class SandboxBackend(ShellBackend):
+    """`execute(command)` runs `/bin/sh -c command` inside bubblewrap, in `/workspace` (the
+    root). See the module's documentation for what the sandbox allows."""
+
+    def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
+                 env: Mapping[str, str] | None = None, hard_links: bool = False,
+                 network: bool = False, mounts: Sequence[tuple[str, str]] = (),
+                 max_processes: int = 256, max_file_bytes: int = 1 << 30) -> None:
+        super().__init__(root, timeout=timeout, max_output_bytes=max_output_bytes, env=env,
+                         hard_links=hard_links)
+        if max_processes < 1 or max_file_bytes < 1:
+            raise ValueError("max_processes and max_file_bytes must be at least 1")
+        self.network = network
+        self.mounts = [(_mount_source(source), target) for source, target in mounts]
+        self.max_processes = int(max_processes)
+        self.max_file_bytes = int(max_file_bytes)
+
+    def execute(self, command: str, timeout: float | None = None) -> ExecuteResult:
+        check_command(command)
+        limit = call_timeout(self.timeout, timeout)
+        argv = sandbox_argv(bubblewrap(), command, root=self.root, env=self.env,
+                            network=self.network, mounts=self.mounts,
+                            max_processes=self.max_processes,
+                            max_file_bytes=self.max_file_bytes)
+        with _pids_cgroup(self.max_processes + 4) as group:  # bwrap's own two, with room
+            if group is not None:  # join it before bwrap starts, so every child is counted
+                argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
+                        str(group / "cgroup.procs"), *argv]
+            return run_captured(argv, cwd="/", env={}, timeout=limit,
+                                max_output_bytes=self.max_output_bytes)
+
+
+def _mount_source(source: str) -> str:
+    """A mount's host directory as a real path; it must exist and be a directory."""
+    real = os.path.realpath(source)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        raise BackendError(f"The sandbox mount {source!r} does not exist.") from None
+    if not stat.S_ISDIR(mode):
+        raise BackendError(f"The sandbox mount {source!r} is not a directory.")
+    return real
