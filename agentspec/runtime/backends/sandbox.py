@@ -10,9 +10,15 @@ and network unless `network` is set) with every capability dropped:
   read-only, and of `/etc` only what programs need to start (the loader cache, alternatives,
   certificates; resolver files only with `network`); nothing else of the host exists: no
   `/home`, `/root`, `/work`, `/var`, the project, the host's `/tmp`;
-* `/proc` is the sandbox's own (a new PID namespace: host processes, their `environ` and
-  signals are out of reach) and `/dev` holds only null, zero, full, random, urandom, tty;
+* `/proc` is the sandbox's own, read-only (a new PID namespace: host processes, their
+  `environ` and signals are out of reach; kernel settings under `/proc/sys` cannot be
+  written) and `/dev` holds only null, zero, full, random, urandom, tty;
 * the environment is PATH, HOME, LANG plus `env`, nothing of this process's;
+* a seccomp filter refuses ptrace, process_vm_readv/writev, perf_event_open, bpf,
+  userfaultfd and the keyring calls (and other architectures' system calls), so a command
+  cannot reach into bwrap's own init process or the kernel's key stores;
+* no new user namespaces inside (bubblewrap 0.8's `--disable-userns`, where available), so
+  commands cannot make themselves a root with capabilities again;
 * `mounts` are extra host directories bound read-only where the spec says;
 * limits: at most `max_processes` processes (RLIMIT_NPROC inside the sandbox's user
   namespace; the kernel exempts a host root from it, so when this process runs as root a
@@ -25,10 +31,13 @@ and network unless `network` is set) with every capability dropped:
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import shutil
 import stat
+import struct
+import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -73,6 +82,15 @@ def bubblewrap() -> str:
     return found
 
 
+@functools.cache
+def _can_disable_userns(bwrap: str) -> bool:
+    try:
+        shown = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--disable-userns" in shown.stdout + shown.stderr
+
+
 def _system_binds() -> Iterator[str]:
     yield from ("--ro-bind", "/usr", "/usr")
     for name in _SYSTEM_TOP:
@@ -85,14 +103,18 @@ def _system_binds() -> Iterator[str]:
 
 def sandbox_argv(bwrap: str, command: str, *, root: str, env: Mapping[str, str],
                  network: bool, mounts: Sequence[tuple[str, str]], max_processes: int,
-                 max_file_bytes: int) -> list[str]:
+                 max_file_bytes: int, seccomp_fd: int | None = None) -> list[str]:
     """The bwrap command line running `command`; every value is one argument (no shell
     sees the spec's strings except the command itself, inside the sandbox)."""
     argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(_SANDBOX_UID),
             "--gid", str(_SANDBOX_UID), "--hostname", "sandbox", "--die-with-parent",
             "--new-session", "--cap-drop", "ALL", "--clearenv"]
+    if _can_disable_userns(bwrap):  # bubblewrap 0.8: no namespaces of its own inside
+        argv.append("--disable-userns")
     if network:
         argv.append("--share-net")
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += _system_binds()
     for name in _ETC + (_ETC_NETWORK if network else ()):
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
@@ -100,6 +122,9 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, env: Mapping[str, str],
              "--bind", root, WORKSPACE]
     for source, target in mounts:
         argv += ["--ro-bind", source, target]
+    # the sandbox's own top directory: nothing new in it; /proc: no kernel settings
+    # (/proc/sys), whatever the uid the sandbox's user stands for on the host
+    argv += ["--remount-ro", "/", "--remount-ro", "/proc"]
     full_env = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8", **env}
     for key, value in full_env.items():
         argv += ["--setenv", key, value]
@@ -107,6 +132,40 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, env: Mapping[str, str],
              "prlimit", f"--nproc={max_processes}", f"--fsize={max_file_bytes}", "--",
              "/bin/sh", "-c", command]
     return argv
+
+
+# -- a seccomp filter: system calls that reach other processes or the kernel's keyrings -----
+#: (audit architecture, the x32 bit or 0, {name: number}) per machine
+_SYSCALLS = {
+    "x86_64": (0xC000003E, 0x40000000, {
+        "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
+        "perf_event_open": 298, "add_key": 248, "request_key": 249, "keyctl": 250,
+        "bpf": 321, "userfaultfd": 323}),
+    "aarch64": (0xC00000B7, 0, {
+        "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
+        "perf_event_open": 241, "add_key": 217, "request_key": 218, "keyctl": 219,
+        "bpf": 280, "userfaultfd": 282}),
+}
+_LOAD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _EPERM = 0x7FFF0000, 0x00050000 | 1
+
+
+def seccomp_filter(machine: str | None = None) -> bytes | None:
+    """A classic BPF program for `bwrap --seccomp`: the calls above (and any other
+    architecture's, and x32's) fail with EPERM; None on a machine not listed."""
+    found = _SYSCALLS.get(machine or os.uname().machine)
+    if found is None:
+        return None
+    arch, x32, numbers = found
+    tests = [(_JGE, x32)] if x32 else []
+    tests += [(_JEQ, number) for number in sorted(numbers.values())]
+    deny = 4 + len(tests) + 1  # index of the last instruction
+    program = [(_LOAD, 0, 0, 4), (_JEQ, 1, 0, arch), (_RET, 0, 0, _EPERM),  # arch, then nr
+               (_LOAD, 0, 0, 0)]
+    for code, value in tests:
+        program.append((code, deny - (len(program) + 1), 0, value))
+    program += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _EPERM)]
+    return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
 
 
 def _pids_hierarchy() -> Path | None:
@@ -190,16 +249,38 @@ class SandboxBackend(ShellBackend):
     def execute(self, command: str, timeout: float | None = None) -> ExecuteResult:
         check_command(command)
         limit = call_timeout(self.timeout, timeout)
-        argv = sandbox_argv(bubblewrap(), command, root=self.root, env=self.env,
-                            network=self.network, mounts=self.mounts,
-                            max_processes=self.max_processes,
-                            max_file_bytes=self.max_file_bytes)
-        with _pids_cgroup(self.max_processes + 4) as group:  # bwrap's own two, with room
+        bwrap = bubblewrap()
+        with _pids_cgroup(self.max_processes + 4) as group, \
+                _filter_fd() as seccomp_fd:  # + 4: bwrap's own two processes, with room
+            argv = sandbox_argv(bwrap, command, root=self.root, env=self.env,
+                                network=self.network, mounts=self.mounts,
+                                max_processes=self.max_processes,
+                                max_file_bytes=self.max_file_bytes, seccomp_fd=seccomp_fd)
             if group is not None:  # join it before bwrap starts, so every child is counted
                 argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
                         str(group / "cgroup.procs"), *argv]
             return run_captured(argv, cwd="/", env={}, timeout=limit,
-                                max_output_bytes=self.max_output_bytes)
+                                max_output_bytes=self.max_output_bytes,
+                                pass_fds=() if seccomp_fd is None else (seccomp_fd,))
+
+
+@contextlib.contextmanager
+def _filter_fd() -> Iterator[int | None]:
+    """A pipe's read end holding the seccomp program (it fits the pipe's buffer)."""
+    program = seccomp_filter()
+    if program is None:
+        yield None
+        return
+    read, write = os.pipe()
+    try:
+        os.write(write, program)
+        os.close(write)
+        write = -1
+        yield read
+    finally:
+        os.close(read)
+        if write != -1:
+            os.close(write)
 
 
 def _mount_source(source: str) -> str:

@@ -81,14 +81,14 @@ def call_timeout(limit: float, asked: float | None) -> float:
 
 
 def run_captured(argv: list[str], *, cwd: str, env: Mapping[str, str], timeout: float,
-                 max_output_bytes: int) -> ExecuteResult:
+                 max_output_bytes: int, pass_fds: tuple[int, ...] = ()) -> ExecuteResult:
     """Run `argv` in its own session, output (stdout and stderr merged) read until it exits,
     `timeout` passes or the output exceeds `max_output_bytes`; then its process group is
     killed."""
     try:
         proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True, close_fds=True)
+                                start_new_session=True, close_fds=True, pass_fds=pass_fds)
     except OSError as exc:
         raise BackendError(f"Cannot start the shell: {exc.strerror}.") from None
     assert proc.stdout is not None
