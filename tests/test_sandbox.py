@@ -4,6 +4,7 @@ timeout, and a clear error without bubblewrap."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shlex
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from agentspec.cli import cli
 from agentspec.runtime.backends import BackendError, ExecuteResult
 from agentspec.runtime.backends import sandbox as sandbox_module
 from agentspec.runtime.backends.sandbox import SandboxBackend, SandboxUnavailable
@@ -360,3 +363,120 @@ def test_without_bubblewrap_execute_names_the_install_command(
 def test_a_mount_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="does not exist"):
         SandboxBackend(tmp_path / "root", mounts=[(str(tmp_path / "missing"), "/data")])
+
+
+# -- the language: validate, build (objects and generated source), run -----------------------
+
+SPEC = """\
+agentspec: 1
+name: box_app
+backends:
+  box:
+    type: sandbox
+    root: ./work
+    timeout: 20
+    env: {GREETING: hello}
+    mounts:
+      - {source: ./data, target: /data}
+agents:
+  helper:
+    model: gemini-2.5-flash
+    instruction: Use the sandbox.
+    filesystem: box
+"""
+BOX_REPLIES = {"helper": [
+    {"call": "write_file", "args": {"file_path": "/notes.md", "content": "alpha\n"}},
+    {"call": "execute", "args": {"command": "cat notes.md /data/readme.txt; echo $GREETING; "
+                                 "pwd; cat /etc/passwd", "timeout": 10}},
+    {"call": "execute", "args": {"command": "sleep 5", "timeout": 0.5}},
+    {"text": "Done."}]}
+
+
+@pytest.fixture
+def box_spec(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "readme.txt").write_text("reference data\n")
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC)
+    return path
+
+
+@pytest.mark.parametrize("through", ["memory", "package"])
+def test_a_sandbox_spec_runs_through_both_emitters(
+        box_spec: Path, monkeypatch: pytest.MonkeyPatch, through: str) -> None:
+    from agentspec.build import build_objects, compile_spec, emit_package, write_package
+    from tests.buildkit import package_loader
+    from tests.test_harness_build import _turn
+
+    compiled = compile_spec(box_spec, environ={})
+    assert compiled.ok, compiled.diagnostics
+    if through == "memory":
+        app, problems = build_objects(compiled)
+        assert problems == []
+        turn = asyncio.run(_turn(app, BOX_REPLIES, "Go"))
+    else:
+        out = box_spec.parent / "out"
+        files = emit_package(compiled, out)
+        source = "\n".join(files.values())
+        assert "'sandbox'" in source and "'/data'" in source
+        assert str(box_spec.parent) not in source  # paths stay relative to the spec
+        assert write_package(files, out) == []
+        with package_loader(monkeypatch) as load:
+            turn = asyncio.run(_turn(load(out, "box_app"), BOX_REPLIES, "Go"))
+    ran, slow = turn.results[1], turn.results[2]
+    assert ran["exit_code"] != 0  # cat /etc/passwd fails: there is none
+    assert ran["output"].splitlines()[:4] == ["alpha", "reference data", "hello", "/workspace"]
+    assert "No such file" in ran["output"]
+    assert slow["timed_out"] is True and "after 0.5 seconds" in slow["output"]
+    assert (box_spec.parent / "work" / "notes.md").read_text() == "alpha\n"
+
+
+def test_build_without_bubblewrap_is_a_diagnostic(box_spec: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.build import compile_spec
+
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda *a, **k: None)
+    compiled = compile_spec(box_spec, environ={})
+    assert not compiled.ok
+    (problem,) = [d for d in compiled.diagnostics if d.is_error]
+    assert problem.code == "AS409" and "apt-get install bubblewrap" in str(problem)
+    result = CliRunner().invoke(cli, ["build", str(box_spec)], prog_name="agentspec")
+    assert result.exit_code != 0 and "AS409" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("mounts", "codes"), [
+    ("[{source: ./data, target: /workspace/data}]", ["AS260"]),
+    ("[{source: ./data, target: /usr/share/x}]", ["AS260"]),
+    ("[{source: ./data, target: /}]", ["AS104"]),
+    ("[{source: ./data, target: /a/../etc}]", ["AS260"]),
+    ("[{source: ./data, target: /d}, {source: ./data, target: /d/e}]", ["AS260"]),
+    ("[{source: ./missing, target: /d}]", ["AS218"]),
+    ("[{source: ../outside, target: /d}]", ["AS242"]),
+    ("[{source: ./link-out, target: /d}]", ["AS242"]),
+    ("[{source: ./data, target: relative}]", ["AS104"]),
+    ("[{source: ./data, target: /d, mode: rw}]", ["AS101"]),
+])
+def test_validate_sandbox_mounts(tmp_path: Path, mounts: str, codes: list[str]) -> None:
+    from agentspec.check import check
+
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "outside").mkdir()
+    (project / "link-out").symlink_to(tmp_path / "outside")
+    path = project / "spec.yaml"
+    path.write_text(SPEC.replace("[{source: ./data, target: /data}]", mounts).replace(
+        "    mounts:\n      - {source: ./data, target: /data}\n", f"    mounts: {mounts}\n"))
+    found = [d.code for d in check(path, environ={}).diagnostics if d.is_error]
+    assert found == codes
+
+
+def test_network_true_is_pointed_out(box_spec: Path) -> None:
+    from agentspec.check import check
+
+    box_spec.write_text(SPEC.replace("    timeout: 20\n", "    timeout: 20\n    network: true\n"))
+    found = [(d.code, d.span.start.line if d.span else 0)
+             for d in check(box_spec, environ={}).diagnostics]
+    assert found == [("AS261", 8)]
