@@ -336,6 +336,14 @@ SANDBOX_NETWORK = _code("AS261", "sandbox-network",
     `network: true` gives the sandbox the host's network: commands can reach the internet and
     every service listening on the host's loopback interface (databases, metadata endpoints,
     the agent's own servers). Leave it off unless the commands need it.""", info=True)
+INTERNAL_KEY_PLACEHOLDER = _code("AS262", "internal-key-placeholder",
+    "An instruction naming one of agentspec's own state keys, which is never filled", """
+    ADK fills `{key}` only when the key is a name (letters, digits, underscores), optionally
+    after `app:`, `user:` or `temp:`. agentspec keeps its own bookkeeping under `agentspec:`
+    keys (a planner's node records under `agentspec:plan:<node>`, todos, state-backend
+    files), so `{agentspec:plan:lead}` reaches the model as that very text. To use a
+    planner's answer, give the planner `output_key: report` and write `{report}`; for
+    other data, have a tool or an agent write it under a key of your own.""", warning=True)
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """

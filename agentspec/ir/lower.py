@@ -316,7 +316,8 @@ class _Lowering:
             return replace(base, kind="router", route=self.route(name, agent))
         if isinstance(agent, PlannerAgent):
             return replace(base, kind="planner", plan=self.plan(name, agent),
-                           tool_errors=(agent.worker and agent.worker.tool_errors) or "return")
+                           tool_errors=(agent.worker and agent.worker.tool_errors) or "return",
+                           output_key=agent.output_key)
         if not isinstance(agent, LlmAgent):
             kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
             return replace(base, kind=kind,

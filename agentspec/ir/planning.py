@@ -309,6 +309,7 @@ class _Planner:
             synthesizer_model=model_value(plan.synthesizer_model),
             synthesizer_instruction=lit(plan.synthesizer_instruction),
             tool_errors=node.tool_errors if node.tool_errors != "return" else None,
+            output_key=lit(node.output_key),
             configs=DictOf(tuple((role, config) for role, generate, thinking in plan.settings
                                  if (config := generate_config(generate, thinking)) is not None))
             or None,
