@@ -407,11 +407,11 @@ class _Planner:
             plugins.insert(0, Call(
                 Import("google.adk.plugins.global_instruction_plugin", "GlobalInstructionPlugin"),
                 _kwargs(global_instruction=instruction_value(node.global_instruction))))
-        # calls an earlier run left unanswered are answered ("cancelled") before any model call
-        plugins.insert(0, Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
         if node.state:  # first: before anything runs, the session has its initial state
             plugins.insert(0, Call(Import("agentspec.runtime.state", "InitialState"),
                                    args=(lit(dict(node.state)),)))
+        # calls an earlier run left unanswered are answered ("cancelled") before any model call
+        plugins.append(Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
         app = Call(APP, _kwargs(
             name=node.name, root_agent=Ref("root_agent"),
             plugins=ListOf(tuple(plugins)),
