@@ -5,6 +5,7 @@ timeout, and a clear error without bubblewrap."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import shlex
@@ -480,3 +481,28 @@ def test_network_true_is_pointed_out(box_spec: Path) -> None:
     found = [(d.code, d.span.start.line if d.span else 0)
              for d in check(box_spec, environ={}).diagnostics]
     assert found == [("AS261", 8)]
+
+
+def test_env_values_stay_off_the_host_command_line(host: Host) -> None:
+    token = "tok-" + secrets.token_hex(6)
+    box = SandboxBackend(host.root, timeout=20, env={"API_TOKEN": token,
+                                                     "LD_PRELOAD": "/workspace/none.so"})
+    seen: list[bytes] = []
+    done = threading.Event()
+
+    def watch() -> None:  # every command line on the host while the command runs
+        while not done.is_set():
+            for pid in _host_processes("bwrap"):
+                with contextlib.suppress(OSError):
+                    seen.append(Path(f"/proc/{pid}/cmdline").read_bytes())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        result = box.execute("sleep 1; echo token=$API_TOKEN preload=$LD_PRELOAD")
+    finally:
+        done.set()
+        watcher.join()
+    assert f"token={token} preload=/workspace/none.so" in result.output
+    assert seen and not any(token.encode() in line for line in seen)
+    assert any(b"LD_PRELOAD" in line for line in seen)  # set inside, never on bwrap itself

@@ -13,7 +13,8 @@ and network unless `network` is set) with every capability dropped:
 * `/proc` is the sandbox's own, read-only (a new PID namespace: host processes, their
   `environ` and signals are out of reach; kernel settings under `/proc/sys` cannot be
   written) and `/dev` holds only null, zero, full, random, urandom, tty;
-* the environment is PATH, HOME, LANG plus `env`, nothing of this process's;
+* the environment is PATH, HOME, LANG plus `env`, nothing of this process's (handed on
+  through bwrap's environment, not its command line, which every host user can read);
 * a seccomp filter refuses ptrace, process_vm_readv/writev, perf_event_open, bpf,
   userfaultfd and the keyring calls (and other architectures' system calls), so a command
   cannot reach into bwrap's own init process or the kernel's key stores;
@@ -34,10 +35,13 @@ import contextlib
 import functools
 import itertools
 import os
+import re
+import select
 import shutil
 import stat
 import struct
 import subprocess
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -50,7 +54,7 @@ from agentspec.runtime.backends.shell import (
 )
 
 __all__ = ["INSTALL_HINT", "WORKSPACE", "SandboxBackend", "SandboxUnavailable",
-           "bubblewrap", "sandbox_argv"]
+           "bubblewrap", "sandbox_argv", "sandbox_environment", "seccomp_filter"]
 
 WORKSPACE = "/workspace"
 INSTALL_HINT = "apt-get install bubblewrap"
@@ -101,20 +105,48 @@ def _system_binds() -> Iterator[str]:
             yield from ("--ro-bind", path, path)
 
 
-def sandbox_argv(bwrap: str, command: str, *, root: str, env: Mapping[str, str],
-                 network: bool, mounts: Sequence[tuple[str, str]], max_processes: int,
-                 max_file_bytes: int, seccomp_fd: int | None = None) -> list[str]:
+def _starts_programs(name: str) -> bool:
+    """A variable the dynamic loader, the C library or a shell acts on when a program
+    starts: it must not reach bwrap itself, on the host side."""
+    return name.startswith(("LD_", "MALLOC_", "GLIBC_")) or name in _STARTUP
+
+
+_STARTUP = frozenset(("GCONV_PATH", "GETCONF_DIR", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
+                      "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",
+                      "TZDIR", "ENV", "BASH_ENV", "PATH", "HOME", "IFS", "PS4", "SHELLOPTS"))
+
+
+def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(what bwrap is started with and hands on, what it sets inside with `--setenv`).
+
+    Values reach the sandbox through bwrap's own environment, readable only by its owner (a
+    command line is readable by every user of the host), except variables that act on how
+    a program starts (the loader's `LD_*`, the shell's `ENV`, ...): those are set inside
+    only, so they never touch bwrap itself."""
+    outside = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8"}
+    inside: dict[str, str] = {}
+    for name, value in env.items():
+        (inside if _starts_programs(name) else outside)[name] = value
+    return outside, inside
+
+
+def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
+                 mounts: Sequence[tuple[str, str]], max_processes: int, max_file_bytes: int,
+                 seccomp_fd: int | None = None, info_fd: int | None = None,
+                 setenv: Mapping[str, str] | None = None) -> list[str]:
     """The bwrap command line running `command`; every value is one argument (no shell
     sees the spec's strings except the command itself, inside the sandbox)."""
     argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(_SANDBOX_UID),
             "--gid", str(_SANDBOX_UID), "--hostname", "sandbox", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL", "--clearenv"]
+            "--new-session", "--cap-drop", "ALL"]
     if _can_disable_userns(bwrap):  # bubblewrap 0.8: no namespaces of its own inside
         argv.append("--disable-userns")
     if network:
         argv.append("--share-net")
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
+    if info_fd is not None:  # bwrap writes the host pid of the sandbox's pid 1 there
+        argv += ["--info-fd", str(info_fd)]
     argv += _system_binds()
     for name in _ETC + (_ETC_NETWORK if network else ()):
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
@@ -125,9 +157,8 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, env: Mapping[str, str],
     # the sandbox's own top directory: nothing new in it; /proc: no kernel settings
     # (/proc/sys), whatever the uid the sandbox's user stands for on the host
     argv += ["--remount-ro", "/", "--remount-ro", "/proc"]
-    full_env = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8", **env}
-    for key, value in full_env.items():
-        argv += ["--setenv", key, value]
+    for name, value in (setenv or {}).items():
+        argv += ["--setenv", name, value]
     argv += ["--chdir", WORKSPACE, "--",
              "prlimit", f"--nproc={max_processes}", f"--fsize={max_file_bytes}", "--",
              "/bin/sh", "-c", command]
@@ -213,7 +244,8 @@ def _pids_cgroup(limit: int) -> Iterator[Path | None]:
 
 
 def _remove_cgroup(group: Path) -> None:
-    for _ in range(50):
+    """Kill what is left in `group` and remove it (trying for up to two seconds)."""
+    for _ in range(200):
         with contextlib.suppress(OSError):
             kill = group / "cgroup.kill"
             if kill.exists():
@@ -226,7 +258,7 @@ def _remove_cgroup(group: Path) -> None:
             group.rmdir()
             return
         except OSError:
-            os.sched_yield()
+            time.sleep(0.01)
 
 
 class SandboxBackend(ShellBackend):
@@ -250,18 +282,55 @@ class SandboxBackend(ShellBackend):
         check_command(command)
         limit = call_timeout(self.timeout, timeout)
         bwrap = bubblewrap()
+        outside, inside = sandbox_environment(self.env)
         with _pids_cgroup(self.max_processes + 4) as group, \
-                _filter_fd() as seccomp_fd:  # + 4: bwrap's own two processes, with room
-            argv = sandbox_argv(bwrap, command, root=self.root, env=self.env,
-                                network=self.network, mounts=self.mounts,
-                                max_processes=self.max_processes,
-                                max_file_bytes=self.max_file_bytes, seccomp_fd=seccomp_fd)
+                _filter_fd() as seccomp_fd, _info_pipe() as (info_read, info_write):
+            # + 4: bwrap's own two processes, with room
+            argv = sandbox_argv(bwrap, command, root=self.root, network=self.network,
+                                mounts=self.mounts, max_processes=self.max_processes,
+                                max_file_bytes=self.max_file_bytes, seccomp_fd=seccomp_fd,
+                                info_fd=info_write, setenv=inside)
             if group is not None:  # join it before bwrap starts, so every child is counted
                 argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
                         str(group / "cgroup.procs"), *argv]
-            return run_captured(argv, cwd="/", env={}, timeout=limit,
-                                max_output_bytes=self.max_output_bytes,
-                                pass_fds=() if seccomp_fd is None else (seccomp_fd,))
+            fds = (info_write,) if seccomp_fd is None else (seccomp_fd, info_write)
+            try:
+                return run_captured(argv, cwd="/", env=outside, timeout=limit,
+                                    max_output_bytes=self.max_output_bytes, pass_fds=fds)
+            finally:
+                _wait_for_namespace(info_read)
+
+
+@contextlib.contextmanager
+def _info_pipe() -> Iterator[tuple[int, int]]:
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    try:
+        yield read, write
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def _wait_for_namespace(info_read: int, limit: float = 10) -> None:
+    """Wait until the sandbox's pid 1 is gone. bwrap has exited (or been killed) by now; the
+    kernel then kills every process of the namespace, and pid 1's exit completes only once
+    they are all gone, so afterwards nothing the command started is left."""
+    try:
+        info = os.read(info_read, 65536)
+    except BlockingIOError:
+        return  # bwrap died before making the sandbox
+    found = re.search(rb'"child-pid"\s*:\s*(\d+)', info)
+    if found is None:
+        return
+    try:
+        pidfd = os.pidfd_open(int(found.group(1)))
+    except OSError:
+        return  # already gone
+    try:
+        select.select([pidfd], [], [], limit)  # readable when the process has exited
+    finally:
+        os.close(pidfd)
 
 
 @contextlib.contextmanager
