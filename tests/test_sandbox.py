@@ -506,3 +506,25 @@ def test_env_values_stay_off_the_host_command_line(host: Host) -> None:
     assert f"token={token} preload=/workspace/none.so" in result.output
     assert seen and not any(token.encode() in line for line in seen)
     assert any(b"LD_PRELOAD" in line for line in seen)  # set inside, never on bwrap itself
+
+
+def test_agentspec_run_executes_in_the_sandbox(box_spec: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(box_spec.parent)
+    (box_spec.parent / "script.yaml").write_text(
+        "replies:\n  helper:\n"
+        "    - call: execute\n"
+        "      args: {command: 'echo made > m.txt; ls /; cat /data/readme.txt'}\n"
+        "    - text: Done.\n")
+    done = CliRunner().invoke(cli, ["run", "spec.yaml", "Go", "--script", "script.yaml"],
+                              prog_name="agentspec")
+    assert done.exit_code == 0, done.output
+    assert "reference data" in done.output and "workspace" in done.output
+    assert "home" not in done.output.split("[helper] execute returned")[1].split("[helper]")[0]
+    assert (box_spec.parent / "work" / "m.txt").read_text() == "made\n"
+    assert done.output.splitlines()[-1] == "[helper] Done."
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda *a, **k: None)
+    missing = CliRunner().invoke(cli, ["run", "spec.yaml", "Go", "--script", "script.yaml"],
+                                 prog_name="agentspec")
+    assert missing.exit_code != 0 and "AS409" in missing.output
+    assert "apt-get install bubblewrap" in missing.output and "Traceback" not in missing.output
