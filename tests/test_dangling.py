@@ -134,7 +134,28 @@ def test_a_second_resume_adds_nothing(tmp_path: Path, monkeypatch: pytest.Monkey
     assert sum(1 for c in contents for p in c.parts or () if p.function_response) == 1
 
 
-def test_a_message_answering_the_call_is_no_cancellation() -> None:
-    seeded = [_event("helper", "model", _call("call-1", "lookup"))]
-    assert dangling_calls(seeded, ["call-1"]) == []
-    assert [call.id for _, call in dangling_calls(seeded)] == ["call-1"]
+def test_a_message_with_function_responses_resumes_instead(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message answering something (an approval, a client-side tool) resumes a paused run:
+    the calls still open are that run's, not dangling."""
+    from google.adk.events import Event
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    app = _app(tmp_path, monkeypatch, "memory")
+    (plugin,) = [p for p in app.plugins if isinstance(p, PatchDanglingCalls)]
+    service = InMemorySessionService()  # type: ignore[no-untyped-call]
+
+    async def deliver(message: Any) -> list[Event]:
+        session = await service.create_session(app_name="a", user_id="u")
+        await service.append_event(session, _event("helper", "model", _call("c-1", "task")))
+        context = type("Context", (), {"session": session, "session_service": service,
+                                       "invocation_id": "now"})()
+        await plugin.on_user_message_callback(invocation_context=context, user_message=message)
+        return list(session.events)
+
+    answer = types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+        id="confirmation-1", name="adk_request_confirmation", response={"confirmed": True}))])
+    assert len(asyncio.run(deliver(answer))) == 1  # nothing patched
+    text = types.Content(role="user", parts=[types.Part(text="Never mind.")])
+    assert len(asyncio.run(deliver(text))) == 2  # the plain message cancels it

@@ -4,10 +4,10 @@ A run that ends between a model's function call and its response (a crash, a kil
 cancelled request, an interrupted run) leaves the call unanswered in the session. ADK drops
 such a call from the next model request with a log line (`drop_orphaned_function_calls`), so
 the model never learns that something it asked for did not finish and may say it did. As
-deepagents' PatchToolCallsMiddleware does, each one is answered instead: when the next run
-starts, one event per agent and branch holds a function response per unanswered call, saying
-it was cancelled. The event is stored with the session, so every later request shows the
-same history, and ADK's contents builder places each response right after its call.
+deepagents' PatchToolCallsMiddleware does, each one is answered instead: when the next user
+message arrives, one event per agent and branch holds a function response per unanswered
+call, saying it was cancelled. The event is stored with the session, so every later request
+shows the same history, and ADK's contents builder places each response right after its call.
 
 Calls ADK itself keeps waiting (long-running calls: a pending approval, an offline job) and
 calls without an id (nothing can answer them by id) are left alone, as ADK leaves them.
@@ -15,7 +15,7 @@ calls without an id (nothing can answer them by id) are left alone, as ADK leave
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events import Event
@@ -30,12 +30,11 @@ CANCELLED = ("The call `{name}` (id {id}) was cancelled: the run that made it en
              "if it is still needed.")
 
 
-def dangling_calls(events: Sequence[Event], answered: Iterable[str] = ()
-                   ) -> list[tuple[Event, types.FunctionCall]]:
-    """(event, call) for every function call with an id that no event answers (nor an id in
-    `answered`) and that ADK is not keeping open (a long-running call), in session order."""
+def dangling_calls(events: Sequence[Event]) -> list[tuple[Event, types.FunctionCall]]:
+    """(event, call) for every function call with an id that no event answers and that ADK
+    is not keeping open (a long-running call), in session order."""
     done = {response.id for event in events
-            for response in event.get_function_responses() if response.id} | set(answered)
+            for response in event.get_function_responses() if response.id}
     waiting = {call_id for event in events for call_id in event.long_running_tool_ids or ()}
     return [(event, call) for event in events for call in event.get_function_calls()
             if call.id and call.id not in done and call.id not in waiting]
@@ -56,37 +55,24 @@ def cancelled_responses(found: Sequence[tuple[Event, types.FunctionCall]],
             for (author, branch), parts in grouped.items()]
 
 
-def _trailing(events: Sequence[Event], found: list[tuple[Event, types.FunctionCall]]
-              ) -> list[tuple[Event, types.FunctionCall]]:
-    """The calls of the session's last event with content, when it has dangling ones."""
-    last = next((event for event in reversed(events) if event.content), None)
-    return [(event, call) for event, call in found if event is last]
-
-
 class PatchDanglingCalls(BasePlugin):
-    """Answers the session's dangling function calls before the next model call.
+    """Answers the session's dangling function calls when a new user message arrives.
 
-    The answers must come before the new message: ADK reads a function response at the end
-    of the history as the result of an asynchronous call and cuts the history back to that
-    call. So they are stored when a user message arrives, just before it is; a run without
-    a new message (a resumed invocation) answers only calls of the last event, where the
-    answer lands right after its call."""
+    Only a plain message counts: one that carries function responses answers something the
+    conversation is waiting for (an approval, a tool run by the client), so the calls still
+    open belong to a paused run that this message resumes; a run without a new message
+    resumes one too. The answers are stored just before the message is: ADK reads a
+    function response at the end of the history as the result of an asynchronous call and
+    cuts the history back to that call, and before the message nothing follows them."""
 
     def __init__(self) -> None:
         super().__init__(name="agentspec_dangling_calls")
 
     async def on_user_message_callback(self, *, invocation_context: InvocationContext,
                                        user_message: types.Content) -> types.Content | None:
-        answering = [part.function_response.id for part in user_message.parts or ()
-                     if part.function_response and part.function_response.id]
-        await _append(invocation_context,
-                      dangling_calls(invocation_context.session.events, answering))
-        return None
-
-    async def before_run_callback(self, *, invocation_context: InvocationContext
-                                  ) -> types.Content | None:
-        events = invocation_context.session.events
-        await _append(invocation_context, _trailing(events, dangling_calls(events)))
+        if any(part.function_response for part in user_message.parts or ()):
+            return None
+        await _append(invocation_context, dangling_calls(invocation_context.session.events))
         return None
 
 
