@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.paths import is_file
-from agentspec.runtime.placeholders import internal_keys, placeholders
+from agentspec.runtime.placeholders import INTERNAL_PREFIX, internal_keys, placeholders
 from agentspec.source import Span, find_in, occurrence
 from agentspec.spec.agents import PlannerAgent
 from agentspec.validate.semantic.context import Context
@@ -21,6 +21,8 @@ __all__ = ["check_placeholders"]
 
 
 def _internal(ctx: Context, text: str, span: Span, where: str) -> None:
+    if INTERNAL_PREFIX not in text:
+        return
     source = ctx.sources.get(span.file)
     planners = {name: agent.output_key for name, agent in ctx.agents()
                 if isinstance(agent, PlannerAgent)}
