@@ -44,7 +44,9 @@ def pages() -> dict[str, str]:
 def cli_page() -> str:
     out = [GENERATED, "# Command line\n\n",
            "Every command's `--help`, as the installed `agentspec` prints it.\n"]
-    root = click.Context(cli, info_name="agentspec", max_content_width=WIDTH, terminal_width=WIDTH)
+    # the group's own settings (`-h`), as `agentspec --help` applies them
+    root = click.Context(cli, info_name="agentspec", max_content_width=WIDTH, terminal_width=WIDTH,
+                         **cli.context_settings)
     out.append(_help_block("agentspec", cli, root))
     for name in sorted(COMMANDS):
         command = cli.get_command(root, name)
