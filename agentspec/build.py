@@ -11,15 +11,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec import safefs
-from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
-from agentspec.ir.tree import AgentNode, AppNode
+from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
 from agentspec.paths import resolved
 from agentspec.source import Span
+from agentspec.validate.check import CheckResult, check
 
 __all__ = ["BUNDLED", "Compiled", "build_objects", "compile_spec", "emit_package",
            "stale_files", "write_package"]
@@ -71,9 +71,7 @@ def _walk(node: AgentNode) -> list[AgentNode]:
     while todo:
         current = todo.pop()
         found.append(current)
-        todo.extend(current.children)
-        todo.extend(t.agent for t in current.tools if t.agent is not None)
-        todo.extend(agent for _, agent in current.task)
+        todo.extend(agents_called(current))
     return found
 
 
@@ -82,7 +80,8 @@ def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
     from agentspec.runtime.backends import sandbox
 
     for node in _walk(app.root):
-        definitions = dict(node.filesystem.definitions) if node.filesystem else {}
+        definitions = dict(node.filesystem.definitions) \
+            if isinstance(node, LlmFields) and node.filesystem else {}
         boxes = [name for name, definition in definitions.items()
                  if definition["type"] == "sandbox"]
         if boxes:
@@ -101,7 +100,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
 
     problems = []
     for node in _walk(app.root):
-        model = node.model
+        model = node.model if isinstance(node, LlmFields) else None
         if model is None or model.provider != "adk" or "${" in model.id:
             continue
         try:

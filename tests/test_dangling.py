@@ -15,7 +15,7 @@ import pytest
 
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.runtime.dangling import CANCELLED, PatchDanglingCalls, dangling_calls
-from agentspec.runtime.scripted import install_script
+from agentspec.testing.scripted import install_script
 from tests.buildkit import package_loader
 
 SPEC = """\

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
 from agentspec.parse import load
-from agentspec.runtime.scripted import ScriptedModel
+from agentspec.testing.scripted import ScriptedModel
 from tests.buildkit import ROOT, package_loader, scripted_turn
 
 SCENARIO = ROOT / "specs" / "scenarios" / "planner.yaml"
@@ -299,7 +299,7 @@ def test_a_planners_output_key_holds_the_synthesized_answer(
 
 
 def test_validate_warns_about_internal_keys_in_instructions(tmp_path: Path) -> None:
-    from agentspec.check import check
+    from agentspec.validate.check import check
 
     path = tmp_path / "spec.yaml"
     path.write_text(textwrap.dedent(HANDOFF).replace(

@@ -459,7 +459,7 @@ def test_build_without_bubblewrap_is_a_diagnostic(box_spec: Path,
     ("[{source: ./data, target: /d, mode: rw}]", ["AS101"]),
 ])
 def test_validate_sandbox_mounts(tmp_path: Path, mounts: str, codes: list[str]) -> None:
-    from agentspec.check import check
+    from agentspec.validate.check import check
 
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)
@@ -475,7 +475,7 @@ def test_validate_sandbox_mounts(tmp_path: Path, mounts: str, codes: list[str]) 
 
 
 def test_network_true_is_pointed_out(box_spec: Path) -> None:
-    from agentspec.check import check
+    from agentspec.validate.check import check
 
     box_spec.write_text(SPEC.replace("    timeout: 20\n", "    timeout: 20\n    network: true\n"))
     found = [(d.code, d.span.start.line if d.span else 0)

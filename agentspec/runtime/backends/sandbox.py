@@ -45,6 +45,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from agentspec.contract.sandbox import SYSTEM_TOP, WORKSPACE
 from agentspec.runtime.backends import BackendError, ExecuteResult
 from agentspec.runtime.backends.shell import (
     ShellBackend,
@@ -56,18 +57,13 @@ from agentspec.runtime.backends.shell import (
 __all__ = ["INSTALL_HINT", "WORKSPACE", "SandboxBackend", "SandboxUnavailable",
            "bubblewrap", "sandbox_argv", "sandbox_environment", "seccomp_filter"]
 
-WORKSPACE = "/workspace"
 INSTALL_HINT = "apt-get install bubblewrap"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-_SYSTEM_TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: what of /etc programs need to start and find their libraries and certificates
 _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
         "ca-certificates.conf", "localtime", "mime.types")
 _ETC_NETWORK = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf", "services",
                 "protocols")
-#: sandbox paths a mount may not cover (the sandbox's own layout)
-RESERVED_TARGETS = ("/", WORKSPACE, "/proc", "/dev", "/tmp", "/usr", "/etc",
-                    *(f"/{name}" for name in _SYSTEM_TOP))
 _SANDBOX_UID = 1000
 _cgroup_names = itertools.count()
 
@@ -97,7 +93,7 @@ def _can_disable_userns(bwrap: str) -> bool:
 
 def _system_binds() -> Iterator[str]:
     yield from ("--ro-bind", "/usr", "/usr")
-    for name in _SYSTEM_TOP:
+    for name in SYSTEM_TOP:
         path = f"/{name}"
         if os.path.islink(path):
             yield from ("--symlink", os.readlink(path), path)

@@ -3,8 +3,8 @@ exist; a sandbox given the network is pointed out."""
 
 from __future__ import annotations
 
+from agentspec.contract.sandbox import RESERVED_TARGETS
 from agentspec.diagnostics import codes
-from agentspec.runtime.backends.sandbox import RESERVED_TARGETS
 from agentspec.spec.backends import SandboxBackend
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import existing_path

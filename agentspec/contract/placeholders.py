@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from agentspec.runtime.escapes import has_escape
+from agentspec.contract.escapes import has_escape
 
 __all__ = ["INTERNAL_PREFIX", "PLACEHOLDER", "Placeholder", "internal_keys", "needs_template",
            "placeholders"]
