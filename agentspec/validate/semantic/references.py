@@ -140,6 +140,12 @@ def check_references(ctx: Context) -> None:
         _model(ctx, spec.summarization.model, "summarization", "model")
     if spec.root is not None:
         _agent(ctx, spec.root, "root")
+    if spec.name == "user" or spec.name.startswith("_"):  # ADK's App refuses both
+        ctx.report(codes.INVALID_NAME(
+            f"`{spec.name}` cannot name an ADK app: " + (
+                "`user` is reserved for the person talking" if spec.name == "user" else
+                "an app name starts with a letter"), ctx.at("name"),
+            hint=f"use `{spec.name.lstrip('_') or 'app'}_app`"))
     if keyword.iskeyword(spec.name):
         ctx.report(codes.INVALID_NAME(f"`{spec.name}` is a Python keyword, so it cannot name the "
                                       "generated package", ctx.at("name"),
