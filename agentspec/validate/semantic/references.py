@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 from collections.abc import Sequence
 
 from agentspec.diagnostics import codes, did_you_mean
@@ -12,6 +13,7 @@ from agentspec.spec.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgen
 from agentspec.spec.backends import CompositeBackend
 from agentspec.spec.tools import BUILTIN_TOOLS, AgentTool
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.pyrefs import python_refs
 
 __all__ = ["check_references"]
 
@@ -140,6 +142,7 @@ def check_references(ctx: Context) -> None:
         _model(ctx, spec.summarization.model, "summarization", "model")
     if spec.root is not None:
         _agent(ctx, spec.root, "root")
+    _app_name_module(ctx)
     if spec.name == "user" or spec.name.startswith("_"):  # ADK's App refuses both
         ctx.report(codes.INVALID_NAME(
             f"`{spec.name}` cannot name an ADK app: " + (
@@ -151,3 +154,22 @@ def check_references(ctx: Context) -> None:
                                       "generated package", ctx.at("name"),
                                       hint=f"use `{spec.name}_app`"))
     _backends(ctx)
+
+
+#: top-level modules every generated package imports
+GENERATED_IMPORTS = ("agentspec", "google", "mcp")
+
+
+def _app_name_module(ctx: Context) -> None:
+    """The generated package is imported by the spec's name (`adk run` puts its directory
+    first on sys.path): a name that is also a module it or the spec's code imports hides
+    that module, or is hidden by it, and the package cannot load."""
+    name = ctx.spec.name
+    modules = {ref.split(":", 1)[0].split(".")[0] for _, ref in python_refs(ctx)}
+    if name in GENERATED_IMPORTS or name in sys.stdlib_module_names or name in modules:
+        whose = "the spec's python code" if name in modules else \
+            "the standard library" if name in sys.stdlib_module_names else "generated code"
+        ctx.report(codes.INVALID_NAME(
+            f"`{name}` cannot name the generated package: it is a module of {whose}, which "
+            "the package would hide, or be hidden by", ctx.at("name"),
+            hint=f"use `{name}_app`"))
