@@ -196,7 +196,7 @@ LITERAL_PLACES: dict[str, Place] = {
 
 PLACES = {**NAME_PLACES, **LITERAL_PLACES}
 
-_YAML = YAML(typ="safe", pure=True)
+_YAML = YAML(typ="safe")  # libyaml's emitter where installed: a tenth of the pure one's time
 _YAML.default_flow_style = False
 _YAML.allow_unicode = False
 _YAML.width = 1_000_000

@@ -236,3 +236,26 @@ def _samples(count: int) -> list[dict[str, Any]]:
     collect()
     return found
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=SCHEMAS)
+@example(schema={"type": "object", "properties": {"json": {"type": "string"}}})
+@example(schema={"type": "object", "properties": {"a": {"type": "array", "items": True}}})
+def test_a_schema_without_problems_is_one_adk_takes(schema: dict[str, Any]) -> None:
+    """The schema rules validate applies (`agentspec.adk_schemas`) against what really
+    happens: no problem reported means pydantic makes the input model and ADK takes the
+    output schema; a problem means the runtime's factory refuses it too."""
+    from google.adk.agents import LlmAgent
+
+    from agentspec.adk_schemas import input_schema_problems, output_schema_problems
+    from agentspec.runtime.schemas import UnsupportedSchema, model_from_json_schema
+
+    if input_schema_problems(schema):
+        with pytest.raises(UnsupportedSchema):
+            model_from_json_schema("Args", schema)
+    else:
+        model = model_from_json_schema("Args", schema)
+        assert set(model.model_json_schema()["properties"]) == set(schema["properties"])
+    if not output_schema_problems(schema):
+        LlmAgent(name="a", model=MODEL, output_schema=schema)

@@ -41,4 +41,6 @@ def check_schemas(ctx: Context) -> None:
                 ctx.report(codes.SCHEMA_UNSUPPORTED(
                     f"`{field}`: {problem.message}",
                     ctx.key_at(*path) if problem.on_key else ctx.at(*path),
-                    hint="or name a pydantic model: `{python: module:Model}`"))
+                    hint="describe the arguments with a pydantic model: `{python: module:Model}`"
+                    if field == "input_schema" else
+                    'write `anyOf: [{type: string}, {type: "null"}]` for a choice of types'))
