@@ -335,6 +335,7 @@ GARBAGE = st.one_of(st.text(max_size=8), st.integers(-5, 5), st.floats(allow_nan
                     st.binary(max_size=4), st.none(), st.sampled_from(["{", "[1,", "nan"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(column=st.sampled_from([c for c in COLUMNS if c != "id"]), value=GARBAGE,

@@ -413,6 +413,7 @@ def test_billion_laughs_is_stopped_quickly(work: dict[str, int]) -> None:
     assert parsed.diagnostics[0].span is not None
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_billion_laughs_with_mappings_is_stopped_quickly(work: dict[str, int]) -> None:
     text = "a: &a {k0: x, k1: x, k2: x, k3: x, k4: x, k5: x, k6: x, k7: x}\n"
