@@ -259,3 +259,29 @@ def test_a_schema_without_problems_is_one_adk_takes(schema: dict[str, Any]) -> N
         assert set(model.model_json_schema()["properties"]) == set(schema["properties"])
     if not output_schema_problems(schema):
         LlmAgent(name="a", model=MODEL, output_schema=schema)
+
+
+def test_the_bare_model_patterns_are_adks() -> None:
+    """`agentspec.adk_models` (what validate knows without importing ADK) is ADK's registry:
+    its patterns for ids without a `/`, and ids that resolve in no installation. A process of
+    its own: resolving drops a lazy entry whose package is missing from the live registry."""
+    import json
+    import subprocess
+
+    from agentspec.adk_models import BARE_MODEL_PATTERNS, never_resolves
+
+    program = ("import json; from google.adk.models import registry; print(json.dumps("
+               "[p for p in registry._llm_registry_dict if '/' not in p.replace('\\\\/', '/')]))")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert set(BARE_MODEL_PATTERNS) == set(json.loads(done.stdout.splitlines()[-1]))
+    from google.adk.models import LLMRegistry
+
+    for model_id in ("no-such-model", "gemni-2.5-flash", "x", "Gemini-2.5", "llama-3"):
+        assert never_resolves(model_id)
+        with pytest.raises(ValueError, match="not found"):
+            LLMRegistry.resolve(model_id)
+    for model_id in ("gemini-2.5-flash", "claude-sonnet-4-5", "gpt-4o", "o3-mini",
+                     "openai/gpt-4o", "openai:gpt-4o", "projects/p/locations/l/endpoints/e",
+                     "meta.llama-3"):
+        assert not never_resolves(model_id)

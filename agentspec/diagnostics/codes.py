@@ -324,6 +324,16 @@ OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
     it. This is information for reviewers, not a problem (it never fails `--strict`): the
     spec reads or writes files that the project's history does not hold.""", info=True)
 
+UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
+    "A model id ADK's model registry never resolves", """
+    With `provider: adk` (the default) ADK's model registry picks the model class from the
+    id: `gemini-*`, `gemma-*`, `claude-*`, `gpt-*`, `o1-*`-style ids, `model-optimizer-*`,
+    Oracle Cloud ids (`meta.llama-*`, `xai.grok-*`, ...) and `provider/model` ids (Vertex AI
+    endpoints, Apigee, LiteLLM providers). This id has no `/`
+    and matches none of them, so `build` would fail (AS404) wherever it runs. Whether an id
+    that needs an optional package resolves depends on the installation; `build` checks
+    those.""")
+
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
     `imports` entries are paths relative to the importing file.""")

@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Sequence
 
+from agentspec.adk_models import never_resolves
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.spec.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig
@@ -26,10 +27,20 @@ _GIVEN_BY = {**dict.fromkeys(FILE_TOOLS, "`filesystem: BACKEND` (or `filesystem:
              **dict.fromkeys(("list_skills", "load_skill", "load_skill_resource"), "`skills:`")}
 
 
+def _model_id(ctx: Context, model_id: str, *path: str | int) -> None:
+    """An id ADK's registry resolves (`provider: adk`): AS250 when it never can."""
+    if not has_env_ref(model_id) and never_resolves(model_id):
+        ctx.report(codes.UNRESOLVABLE_MODEL_ID(
+            f"ADK's model registry resolves no model id `{model_id}`", ctx.at(*path),
+            hint="use an id such as `gemini-2.5-flash` or `claude-sonnet-4-5`, or a LiteLLM "
+            "id such as `openai/gpt-4o` with `provider: litellm`"))
+
+
 def _model(ctx: Context, value: str | None, *path: str | int) -> None:
     if value is None or has_env_ref(value) or value in ctx.defined["models"]:
         return
     if _LITERAL_ID.search(value):
+        _model_id(ctx, value, *path)
         return  # a literal model id such as gemini-2.5-flash
     ctx.report(codes.UNKNOWN_MODEL(
         f"`{value}` is not a model defined in `models` nor a model id", ctx.at(*path),
@@ -140,6 +151,13 @@ def check_references(ctx: Context) -> None:
             _agent(ctx, tool.agent, "tools", name, "agent")
     if spec.summarization:
         _model(ctx, spec.summarization.model, "summarization", "model")
+    if spec.defaults:
+        _model(ctx, spec.defaults.model, "defaults", "model")
+    for name, entry in (spec.models or {}).items():
+        if isinstance(entry, str):
+            _model_id(ctx, entry, "models", name)
+        elif entry.provider == "adk":
+            _model_id(ctx, entry.id, "models", name, "id")
     if spec.root is not None:
         _agent(ctx, spec.root, "root")
     _app_name_module(ctx)
