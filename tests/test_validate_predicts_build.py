@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
-from agentspec.check import check
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.validate.check import check
 
 pytestmark = pytest.mark.slow
 
@@ -243,12 +243,12 @@ def _samples(count: int) -> list[dict[str, Any]]:
 @example(schema={"type": "object", "properties": {"json": {"type": "string"}}})
 @example(schema={"type": "object", "properties": {"a": {"type": "array", "items": True}}})
 def test_a_schema_without_problems_is_one_adk_takes(schema: dict[str, Any]) -> None:
-    """The schema rules validate applies (`agentspec.adk_schemas`) against what really
+    """The schema rules validate applies (`agentspec.contract.adk_schemas`) against what really
     happens: no problem reported means pydantic makes the input model and ADK takes the
     output schema; a problem means the runtime's factory refuses it too."""
     from google.adk.agents import LlmAgent
 
-    from agentspec.adk_schemas import input_schema_problems, output_schema_problems
+    from agentspec.contract.adk_schemas import input_schema_problems, output_schema_problems
     from agentspec.runtime.schemas import UnsupportedSchema, model_from_json_schema
 
     if input_schema_problems(schema):
@@ -262,13 +262,14 @@ def test_a_schema_without_problems_is_one_adk_takes(schema: dict[str, Any]) -> N
 
 
 def test_the_bare_model_patterns_are_adks() -> None:
-    """`agentspec.adk_models` (what validate knows without importing ADK) is ADK's registry:
+    """`agentspec.contract.adk_models` (what validate knows without importing ADK) is ADK's
+    registry:
     its patterns for ids without a `/`, and ids that resolve in no installation. A process of
     its own: resolving drops a lazy entry whose package is missing from the live registry."""
     import json
     import subprocess
 
-    from agentspec.adk_models import BARE_MODEL_PATTERNS, never_resolves
+    from agentspec.contract.adk_models import BARE_MODEL_PATTERNS, never_resolves
 
     program = ("import json; from google.adk.models import registry; print(json.dumps("
                "[p for p in registry._llm_registry_dict if '/' not in p.replace('\\\\/', '/')]))")

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from agentspec.adk_schemas import input_schema_problems
+from agentspec.contract.adk_schemas import input_schema_problems
 
 __all__ = ["UnsupportedSchema", "model_from_json_schema"]
 

@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from agentspec.adk_models import never_resolves
+from agentspec.contract.adk_models import never_resolves
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.spec.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig

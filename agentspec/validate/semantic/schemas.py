@@ -1,11 +1,11 @@
 """`output_schema` / `input_schema` mappings must be valid JSON Schema (AS225) that ADK can
-take (AS406: what `agentspec.adk_schemas` refuses, build would refuse too)."""
+take (AS406: what `agentspec.contract.adk_schemas` refuses, build would refuse too)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentspec.adk_schemas import input_schema_problems, output_schema_problems
+from agentspec.contract.adk_schemas import input_schema_problems, output_schema_problems
 from agentspec.diagnostics import codes
 from agentspec.validate.semantic.context import Context
 
