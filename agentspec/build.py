@@ -116,6 +116,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
 def _construction_problem(error: Any) -> Diagnostic:
     from agentspec.emit.objects import StdlibObject
     from agentspec.runtime.models import MissingExtra
+    from agentspec.runtime.schemas import UnsupportedSchema
 
     binding, cause = error.binding, error.cause
     span = Span.at(binding.file or "spec", binding.line or 1, 1)
@@ -123,6 +124,8 @@ def _construction_problem(error: Any) -> Diagnostic:
         return codes.PYTHON_OBJECT_STDLIB(
             f"building `{binding.var}`: {cause}", span,
             hint="wrap what you need in a function of your own module")
+    if isinstance(cause, UnsupportedSchema):  # validate reports these first (AS406)
+        return codes.SCHEMA_UNSUPPORTED(f"building `{binding.var}`: {cause}", span)
     if isinstance(cause, MissingExtra):
         return codes.MISSING_EXTRA(str(cause), span)
     if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] == "mcp":

@@ -135,7 +135,8 @@ UNSUPPORTED_VERSION = _code("AS105", "unsupported-version", "An unsupported lang
 INVALID_NAME = _code("AS106", "invalid-name", "A name is not a valid identifier", """
     Names of agents, models, tools and backends, and the spec's `name`, become Python
     identifiers in generated code and ADK names. Use letters, digits and underscores, not
-    starting with a digit; `user` is reserved by ADK for agents. The keys of `args` are
+    starting with a digit; `user` is reserved by ADK for agents and apps, and ADK's app
+    name (the spec's `name`) starts with a letter. The keys of `args` are
     keyword arguments of a call in generated code, so they cannot be Python's reserved words
     (`class`, `from`, `None`, ...) either.""")
 ONE_OF = _code("AS107", "one-of", "Keys that exclude each other, or none of them", """
@@ -338,6 +339,15 @@ ADK_BRACES = _code("AS245", "adk-double-braces",
     to read the state, or keep `{{key}}` when the literal braces are intended (then the
     warning is the price of the ambiguity; `--strict` turns it into an error).""",
     warning=True)
+UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
+    "A model id ADK's model registry never resolves", """
+    With `provider: adk` (the default) ADK's model registry picks the model class from the
+    id: `gemini-*`, `gemma-*`, `claude-*`, `gpt-*`, `o1-*`-style ids, `model-optimizer-*`,
+    Oracle Cloud ids (`meta.llama-*`, `xai.grok-*`, ...) and `provider/model` ids (Vertex AI
+    endpoints, Apigee, LiteLLM providers). This id has no `/`
+    and matches none of them, so `build` would fail (AS404) wherever it runs. Whether an id
+    that needs an optional package resolves depends on the installation; `build` checks
+    those.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
@@ -430,10 +440,14 @@ OUTPUT_NOT_GENERATED = _code(
     directory holds another file of the same name; move it or choose another `-o`.""")
 SCHEMA_UNSUPPORTED = _code(
     "AS406", "schema-unsupported",
-    "An input schema that cannot become a model", """
+    "A schema mapping that ADK cannot take", """
     ADK needs a pydantic model for `input_schema`. A JSON Schema mapping is turned into one
-    when it is an object whose properties are strings, numbers, booleans, lists or objects;
-    anything richer needs `{python: module:Model}`.""")
+    when it is an object whose properties are strings, numbers, booleans, lists or objects,
+    each named as a pydantic field can be (no leading underscore, no name a model already has,
+    such as `model_config` or `json`); anything richer needs `{python: module:Model}`. An
+    `output_schema` mapping goes to ADK as it is, where `type` must be a single name (in
+    `properties`, `items`, `anyOf` and `defs` too): write `anyOf` for a choice of types.
+    `validate` reports these at the schema's offending key; `build` would fail on them.""")
 OUTPUT_UNUSABLE = _code(
     "AS407", "output-unusable",
     "The output directory cannot be written safely", """
