@@ -57,6 +57,8 @@ def compile_spec(path: Path, *, environment: str | None = None,
     if any(d.is_error for d in diagnostics):
         return compiled
     app, problems = lower(result)
+    if app is not None:
+        problems += _sandbox_problems(app)
     compiled.diagnostics = normalize(diagnostics + problems)
     if app is not None:
         compiled.app, compiled.plan = app, make_plan(app)
@@ -71,6 +73,26 @@ def _walk(node: AgentNode) -> list[AgentNode]:
         found.append(current)
         todo.extend(agents_called(current))
     return found
+
+
+def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
+    """A sandbox backend needs bubblewrap where the app is built and run."""
+    from agentspec.runtime.backends import sandbox
+
+    for node in _walk(app.root):
+        definitions = dict(node.filesystem.definitions) \
+            if isinstance(node, LlmFields) and node.filesystem else {}
+        boxes = [name for name, definition in definitions.items()
+                 if definition["type"] == "sandbox"]
+        if boxes:
+            try:
+                sandbox.bubblewrap()
+            except sandbox.SandboxUnavailable as missing:
+                return [codes.SANDBOX_UNAVAILABLE(
+                    f"the backend `{boxes[0]}` runs commands in a sandbox: {missing}",
+                    Span.at(node.file, node.line, 1), hint=f"run `{sandbox.INSTALL_HINT}`")]
+            break
+    return []
 
 
 def _model_problems(app: AppNode) -> list[Diagnostic]:
@@ -94,6 +116,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
 def _construction_problem(error: Any) -> Diagnostic:
     from agentspec.emit.objects import StdlibObject
     from agentspec.runtime.models import MissingExtra
+    from agentspec.runtime.schemas import UnsupportedSchema
 
     binding, cause = error.binding, error.cause
     span = Span.at(binding.file or "spec", binding.line or 1, 1)
@@ -101,6 +124,8 @@ def _construction_problem(error: Any) -> Diagnostic:
         return codes.PYTHON_OBJECT_STDLIB(
             f"building `{binding.var}`: {cause}", span,
             hint="wrap what you need in a function of your own module")
+    if isinstance(cause, UnsupportedSchema):  # validate reports these first (AS406)
+        return codes.SCHEMA_UNSUPPORTED(f"building `{binding.var}`: {cause}", span)
     if isinstance(cause, MissingExtra):
         return codes.MISSING_EXTRA(str(cause), span)
     if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] == "mcp":

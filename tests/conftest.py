@@ -27,6 +27,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 Located = tuple[str, int, int, str]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first (the order within each group kept): spread over the workers from the
+    start, the longest do not begin last and leave the other workers idle at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def located(result: CheckResult) -> list[Located]:
     """Diagnostics as (file, line, column, code): what tests assert, never the wording."""
     return [(d.span.file if d.span else "", d.span.start.line if d.span else 0,

@@ -30,7 +30,7 @@ from tests.buildkit import ROOT
 from tests.fakegemini import FakeGemini, serve
 from tests.test_wire import adk_server
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = os.environ.get("AGENTSPEC_CHROMIUM", "/usr/bin/chromium")
 #: flags that run Chromium headless in a container, offline

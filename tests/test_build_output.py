@@ -90,6 +90,7 @@ def test_leftovers_that_are_links_stay(spec: Path, tmp_path: Path) -> None:
     assert not (package / "stale.py").exists()  # generated before, no longer produced
 
 
+@pytest.mark.slow
 def test_a_fifo_named_like_a_generated_file_does_not_hang_build(spec: Path,
                                                                 tmp_path: Path) -> None:
     package = tmp_path / "out" / "app"

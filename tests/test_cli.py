@@ -339,6 +339,7 @@ def agentspec_process(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_subprocess_clean_and_broken(workdir: Path) -> None:
     clean = agentspec_process(workdir, "validate", "clean.yaml")
     assert clean.returncode == 0, clean.stderr
@@ -356,6 +357,7 @@ def test_subprocess_usage_error_and_version(workdir: Path) -> None:
     assert version.stdout.startswith("agentspec, version ")
 
 
+@pytest.mark.slow
 def test_subprocess_glob_and_strict(workdir: Path) -> None:
     warned = agentspec_process(workdir, "validate", "warn*.yaml")
     assert warned.returncode == 0

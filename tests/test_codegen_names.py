@@ -196,7 +196,7 @@ LITERAL_PLACES: dict[str, Place] = {
 
 PLACES = {**NAME_PLACES, **LITERAL_PLACES}
 
-_YAML = YAML(typ="safe", pure=True)
+_YAML = YAML(typ="safe")  # libyaml's emitter where installed: a tenth of the pure one's time
 _YAML.default_flow_style = False
 _YAML.allow_unicode = False
 _YAML.width = 1_000_000
@@ -314,6 +314,7 @@ def test_strings_that_broke_code_generation_are_refused_or_stay_names(place: str
     _check_place(place, value, _benign(value))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("place", sorted(NAME_PLACES))
 @SETTINGS
 @given(value=NAMES)
@@ -321,6 +322,7 @@ def test_any_string_in_a_name_place_is_refused_or_stays_a_name(place: str, value
     _check_place(place, value, _benign(value))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("place", sorted(LITERAL_PLACES))
 @SETTINGS
 @given(value=NAMES)

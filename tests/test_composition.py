@@ -21,6 +21,8 @@ from agentspec.validate.check import check
 from tests.buildkit import package_loader
 from tests.composition import CELLS, CHILD_ANSWER, REQUEST, Cell
 
+pytestmark = pytest.mark.slow  # about 300 cells, each run on three surfaces
+
 NOTED = "NOTED"  # the parent's answer in the turn that receives an offline child's answer
 
 

@@ -201,7 +201,7 @@ def test_the_held_out_edits_are_reported_with_their_risk(edit: str, tmp_path: Pa
 
 
 def test_jobs_that_resume_and_the_conversation_store_are_app_rules(tmp_path: Path) -> None:
-    """AS555 on-done-changed, AS556 sessions-changed; a password in a store URL is never
+    """AS576 on-done-changed, AS577 sessions-changed; a password in a store URL is never
     shown, and the default store that `resume` brings is a change of its own."""
     base = ("agentspec: 1\nname: desk\nroot: lead\nagents:\n  lead:\n    model: gemini-2.5-flash\n"
             "    instruction: Delegate.\n    sub_agents: [scorer]\n  scorer:\n"
@@ -213,8 +213,8 @@ def test_jobs_that_resume_and_the_conversation_store_are_app_rules(tmp_path: Pat
     changes = compare(load_side(tmp_path / "old.yaml", "old.yaml", environ={}),
                       load_side(tmp_path / "new.yaml", "new.yaml", environ={}))
     found = {(c.change, c.code, c.risk, c.agent) for c in changes}
-    assert ("on-done-changed", "AS555", "medium", "(spec)") in found
-    assert ("sessions-changed", "AS556", "medium", "(spec)") in found
+    assert ("on-done-changed", "AS576", "medium", "(spec)") in found
+    assert ("sessions-changed", "AS577", "medium", "(spec)") in found
     shown = " ".join(c.reason + c.detail for c in changes)
     assert "hunter2" not in shown and "postgresql://desk:***@db/desk" in shown
     (tmp_path / "old.yaml").write_text(base)

@@ -88,6 +88,7 @@ def scripted(callback_context, llm_request):
 '''
 
 
+@pytest.mark.slow
 def test_the_front_desk_through_adk_api_server(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """`adk api_server` (and `adk web`, the same app): a before_model callback stands in for

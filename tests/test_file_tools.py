@@ -177,15 +177,18 @@ def test_state_files_persist_in_sqlite(tmp_path: Path) -> None:
 # -- regressions: the event loop, pattern and output limits, saving large results ------------
 
 class _GatedBackend(StateBackend):
-    """A backend whose glob and grep wait until the event loop sets `gate`: they deadlock
-    (and time out) when a tool runs them on the event loop instead of a worker thread."""
+    """A backend whose glob and grep say they started (`waiting`), then wait until the event
+    loop sets `gate`: they deadlock (and time out) when a tool runs them on the event loop
+    instead of a worker thread."""
 
     def __init__(self) -> None:
         super().__init__({})
+        self.waiting = threading.Event()
         self.gate = threading.Event()
 
     def _wait(self) -> None:
-        if not self.gate.wait(5):
+        self.waiting.set()
+        if not self.gate.wait(60):
             raise TimeoutError("the event loop was blocked")
 
     def glob(self, pattern: str, path: str = "/") -> list[str]:
@@ -206,10 +209,12 @@ def test_tools_run_off_the_event_loop() -> None:
 
     async def main(name: str, **args: Any) -> Any:
         task = asyncio.create_task(_call(bound[name], backend, **args))
-        await asyncio.sleep(0.05)
+        # the loop gets here again only if the tool is not blocking it
+        await asyncio.to_thread(backend.waiting.wait, 60)
         backend.gate.set()
         result = await task
         backend.gate.clear()
+        backend.waiting.clear()
         return result
 
     assert asyncio.run(main("grep", pattern="hit")) == "/a.txt"

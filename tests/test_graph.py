@@ -53,11 +53,11 @@ def test_offline_agents_whose_jobs_resume_their_parent_say_so(tmp_path: Path) ->
 
 def test_labels_are_escaped(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(
-        'agentspec: 1\nname: quoting\nagents:\n  a:\n    model: "x-1\\"]; evil"\n'
+        'agentspec: 1\nname: quoting\nagents:\n  a:\n    model: "gemini-1\\"]; evil"\n'
         "    instruction: Hi.\n")
     drawn = _drawn(tmp_path / "spec.yaml")
-    assert 'x-1#quot;]; evil' in to_mermaid(drawn)
-    assert 'x-1\\"]; evil' in to_dot(drawn)
+    assert 'gemini-1#quot;]; evil' in to_mermaid(drawn)
+    assert 'gemini-1\\"]; evil' in to_dot(drawn)
 
 
 def test_the_cli_writes_text_and_explains_a_missing_graphviz(

@@ -4,6 +4,7 @@ package loaded by ADK's own loader (as `adk run` does), offline with the scripte
 from __future__ import annotations
 
 import asyncio
+import importlib
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -377,7 +378,8 @@ def test_a_deep_agent_gets_the_deepagents_defaults(tmp_path: Path,
     assert "/notes.md" in state["agentspec:files"]  # the sub-agent read it from shared state
 
 
-def test_a_task_agents_model_is_checked_at_build(tmp_path: Path) -> None:
+def test_a_task_agents_model_is_checked_at_build(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
         agentspec: 1
         name: task_app
@@ -391,6 +393,13 @@ def test_a_task_agents_model_is_checked_at_build(tmp_path: Path) -> None:
             model: no-such-model-anywhere
             instruction: Research the task.
         """))
+    refused = compile_spec(tmp_path / "spec.yaml", environ={})  # validate sees it first
+    assert [(d.code, d.span.start.line if d.span else 0) for d in refused.diagnostics
+            if d.is_error] == [("AS250", 10)]  # at the model line
+    # an id whose resolving depends on the installation (validate passes it): build's walk
+    # reaches the agents `task` starts
+    monkeypatch.setattr(importlib.import_module("agentspec.validate.semantic.references"),
+                        "never_resolves", lambda model_id: False)
     compiled = compile_spec(tmp_path / "spec.yaml", environ={})
     assert compiled.ok, compiled.diagnostics
     _, problems = build_objects(compiled)

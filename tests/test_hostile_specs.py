@@ -158,6 +158,7 @@ def test_two_thousand_nested_agents_are_a_diagnostic_at_the_limit(check_yaml: Ch
             if d.span] == [(4 + MAX_AGENT_DEPTH + 1, 41, "AS240")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["build", "graph", "diff"])
 def test_build_graph_and_diff_of_a_deep_tree_give_the_diagnostic(
         command: str, spec_dir: Callable[..., Path]) -> None:
@@ -187,6 +188,7 @@ def test_agents_shared_at_every_level_are_a_diagnostic(check_yaml: Check) -> Non
     assert result.diagnostics[0].span.start.line == 5
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=15)
 @given(depth=st.integers(1, 250), shared=st.integers(1, 14))
 def test_the_tree_limits_match_what_build_would_make(tmp_path: Path, depth: int,

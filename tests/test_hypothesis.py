@@ -120,6 +120,7 @@ def test_random_yaml_documents(workdir: Path, value: Any) -> None:
     assert_never_raises(path)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(value=top_level, env=st.sampled_from([None, "prod", "x"]))
 @example(value={"<x>": 1}, env=None)  # found: an IndexError in validate/structural.py
@@ -395,6 +396,7 @@ def mutated_specs(draw: st.DrawFn) -> str:
     return dump(data)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(text=mutated_specs(), env=st.sampled_from([None, "prod", "test"]))
 def test_mutated_valid_specs(workdir: Path, text: str, env: str | None) -> None:

@@ -65,7 +65,8 @@ def test_init_never_overwrites_and_appends_to_a_readme(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("directory", "name"), [
     ("café", "cafe"), ("Ünïcödé Desk", "unicode_desk"), ("日本", "agent"),
-    ("2024-plan", "agent_2024_plan"), ("class", "agent_class")])
+    ("2024-plan", "agent_2024_plan"), ("class", "agent_class"), ("user", "agent_user"),
+    ("email", "agent_email"), ("Google", "agent_google"), ("_x_", "x")])
 def test_a_directory_name_becomes_a_spec_name_that_validates(
         directory: str, name: str, tmp_path: Path) -> None:
     project = tmp_path / directory
@@ -76,7 +77,7 @@ def test_a_directory_name_becomes_a_spec_name_that_validates(
 
 
 def test_a_name_the_spec_refuses_is_refused_before_writing(tmp_path: Path) -> None:
-    for name in ("café", "class", "a-b"):
+    for name in ("café", "class", "a-b", "user", "os", "agentspec", "_app"):
         refused = invoke("init", str(tmp_path / "p"), "--name", name)
         assert refused.exit_code == 2 and "--name" in refused.output
     assert not (tmp_path / "p").exists()

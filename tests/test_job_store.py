@@ -1,11 +1,12 @@
 """The job store suite, run against every store: memory, SQLite and a real PostgreSQL server
-(`AGENTSPEC_TEST_POSTGRES_URL`, which `.ci/run` sets after starting one)."""
+(`AGENTSPEC_TEST_POSTGRES_URL`, which `.ci/run` sets after starting one). Time is a
+`ManualClock` the tests move, so "not due yet" and "the lease expired" never depend on how
+fast a loaded machine runs them."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,9 +46,27 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return _fresh_postgres()
 
 
+class ManualClock:
+    """The store's clock: still until a test moves it."""
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.time = start
+
+    def __call__(self) -> float:
+        return self.time
+
+    def advance(self, seconds: float) -> None:
+        self.time += seconds
+
+
 @pytest.fixture
-def store(store_url: str) -> Iterator[JobStore]:
-    opened = open_store(store_url)
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def store(store_url: str, clock: ManualClock) -> Iterator[JobStore]:
+    opened = open_store(store_url, clock)
     yield opened
     opened.close()
 
@@ -64,6 +83,26 @@ def test_enqueue_and_get(store: JobStore) -> None:
     assert created and job.status == "QUEUED" and job.attempts == 0
     assert store.get(job.id) == job
     assert store.get("missing") is None
+
+
+def test_every_time_a_store_records_is_its_clocks(store: JobStore, clock: ManualClock) -> None:
+    job, _ = store.enqueue(ask())
+    assert job.created_at == job.available_at == job.updated_at == clock()
+    clock.advance(5)
+    claimed = store.claim("w1", 30)
+    assert claimed is not None and claimed.started_at == clock()
+    assert claimed.lease_expires_at == clock() + 30
+    clock.advance(5)
+    assert store.heartbeat(job.id, "w1", 30)
+    held = store.get(job.id)
+    assert held is not None and held.lease_expires_at == clock() + 30
+    clock.advance(5)
+    done = store.finish(job.id, "w1", "ok")
+    assert done is not None and done.finished_at == done.updated_at == clock()
+    clock.advance(5)
+    assert store.mark_delivered(job.id)
+    delivered = store.get(job.id)
+    assert delivered is not None and delivered.delivered_at == clock()
 
 
 def test_the_same_request_never_makes_a_second_job(store: JobStore) -> None:
@@ -102,10 +141,13 @@ def test_claim_leases_and_counts_attempts(store: JobStore) -> None:
     assert not store.heartbeat(job.id, "w2", 30)
 
 
-def test_an_expired_lease_is_claimed_again_and_the_old_worker_loses_it(store: JobStore) -> None:
+def test_an_expired_lease_is_claimed_again_and_the_old_worker_loses_it(
+        store: JobStore, clock: ManualClock) -> None:
     job, _ = store.enqueue(ask())
-    assert store.claim("w1", 0.05) is not None
-    time.sleep(0.1)
+    assert store.claim("w1", 30) is not None
+    clock.advance(29)
+    assert store.claim("w2", 30) is None  # still leased
+    clock.advance(2)
     again = store.claim("w2", 30)
     assert again is not None and again.id == job.id and again.attempts == 2
     assert store.finish(job.id, "w1", "late") is None  # w1's result is dropped
@@ -120,15 +162,18 @@ def test_claim_only_the_agents_asked_for(store: JobStore) -> None:
     assert claimed is not None and claimed.agent == "writer"
 
 
-def test_failures_retry_with_a_delay_then_fail(store: JobStore) -> None:
+def test_failures_retry_with_a_delay_then_fail(store: JobStore, clock: ManualClock) -> None:
     job, _ = store.enqueue(ask(attempts=2))
     store.claim("w1", 30)
-    retried = store.fail(job.id, "w1", "boom", retry_in=0.05)
+    retried = store.fail(job.id, "w1", "boom", retry_in=10)
     assert retried is not None and retried.status == "QUEUED" and retried.error == "boom"
+    assert retried.available_at == clock() + 10
     assert store.claim("w1", 30) is None  # not due yet
-    time.sleep(0.1)
-    assert store.claim("w1", 30) is not None
-    failed = store.fail(job.id, "w1", "boom again", retry_in=0.05)
+    clock.advance(9.5)
+    assert store.claim("w1", 30) is None  # still not
+    clock.advance(0.5)
+    assert store.claim("w1", 30) is not None  # due exactly now
+    failed = store.fail(job.id, "w1", "boom again", retry_in=10)
     assert failed is not None and failed.status == "FAILED" and failed.attempts == 2
     assert store.fail(job.id, "w1", "x", retry_in=None) is None  # no longer held
 
@@ -164,9 +209,9 @@ def test_delivery_happens_once(store: JobStore) -> None:
     assert store.undelivered("app", "u", "s1") == []
 
 
-def test_list_newest_first_with_filters(store: JobStore) -> None:
+def test_list_newest_first_with_filters(store: JobStore, clock: ManualClock) -> None:
     first, _ = store.enqueue(ask(text="a", call="1"))
-    time.sleep(0.01)
+    clock.advance(0.001)
     second, _ = store.enqueue(ask(text="b", call="2"))
     assert [j.id for j in store.recent()] == [second.id, first.id]
     store.cancel(first.id)
@@ -196,11 +241,11 @@ def test_bad_urls_are_store_errors(tmp_path: Path) -> None:
 
 
 def test_a_job_whose_workers_keep_dying_fails_instead_of_running_forever(
-        store: JobStore) -> None:
+        store: JobStore, clock: ManualClock) -> None:
     job, _ = store.enqueue(ask(attempts=2))
     for worker in ("w1", "w2"):  # each dies holding the lease
-        assert store.claim(worker, 0.01) is not None
-        time.sleep(0.03)
+        assert store.claim(worker, 30) is not None
+        clock.advance(31)
     assert store.claim("w3", 30) is None
     failed = store.get(job.id)
     assert failed is not None and (failed.status, failed.attempts) == ("FAILED", 2)
@@ -300,6 +345,7 @@ GARBAGE = st.one_of(st.text(max_size=8), st.integers(-5, 5), st.floats(allow_nan
                     st.binary(max_size=4), st.none(), st.sampled_from(["{", "[1,", "nan"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(column=st.sampled_from([c for c in COLUMNS if c != "id"]), value=GARBAGE,
@@ -358,7 +404,8 @@ def finished(store: JobStore, on_done: str = "resume", text: str = "score deal 7
     return job.id
 
 
-def test_a_finished_job_that_resumes_is_leased_to_one_worker(store: JobStore) -> None:
+def test_a_finished_job_that_resumes_is_leased_to_one_worker(
+        store: JobStore, clock: ManualClock) -> None:
     job_id = finished(store)
     assert store.undelivered("app", "u", "s1") == []  # the worker delivers it, not the plugin
     first = store.claim_resume("w1", 30)
@@ -367,18 +414,22 @@ def test_a_finished_job_that_resumes_is_leased_to_one_worker(store: JobStore) ->
     assert store.claim_resume("w2", 30, job_id=job_id) is None
     assert store.renew_resume(job_id, "w1", 30) and not store.renew_resume(job_id, "w2", 30)
     assert not store.end_resume(job_id, "w2", True)
+    clock.advance(5)
     assert store.end_resume(job_id, "w1", True)
     done = store.get(job_id)
-    assert done is not None and done.resumed_at is not None and done.lease_owner is None
+    assert done is not None and done.resumed_at == clock() and done.lease_owner is None
     assert done.status == "DONE" and done.result == {"score": 80}
     assert store.claim_resume("w2", 30) is None  # resumed once, never again
     assert not store.renew_resume(job_id, "w1", 30)
 
 
-def test_a_resumption_whose_worker_died_is_claimed_again(store: JobStore) -> None:
+def test_a_resumption_whose_worker_died_is_claimed_again(
+        store: JobStore, clock: ManualClock) -> None:
     job_id = finished(store)
-    assert store.claim_resume("w1", 0.05) is not None
-    time.sleep(0.1)
+    assert store.claim_resume("w1", 30) is not None
+    clock.advance(29)
+    assert store.claim_resume("w2", 30) is None  # still w1's
+    clock.advance(2)
     again = store.claim_resume("w2", 30, agents=("scorer",))
     assert again is not None and again.id == job_id and again.lease_owner == "w2"
     assert not store.end_resume(job_id, "w1", True)  # the dead worker's word counts no more

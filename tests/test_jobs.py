@@ -23,6 +23,8 @@ from tests.buildkit import ROOT
 
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
 
+pytestmark = pytest.mark.slow  # workers and conversations in processes of their own
+
 
 def _environ(env: dict[str, str] | None) -> dict[str, str]:
     """A child process's environment: no model keys, the spec's own job store."""

@@ -226,18 +226,27 @@ def test_a_stopped_worker_releases_what_it_could_not_finish(tmp_path: Path,
     quick, _ = store.enqueue(JobRequest(agent="a", input="quick", session_id="s"))
     slow, _ = store.enqueue(JobRequest(agent="a", input="slow", session_id="s"))
 
+    slow_started = asyncio.Event()
+
     async def work(agent: Any, request: str) -> str:
-        await asyncio.sleep(0.05 if request == "quick" else 60)
+        if request == "slow":
+            slow_started.set()
+            await asyncio.Event().wait()  # runs until the worker gives it up
         return request
+
+    async def quick_done() -> None:
+        while (job := store.get(quick.id)) is None or job.status != "DONE":
+            await asyncio.sleep(0.01)
 
     async def main() -> None:
         stop = asyncio.Event()
         worker = Worker({"a": object()}, settings, concurrency=2, grace_seconds=0.5,
                         poll_seconds=0.05, run=work)  # type: ignore[dict-item]
         serving = asyncio.create_task(worker.serve(stop))
-        await asyncio.sleep(0.5)
+        # a deadline that only a hang reaches
+        await asyncio.wait_for(asyncio.gather(slow_started.wait(), quick_done()), 120)
         stop.set()  # what SIGTERM does in `agentspec worker`
-        await serving
+        await asyncio.wait_for(serving, 120)
 
     asyncio.run(main())
     done, released = store.get(quick.id), store.get(slow.id)
@@ -320,7 +329,7 @@ def test_a_failing_heartbeat_is_retried_and_a_lost_lease_stops_the_agent(
         worker = Worker({"a": object()}, settings, run=work)  # type: ignore[dict-item]
         worker.settings = JobSettings(settings.store, lease_seconds=0.3)
         store.heartbeat = flaky  # type: ignore[method-assign]
-        await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 10)
+        await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 120)
 
     asyncio.run(main())
     assert len(beats) >= 3  # the failed beat did not end the renewals

@@ -93,6 +93,7 @@ def test_mcp_tool_runs_in_memory_with_filter_prefix_and_cwd(calc_spec: Path) -> 
     assert seen[-1] == "declared ['calc_add']"  # the filter kept `add` only, prefixed
 
 
+@pytest.mark.slow
 def test_mcp_tool_runs_through_the_generated_package(calc_spec: Path, tmp_path: Path) -> None:
     compiled = compile_spec(calc_spec, environ={})
     out = tmp_path / "out"

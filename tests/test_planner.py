@@ -249,3 +249,68 @@ def test_the_worker_instruction_reads_state_like_any_instruction(tmp_path: Path)
     text = _text(turn.models["boss_worker"].requests[0])
     assert "Write for engineers; keep {literal} as it is." in text
     assert "Your task: Task {x}" in text
+
+
+# the final answer in state: output_key -------------------------------------------------------
+
+HANDOFF = """\
+    agentspec: 1
+    name: handoff
+    agents:
+      flow:
+        kind: sequential
+        sub_agents: [research, writer]
+      research:
+        kind: planner
+        model: gemini-2.5-flash
+        max_depth: 2
+        output_key: report
+      writer:
+        model: gemini-2.5-flash
+        instruction: "Rewrite for a child: {report}"
+    """
+
+
+@pytest.mark.parametrize("through", ["memory", "package"])
+def test_a_planners_output_key_holds_the_synthesized_answer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through: str) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(HANDOFF))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+    replies = {"research_planner": [plan("parallel", "part a", "part b"), plan("llm"),
+                                    plan("llm")],
+               "research_worker": [{"text": "A found."}, {"text": "B found."}],
+               "research_synthesizer": [{"text": "A and B, merged."}],
+               "writer": [{"text": "Simple words."}]}
+    if through == "memory":
+        app, problems = build_objects(compiled)
+        assert problems == []
+        said, state, models = run(app, replies)
+    else:
+        out = tmp_path / "out"
+        files = emit_package(compiled, out)
+        assert "output_key='report'" in "\n".join(files.values())
+        assert write_package(files, out) == []
+        with package_loader(monkeypatch) as load_package:
+            said, state, models = run(load_package(out, "handoff"), replies)
+    assert state["report"] == "A and B, merged." == records(state)["research"]["result"]
+    assert "Rewrite for a child: A and B, merged." in _text(models["writer"].requests[0])
+    assert said[-1] == ("writer", "Simple words.")
+
+
+def test_validate_warns_about_internal_keys_in_instructions(tmp_path: Path) -> None:
+    from agentspec.validate.check import check
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(textwrap.dedent(HANDOFF).replace(
+        "{report}", "{agentspec:plan:research} {agentspec:plan:research_1?} "
+        "{{agentspec:plan:x}} {report}"))
+    found = [(d.code, d.span.start.col if d.span else 0, d.hint)
+             for d in check(path, environ={}).diagnostics]
+    assert found == [
+        ("AS262", 40, "`research` writes its answer to `report`: write `{report}`"),
+        ("AS262", 66, "`research` writes its answer to `report`: write `{report}`")]
+    path.write_text(textwrap.dedent(HANDOFF).replace("        output_key: report\n", "")
+                    .replace("{report}", "{agentspec:todos}"))
+    found = [(d.code, d.hint) for d in check(path, environ={}).diagnostics]
+    assert found == [("AS262", "Write the value under a state key of your own")]

@@ -65,14 +65,18 @@ def _fields() -> Iterator[tuple[str, str, Any]]:
 PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
          ("LlmAgent", "memory"): "file", ("LlmAgent", "skills"): "directory",
          ("SkillsConfig", "paths"): "directory", ("FilesystemBackend", "root"): "directory",
-         ("ShellBackend", "root"): "directory", ("McpStdio", "cwd"): "directory",
+         ("ShellBackend", "root"): "directory", ("SandboxBackend", "root"): "directory",
+         ("SandboxMount", "source"): "directory", ("McpStdio", "cwd"): "directory",
          ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite"}
 #: fields whose descriptions speak of files or directories, and are no paths on disk
 NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),
              ("FilesystemConfig", "tools"), ("PythonSchema", "python"),
              ("ShellBackend", "env"), ("Spec", "outside_project"),
-             ("FilesystemBackend", "hard_links"), ("ShellBackend", "hard_links")}
+             ("FilesystemBackend", "hard_links"), ("ShellBackend", "hard_links"),
+             ("SandboxBackend", "env"), ("SandboxBackend", "hard_links"),
+             ("SandboxBackend", "mounts"), ("SandboxBackend", "max_file_bytes"),
+             ("SandboxMount", "target")}
 _INHERITED = {"DeepAgent": "LlmAgent", "Defaults": "LlmAgent"}
 
 

@@ -179,6 +179,7 @@ def _agentspec(desk: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_state_backend_files_are_read_back_in_a_new_process(desk: Path) -> None:
     session = f"sqlite:///{desk / 'sessions' / 'notes.db'}"
     (desk / "write.yaml").write_text(textwrap.dedent(WRITE) + "decisions: [approve]\n")

@@ -281,6 +281,7 @@ def test_agentspec_run_reports_a_missing_key_as_the_user_error(project: Path) ->
     assert "Traceback" not in result.output and "internal error" not in result.output
 
 
+@pytest.mark.slow
 def test_agentspec_run_with_an_llm_root_shows_no_traceback(project: Path) -> None:
     """ADK logs the failure of a root LLM agent with its traceback before raising it; the
     command reports it once, plainly (in a process of its own: pytest captures logging)."""

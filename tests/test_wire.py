@@ -393,6 +393,7 @@ def play_over_http(url: str, app: str, scenario: Any, jobs: str) -> Any:
     return outcome
 
 
+@pytest.mark.slow
 def test_every_served_scenario_passes_through_adk_api_server(
         tmp_path: Path, wire: FakeGemini) -> None:
     from agentspec.testing.scenarios import check

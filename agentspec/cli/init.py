@@ -12,6 +12,7 @@ import click
 
 from agentspec import safefs
 from agentspec.spec.common import IDENTIFIER, is_reserved_word
+from agentspec.validate.semantic.references import GENERATED_IMPORTS
 
 TEMPLATES = ("deep", "router", "planner", "pipeline")
 #: at most this much of an existing README is read (the section is appended to it)
@@ -24,9 +25,16 @@ def _project_name(directory: Path) -> str:
     folded = unicodedata.normalize("NFKD", directory.resolve().name)
     ascii_name = folded.encode("ascii", "ignore").decode().lower()
     name = re.sub(r"[^a-z0-9_]+", "_", ascii_name).strip("_") or "agent"
-    if name[0].isdigit() or is_reserved_word(name):
+    if name[0].isdigit() or _taken(name):
         name = f"agent_{name}"
     return name
+
+
+def _taken(name: str) -> bool:
+    """A name validate refuses for an app (AS106): a reserved word, ADK's `user`, a module
+    the generated package would hide (the standard library's, what generated code imports)."""
+    return is_reserved_word(name) or name == "user" or name in sys.stdlib_module_names or \
+        name in GENERATED_IMPORTS
 
 
 def _files(template: str, name: str) -> dict[PurePosixPath, str]:
@@ -57,9 +65,10 @@ def command(directory: Path, template: str, name: str | None) -> None:
     section, which pass `agentspec validate`, `build` and `test` as written. Existing files
     are never overwritten (the README gets the section appended)."""
     name = name or _project_name(directory)
-    if not re.fullmatch(IDENTIFIER, name) or is_reserved_word(name):
+    if not re.fullmatch(IDENTIFIER, name) or _taken(name) or name.startswith("_"):
         raise click.UsageError("--name must be an ASCII Python identifier that is not a "
-                               f"reserved word (it names the spec and its package), not {name!r}")
+                               "reserved word, `user` or a module's name, and starts with a "
+                               f"letter (it names the spec and its package), not {name!r}")
     files = _files(template, name)
     section = (resources.files("agentspec.init") / "templates" / template / "README.md"
                ).read_text(encoding="utf-8").replace("__NAME__", name)

@@ -10,12 +10,15 @@ from dataclasses import dataclass
 
 from agentspec.contract.escapes import has_escape
 
-__all__ = ["PLACEHOLDER", "Placeholder", "needs_template", "placeholders"]
+__all__ = ["INTERNAL_PREFIX", "PLACEHOLDER", "Placeholder", "internal_keys", "needs_template",
+           "placeholders"]
 
 #: ADK's own pattern (google.adk.flows.llm_flows.prompt._instructions_utils)
 PLACEHOLDER = re.compile(r"(?<![\$\{\\]){+[^{}]*}+")
 _ARTIFACT = "artifact."
 _PREFIXES = ("app", "user", "temp")
+#: agentspec's own state keys (`agentspec:plan:<node>`, `agentspec:todos`, `agentspec:files`)
+INTERNAL_PREFIX = "agentspec:"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,20 @@ def placeholders(text: str) -> Iterator[Placeholder]:
         optional = name.endswith("?")
         name = name.removesuffix("?")
         if name.startswith(_ARTIFACT) or _state_name(name):
+            yield Placeholder(token, name, optional, match.start())
+
+
+def internal_keys(text: str) -> Iterator[Placeholder]:
+    """Braces around one of agentspec's own state keys (`{agentspec:plan:lead}`): text that
+    looks like a placeholder and is never filled, since ADK fills only the names above."""
+    for match in PLACEHOLDER.finditer(text):
+        token = match.group(0)
+        if token.startswith("{{"):
+            continue
+        name = token.lstrip("{").rstrip("}").strip()
+        optional = name.endswith("?")
+        name = name.removesuffix("?")
+        if name.startswith(INTERNAL_PREFIX):
             yield Placeholder(token, name, optional, match.start())
 
 

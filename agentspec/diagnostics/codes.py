@@ -135,7 +135,8 @@ UNSUPPORTED_VERSION = _code("AS105", "unsupported-version", "An unsupported lang
 INVALID_NAME = _code("AS106", "invalid-name", "A name is not a valid identifier", """
     Names of agents, models, tools and backends, and the spec's `name`, become Python
     identifiers in generated code and ADK names. Use letters, digits and underscores, not
-    starting with a digit; `user` is reserved by ADK for agents. The keys of `args` are
+    starting with a digit; `user` is reserved by ADK for agents and apps, and ADK's app
+    name (the spec's `name`) starts with a letter. The keys of `args` are
     keyword arguments of a call in generated code, so they cannot be Python's reserved words
     (`class`, `from`, `None`, ...) either.""")
 ONE_OF = _code("AS107", "one-of", "Keys that exclude each other, or none of them", """
@@ -214,8 +215,8 @@ INTERRUPT_UNKNOWN_TOOL = _code(
     names none of them would never gate anything, which silently drops an approval.""")
 EXECUTE_WITHOUT_SHELL = _code(
     "AS216", "execute-without-shell", "`execute` asked of a backend that cannot run commands", """
-    Only `shell` backends (or a `composite` whose default is a shell backend) can run commands.
-    Use a shell backend or drop `execute`.""")
+    Only `shell` and `sandbox` backends (or a `composite` whose default is one) can run
+    commands. Use one of them or drop `execute`.""")
 FRACTION_NEEDS_WINDOW = _code(
     "AS217", "fraction-needs-context-window", "A fraction trigger with no context window", """
     `summarization.trigger.fraction` is a share of a model's context window. Declare
@@ -337,6 +338,36 @@ ADK_BRACES = _code("AS245", "adk-double-braces",
     to read the state, or keep `{{key}}` when the literal braces are intended (then the
     warning is the price of the ambiguity; `--strict` turns it into an error).""",
     warning=True)
+UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
+    "A model id ADK's model registry never resolves", """
+    With `provider: adk` (the default) ADK's model registry picks the model class from the
+    id: `gemini-*`, `gemma-*`, `claude-*`, `gpt-*`, `o1-*`-style ids, `model-optimizer-*`,
+    Oracle Cloud ids (`meta.llama-*`, `xai.grok-*`, ...) and `provider/model` ids (Vertex AI
+    endpoints, Apigee, LiteLLM providers). This id has no `/`
+    and matches none of them, so `build` would fail (AS404) wherever it runs. Whether an id
+    that needs an optional package resolves depends on the installation; `build` checks
+    those.""")
+SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
+    "A sandbox mount placed where the sandbox's own layout lives", """
+    A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
+    sandbox. A target may not be `/`, `/workspace` or below it (that would create the mount
+    point inside the backend's root, on the host), `/proc`, `/dev`, `/tmp`, `/usr`, `/etc`,
+    the system directories (`/bin`, `/lib`, ...) or below them, and two mounts may not use
+    the same target or one inside the other; `.` and `..` are not allowed in it. Use a path
+    such as `/data` or `/mnt/reference`.""")
+SANDBOX_NETWORK = _code("AS261", "sandbox-network",
+    "A sandbox whose commands reach the network", """
+    `network: true` gives the sandbox the host's network: commands can reach the internet and
+    every service listening on the host's loopback interface (databases, metadata endpoints,
+    the agent's own servers). Leave it off unless the commands need it.""", info=True)
+INTERNAL_KEY_PLACEHOLDER = _code("AS262", "internal-key-placeholder",
+    "An instruction naming one of agentspec's own state keys, which is never filled", """
+    ADK fills `{key}` only when the key is a name (letters, digits, underscores), optionally
+    after `app:`, `user:` or `temp:`. agentspec keeps its own bookkeeping under `agentspec:`
+    keys (a planner's node records under `agentspec:plan:<node>`, todos, state-backend
+    files), so `{agentspec:plan:lead}` reaches the model as that very text. To use a
+    planner's answer, give the planner `output_key: report` and write `{report}`; for
+    other data, have a tool or an agent write it under a key of your own.""", warning=True)
 INVALID_SESSIONS_URL = _code("AS270", "invalid-sessions-url",
     "A `sessions` value that is not a session store URL", """
     `sessions` names the conversation store that `agentspec run`, `agentspec worker` and
@@ -434,10 +465,14 @@ OUTPUT_NOT_GENERATED = _code(
     directory holds another file of the same name; move it or choose another `-o`.""")
 SCHEMA_UNSUPPORTED = _code(
     "AS406", "schema-unsupported",
-    "An input schema that cannot become a model", """
+    "A schema mapping that ADK cannot take", """
     ADK needs a pydantic model for `input_schema`. A JSON Schema mapping is turned into one
-    when it is an object whose properties are strings, numbers, booleans, lists or objects;
-    anything richer needs `{python: module:Model}`.""")
+    when it is an object whose properties are strings, numbers, booleans, lists or objects,
+    each named as a pydantic field can be (no leading underscore, no name a model already has,
+    such as `model_config` or `json`); anything richer needs `{python: module:Model}`. An
+    `output_schema` mapping goes to ADK as it is, where `type` must be a single name (in
+    `properties`, `items`, `anyOf` and `defs` too): write `anyOf` for a choice of types.
+    `validate` reports these at the schema's offending key; `build` would fail on them.""")
 OUTPUT_UNUSABLE = _code(
     "AS407", "output-unusable",
     "The output directory cannot be written safely", """
@@ -454,6 +489,13 @@ PYTHON_OBJECT_STDLIB = _code(
     through the source of your modules (AS221) without importing them; `build` imports them
     and checks the object itself: a module, function or class of the standard library is
     refused. Wrap what you need in a function of your own module.""")
+SANDBOX_UNAVAILABLE = _code(
+    "AS409", "sandbox-unavailable", "A sandbox backend without bubblewrap", """
+    `type: sandbox` backends run commands under bubblewrap (`bwrap`), which is not installed
+    on this machine; `build` and `run` refuse the spec rather than let `execute` fail at run
+    time. Install it (`apt-get install bubblewrap` on Debian and Ubuntu, `dnf install
+    bubblewrap` on Fedora) where the agent runs. At run time, an agent whose machine lacks it
+    gets the same message from `execute` instead of a result.""")
 BUNDLE_REFUSED = _code(
     "AS425", "bundle-refused",
     "A file a bundle will not hold", """
@@ -529,8 +571,8 @@ INSTRUCTION_CHANGED = _change("AS517", "instruction-changed", "medium",
 LIMIT_CHANGED = _change("AS518", "limit-changed", "medium when raised, low when lowered",
                         "A limit changed", """
     `max_iterations`, `tool_result_limit`, a planner's `max_depth` / `max_subtasks`, a
-    backend's timeout or output size, the job store's attempts and lease: a raised limit
-    lets more happen.""")
+    backend's timeout or output size, a sandbox's `max_processes` / `max_file_bytes`, the job
+    store's attempts and lease: a raised limit lets more happen.""")
 EXECUTION_MODE_CHANGED = _change("AS519", "execution-mode-changed", "medium",
                                  "An agent runs offline or in real time", """
     Delegating to the agent now queues a background job, or no longer does.""")
@@ -647,12 +689,36 @@ JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed",
 APP_RENAMED = _change("AS554", "app-renamed", "medium", "The app's name changed", """
     Sessions, memory and artifacts are stored under the app's name: the renamed app does not
     see those of the old one, and the generated package has another name.""")
-ON_DONE_CHANGED = _change("AS555", "on-done-changed", "medium",
+SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
+                          "An agent's commands no longer run in a sandbox", """
+    The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and
+    is not any more: commands now reach every file, process and network the agent's user
+    can.""")
+SANDBOX_GAINED = _change("AS571", "sandbox-gained", "low",
+                         "An agent's commands now run in a sandbox", """
+    The agent's commands (`execute`) now run under a `type: sandbox` backend: they see only
+    its root, the system's read-only directories and its mounts.""")
+SANDBOX_NETWORK_GAINED = _change("AS572", "sandbox-network-gained", "high",
+                                 "Sandboxed commands can now reach the network", """
+    `network: true` on the sandbox that runs the agent's commands: they can reach the internet
+    and every service on the host's loopback interface (databases, metadata endpoints, the
+    agent's own servers).""")
+SANDBOX_NETWORK_LOST = _change("AS573", "sandbox-network-lost", "low",
+                               "Sandboxed commands no longer reach the network", """
+    The sandbox that runs the agent's commands no longer has `network: true`.""")
+SANDBOX_MOUNT_ADDED = _change("AS574", "sandbox-mount-added", "high",
+                              "Sandboxed commands read another host directory", """
+    A `mounts` entry of the sandbox that runs the agent's commands is new, or binds another
+    host directory at the same target: the commands can read what that directory holds.""")
+SANDBOX_MOUNT_REMOVED = _change("AS575", "sandbox-mount-removed", "low",
+                                "Sandboxed commands no longer see a host directory", """
+    A `mounts` entry of the sandbox that runs the agent's commands is gone.""")
+ON_DONE_CHANGED = _change("AS576", "on-done-changed", "medium",
                           "What a finished job does changed", """
     `jobs.on_done`: with `resume` a worker delivers a finished job at once and runs the
     parent for a turn with no user message; with `wait` the job waits for the
     conversation's next turn.""")
-SESSIONS_CHANGED = _change("AS556", "sessions-changed", "medium",
+SESSIONS_CHANGED = _change("AS577", "sessions-changed", "medium",
                            "Where conversations are kept changed", """
     `sessions` (or its default with `jobs.on_done: resume`): conversations of the old store
     are not seen, and front ends and workers must use the new one. A password in the URL is

@@ -210,6 +210,9 @@ class Lowering:
             if "root" in definition:
                 definition["root"] = self.spec_relative(definition["root"],
                                                         "backends", current, "root")
+            for index, mount in enumerate(definition.get("mounts", ())):
+                mount["source"] = self.spec_relative(mount["source"], "backends", current,
+                                                     "mounts", index, "source")
             if definition["type"] == "composite":
                 todo += [definition["default"], *definition.get("routes", {}).values()]
             found.append((current, definition))

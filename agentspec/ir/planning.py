@@ -126,9 +126,11 @@ class PlanBuilder:
         if node.state:  # first: before anything runs, the session has its initial state
             plugins.insert(0, Call(Import("agentspec.runtime.state", "InitialState"),
                                    args=(lit(dict(node.state)),)))
+        # calls an earlier run left unanswered are answered ("cancelled") before any model call
+        plugins.append(Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
         app = Call(APP, kwargs(
             name=node.name, root_agent=Ref("root_agent"),
-            plugins=ListOf(tuple(plugins)) if plugins else None,
+            plugins=ListOf(tuple(plugins)),
             events_compaction_config=self.compaction(node.compaction),
             resumability_config=Call(Import("agentspec.runtime.app", "resumable"))
             if node.resumable else None))

@@ -236,6 +236,8 @@ class PlannerNode(AgentFields):
     roles: PlannerRoles
     #: a worker's tool that raises: `return` its error to the model
     tool_errors: str = "return"
+    #: the state key the final (synthesized) answer is written to
+    output_key: str | None = None
 
 
 AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode

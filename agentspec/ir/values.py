@@ -163,9 +163,21 @@ def gated(value: Value, approval: Approval | None) -> Value:
     return Call(Import(APPROVALS, "gated"), args=(value, approval_value(approval)))
 
 
+def _definition_value(key: str, value: Any) -> Value:
+    """A backend setting; its directories (the root, a sandbox mount's source) become paths
+    relative to the spec's directory, made absolute where the app is loaded."""
+    if key == "root":
+        return SpecPath(value)
+    if key == "mounts":
+        return ListOf(tuple(DictOf((("source", SpecPath(mount["source"])),
+                                    ("target", lit(mount["target"]))))
+                            for mount in value))
+    return lit(value)
+
+
 def backend_definitions(filesystem: FilesystemNode) -> DictOf:
     return DictOf(tuple(
-        (name, DictOf(tuple((key, SpecPath(value) if key == "root" else lit(value))
+        (name, DictOf(tuple((key, _definition_value(key, value))
                             for key, value in definition.items())))
         for name, definition in filesystem.definitions))
 

@@ -196,10 +196,15 @@ def label(node: LlmNode | DeepNode) -> list[str]:
     if tools:
         lines.append("tools: " + ", ".join(tools))
     if node.filesystem is not None:
-        kinds = dict(node.filesystem.definitions)
-        backend = kinds.get(node.filesystem.backend, {}).get("type", "state")
+        definition = dict(node.filesystem.definitions).get(node.filesystem.backend, {})
+        backend = definition.get("type", "state")
+        if backend == "sandbox" and definition.get("network"):
+            backend += " · network"
         runs = " · runs commands" if "execute" in node.filesystem.tools else ""
         lines.append(f"backend: {node.filesystem.backend} ({backend}){runs}")
+        mounts = [mount["target"] for mount in definition.get("mounts", ())]
+        if mounts:
+            lines.append("read-only mounts: " + ", ".join(mounts))
     if node.skills:
         lines.append("skills: " + ", ".join(node.skills))
     if node.memory:

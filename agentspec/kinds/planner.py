@@ -54,7 +54,7 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
     roles = {"planner": lowering.model(planner_model), "worker": lowering.model(worker_model),
              "synthesizer": lowering.model(synthesizer_model)}
     return PlannerNode(**site.common, tool_errors=(worker and worker.tool_errors) or "return",
-                       roles=PlannerRoles(
+                       output_key=agent.output_key, roles=PlannerRoles(
         model=roles["planner"][0], instruction=agent.instruction,
         max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,
         worker_model=roles["worker"][0],
@@ -80,6 +80,7 @@ def plan(builder: PlanBuilder, node: PlannerNode, children: list[Value]) -> Call
         synthesizer_model=model_value(roles.synthesizer_model),
         synthesizer_instruction=lit(roles.synthesizer_instruction),
         tool_errors=node.tool_errors if node.tool_errors != "return" else None,
+        output_key=lit(node.output_key),
         configs=DictOf(tuple((role, config) for role, generate, thinking in roles.settings
                              if (config := generate_config(generate, thinking)) is not None))
         or None,

@@ -8,7 +8,8 @@ has its rule's name and code (AS5xx), a risk class with its reason, and the posi
 changed in each version:
 
 * high: a capability gained (a tool, the shell, a backend that reads hard links, a new
-  agent's tools), an approval dropped, any callback or plugin added, removed or changed (they
+  agent's tools, a sandbox's network or host directories, commands leaving their sandbox),
+  an approval dropped, any callback or plugin added, removed or changed (they
   can be guards), a memory file made editable, job results posted elsewhere, or
   `outside_project` widened;
 * medium: behaviour changed (model, kind, instruction, description, generation and thinking

@@ -2,8 +2,9 @@
 
 Drawn from the lowered tree (`ir.tree`), so it shows what build makes of the spec: each agent
 with its kind and model, its tools (approvals marked), its backend and whether it can run
-commands, offline agents, and the edges that connect agents: sub-agents, agents called as
-tools, the agents of `task`, a router's route, fallback and default, a planner's roles.
+commands (a sandbox's network and mounts), offline agents, and the edges that connect agents:
+sub-agents, agents called as tools, the agents of `task`, a router's route, fallback and
+default, a planner's roles.
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def llm_view(node: AgentNode) -> LlmFields:
             return node
         case PlannerNode():
             return LlmNode(name=node.name, file=node.file, line=node.line,
-                           tool_errors=node.tool_errors)
+                           tool_errors=node.tool_errors, output_key=node.output_key)
         case WorkflowNode() | RouterNode():
             return LlmNode(name=node.name, file=node.file, line=node.line)
         case _:

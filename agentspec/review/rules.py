@@ -315,6 +315,7 @@ def _backends(pair: AgentPair) -> tuple[dict[str, Any], dict[str, Any]] | None:
 
 
 _BACKEND_LIMITS = ("timeout", "max_output_bytes")
+_SANDBOX_LIMITS = ("max_processes", "max_file_bytes")
 
 
 def _backend_changed(pair: AgentPair) -> Iterator[Found]:
@@ -328,7 +329,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
                     ("filesystem",), ("filesystem",))
         return
     old, new = dict(before.definitions), dict(after.definitions)
-    rest = (*_BACKEND_LIMITS, "hard_links")
+    rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", *_SANDBOX_LIMITS)
     mine_old = {k: v for k, v in old.get(before.backend, {}).items() if k not in rest}
     mine_new = {k: v for k, v in new.get(after.backend, {}).items() if k not in rest}
     if mine_old != mine_new or old.keys() != new.keys():
@@ -363,6 +364,85 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
         elif not allowed and was and not now:
             yield Found("low", f"backend `{backend}` no longer reads files with several names "
                         "(hard links)", ("filesystem",), ("filesystem",))
+
+
+def _executor(node: AgentNode) -> dict[str, Any] | None:
+    """The definition of the backend that runs the agent's commands (a composite's default),
+    when it has file tools."""
+    filesystem = llm_view(node).filesystem
+    if filesystem is None:
+        return None
+    definitions: dict[str, dict[str, Any]] = dict(filesystem.definitions)
+    definition = definitions.get(filesystem.backend)
+    seen: set[str] = set()
+    while definition is not None and definition["type"] == "composite" and \
+            definition["default"] not in seen:
+        seen.add(definition["default"])
+        definition = definitions.get(definition["default"])
+    return definition
+
+
+def _sandboxes(pair: AgentPair) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
+    """Where the agent's commands run in each version (a sandbox's definition, else None);
+    None when the new version runs no commands or a version has no file tools."""
+    before, after = _executor(pair.before), _executor(pair.after)
+    if before is None or after is None or not _runs_commands(pair.after):
+        return None
+    return (before if before["type"] == "sandbox" else None,
+            after if after["type"] == "sandbox" else None)
+
+
+def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
+    both = _sandboxes(pair)
+    if both is None or (both[0] is None) == (both[1] is None):
+        return
+    if dropped and both[1] is None:
+        yield Found("high", "commands no longer run in a sandbox: they reach every file, "
+                    "process and network the agent's user can", ("filesystem",), ("filesystem",))
+    elif not dropped and both[0] is None:
+        yield Found("low", "commands now run in a sandbox", ("filesystem",), ("filesystem",))
+
+
+def _sandbox_network(pair: AgentPair, gained: bool) -> Iterator[Found]:
+    both = _sandboxes(pair)
+    if both is None or both[0] is None or both[1] is None:
+        return
+    was, now = bool(both[0].get("network")), bool(both[1].get("network"))
+    if gained and now and not was:
+        yield Found("high", "sandboxed commands can now reach the network, the host's "
+                    "loopback services included", ("filesystem",), ("filesystem",))
+    elif not gained and was and not now:
+        yield Found("low", "sandboxed commands no longer reach the network", ("filesystem",),
+                    ("filesystem",))
+
+
+def _mounts(definition: Mapping[str, Any]) -> dict[str, str]:
+    return {mount["target"]: mount["source"] for mount in definition.get("mounts", ())}
+
+
+def _sandbox_mounts(pair: AgentPair, added: bool) -> Iterator[Found]:
+    both = _sandboxes(pair)
+    if both is None or both[0] is None or both[1] is None:
+        return
+    old, new = _mounts(both[0]), _mounts(both[1])
+    if added:
+        for target in sorted(new):
+            if old.get(target) != new[target]:
+                yield Found("high", f"sandboxed commands now read the host directory "
+                            f"`{new[target]}` at `{target}`", ("filesystem",), ("filesystem",))
+    else:
+        for target in sorted(old.keys() - new.keys()):
+            yield Found("low", f"sandboxed commands no longer see `{target}`", ("filesystem",),
+                        ("filesystem",))
+
+
+def _sandbox_limits(pair: AgentPair) -> Iterator[Found]:
+    both = _sandboxes(pair)
+    if both is None or both[0] is None or both[1] is None:
+        return
+    for key in _SANDBOX_LIMITS:
+        yield from limit(f"sandbox {key}", both[0].get(key), both[1].get(key), ("filesystem",),
+                         ("filesystem",))
 
 
 def braces_note(old: str, new: str) -> str:
@@ -752,6 +832,8 @@ _TOOLS = ("LlmFields.tools", "AgentFields.children", "AgentFields.mode", "LlmFie
           "FilesystemNode.tools", "PythonToolNode.name", "PythonToolNode.python",
           "McpToolNode.name", "McpToolNode.server", "McpToolNode.filter", "McpToolNode.prefix",
           "McpStdio.*", "McpHttp.*", "BuiltinToolNode.name", "AgentToolNode.agent", "PyObject.*")
+#: the backend that runs an agent's commands, and whether it does
+_SANDBOX = ("FilesystemNode.backend", "FilesystemNode.definitions", "FilesystemNode.tools")
 _APPROVALS = ("LlmFields.approvals", "PythonToolNode.approval", "McpToolNode.approval",
               "Approval.decisions")
 
@@ -790,7 +872,7 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
          _same_field("output_schema", "output schema")),
     Rule(codes.INPUT_SCHEMA_CHANGED, ("LlmFields.input_schema", "Schema.*"),
          _same_field("input_schema", "input schema")),
-    Rule(codes.OUTPUT_KEY_CHANGED, ("LlmFields.output_key",),
+    Rule(codes.OUTPUT_KEY_CHANGED, ("LlmFields.output_key", "PlannerNode.output_key"),
          _same_field("output_key", "output key")),
     Rule(codes.STATIC_INSTRUCTION_CHANGED, ("LlmFields.static_instruction",),
          _same_field("static_instruction", "static instruction")),
@@ -812,6 +894,13 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
          lambda pair: _memory_edit(pair, False)),
     Rule(codes.SKILL_DISCOVERY_CHANGED, ("LlmFields.skill_discovery",), _skill_discovery),
     Rule(codes.TASK_AGENTS_CHANGED, ("LlmFields.task",), _task_agents),
+    Rule(codes.SANDBOX_DROPPED, _SANDBOX, lambda pair: _sandbox_dropped(pair, True)),
+    Rule(codes.SANDBOX_GAINED, _SANDBOX, lambda pair: _sandbox_dropped(pair, False)),
+    Rule(codes.SANDBOX_NETWORK_GAINED, _SANDBOX, lambda pair: _sandbox_network(pair, True)),
+    Rule(codes.SANDBOX_NETWORK_LOST, _SANDBOX, lambda pair: _sandbox_network(pair, False)),
+    Rule(codes.SANDBOX_MOUNT_ADDED, _SANDBOX, lambda pair: _sandbox_mounts(pair, True)),
+    Rule(codes.SANDBOX_MOUNT_REMOVED, _SANDBOX, lambda pair: _sandbox_mounts(pair, False)),
+    Rule(codes.LIMIT_CHANGED, _SANDBOX, _sandbox_limits),
 )
 
 APP_RULES: tuple[Rule[AppPair], ...] = (

@@ -16,8 +16,11 @@ Every node is named after its place (`<planner>`, `<planner>_2`, `<planner>_2_1`
 gets its ancestors' tasks as context. Its record (task, depth, plan, notes, result) is kept in
 session state under `agentspec:plan:<node>`, written by events of the node's own that carry
 no content (the plan when it is made, the result when it is known), so `agentspec run` can
-show the tree as it unfolds while no model sees the bookkeeping. The planner model's own
-answers stay out of the conversation; the workers' and synthesizers' answers are in it.
+show the tree as it unfolds while no model sees the bookkeeping. The record keys are
+agentspec's own (an instruction cannot name them: `{agentspec:plan:...}` is not a
+placeholder); the planner's `output_key` is how its final answer reaches state. The planner
+model's own answers stay out of the conversation; the workers' and synthesizers' answers are
+in it.
 """
 
 from __future__ import annotations
@@ -263,6 +266,7 @@ class PlannerAgent(PlanNode):
     message, or the request when it is called as a tool."""
 
     mode: str | None = None  # `single_turn` when called as a tool
+    output_key: str | None = None  # the state key that receives the final answer
 
     @property
     def inner_agents(self) -> list[BaseAgent]:
@@ -278,6 +282,13 @@ class PlannerAgent(PlanNode):
                 yield item
         finally:
             _REQUEST.reset(token)
+
+    def _record(self, ctx: InvocationContext, record: dict[str, Any]) -> Event:
+        """The root's record; its final one also writes the answer to `output_key`."""
+        event = super()._record(ctx, record)
+        if self.output_key and record.get("result") is not None:
+            event.actions.state_delta[self.output_key] = record["result"]
+        return event
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         task = _REQUEST.get() or _request_text(ctx.user_content)
@@ -323,10 +334,11 @@ def planner(*, name: str, model: Any, description: str | None = None,
             worker_tools: list[Any] | None = None, synthesizer_model: Any = None,
             synthesizer_instruction: str | None = None, mode: str | None = None,
             configs: dict[str, Any] | None = None, tool_errors: str = "return",
-            **callbacks: Any) -> PlannerAgent:
+            output_key: str | None = None, **callbacks: Any) -> PlannerAgent:
     """A recursive planner. The worker's model defaults to the planner's, the synthesizer's
     to the worker's; `configs` holds each role's GenerateContentConfig (by role name);
-    `tool_errors` is what a worker's tool that raises does (`tool_errors.py`)."""
+    `tool_errors` is what a worker's tool that raises does (`tool_errors.py`); `output_key`
+    is the state key that receives the final answer."""
     worker_model = worker_model or model
     configs = configs or {}
     settings = _Settings(
@@ -346,4 +358,4 @@ def planner(*, name: str, model: Any, description: str | None = None,
                              generate_content_config=configs.get("synthesizer")),
         max_depth=max_depth, max_subtasks=max_subtasks)
     return PlannerAgent(name=name, description=description or "", settings=settings,
-                        mode=mode, **callbacks)
+                        mode=mode, output_key=output_key, **callbacks)

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
+from agentspec.contract.adk_schemas import input_schema_problems
+
 __all__ = ["UnsupportedSchema", "model_from_json_schema"]
 
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
@@ -27,9 +29,12 @@ def _field_type(schema: dict[str, Any], where: str) -> Any:
 
 
 def model_from_json_schema(name: str, schema: dict[str, Any]) -> type[BaseModel]:
-    """A pydantic model for an object schema whose properties are scalars, lists or objects."""
-    if schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
-        raise UnsupportedSchema("the schema must be an object with `properties`")
+    """A pydantic model for an object schema whose properties are scalars, lists or objects
+    (what `input_schema_problems` accepts, which validate checks as AS406)."""
+    problems = input_schema_problems(schema)
+    if problems:
+        where = ".".join(map(str, problems[0].path)) or "the schema"
+        raise UnsupportedSchema(f"{where}: {problems[0].message}")
     required = set(schema.get("required", ()))
     fields: dict[str, Any] = {}
     for key, prop in schema["properties"].items():

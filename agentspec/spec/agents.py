@@ -359,6 +359,8 @@ class PlannerAgent(AgentBase):
                               json_schema_extra={"minimum": 1, "maximum": 16})
     worker: PlannerWorker | None = Field(None, description="Leaf workers.")
     synthesizer: PlannerSynthesizer | None = Field(None, description="Merges parallel results.")
+    output_key: str | None = Field(None, description="Session-state key that receives the "
+                                   "plan's final answer.", examples=["report"], min_length=1)
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
 
 

@@ -8,10 +8,10 @@ from pydantic import Field, StringConstraints
 
 from agentspec.spec.common import DirectoryPath, Model, keyed_union
 
-__all__ = ["BACKEND_TYPES", "Backend", "CompositeBackend", "FilesystemBackend", "ShellBackend",
-           "StateBackend"]
+__all__ = ["BACKEND_TYPES", "Backend", "CompositeBackend", "FilesystemBackend", "SandboxBackend",
+           "SandboxMount", "ShellBackend", "StateBackend"]
 
-BACKEND_TYPES = ("state", "filesystem", "shell", "composite")
+BACKEND_TYPES = ("state", "filesystem", "shell", "sandbox", "composite")
 
 
 class StateBackend(Model):
@@ -49,6 +49,47 @@ class ShellBackend(Model):
                                        "(added to a minimal PATH/HOME environment).")
 
 
+SandboxTarget = Annotated[str, StringConstraints(
+    pattern=r"^(/[A-Za-z0-9._@+-]+)+$", max_length=1024)]
+
+
+class SandboxMount(Model):
+    """A host directory the sandbox sees, read-only."""
+
+    source: DirectoryPath = Field(description="Host directory, relative to the spec file "
+                                  "(inside the project unless `outside_project` allows it).",
+                                  examples=["./data"], min_length=1)
+    target: SandboxTarget = Field(description="Where commands see it: an absolute path in "
+                                  "the sandbox, outside `/workspace` and the system "
+                                  "directories.", examples=["/data"])
+
+
+class SandboxBackend(Model):
+    """A filesystem backend whose `execute` runs commands inside a bubblewrap sandbox: the
+    root (at `/workspace`) is the only writable place, system directories are read-only, no
+    other host path is visible, no network unless `network: true`."""
+
+    type: Literal["sandbox"] = Field(description="Backend type.")
+    root: DirectoryPath = Field(description="Working directory, relative to the spec file; "
+                                "commands see it as `/workspace`.", examples=["./workspace"],
+                                min_length=1)
+    hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
+    timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and "
+                           "the whole sandbox are killed.", examples=[60])
+    max_output_bytes: int = Field(100_000, ge=1, description="Output beyond this is cut, with "
+                                  "a note saying so.")
+    env: dict[str, str] | None = Field(None, description="Environment variables for commands "
+                                       "(added to a minimal PATH/HOME/LANG environment).")
+    network: bool = Field(False, description="Let commands use the network (the host's "
+                          "loopback services included). Off by default.")
+    mounts: list[SandboxMount] | None = Field(None, description="Host directories commands "
+                                              "may read (never write).")
+    max_processes: int = Field(256, ge=1, le=65536, description="Processes the sandbox may "
+                               "run at once (bounds fork bombs).")
+    max_file_bytes: int = Field(1 << 30, ge=1, description="Largest file a command may "
+                                "write, in bytes.")
+
+
 RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/([^/]+/)*$")]
 
 
@@ -68,9 +109,10 @@ def _backend_type(value: object) -> str | None:
 
 
 if TYPE_CHECKING:
-    Backend = StateBackend | FilesystemBackend | ShellBackend | CompositeBackend
+    Backend = StateBackend | FilesystemBackend | ShellBackend | SandboxBackend | CompositeBackend
 else:
-    Backend = keyed_union("backend_type", "a backend needs `type`: state, filesystem, shell or "
-                          "composite", {"state": StateBackend, "filesystem": FilesystemBackend,
-                                        "shell": ShellBackend, "composite": CompositeBackend},
-                          _backend_type)
+    Backend = keyed_union("backend_type", "a backend needs `type`: state, filesystem, shell, "
+                          "sandbox or composite",
+                          {"state": StateBackend, "filesystem": FilesystemBackend,
+                           "shell": ShellBackend, "sandbox": SandboxBackend,
+                           "composite": CompositeBackend}, _backend_type)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from agentspec.contract.backends import DEFAULT_STATE_BACKEND
 from agentspec.spec.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
-from agentspec.spec.backends import CompositeBackend, ShellBackend
+from agentspec.spec.backends import CompositeBackend, SandboxBackend, ShellBackend
 from agentspec.spec.common import Model
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
@@ -33,12 +33,13 @@ class Harness:
 
 
 def can_execute(backend: str | None, backends: Mapping[str, Model]) -> bool:
-    """Shell backends run commands; a composite runs them on its default backend."""
+    """Shell and sandbox backends run commands; a composite runs them on its default
+    backend."""
     seen: set[str] = set()
     while backend is not None and backend not in seen:
         seen.add(backend)
         definition = backends.get(backend)
-        if isinstance(definition, ShellBackend):
+        if isinstance(definition, ShellBackend | SandboxBackend):
             return True
         backend = definition.default if isinstance(definition, CompositeBackend) else None
     return False

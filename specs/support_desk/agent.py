@@ -2,6 +2,7 @@
 'A customer-support desk: each message is routed to exactly one specialist (billing, technical support, or general questions), with the general agent as the safety net.'
 
 from agentspec.runtime.app import resumable
+from agentspec.runtime.dangling import PatchDanglingCalls
 from agentspec.runtime.harness.approvals import approval_gate, edit_note, gated
 from agentspec.runtime.router import router
 from agentspec.runtime.tool_errors import error_result
@@ -156,6 +157,7 @@ app = App(
                 'support is available Monday to Friday, 8:00 to 18:00 CET.'
             ),
         ),
+        PatchDanglingCalls(),
     ],
     resumability_config=resumable(),
 )

@@ -73,7 +73,7 @@ class Backend(Protocol):
 class ShellCapable(Backend, Protocol):
     """A backend that can also run shell commands."""
 
-    def execute(self, command: str) -> ExecuteResult: ...
+    def execute(self, command: str, timeout: float | None = None) -> ExecuteResult: ...
 
 
 def normalize(path: str) -> str:

@@ -136,8 +136,8 @@ class CompositeBackend:
         out.sort(key=lambda m: (m.path, m.line_number))
         return out[:GREP_LIMIT]
 
-    def execute(self, command: str) -> ExecuteResult:
+    def execute(self, command: str, timeout: float | None = None) -> ExecuteResult:
         if isinstance(self.default, ShellCapable):
-            return self.default.execute(command)
+            return self.default.execute(command, timeout)
         raise BackendError("This workspace cannot run commands: its default backend is not a "
                            "shell backend.")

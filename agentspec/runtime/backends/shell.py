@@ -14,7 +14,7 @@ from pathlib import Path
 from agentspec.runtime.backends import BackendError, ExecuteResult
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 
-__all__ = ["BASE_PATH", "ShellBackend"]
+__all__ = ["BASE_PATH", "ShellBackend", "call_timeout", "check_command", "run_captured"]
 
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CHUNK = 65536
@@ -56,39 +56,61 @@ class ShellBackend(FilesystemBackend):
     def environment(self) -> dict[str, str]:
         return {"PATH": BASE_PATH, "HOME": self.root, "LANG": "C.UTF-8", **self.env}
 
-    def execute(self, command: str) -> ExecuteResult:
-        if not isinstance(command, str) or not command.strip():
-            raise BackendError("The command is empty; give a shell command to run.")
-        if "\x00" in command:
-            raise BackendError("A command cannot contain NUL bytes.")
-        try:
-            proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=self.root,
-                                    env=self.environment(), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    start_new_session=True, close_fds=True)
-        except OSError as exc:
-            raise BackendError(f"Cannot start the shell: {exc.strerror}.") from None
-        assert proc.stdout is not None
-        deadline = time.monotonic() + self.timeout
-        kept = bytearray()
-        try:
-            total, exited = _read_until(proc, proc.stdout.fileno(), kept,
-                                        self.max_output_bytes, deadline)
-        finally:
-            _kill_group(proc.pid)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=5)
-            proc.stdout.close()  # our end only; no reader thread holds it
-        timed_out = not exited
-        truncated = total > self.max_output_bytes
-        output = bytes(kept[:self.max_output_bytes]).decode("utf-8", "replace")
-        if truncated:
-            output += f"\n... [output truncated at {self.max_output_bytes} bytes]"
-        if timed_out:
-            output += (f"\n... [command timed out after {self.timeout:g} seconds and was "
-                       "killed]")
-        return ExecuteResult(output=output, exit_code=None if timed_out else proc.returncode,
-                             truncated=truncated, timed_out=timed_out)
+    def execute(self, command: str, timeout: float | None = None) -> ExecuteResult:
+        """Run `command`; `timeout` (seconds) may shorten the backend's own, never lengthen it."""
+        check_command(command)
+        limit = call_timeout(self.timeout, timeout)
+        return run_captured(["/bin/sh", "-c", command], cwd=self.root, env=self.environment(),
+                            timeout=limit, max_output_bytes=self.max_output_bytes)
+
+
+def check_command(command: object) -> None:
+    if not isinstance(command, str) or not command.strip():
+        raise BackendError("The command is empty; give a shell command to run.")
+    if "\x00" in command:
+        raise BackendError("A command cannot contain NUL bytes.")
+
+
+def call_timeout(limit: float, asked: float | None) -> float:
+    """The seconds one call may run: what it asked for, capped by the backend's limit."""
+    if asked is None:
+        return limit
+    if isinstance(asked, bool) or not isinstance(asked, int | float) or not asked > 0:
+        raise BackendError("timeout must be a positive number of seconds.")
+    return min(float(asked), limit)
+
+
+def run_captured(argv: list[str], *, cwd: str, env: Mapping[str, str], timeout: float,
+                 max_output_bytes: int, pass_fds: tuple[int, ...] = ()) -> ExecuteResult:
+    """Run `argv` in its own session, output (stdout and stderr merged) read until it exits,
+    `timeout` passes or the output exceeds `max_output_bytes`; then its process group is
+    killed."""
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True, close_fds=True, pass_fds=pass_fds)
+    except OSError as exc:
+        raise BackendError(f"Cannot start the shell: {exc.strerror}.") from None
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    kept = bytearray()
+    try:
+        total, exited = _read_until(proc, proc.stdout.fileno(), kept, max_output_bytes,
+                                    deadline)
+    finally:
+        _kill_group(proc.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        proc.stdout.close()  # our end only; no reader thread holds it
+    timed_out = not exited
+    truncated = total > max_output_bytes
+    output = bytes(kept[:max_output_bytes]).decode("utf-8", "replace")
+    if truncated:
+        output += f"\n... [output truncated at {max_output_bytes} bytes]"
+    if timed_out:
+        output += f"\n... [command timed out after {timeout:g} seconds and was killed]"
+    return ExecuteResult(output=output, exit_code=None if timed_out else proc.returncode,
+                         truncated=truncated, timed_out=timed_out)
 
 
 def _read_until(proc: subprocess.Popen[bytes], fd: int, kept: bytearray, cap: int,

@@ -127,7 +127,8 @@ def grep(pattern: str, path: str = "/", glob: str | None = None,
     raise NotImplementedError
 
 
-async def execute(command: str, tool_context: ToolContext) -> Any:
+def execute(command: str, timeout: float | None = None,
+            tool_context: ToolContext | None = None) -> Any:
     """Runs a shell command (`/bin/sh -c`) in the workspace directory and returns its output.
 
     stdout and stderr are combined. Long output is cut, and a command that runs too long is
@@ -138,6 +139,8 @@ async def execute(command: str, tool_context: ToolContext) -> Any:
 
     Args:
       command: The shell command line to run.
+      timeout: Seconds before the command is killed (optional; it can only shorten the
+        workspace's own limit).
     """
     raise NotImplementedError
 
@@ -246,10 +249,10 @@ def _grep(backend: Backend, pattern: str, path: str = "/", glob: str | None = No
     return "\n".join(lines)
 
 
-def _execute(backend: Backend, command: str) -> Any:
+def _execute(backend: Backend, command: str, timeout: float | None = None) -> Any:
     if not isinstance(backend, ShellCapable):
         raise BackendError("This workspace cannot run commands.")
-    result = backend.execute(command)
+    result = backend.execute(command, timeout)
     return {"output": result.output, "exit_code": result.exit_code,
             "truncated": result.truncated, "timed_out": result.timed_out}
 

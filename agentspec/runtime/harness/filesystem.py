@@ -14,6 +14,7 @@ from agentspec.contract.backends import DEFAULT_STATE_BACKEND
 from agentspec.runtime.backends import Backend
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
+from agentspec.runtime.backends.sandbox import SandboxBackend
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
@@ -45,6 +46,16 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
                     definition["root"], timeout=definition.get("timeout", 120),
                     max_output_bytes=definition.get("max_output_bytes", 100_000),
                     env=definition.get("env"), hard_links=hard_links)
+            elif kind == "sandbox":
+                made[backend] = SandboxBackend(
+                    definition["root"], timeout=definition.get("timeout", 120),
+                    max_output_bytes=definition.get("max_output_bytes", 100_000),
+                    env=definition.get("env"), hard_links=hard_links,
+                    network=definition.get("network", False),
+                    mounts=[(mount["source"], mount["target"])
+                            for mount in definition.get("mounts", ())],
+                    max_processes=definition.get("max_processes", 256),
+                    max_file_bytes=definition.get("max_file_bytes", 1 << 30))
             else:
                 made[backend] = FilesystemBackend(definition["root"], hard_links=hard_links)
         return made[backend]
@@ -54,7 +65,7 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
 
 class FileToolset(BaseToolset):
     """`ls`, `read_file`, `write_file`, `edit_file`, `glob`, `grep` (and `execute` on a shell
-    backend) over one of the spec's backends."""
+    or sandbox backend) over one of the spec's backends."""
 
     def __init__(self, backend: str, definitions: Definitions,
                  tools: Iterable[str] = FILE_TOOL_NAMES) -> None:

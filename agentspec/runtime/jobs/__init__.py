@@ -18,6 +18,9 @@ phase of the finished job with a lease of its own (a finished job holds no other
 lease columns serve): DONE|FAILED with `resumed_at` unset is waiting; `claim_resume` leases it
 to one worker, `renew_resume` keeps the lease, `end_resume` sets `resumed_at` (or gives the
 lease back); a lease that expires because its worker died lets another worker claim it.
+
+Every time a store records or compares (due, leases, ordering) comes from its `clock`, the
+wall clock unless one is given, so a test moves time instead of sleeping through it.
 """
 
 from __future__ import annotations
@@ -25,11 +28,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
-__all__ = ["FINISHED", "ON_DONE", "STATUSES", "Job", "JobRequest", "JobStore", "StoreError",
-           "new_job", "now", "open_store"]
+__all__ = ["FINISHED", "ON_DONE", "STATUSES", "Clock", "Job", "JobRequest", "JobStore",
+           "StoreError", "new_job", "now", "open_store"]
+
+#: seconds since the epoch, as `time.time()` gives them
+Clock = Callable[[], float]
 
 STATUSES = ("QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED")
 FINISHED = ("DONE", "FAILED", "CANCELLED")
@@ -100,8 +107,9 @@ class Job(JobRequest):
         return found
 
 
-def new_job(request: JobRequest) -> Job:
-    return Job(id=uuid.uuid4().hex[:16], **asdict(request))
+def new_job(request: JobRequest, at: float) -> Job:
+    return Job(id=uuid.uuid4().hex[:16], available_at=at, created_at=at, updated_at=at,
+               **asdict(request))
 
 
 def encode(value: Any) -> str | None:
@@ -194,21 +202,21 @@ class JobStore(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(url: str) -> JobStore:
-    """The store a `jobs.store` URL names."""
+def open_store(url: str, clock: Clock = now) -> JobStore:
+    """The store a `jobs.store` URL names, telling time by `clock`."""
     if url.startswith("memory://"):
         from agentspec.runtime.jobs.memory import MemoryStore
 
-        return MemoryStore(url)
+        return MemoryStore(url, clock)
     if url.startswith("sqlite:///") or url.startswith("postgresql://") or \
             url.startswith("postgres://"):
         from agentspec.runtime.jobs.sql import SqlStore
 
-        return SqlStore(url)
+        return SqlStore(url, clock)
     raise StoreError(f"unknown job store {url!r}: use memory://, sqlite:///PATH or "
                      "postgresql://...")
 
 
-def finished(job: Job, **changes: Any) -> Job:
-    return replace(job, finished_at=now(), updated_at=now(), lease_owner=None,
-                   lease_expires_at=None, **changes)
+def finished(job: Job, at: float, **changes: Any) -> Job:
+    return replace(job, finished_at=at, updated_at=at, lease_owner=None, lease_expires_at=None,
+                   **changes)

@@ -6,15 +6,16 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from agentspec.runtime.jobs import Job, JobRequest, finished, new_job, now
+from agentspec.runtime.jobs import Clock, Job, JobRequest, finished, new_job, now
 from agentspec.runtime.jobs.sql import ABANDONED_ERROR
 
 __all__ = ["MemoryStore"]
 
 
 class MemoryStore:
-    def __init__(self, url: str = "memory://") -> None:
+    def __init__(self, url: str = "memory://", clock: Clock = now) -> None:
         self.url = url
+        self._now = clock
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
 
@@ -34,7 +35,7 @@ class MemoryStore:
                     job.function_call_id == request.function_call_id))]
             if matching:  # an active one first, else the newest DONE one
                 return min(matching, key=lambda j: (j.status == "DONE", -j.created_at)), False
-            return self._put(new_job(request)), True
+            return self._put(new_job(request, self._now())), True
 
     def get(self, job_id: str) -> Job | None:
         return self._jobs.get(job_id)
@@ -48,11 +49,11 @@ class MemoryStore:
     def claim(self, owner: str, lease_seconds: float,
               agents: tuple[str, ...] | None = None) -> Job | None:
         with self._lock:
-            moment = now()
+            moment = self._now()
             for job in list(self._jobs.values()):  # its workers kept dying with it
                 if job.status == "RUNNING" and (job.lease_expires_at or 0) < moment and \
                         job.attempts >= job.max_attempts:
-                    self._put(finished(job, status="FAILED", error=ABANDONED_ERROR))
+                    self._put(finished(job, self._now(), status="FAILED", error=ABANDONED_ERROR))
             runnable = [j for j in self._jobs.values()
                         if (agents is None or j.agent in agents) and (
                             (j.status == "QUEUED" and j.available_at <= moment) or
@@ -74,14 +75,15 @@ class MemoryStore:
             job = self._held(job_id, owner)
             if job is None:
                 return False
-            self._put(replace(job, lease_expires_at=now() + lease_seconds, updated_at=now()))
+            moment = self._now()
+            self._put(replace(job, lease_expires_at=moment + lease_seconds, updated_at=moment))
             return True
 
     def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
         with self._lock:
             job = self._held(job_id, owner)
             return None if job is None else self._put(
-                finished(job, status="DONE", result=result, error=None))
+                finished(job, self._now(), status="DONE", result=result, error=None))
 
     def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
         with self._lock:
@@ -89,10 +91,11 @@ class MemoryStore:
             if job is None:
                 return None
             if retry_in is not None and job.attempts < job.max_attempts:
+                moment = self._now()
                 return self._put(replace(job, status="QUEUED", error=error, lease_owner=None,
-                                         lease_expires_at=None, available_at=now() + retry_in,
-                                         updated_at=now()))
-            return self._put(finished(job, status="FAILED", error=error))
+                                         lease_expires_at=None, available_at=moment + retry_in,
+                                         updated_at=moment))
+            return self._put(finished(job, self._now(), status="FAILED", error=error))
 
     def release(self, job_id: str, owner: str) -> bool:
         with self._lock:
@@ -100,7 +103,7 @@ class MemoryStore:
             if job is None:
                 return False
             self._put(replace(job, status="QUEUED", attempts=max(0, job.attempts - 1),
-                              lease_owner=None, lease_expires_at=None, updated_at=now()))
+                              lease_owner=None, lease_expires_at=None, updated_at=self._now()))
             return True
 
     def cancel(self, job_id: str) -> Job | None:
@@ -108,17 +111,17 @@ class MemoryStore:
             job = self._jobs.get(job_id)
             if job is None or job.status in ("DONE", "FAILED", "CANCELLED"):
                 return job
-            return self._put(finished(job, status="CANCELLED"))
+            return self._put(finished(job, self._now(), status="CANCELLED"))
 
     def retry(self, job_id: str) -> Job | None:
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None or job.status not in ("FAILED", "CANCELLED"):
                 return job
+            moment = self._now()
             return self._put(replace(job, status="QUEUED", attempts=0, error=None,
                                      finished_at=None, delivered_at=None, resumed_at=None,
-                                     available_at=now(),
-                                     updated_at=now()))
+                                     available_at=moment, updated_at=moment))
 
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
         found = [j for j in self._jobs.values() if j.status in ("DONE", "FAILED")
@@ -132,7 +135,7 @@ class MemoryStore:
             job = self._jobs.get(job_id)
             if job is None or job.delivered_at is not None:
                 return False
-            self._put(replace(job, delivered_at=now()))
+            self._put(replace(job, delivered_at=self._now()))
             return True
 
     def unmark_delivered(self, job_id: str) -> None:
@@ -156,7 +159,7 @@ class MemoryStore:
                      agents: tuple[str, ...] | None = None,
                      job_id: str | None = None) -> Job | None:
         with self._lock:
-            moment = now()
+            moment = self._now()
             waiting = [j for j in self._jobs.values()
                        if (job_id is None or j.id == job_id)
                        and (agents is None or j.agent in agents)
@@ -169,19 +172,21 @@ class MemoryStore:
 
     def renew_resume(self, job_id: str, owner: str, lease_seconds: float) -> bool:
         with self._lock:
-            job = self._resuming(job_id, owner, now())
+            moment = self._now()
+            job = self._resuming(job_id, owner, moment)
             if job is None:
                 return False
-            self._put(replace(job, lease_expires_at=now() + lease_seconds, updated_at=now()))
+            self._put(replace(job, lease_expires_at=moment + lease_seconds, updated_at=moment))
             return True
 
     def end_resume(self, job_id: str, owner: str, resumed: bool) -> bool:
         with self._lock:
-            job = self._resuming(job_id, owner, now())
+            moment = self._now()
+            job = self._resuming(job_id, owner, moment)
             if job is None:
                 return False
-            self._put(replace(job, lease_owner=None, lease_expires_at=None, updated_at=now(),
-                              resumed_at=now() if resumed else None))
+            self._put(replace(job, lease_owner=None, lease_expires_at=None, updated_at=moment,
+                              resumed_at=moment if resumed else None))
             return True
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentspec.runtime.jobs import Job, decode, encode, now
+from agentspec.runtime.jobs import Clock, Job, decode, encode, now
 
 __all__ = ["COLUMNS", "UnreadableRow", "job_from_row", "row_from_job"]
 
@@ -44,12 +44,12 @@ def _number(value: Any) -> bool:
     return type(value) in (int, float)
 
 
-def _problems(values: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+def _problems(values: dict[str, Any], clock: Clock) -> tuple[list[str], dict[str, Any]]:
     checks: list[tuple[tuple[str, ...], Any, Any]] = [
         (_TEXTS, lambda v: isinstance(v, str), ""),
         (_OPTIONAL_TEXTS, lambda v: v is None or isinstance(v, str), None),
         (_INTEGERS, lambda v: type(v) is int, 0),
-        (_TIMES, _number, now()),
+        (_TIMES, _number, clock()),
         (_OPTIONAL_TIMES, lambda v: v is None or _number(v), None),
     ]
     problems, repairs = [], {}
@@ -68,10 +68,11 @@ def _problems(values: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     return problems, repairs
 
 
-def job_from_row(row: tuple[Any, ...]) -> Job:
-    """The job a row of COLUMNS holds, or UnreadableRow."""
+def job_from_row(row: tuple[Any, ...], clock: Clock = now) -> Job:
+    """The job a row of COLUMNS holds, or UnreadableRow (whose repairs date a bad time by
+    `clock`)."""
     values = dict(zip(COLUMNS, row, strict=True))
-    problems, repairs = _problems(values)
+    problems, repairs = _problems(values, clock)
     if problems:
         raise UnreadableRow(values["id"], "; ".join(problems), repairs)
     values["result"] = decode(values["result"])

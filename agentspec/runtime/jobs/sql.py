@@ -21,7 +21,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentspec.runtime.jobs import Job, JobRequest, StoreError, encode, new_job, now
+from agentspec.runtime.jobs import (
+    Clock,
+    Job,
+    JobRequest,
+    StoreError,
+    encode,
+    new_job,
+    now,
+)
 from agentspec.runtime.jobs.rows import COLUMNS, UnreadableRow, job_from_row, row_from_job
 
 __all__ = ["MIGRATIONS", "SqlStore"]
@@ -63,8 +71,9 @@ ABANDONED_ERROR = "its worker stopped (the lease expired) on every attempt"
 
 
 class SqlStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, clock: Clock = now) -> None:
         self.url = url
+        self._now = clock
         self.postgres = not url.startswith("sqlite:///")
         self._lock = threading.Lock()  # one connection, shared by the threads of a worker
         self._connection = self._connect()
@@ -134,7 +143,7 @@ class SqlStore:
                 cursor.execute(self._sql(statement), params)
                 rows = cursor.fetchall()
             try:
-                return [job_from_row(row) for row in rows]
+                return [job_from_row(row, self._now) for row in rows]
             except UnreadableRow as unreadable:
                 with self._transaction() as cursor:
                     self._set_aside(cursor, unreadable)
@@ -166,7 +175,7 @@ class SqlStore:
         log.warning("job %s cannot be read, so it is set aside as FAILED: %s",
                     unreadable.job_id, unreadable.reason)
         changes = {"status": "FAILED", "lease_owner": None, "lease_expires_at": None,
-                   "finished_at": now(), **unreadable.repairs,
+                   "finished_at": self._now(), **unreadable.repairs,
                    "error": f"the stored job could not be read, so it was set aside: "
                             f"{unreadable.reason}"}
         self._update(cursor, unreadable.job_id, **changes)
@@ -185,14 +194,14 @@ class SqlStore:
                                      f"{where} {order} LIMIT 1{lock}"), params)
             row = cursor.fetchone()
             try:
-                return None if row is None else job_from_row(row)
+                return None if row is None else job_from_row(row, self._now)
             except UnreadableRow as unreadable:
                 self._set_aside(cursor, unreadable)
 
     def _update(self, cursor: Any, job_id: str, **changes: Any) -> None:
         if "result" in changes:
             changes["result"] = encode(changes["result"])
-        changes["updated_at"] = now()
+        changes["updated_at"] = self._now()
         assignments = ", ".join(f"{column} = ?" for column in changes)
         cursor.execute(self._sql(f"UPDATE agentspec_jobs SET {assignments} WHERE id = ?"),
                        (*changes.values(), job_id))
@@ -223,7 +232,7 @@ class SqlStore:
                 order="ORDER BY CASE WHEN status = 'DONE' THEN 1 ELSE 0 END, created_at DESC")
             if existing is not None:
                 return existing, False
-            job = new_job(request)
+            job = new_job(request, self._now())
             marks = ", ".join("?" for _ in COLUMNS)
             cursor.execute(self._sql(f"INSERT INTO agentspec_jobs ({', '.join(COLUMNS)}) "
                                      f"VALUES ({marks})"), row_from_job(job))
@@ -249,7 +258,7 @@ class SqlStore:
 
     def claim(self, owner: str, lease_seconds: float,
               agents: tuple[str, ...] | None = None) -> Job | None:
-        moment = now()
+        moment = self._now()
         where: str = _RUNNABLE
         params: tuple[Any, ...] = (moment, moment)
         if agents is not None:
@@ -271,11 +280,11 @@ class SqlStore:
 
     def heartbeat(self, job_id: str, owner: str, lease_seconds: float) -> bool:
         return self._changed(job_id, "status = 'RUNNING' AND lease_owner = ?", (owner,),
-                             lease_expires_at=now() + lease_seconds) is not None
+                             lease_expires_at=self._now() + lease_seconds) is not None
 
     def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
         return self._changed(job_id, "status = 'RUNNING' AND lease_owner = ?", (owner,),
-                             status="DONE", result=result, error=None, finished_at=now(),
+                             status="DONE", result=result, error=None, finished_at=self._now(),
                              lease_owner=None, lease_expires_at=None)
 
     def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
@@ -286,9 +295,9 @@ class SqlStore:
                 return None
             if retry_in is not None and job.attempts < job.max_attempts:
                 self._update(cursor, job_id, status="QUEUED", error=error, lease_owner=None,
-                             lease_expires_at=None, available_at=now() + retry_in)
+                             lease_expires_at=None, available_at=self._now() + retry_in)
             else:
-                self._update(cursor, job_id, status="FAILED", error=error, finished_at=now(),
+                self._update(cursor, job_id, status="FAILED", error=error, finished_at=self._now(),
                              lease_owner=None, lease_expires_at=None)
             return self._fetch(cursor, "id = ?", (job_id,))
 
@@ -303,14 +312,15 @@ class SqlStore:
             return True
 
     def cancel(self, job_id: str) -> Job | None:
-        changed = self._changed(job_id, _ACTIVE, (), status="CANCELLED", finished_at=now(),
+        changed = self._changed(job_id, _ACTIVE, (), status="CANCELLED", finished_at=self._now(),
                                 lease_owner=None, lease_expires_at=None)
         return changed or self.get(job_id)
 
     def retry(self, job_id: str) -> Job | None:
         changed = self._changed(job_id, "status IN ('FAILED', 'CANCELLED')", (),
                                 status="QUEUED", attempts=0, error=None, finished_at=None,
-                                delivered_at=None, resumed_at=None, available_at=now())
+                                delivered_at=None, resumed_at=None,
+                                available_at=self._now())
         return changed or self.get(job_id)
 
     def undelivered(self, app_name: str, user_id: str, session_id: str) -> list[Job]:
@@ -321,7 +331,8 @@ class SqlStore:
             (app_name, user_id, session_id))
 
     def mark_delivered(self, job_id: str) -> bool:
-        return self._changed(job_id, "delivered_at IS NULL", (), delivered_at=now()) is not None
+        return self._changed(job_id, "delivered_at IS NULL", (),
+                             delivered_at=self._now()) is not None
 
     def unmark_delivered(self, job_id: str) -> None:
         self._changed(job_id, "delivered_at IS NOT NULL", (), delivered_at=None)
@@ -329,7 +340,7 @@ class SqlStore:
     def claim_resume(self, owner: str, lease_seconds: float,
                      agents: tuple[str, ...] | None = None,
                      job_id: str | None = None) -> Job | None:
-        moment = now()
+        moment = self._now()
         where: str = _TO_RESUME
         params: tuple[Any, ...] = (moment,)
         if job_id is not None:
@@ -348,12 +359,12 @@ class SqlStore:
 
     def renew_resume(self, job_id: str, owner: str, lease_seconds: float) -> bool:
         return self._changed(job_id, _RESUMING, (owner,),
-                             lease_expires_at=now() + lease_seconds) is not None
+                             lease_expires_at=self._now() + lease_seconds) is not None
 
     def end_resume(self, job_id: str, owner: str, resumed: bool) -> bool:
         return self._changed(job_id, _RESUMING, (owner,), lease_owner=None,
                              lease_expires_at=None,
-                             resumed_at=now() if resumed else None) is not None
+                             resumed_at=self._now() if resumed else None) is not None
 
     def close(self) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.project import check_project
 from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
+from agentspec.validate.semantic.sandbox import check_sandboxes
 from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.sessions import check_resume_root, check_sessions
 from agentspec.validate.semantic.state import check_state
@@ -24,8 +25,8 @@ __all__ = ["semantic"]
 
 #: check_project first: the checks after it never look at a path it refused
 CHECKS = (check_project, check_references, check_kinds, check_sections, check_sessions,
-          check_harness, check_python_refs, check_files, check_state, check_placeholders,
-          check_schemas)
+          check_harness, check_python_refs, check_files, check_sandboxes, check_state,
+          check_placeholders, check_schemas)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],

@@ -13,14 +13,14 @@ from agentspec.spec.agents import LlmAgent, SkillsConfig
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.project import path_fields
 
-__all__ = ["check_files", "read_text_file", "skill_dirs"]
+__all__ = ["check_files", "existing_path", "read_text_file", "skill_dirs"]
 
 _KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
 
-def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, directory: bool,
-              what: str) -> FsPath | None:
+def existing_path(ctx: Context, value: str, path: tuple[str | int, ...], *, directory: bool,
+                  what: str) -> FsPath | None:
     span = ctx.at(*path)
     if "${" in value:
         ctx.report(codes.BAD_INTERPOLATION(
@@ -135,7 +135,7 @@ def _check_skill_name(ctx: Context, folder: FsPath, name: str, span: Span) -> No
 def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:
     for index, entry in enumerate(skill_dirs(agent.skills)):
         path = ("agents", name, "skills", *_skill_path(agent.skills, index))
-        directory = _existing(ctx, entry, path, directory=True, what="skills")
+        directory = existing_path(ctx, entry, path, directory=True, what="skills")
         if directory is None:
             continue
         folders = [d for d in list_dir(directory) if is_dir(d) and (
@@ -164,12 +164,12 @@ def check_files(ctx: Context) -> None:
     _fixed_directories(ctx)
     for name, agent in ctx.llm_agents():
         if agent.instruction_file is not None:
-            target = _existing(ctx, agent.instruction_file,
-                               ("agents", name, "instruction_file"), directory=False,
-                               what="instruction")
+            target = existing_path(ctx, agent.instruction_file,
+                                   ("agents", name, "instruction_file"), directory=False,
+                                   what="instruction")
             if target is not None:  # read here, once: lowering uses this text
                 read_text_file(ctx, target, report=True)
         for index, memory in enumerate(agent.memory or ()):
-            _existing(ctx, memory, ("agents", name, "memory", index), directory=False,
-                      what="memory")
+            existing_path(ctx, memory, ("agents", name, "memory", index), directory=False,
+                          what="memory")
         _skills(ctx, name, agent)

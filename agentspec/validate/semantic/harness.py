@@ -35,7 +35,7 @@ def _execute(ctx: Context, name: str, agent: LlmAgent) -> None:
         ctx.report(codes.EXECUTE_WITHOUT_SHELL(
             f"backend `{fs.backend}` cannot run commands, so `execute` is not available",
             ctx.at("agents", name, "filesystem", "tools", index),
-            hint="use a `type: shell` backend, or drop `execute`"))
+            hint="use a `type: shell` or `type: sandbox` backend, or drop `execute`"))
 
 
 def _approvals(ctx: Context, name: str, agent: LlmAgent) -> None:
@@ -72,7 +72,7 @@ def _execute_approval(ctx: Context, backend: str, span: Span) -> None:
         else f"backend `{backend}`"
     ctx.report(codes.EXECUTE_WITHOUT_SHELL(
         f"approval asked for `execute`, but {shown} cannot run commands", span,
-        hint="use a `type: shell` backend"))
+        hint="use a `type: shell` or `type: sandbox` backend"))
 
 
 def _asks(agent: LlmAgent) -> set[str]:

@@ -10,7 +10,7 @@ is written `{key?}`.
 from __future__ import annotations
 
 from agentspec.contract.escapes import ESCAPE
-from agentspec.contract.placeholders import placeholders
+from agentspec.contract.placeholders import INTERNAL_PREFIX, internal_keys, placeholders
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.paths import is_file
 from agentspec.source import Span, find_in, occurrence
@@ -21,8 +21,29 @@ from agentspec.validate.semantic.files import read_text_file
 __all__ = ["check_placeholders"]
 
 
+def _internal(ctx: Context, text: str, span: Span, where: str) -> None:
+    if INTERNAL_PREFIX not in text:
+        return
+    source = ctx.sources.get(span.file)
+    planners = {name: agent.output_key for name, agent in ctx.agents()
+                if isinstance(agent, PlannerAgent)}
+    for found in internal_keys(text):
+        at = find_in(source, span, found.token, occurrence(text, found.token, found.start)) \
+            if source else span
+        node = found.key.removeprefix("agentspec:plan:")
+        planner = next((p for p in planners if node == p or node.startswith(p + "_")), None)
+        key = planners.get(planner) if planner is not None else None
+        hint = (f"`{planner}` writes its answer to `{key}`: write `{{{key}}}`" if key
+                else f"give `{planner}` an `output_key` and write `{{that_key}}`" if planner
+                else "write the value under a state key of your own")
+        ctx.report(codes.INTERNAL_KEY_PLACEHOLDER(
+            f"`{found.token}` in {where} is never filled: `{found.key}` is agentspec's own "
+            "state, not a placeholder ADK replaces", at, hint=hint))
+
+
 def _check_text(ctx: Context, text: str, span: Span, known: set[str], where: str) -> None:
     _check_braces(ctx, text, span, known, where)
+    _internal(ctx, text, span, where)
     source = ctx.sources.get(span.file)
     for found in placeholders(text):
         key = found.key

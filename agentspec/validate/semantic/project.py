@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,7 +24,8 @@ __all__ = ["check_project", "path_fields", "path_marker"]
 
 _WHAT = {"instruction_file": "instruction file", "memory": "memory file",
          "skills": "skills directory", "paths": "skills directory", "root": "backend root",
-         "cwd": "working directory", "store": "job store file", "imports": "imported file"}
+         "cwd": "working directory", "store": "job store file", "imports": "imported file",
+         "mounts": "sandbox mount"}
 SQLITE = "sqlite:///"
 
 
@@ -46,13 +48,19 @@ def _strings(value: Any, path: Path) -> Iterator[tuple[Path, str]]:
             yield from _strings(item, (*path, index))
 
 
+@cache
+def _markers(model: type[BaseModel]) -> tuple[tuple[str, PathField | None], ...]:
+    """Each field of a spec model, with the PathField of its type (types never change)."""
+    return tuple((name, path_marker(info.annotation) or next(
+        (m for m in info.metadata if isinstance(m, PathField)), None))
+        for name, info in model.model_fields.items())
+
+
 def path_fields(value: Any, path: Path = ()) -> Iterator[tuple[Path, str, str]]:
     """(where, text, kind) of every path in a validated spec (or a part of one)."""
     if isinstance(value, BaseModel):
-        for name, info in type(value).model_fields.items():
+        for name, marker in _markers(type(value)):
             field_value = getattr(value, name)
-            marker = path_marker(info.annotation) or next(
-                (m for m in info.metadata if isinstance(m, PathField)), None)
             if marker is not None:
                 for where, text in _strings(field_value, (*path, name)):
                     yield where, text, marker.kind

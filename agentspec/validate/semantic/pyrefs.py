@@ -23,7 +23,7 @@ from agentspec.spec.tools import PythonTool
 from agentspec.stdlib import is_refused_module, source_origin
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["check_python_refs"]
+__all__ = ["check_python_refs", "python_refs"]
 
 _FORM = re.compile(PYTHON_REF)
 
@@ -55,7 +55,7 @@ def _agent_refs(name: str, agent: object) -> Iterator[tuple[Path, str]]:
         yield from _tool_refs(agent.worker.tools or (), (*base, "worker", "tools"))
 
 
-def _refs(ctx: Context) -> Iterator[tuple[Path, str]]:
+def python_refs(ctx: Context) -> Iterator[tuple[Path, str]]:
     """Every python reference of the spec, with its path."""
     for name, tool in (ctx.spec.tools or {}).items():
         if isinstance(tool, PythonTool):
@@ -80,7 +80,7 @@ def _module_exists(module: str, roots: tuple[str, ...]) -> bool:
 
 
 def check_python_refs(ctx: Context) -> None:
-    for path, ref in _refs(ctx):
+    for path, ref in python_refs(ctx):
         span = ctx.at(*path)
         if "${" in ref:  # a reference decided at run time could point anywhere
             ctx.report(codes.PYTHON_REF_MALFORMED(

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 from collections.abc import Sequence
 
+from agentspec.contract.adk_models import never_resolves
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.spec.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig
 from agentspec.spec.backends import CompositeBackend
 from agentspec.spec.tools import BUILTIN_TOOLS, AgentTool
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.pyrefs import python_refs
 
 __all__ = ["check_references"]
 
@@ -24,10 +27,20 @@ _GIVEN_BY = {**dict.fromkeys(FILE_TOOLS, "`filesystem: BACKEND` (or `filesystem:
              **dict.fromkeys(("list_skills", "load_skill", "load_skill_resource"), "`skills:`")}
 
 
+def _model_id(ctx: Context, model_id: str, *path: str | int) -> None:
+    """An id ADK's registry resolves (`provider: adk`): AS250 when it never can."""
+    if not has_env_ref(model_id) and never_resolves(model_id):
+        ctx.report(codes.UNRESOLVABLE_MODEL_ID(
+            f"ADK's model registry resolves no model id `{model_id}`", ctx.at(*path),
+            hint="use an id such as `gemini-2.5-flash` or `claude-sonnet-4-5`, or a LiteLLM "
+            "id such as `openai/gpt-4o` with `provider: litellm`"))
+
+
 def _model(ctx: Context, value: str | None, *path: str | int) -> None:
     if value is None or has_env_ref(value) or value in ctx.defined["models"]:
         return
     if _LITERAL_ID.search(value):
+        _model_id(ctx, value, *path)
         return  # a literal model id such as gemini-2.5-flash
     ctx.report(codes.UNKNOWN_MODEL(
         f"`{value}` is not a model defined in `models` nor a model id", ctx.at(*path),
@@ -115,7 +128,7 @@ def _backends(ctx: Context) -> None:
             elif isinstance(backends.get(target), CompositeBackend):
                 ctx.report(codes.INVALID_VALUE(
                     f"`{target}` is a composite backend; composites route to plain backends",
-                    ctx.at(*path), hint="point at a state, filesystem or shell backend"))
+                    ctx.at(*path), hint="point at a state, filesystem, shell or sandbox backend"))
 
 
 def check_references(ctx: Context) -> None:
@@ -138,10 +151,43 @@ def check_references(ctx: Context) -> None:
             _agent(ctx, tool.agent, "tools", name, "agent")
     if spec.summarization:
         _model(ctx, spec.summarization.model, "summarization", "model")
+    if spec.defaults:
+        _model(ctx, spec.defaults.model, "defaults", "model")
+    for name, entry in (spec.models or {}).items():
+        if isinstance(entry, str):
+            _model_id(ctx, entry, "models", name)
+        elif entry.provider == "adk":
+            _model_id(ctx, entry.id, "models", name, "id")
     if spec.root is not None:
         _agent(ctx, spec.root, "root")
+    _app_name_module(ctx)
+    if spec.name == "user" or spec.name.startswith("_"):  # ADK's App refuses both
+        ctx.report(codes.INVALID_NAME(
+            f"`{spec.name}` cannot name an ADK app: " + (
+                "`user` is reserved for the person talking" if spec.name == "user" else
+                "an app name starts with a letter"), ctx.at("name"),
+            hint=f"use `{spec.name.lstrip('_') or 'app'}_app`"))
     if keyword.iskeyword(spec.name):
         ctx.report(codes.INVALID_NAME(f"`{spec.name}` is a Python keyword, so it cannot name the "
                                       "generated package", ctx.at("name"),
                                       hint=f"use `{spec.name}_app`"))
     _backends(ctx)
+
+
+#: top-level modules every generated package imports
+GENERATED_IMPORTS = ("agentspec", "google", "mcp")
+
+
+def _app_name_module(ctx: Context) -> None:
+    """The generated package is imported by the spec's name (`adk run` puts its directory
+    first on sys.path): a name that is also a module it or the spec's code imports hides
+    that module, or is hidden by it, and the package cannot load."""
+    name = ctx.spec.name
+    modules = {ref.split(":", 1)[0].split(".")[0] for _, ref in python_refs(ctx)}
+    if name in GENERATED_IMPORTS or name in sys.stdlib_module_names or name in modules:
+        whose = "the spec's python code" if name in modules else \
+            "the standard library" if name in sys.stdlib_module_names else "generated code"
+        ctx.report(codes.INVALID_NAME(
+            f"`{name}` cannot name the generated package: it is a module of {whose}, which "
+            "the package would hide, or be hidden by", ctx.at("name"),
+            hint=f"use `{name}_app`"))

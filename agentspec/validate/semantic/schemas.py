@@ -1,9 +1,11 @@
-"""`output_schema` / `input_schema` mappings must be valid JSON Schema."""
+"""`output_schema` / `input_schema` mappings must be valid JSON Schema (AS225) that ADK can
+take (AS406: what `agentspec.contract.adk_schemas` refuses, build would refuse too)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from agentspec.contract.adk_schemas import input_schema_problems, output_schema_problems
 from agentspec.diagnostics import codes
 from agentspec.validate.semantic.context import Context
 
@@ -23,9 +25,22 @@ def check_schemas(ctx: Context) -> None:
             schema = getattr(agent, field)
             if not isinstance(schema, dict):
                 continue
-            for message, inner in _problems(schema):
+            invalid = _problems(schema)
+            for message, inner in invalid:
                 path = ("agents", name, field, *inner)
                 ctx.report(codes.INVALID_JSON_SCHEMA(
                     f"`{field}` is not valid JSON Schema: {message}",
                     ctx.at(*path),
                     hint="see https://json-schema.org/understanding-json-schema/"))
+            if invalid:
+                continue
+            unsupported = input_schema_problems(schema) if field == "input_schema" else \
+                output_schema_problems(schema)
+            for problem in unsupported:
+                path = ("agents", name, field, *problem.path)
+                ctx.report(codes.SCHEMA_UNSUPPORTED(
+                    f"`{field}`: {problem.message}",
+                    ctx.key_at(*path) if problem.on_key else ctx.at(*path),
+                    hint="describe the arguments with a pydantic model: `{python: module:Model}`"
+                    if field == "input_schema" else
+                    'write `anyOf: [{type: string}, {type: "null"}]` for a choice of types'))

@@ -1,0 +1,63 @@
+"""Sandbox backends: mounts placed outside the sandbox's own layout, on directories that
+exist; a sandbox given the network is pointed out."""
+
+from __future__ import annotations
+
+from agentspec.contract.sandbox import RESERVED_TARGETS
+from agentspec.diagnostics import codes
+from agentspec.spec.backends import SandboxBackend
+from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.files import existing_path
+
+__all__ = ["check_sandboxes", "reserved"]
+
+
+def _within(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+def reserved(target: str) -> str | None:
+    """The sandbox path a mount target would cover or replace, or None when it is free."""
+    if target == "/":
+        return "/"
+    return next((base for base in RESERVED_TARGETS if base != "/" and _within(target, base)),
+                None)
+
+
+def _mounts(ctx: Context, name: str, backend: SandboxBackend) -> None:
+    placed: list[str] = []
+    for index, mount in enumerate(backend.mounts or ()):
+        where = ("backends", name, "mounts", index)
+        target = mount.target
+        if any(part in (".", "..") for part in target.split("/")):
+            ctx.report(codes.SANDBOX_MOUNT_TARGET(
+                f"the mount target `{target}` uses `.` or `..`", ctx.at(*where, "target"),
+                hint="write the absolute path itself, such as `/data`"))
+            continue
+        taken = reserved(target)
+        clash = next((other for other in placed
+                      if _within(target, other) or _within(other, target)), None)
+        if taken is not None:
+            ctx.report(codes.SANDBOX_MOUNT_TARGET(
+                f"the mount target `{target}` is inside `{taken}`, which the sandbox itself "
+                "provides", ctx.at(*where, "target"),
+                hint="mount it at a path of its own, such as `/data`"))
+        elif clash is not None:
+            ctx.report(codes.SANDBOX_MOUNT_TARGET(
+                f"the mount target `{target}` overlaps the mount at `{clash}`",
+                ctx.at(*where, "target"), hint="give each mount its own directory"))
+        placed.append(target)
+        existing_path(ctx, mount.source, (*where, "source"), directory=True,
+                      what="sandbox mount")
+
+
+def check_sandboxes(ctx: Context) -> None:
+    for name, backend in (ctx.spec.backends or {}).items():
+        if not isinstance(backend, SandboxBackend):
+            continue
+        _mounts(ctx, name, backend)
+        if backend.network:
+            ctx.report(codes.SANDBOX_NETWORK(
+                f"commands of the sandbox `{name}` can reach the network, the host's loopback "
+                "services included", ctx.at("backends", name, "network"),
+                hint="drop `network: true` unless the commands need it"))
