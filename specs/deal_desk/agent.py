@@ -23,6 +23,7 @@ offline_jobs = job_settings(
     store=sqlite_url(spec_path('.agentspec/jobs.db')),
     max_attempts=3,
     lease_seconds=120,
+    on_done='wait',
 )
 
 # offline_jobs.yaml:38
