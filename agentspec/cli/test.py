@@ -122,7 +122,8 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
             return [f"cannot build: {p.code} {p.message}" for p in problems]
         try:
             offline_mcp(app.root_agent)
-            models = install_script(app.root_agent, scenario.replies)
+            models = install_script(app.root_agent, scenario.replies,
+                                    app.events_compaction_config)
         except ScriptError as exc:
             return [str(exc)]
         if scenario.stubs:

@@ -323,6 +323,24 @@ OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
     it. This is information for reviewers, not a problem (it never fails `--strict`): the
     spec reads or writes files that the project's history does not hold.""", info=True)
 
+HISTORY_NEEDS_FILES = _code(
+    "AS280", "history-needs-files",
+    "`summarization.history` without file tools on the root agent", """
+    `summarization.history` is a directory of the root agent's file tools: the events each
+    summary replaces are written there, one Markdown file per conversation, so the agent can
+    read them back with `read_file`. The root agent must be an LLM agent with `filesystem`
+    (and a model, or `summarization.model`, to summarize).""")
+HISTORY_NOT_ON_DISK = _code(
+    "AS281", "history-not-on-disk",
+    "`summarization.history` on a backend that is no directory", """
+    The history is written outside any tool call, between model calls, so it must land on a
+    `filesystem` or `shell` backend (a `composite` route to one is fine). A `state` backend
+    keeps files in session state, which only changes through a tool call or an event.""")
+HISTORY_PATH = _code(
+    "AS282", "history-path", "A `summarization.history` that is no directory path", """
+    `summarization.history` is a virtual path of the root agent's file tools, such as
+    `/conversation_history`: absolute, not `/` itself, not climbing above `/` with `..`.""")
+
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
     `imports` entries are paths relative to the importing file.""")

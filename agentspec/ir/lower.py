@@ -408,8 +408,9 @@ class _Lowering:
         else:
             overlap = keep.invocations if isinstance(keep, KeepInvocations) else 1
             settings = (("compaction_interval", trigger.invocations), ("overlap_size", overlap))
-        model, _, _ = self.model(summary.model)
-        return Compaction(settings, model)
+        model = self.model(summary.model)[0] if summary.model is not None else root.model
+        return Compaction(settings, model, history=summary.history,
+                          filesystem=root.filesystem if summary.history is not None else None)
 
     def context_windows(self) -> list[int]:
         windows = [m.context_window for m in (self.spec.models or {}).values()

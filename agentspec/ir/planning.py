@@ -367,8 +367,12 @@ class _Planner:
             model_value(model) if model.provider == "litellm"
             else Call(Import("agentspec.runtime.models", "registry_model"),
                       args=(lit(model.id),)))
-        return Call(Import("agentspec.runtime.app", "compaction"),
-                    _kwargs(summarizer_model=summarizer, **dict(compaction.settings)))
+        filesystem = compaction.filesystem
+        return Call(Import("agentspec.runtime.app", "compaction"), _kwargs(
+            summarizer_model=summarizer, **dict(compaction.settings),
+            history=lit(compaction.history),
+            backend=filesystem.backend if filesystem else None,
+            definitions=_definitions(filesystem) if filesystem else None))
 
     def jobs(self, jobs: JobsNode) -> Call:
         store: Value = lit(jobs.store) if jobs.sqlite_path is None else Call(
@@ -390,6 +394,8 @@ class _Planner:
         plugins = [python_object(p) for p in node.plugins]
         if node.jobs is not None:  # delivers finished jobs into their sessions
             plugins.insert(0, Call(Import(DELEGATION, "JobDelivery"), args=(JOBS,)))
+        if node.compaction is not None and node.compaction.history is not None:
+            plugins.insert(0, Call(Import("agentspec.runtime.app", "history_scope")))
         if node.global_instruction is not None:
             plugins.insert(0, Call(
                 Import("google.adk.plugins.global_instruction_plugin", "GlobalInstructionPlugin"),

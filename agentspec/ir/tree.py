@@ -149,6 +149,10 @@ class Compaction:
 
     settings: tuple[tuple[str, int], ...]
     model: ModelNode | None = None
+    #: `history`: a directory of `filesystem`'s file tools (the root agent's) that receives
+    #: the events each summary replaces
+    history: str | None = None
+    filesystem: FilesystemNode | None = None
 
 
 @dataclass(frozen=True)

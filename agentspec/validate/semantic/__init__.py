@@ -16,6 +16,7 @@ from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
 from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.state import check_state
+from agentspec.validate.semantic.summarization import check_history
 from agentspec.validate.semantic.tree import check_tree
 from agentspec.validate.structural import Structure
 
@@ -35,4 +36,5 @@ def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile]
     for check in CHECKS:
         check(ctx)
     root = check_tree(ctx)
+    check_history(ctx, root)
     return root, ctx.diagnostics

@@ -1,0 +1,145 @@
+"""Summarization with history: checked before each model call, the dropped events kept as
+Markdown in the root agent's backend, readable again with `read_file`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.runtime.scripted import install_script
+from tests.buildkit import package_loader
+
+SPEC = """\
+agentspec: 1
+name: lockers
+models:
+  main: {id: gemini-2.5-flash}
+backends:
+  files: {type: filesystem, root: ./workspace}
+agents:
+  scribe:
+    model: main
+    instruction: You keep the user's notes.
+    filesystem: files
+summarization:
+  trigger: {tokens: 60}
+  keep: {events: 5}
+  history: /conversation_history
+"""
+
+TURNS = [
+    "Please remember this for later: my locker code is 4417, it is at the north gym, and "
+    "the spare key is with Dana at the front desk.",
+    "Thanks.",
+    "Now, before I head out, I need the exact locker code and where the spare key is; "
+    "please check your notes carefully rather than guessing, as I get one try at the lock.",
+]
+HISTORY = "/conversation_history/u/s1.md"
+REPLIES: dict[str, list[Any]] = {
+    "scribe": [
+        {"text": "Noted."},
+        {"text": "You're welcome."},
+        {"call": "ls", "args": {"path": "/"}},
+        {"call": "read_file", "args": {"file_path": HISTORY}},
+        {"text": "Your locker code is 4417; Dana at the front desk has the spare key."},
+    ],
+    # a rolling summary: at 60 tokens every later check is over the threshold again, and
+    # each summary replaces the one before it (the previous summary seeds the next)
+    "summarizer": [{"text": "The user asked me to remember a locker code."},
+                   {"text": "A locker code was noted; the user said thanks."},
+                   {"text": "A locker code was noted, and the user asked for it back."}],
+}
+
+
+_WHEN = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+
+
+def _seen(request: Any) -> list[str]:
+    """A request's contents as `role: text` lines (what the model saw)."""
+    lines = []
+    for content in request.contents:
+        for part in content.parts or []:
+            if part.text:
+                lines.append(f"{content.role}: {part.text}")
+            if part.function_call:
+                lines.append(f"{content.role}: call {part.function_call.name}"
+                             f"({json.dumps(part.function_call.args, sort_keys=True)})")
+            if part.function_response:
+                lines.append(f"{content.role}: {part.function_response.name} answered "
+                             f"{json.dumps(part.function_response.response, sort_keys=True)}")
+    return lines
+
+
+def _converse(app: Any) -> tuple[dict[str, Any], list[str]]:
+    async def main() -> tuple[dict[str, Any], list[str]]:
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+
+        models = install_script(app.root_agent, REPLIES, app.events_compaction_config)
+        runner = InMemoryRunner(app=app)
+        said = []
+        try:
+            await runner.session_service.create_session(app_name=app.name, user_id="u",
+                                                        session_id="s1")
+            for turn in TURNS:
+                message = types.Content(role="user", parts=[types.Part(text=turn)])
+                async for event in runner.run_async(user_id="u", session_id="s1",
+                                                    new_message=message):
+                    said += [p.text for p in (event.content.parts if event.content else [])
+                             or [] if p.text and not event.partial]
+        finally:
+            await runner.close()
+        return models, said
+
+    return asyncio.run(main())
+
+
+def _check_conversation(app: Any, workspace: Path, snapshot: Any) -> None:
+    models, said = _converse(app)
+    assert said[-1] == "Your locker code is 4417; Dana at the front desk has the spare key."
+    for model in models.values():
+        assert not model.replies, f"{model.agent} left replies unused"
+        assert not model.problems
+    history = (workspace / HISTORY.lstrip("/")).read_text()
+    # the first turn, dropped from the model's view, is in the history file
+    assert TURNS[0] in history and "Noted." in history
+    # one section per summary, each with only the events it dropped (never a seed summary)
+    assert history.count("## Summarized on") == len(models["summarizer"].requests) == 3
+    first = history.split("## Summarized on")[1]
+    assert TURNS[0] in first and TURNS[1] not in first
+    assert "The user asked me to remember" not in history
+    scribe = [_seen(request) for request in models["scribe"].requests]
+    # before the fourth call (the third turn's second), the first turn was summarized away
+    assert any(TURNS[0] in line for line in scribe[2])
+    assert not any(TURNS[0] in line for line in scribe[3])
+    assert any(HISTORY in line for line in scribe[3])
+    # and the agent read it back
+    assert any("read_file answered" in line and "4417" in line for line in scribe[4])
+    seen = {"history": history, "scribe": scribe,
+            "summarizer": [_seen(r) for r in models["summarizer"].requests]}
+    assert json.loads(_WHEN.sub("<when>", json.dumps(seen))) == snapshot
+
+
+def test_first_turn_summarized_away_and_read_back(spec_dir: Any, tmp_path: Path,
+                                                  snapshot: Any) -> None:
+    compiled = compile_spec(spec_dir(SPEC), environ={})
+    assert compiled.ok, compiled.diagnostics
+    app, problems = build_objects(compiled)
+    assert not problems
+    _check_conversation(app, tmp_path / "workspace", snapshot)
+
+
+def test_generated_package_keeps_history_too(spec_dir: Any, tmp_path: Path, snapshot: Any,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = compile_spec(spec_dir(SPEC), environ={})
+    files = emit_package(compiled, tmp_path / "out")
+    assert not write_package(files, tmp_path / "out")
+    with package_loader(monkeypatch) as load:
+        app = load(tmp_path / "out", "lockers")
+        _check_conversation(app, tmp_path / "workspace", snapshot)
