@@ -341,6 +341,38 @@ HISTORY_PATH = _code(
     `summarization.history` is a virtual path of the root agent's file tools, such as
     `/conversation_history`: absolute, not `/` itself, not climbing above `/` with `..`.""")
 
+MODEL_CYCLE = _code(
+    "AS283", "model-cycle", "Models that fall back to or route to each other in a circle", """
+    A `{fallback: [...]}` or `{route: ..., models: [...]}` model lists named models; following
+    those names must never lead back to the model itself, or a call could try it forever.""")
+MODEL_MEMBER_UNKNOWN = _code(
+    "AS284", "model-member-unknown",
+    "A fallback chain or route that names a model not defined in `models`", """
+    The models of `fallback`, a route's `models` and its `fallback` are names from the spec's
+    `models` section (define an id there as `name: gemini-2.5-flash`), so each one's provider,
+    endpoint and key are known.""")
+ROUTE_MAP_OUTSIDE = _code(
+    "AS285", "route-map-outside", "A model route's `map` names a model it does not pick among",
+    """
+    `route.map` turns a state value into one of the route's `models`. A name listed only in
+    `fallback`, or nowhere, is never picked first: add it to `models`.""")
+ENDPOINT_NEEDS_LITELLM = _code(
+    "AS286", "endpoint-needs-litellm", "`base_url`, `api_key` or `args` on a non-LiteLLM model",
+    """
+    ADK's model registry (`provider: adk`) takes a model id only; a server address, a key
+    and extra call arguments are LiteLLM's (`provider: litellm`), which also reaches
+    self-hosted OpenAI-compatible servers such as vLLM and Ollama.""")
+API_KEY_LITERAL = _code(
+    "AS287", "api-key-literal", "An API key written into the spec", """
+    `api_key` must be read from the environment (`${env.NAME}`) when the app is loaded: a key
+    written in the spec would be in version control and in every generated package.""")
+MEMBER_SETTINGS_UNUSED = _code(
+    "AS288", "member-settings-unused",
+    "Generation settings of a model that is only called through a chain or route", """
+    An agent whose model is a `fallback` chain or a route gets no model's `generate` or
+    `thinking` settings: they differ from one member to the next. Put them on the agent
+    (`generate:`, `thinking:`) instead.""", warning=True)
+
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
     `imports` entries are paths relative to the importing file.""")

@@ -41,6 +41,7 @@ APP = Import("google.adk.apps", "App")
 WORKFLOWS = {kind: Import("agentspec.runtime.workflows", kind)
              for kind in ("sequential", "parallel", "loop")}
 EXPAND = Import("agentspec.runtime.env", "expand")
+MODEL_ROUTING = "agentspec.runtime.model_routing"
 TEMPLATE = Import("agentspec.runtime.instructions", "template")
 GENERATE = Import("google.genai", "types.GenerateContentConfig")
 THINKING = Import("google.genai", "types.ThinkingConfig")
@@ -75,11 +76,38 @@ def python_object(obj: PyObject) -> Value:
 
 
 def model_value(model: ModelNode | None) -> Value:
+    """An agent's `model=`: an id for ADK's registry, else a model object."""
     if model is None:
         return None
+    if model.provider == "adk":
+        return lit(model.id)
+    return model_object(model)
+
+
+def model_object(model: ModelNode) -> Value:
+    """A model object (chains and routes hold objects, not ids)."""
+    if model.provider == "adk":
+        return Call(Import("agentspec.runtime.models", "registry_model"), args=(lit(model.id),))
     if model.provider == "litellm":
-        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),))
-    return lit(model.id)
+        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
+                    kwargs=_kwargs(base_url=lit(model.base_url), api_key=lit(model.api_key),
+                                   **{k: lit(v) for k, v in model.args}))
+    members = DictOf(tuple((name, model_object(member)) for name, member in model.members))
+    if model.provider == "fallback":
+        return Call(Import(MODEL_ROUTING, "fallback"), _kwargs(
+            name=model.id, models=members, order=lit(list(model.fallback))))
+    return Call(Import(MODEL_ROUTING, "routed"), _kwargs(
+        name=model.id, models=members, choices=lit(list(model.choices)),
+        fallback=lit(list(model.fallback)) if model.fallback else None,
+        state=lit(model.route_state),
+        map=lit(dict(model.route_map)) if model.route_map is not None else None,
+        function=python_object(model.route_python) if model.route_python else None))
+
+
+def routes_models(model: ModelNode | None) -> bool:
+    """Whether calls through `model` pick by route (they need each call's context)."""
+    return model is not None and (model.provider == "route" or any(
+        routes_models(member) for _, member in model.members))
 
 
 def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
@@ -363,10 +391,7 @@ class _Planner:
         if compaction is None:
             return None
         model = compaction.model
-        summarizer = None if model is None else (
-            model_value(model) if model.provider == "litellm"
-            else Call(Import("agentspec.runtime.models", "registry_model"),
-                      args=(lit(model.id),)))
+        summarizer = None if model is None else model_object(model)
         filesystem = compaction.filesystem
         return Call(Import("agentspec.runtime.app", "compaction"), _kwargs(
             summarizer_model=summarizer, **dict(compaction.settings),
@@ -394,6 +419,8 @@ class _Planner:
         plugins = [python_object(p) for p in node.plugins]
         if node.jobs is not None:  # delivers finished jobs into their sessions
             plugins.insert(0, Call(Import(DELEGATION, "JobDelivery"), args=(JOBS,)))
+        if any(routes_models(model) for model in _models(node)):
+            plugins.insert(0, Call(Import(MODEL_ROUTING, "ModelCallContext")))
         if node.compaction is not None and node.compaction.history is not None:
             plugins.insert(0, Call(Import("agentspec.runtime.app", "history_scope")))
         if node.global_instruction is not None:
@@ -412,6 +439,24 @@ class _Planner:
         self.bindings.append(Binding("app", app))
         return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
                     node.module_dirs)
+
+
+def _models(app: AppNode) -> list[ModelNode | None]:
+    """Every model the app calls: agents', routers' classifiers, planners', the summarizer."""
+    found: list[ModelNode | None] = [app.compaction.model if app.compaction else None]
+    todo = [app.root]
+    while todo:
+        node = todo.pop()
+        found.append(node.model)
+        if node.route is not None:
+            found.append(node.route.model)
+        if node.plan is not None:
+            found += [node.plan.model, node.plan.worker_model, node.plan.synthesizer_model]
+            todo.extend(t.agent for t in node.plan.worker_tools if t.agent is not None)
+        todo.extend(node.children)
+        todo.extend(t.agent for t in node.tools if t.agent is not None)
+        todo.extend(agent for _, agent in node.task)
+    return found
 
 
 def plan(app: AppNode) -> Plan:
