@@ -6,14 +6,17 @@ import or a default is seen where it lands. Each change has a stable `change` co
 class with its reason, and the position of what changed in each version:
 
 * high: a capability gained (a tool, the shell, a backend that runs commands or reads hard
-  links, a new agent's tools), an approval dropped, or `outside_project` widened (reported
-  under `(spec)`);
-* medium: behaviour changed (model, kind, instruction, limits raised, routes, execution mode,
-  sub-agents, memory, skills, schemas, what a tool's error does, the initial session state);
+  links, a new agent's tools), an approval dropped, a model that now sends requests (and
+  its key) to another server (`base_url`), or `outside_project` widened (reported under
+  `(spec)`);
+* medium: behaviour changed (model, a model's fallback chain or route, kind, instruction,
+  limits raised, routes, execution mode, sub-agents, memory, skills, schemas, what a tool's
+  error does, the initial session state, summarization and its history files);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
-App-level changes (the initial state, `outside_project`) are reported under `(spec)`. The text
+App-level changes (the initial state, `outside_project`, summarization) are reported under
+`(spec)`. The text
 of a file outside the project is never shown.
 """
 
@@ -28,7 +31,7 @@ from typing import Any
 from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic
 from agentspec.ir.lower import lower
-from agentspec.ir.tree import AgentNode, AppNode, ToolNode
+from agentspec.ir.tree import AgentNode, AppNode, ModelNode, ToolNode
 
 __all__ = ["RISKS", "SPEC", "Change", "Side", "compare", "load_side"]
 
@@ -220,6 +223,10 @@ class _Compare:
             self.add(name, "model-changed", "medium",
                       f"model {old_model or '(inherited)'} -> {new_model or '(inherited)'}",
                       ("model",), ("model",))
+        if before.model is not None and after.model is not None:
+            for change, risk, reason in _model_changes(before.model, after.model):
+                if old_model == new_model or change == "model-endpoint-changed":
+                    self.add(name, change, risk, reason, ("model",), ("model",))
         self.tools(name, before, after)
         self.approvals(name, before, after)
         self.backend(name, before, after)
@@ -397,6 +404,75 @@ def _renames(removed: dict[str, AgentNode], added: dict[str, AgentNode]
 SPEC = "(spec)"
 
 
+def _endpoints(model: ModelNode) -> dict[str, tuple[Any, ...]]:
+    """Every model a call may reach, by name, with where and how it is called."""
+    found = {model.id: (model.provider, model.base_url, model.api_key, model.args)}
+    for name, member in model.members:
+        found |= {f"{name}/{key}" if key != member.id else name: value
+                  for key, value in _endpoints(member).items()}
+    return found
+
+
+def _routing(model: ModelNode) -> tuple[Any, ...]:
+    return (model.provider, tuple(name for name, _ in model.members), model.choices,
+            model.fallback, model.route_state, model.route_map, model.route_python)
+
+
+def _order(model: ModelNode) -> str:
+    if model.provider == "fallback":
+        return " -> ".join(model.fallback)
+    if model.provider == "route":
+        how = f"python `{model.route_python.ref}`" if model.route_python else \
+            f"state `{model.route_state}`" + (
+                f" ({', '.join(f'{k} -> {v}' for k, v in model.route_map)})"
+                if model.route_map else "")
+        return f"a route by {how} over {', '.join(model.choices)}" + (
+            f", then {' -> '.join(model.fallback)}" if model.fallback else "")
+    return f"`{model.id}` alone"
+
+
+def _model_changes(before: ModelNode, after: ModelNode) -> Iterator[tuple[str, str, str]]:
+    """A model of the same name that now calls elsewhere (high: the conversation, and the
+    key, go to another server), picks or falls back differently, or calls differently."""
+    if before == after:
+        return
+    old_urls = {e[1] for e in _endpoints(before).values() if e[1]}
+    new_urls = sorted({e[1] for e in _endpoints(after).values() if e[1]} - old_urls)
+    if new_urls:
+        yield ("model-endpoint-changed", "high",
+               f"model `{after.id}` now sends requests to {', '.join(new_urls)}")
+    if _routing(before) != _routing(after):
+        yield ("model-routing-changed", "medium",
+               f"model `{after.id}` now tries {_order(after)} (was {_order(before)})")
+    elif not new_urls:
+        yield ("model-settings-changed", "medium",
+               f"model `{after.id}` is called with other settings (key, arguments or a "
+               "member's endpoint)")
+
+
+def _summarization(old: Side, new: Side) -> Iterator[Change]:
+    """Summarization added, removed or changed (medium: what the models see changes; a
+    history directory keeps the conversation's text in files)."""
+    before = old.app.compaction if old.app else None
+    after = new.app.compaction if new.app else None
+    if before == after:
+        return
+    if after is not None and after.history and (before is None or before.history !=
+                                                after.history):
+        reason = f"the text of summarized conversations is now kept in files under " \
+                 f"`{after.history}`"
+        yield Change(SPEC, "summarization-history-changed", "medium", reason,
+                     old.where("summarization", "history") if before else None,
+                     new.where("summarization", "history"))
+    else:
+        reason = "conversations are no longer summarized" if after is None else \
+            "conversations are now summarized" if before is None else \
+            "summarization changed (trigger, what is kept, model or history)"
+        yield Change(SPEC, "summarization-changed", "medium", reason,
+                     old.where("summarization") if before else None,
+                     new.where("summarization") if after else None)
+
+
 def _covers(entries: tuple[str, ...], entry: str) -> bool:
     """Whether `entry` is one of `entries` or below one of them."""
     return any(PurePosixPath(entry).is_relative_to(PurePosixPath(e)) for e in entries)
@@ -478,6 +554,7 @@ def compare(old: Side, new: Side) -> list[Change]:
         if name in before:
             work.agent_pair(name, name, before[name], after[name])
     work.changes += _state(old, new)
+    work.changes += _summarization(old, new)
     order = {name: index for index, name in enumerate(after)}
     return sorted(work.changes, key=lambda c: (order.get(c.agent, len(order)),
                                                RISKS.index(c.risk), c.change))
