@@ -1,9 +1,9 @@
 """The agent tree of a spec as a graph: Mermaid or Graphviz DOT.
 
 Drawn from the lowered tree (`ir.tree`), so it shows what build makes of the spec: each agent
-with its kind and model, its tools (approvals marked), its backend and whether it can run
-commands, offline agents, and the edges that connect agents: sub-agents, agents called as
-tools, the agents of `task`, a router's route, fallback and default, a planner's roles.
+with its kind and model (a fallback chain's or route's models and their servers), its tools
+(approvals marked), its backend and whether it can run commands, offline agents, and the
+edges that connect agents: sub-agents, agents called as tools, the agents of `task`, a router's route, fallback and default, a planner's roles.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from agentspec.ir.tree import AgentNode, AppNode
+from agentspec.ir.tree import AgentNode, AppNode, ModelNode
 
 __all__ = ["Graph", "graph", "to_dot", "to_mermaid"]
 
@@ -35,9 +35,25 @@ def _tools(node: AgentNode) -> list[str]:
         t.approval and t.name == n for t in node.tools) else n for n in names]
 
 
+def _model(model: ModelNode) -> str:
+    """A model as one line: its id and server, or what a chain or route calls."""
+    if model.provider in ("adk", "litellm"):
+        return model.id + (f" @ {model.base_url}" if model.base_url else "")
+    members = dict(model.members)
+    shown = {name: f"{name} ({_model(member)})" for name, member in members.items()}
+    if model.provider == "fallback":
+        return " -> ".join(shown[name] for name in model.fallback)
+    how = f"python {model.route_python.ref}" if model.route_python else \
+        f"state {model.route_state}"
+    return f"route by {how} over {', '.join(shown[n] for n in model.choices)}" + (
+        f", then {' -> '.join(shown[n] for n in model.fallback)}" if model.fallback else "")
+
+
 def _label(node: AgentNode) -> list[str]:
     head = node.kind if node.model is None else f"{node.kind} · {node.model.id}"
     lines = [node.name, head]
+    if node.model is not None and (node.model.members or node.model.base_url):
+        lines.append(f"model: {_model(node.model)}")
     if node.offline:
         lines.append("offline (background job)")
     tools = _tools(node)
