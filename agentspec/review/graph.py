@@ -3,7 +3,8 @@
 Drawn from the lowered tree (`ir.tree`), so it shows what build makes of the spec: each agent
 with its kind and model (a fallback chain's or route's models and their servers), its tools
 (approvals marked), its backend and whether it can run commands, offline agents, and the
-edges that connect agents: sub-agents, agents called as tools, the agents of `task`, a router's route, fallback and default, a planner's roles.
+edges that connect agents: sub-agents, agents called as tools, the agents of `task`, a
+router's route, fallback and default, a planner's roles.
 """
 
 from __future__ import annotations
