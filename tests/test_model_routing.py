@@ -48,13 +48,15 @@ agents:
 """
 
 
-async def _ask(app: Any, text: str, streaming: bool = False) -> list[str]:
+async def _ask(app: Any, text: str, streaming: bool = False,
+               state: dict[str, Any] | None = None) -> list[str]:
     from google.adk.agents.run_config import RunConfig, StreamingMode
     from google.adk.runners import InMemoryRunner
 
     runner = InMemoryRunner(app=app)
     try:
-        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+        session = await runner.session_service.create_session(app_name=app.name, user_id="u",
+                                                              state=state)
         said = []
         config = RunConfig(streaming_mode=StreamingMode.SSE if streaming else StreamingMode.NONE)
         async for event in runner.run_async(
@@ -120,6 +122,52 @@ def test_a_wrong_key_is_refused_by_the_server(spec_dir: Any,
                            r".*; up: AuthenticationError: .*bad key"):
             asyncio.run(_ask(app, "Say hello"))
     assert up.problems == ["Authorization was 'Bearer wrong'"]
+
+
+ROUTED = """\
+agentspec: 1
+name: tiers
+models:
+  basic: {{id: openai/small, provider: litellm, base_url: "{basic}",
+          api_key: "${{env.LOCAL_LLM_KEY}}"}}
+  gold: {{id: openai/large, provider: litellm, base_url: "{gold}",
+         api_key: "${{env.LOCAL_LLM_KEY}}"}}
+  down: {{id: openai/large, provider: litellm, base_url: "http://127.0.0.1:{down}/v1",
+         api_key: "${{env.LOCAL_LLM_KEY}}", args: {{num_retries: 0}}}}
+  picked:
+    route: {{state: tier, map: {{gold: gold, platinum: down}}}}
+    models: [basic, gold, down]
+    fallback: [gold]
+agents:
+  helper:
+    model: picked
+    instruction: Answer briefly.
+"""
+
+
+def test_a_routed_model_picks_by_state_per_call(spec_dir: Any, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCAL_LLM_KEY", KEY)
+    with openai_server(KEY, "basic answer") as basic, openai_server(KEY, "gold answer") as gold:
+        compiled = compile_spec(spec_dir(ROUTED.format(basic=basic.url, gold=gold.url,
+                                                       down=closed_port())),
+                                environ={"LOCAL_LLM_KEY": KEY})
+        assert compiled.ok, compiled.diagnostics
+        app, problems = build_objects(compiled)
+        assert not problems
+        out = tmp_path / "out"
+        assert not write_package(emit_package(compiled, out), out)
+        with package_loader(monkeypatch) as load:
+            for built in (app, load(out, "tiers")):
+                assert asyncio.run(_ask(built, "hi", state={"tier": "gold"})) == ["gold answer"]
+                assert asyncio.run(_ask(built, "hi", state={"tier": "other"})) == [
+                    "basic answer"]  # not in the map: the first of `models`
+                # the chosen model's server is down: the route's fallback answers
+                assert asyncio.run(_ask(built, "hi", state={"tier": "platinum"})) == [
+                    "gold answer"]
+    assert [r["model"] for r in basic.requests] == ["small", "small"]
+    assert [r["model"] for r in gold.requests] == ["large"] * 4
+    assert not basic.problems and not gold.problems
 
 
 # importing LiteLLM stays offline -------------------------------------------------------------
