@@ -143,3 +143,73 @@ def test_generated_package_keeps_history_too(spec_dir: Any, tmp_path: Path, snap
     with package_loader(monkeypatch) as load:
         app = load(tmp_path / "out", "lockers")
         _check_conversation(app, tmp_path / "workspace", snapshot)
+
+
+# the check's estimate ------------------------------------------------------------------------
+
+
+def _event(author: str, text: str = "", *, at: float, usage: int | None = None,
+           result: Any = None, summary: tuple[float, float, str] | None = None) -> Any:
+    from google.adk.events.event import Event
+    from google.adk.events.event_actions import EventActions, EventCompaction
+    from google.genai import types
+
+    parts = [types.Part(text=text)] if text else []
+    if result is not None:
+        parts.append(types.Part(function_response=types.FunctionResponse(
+            name="fetch", response=result)))
+    actions = EventActions()
+    if summary is not None:
+        actions = EventActions(compaction=EventCompaction(
+            start_timestamp=summary[0], end_timestamp=summary[1],
+            compacted_content=types.Content(role="model", parts=[types.Part(text=summary[2])])))
+    return Event(author=author, invocation_id="i", timestamp=at, actions=actions,
+                 content=types.Content(role="user", parts=parts) if parts else None,
+                 usage_metadata=types.GenerateContentResponseUsageMetadata(
+                     prompt_token_count=usage) if usage is not None else None)
+
+
+def test_the_estimate_adds_what_came_after_the_last_reported_count() -> None:
+    from agentspec.runtime.summarization import prompt_tokens
+
+    events = [_event("user", "u" * 400, at=1), _event("scribe", "a" * 40, at=2, usage=100),
+              _event("user", "b" * 400, at=3)]
+    assert prompt_tokens(events, "scribe", None, 10**9) == 100 + (40 + 400) // 4
+    # a big tool result counts before the next call, not one call late
+    events.append(_event("user", result={"body": "x" * 8000}, at=4))
+    assert prompt_tokens(events, "scribe", None, 10**9) == 100 + (
+        40 + 400 + len("fetch") + len('{"body": "' + "x" * 8000 + '"}')) // 4
+    # another agent's count is not this agent's prompt: every character counts
+    result = len("fetch") + len('{"body": "' + "x" * 8000 + '"}')
+    assert prompt_tokens(events, "other", None, 10**9) == (400 + 40 + 400 + result) // 4
+
+
+def test_after_a_summary_the_count_restarts_from_the_summary() -> None:
+    from agentspec.runtime.summarization import prompt_tokens
+
+    events = [_event("user", "u" * 4000, at=1), _event("scribe", "a" * 400, at=2, usage=5000),
+              _event("user", "k" * 40, at=3),
+              _event("user", at=4, summary=(1.0, 2.0, "s" * 80))]
+    # the count of 5000 described the prompt the summary replaced
+    assert prompt_tokens(events, "scribe", None, 10**9) == (80 + 40) // 4
+
+
+def test_counting_stops_at_the_threshold() -> None:
+    from agentspec.runtime.summarization import prompt_tokens
+
+    events = [_event("user", "w" * 400, at=float(i)) for i in range(1000)]
+    assert prompt_tokens(events, "scribe", None, 250) == 300  # three events: at least 250
+
+
+def test_the_check_is_agentspecs_only_for_its_own_settings() -> None:
+    from google.adk.flows.llm_flows.context import _compaction
+
+    from agentspec.runtime.app import compaction
+    from agentspec.runtime.summarization import SummaryCheck, SummaryConfig
+
+    config = compaction(token_threshold=100, event_retention_size=2)
+    assert isinstance(config, SummaryConfig)
+    assert isinstance(_compaction.request_processor, SummaryCheck)
+    from google.adk.flows.llm_flows.single_flow import SingleFlow
+
+    assert isinstance(SingleFlow().get_request_processor("compaction"), SummaryCheck)

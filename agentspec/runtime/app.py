@@ -33,7 +33,10 @@ def compaction(*, summarizer_model: Any = None, history: str | None = None,
                                  "backend of the root agent's file tools")
             summarizer = HistorySummarizer(summarizer, history,
                                            directory_backend(backend, definitions))
-        return EventsCompactionConfig(summarizer=summarizer, **settings)
+        from agentspec.runtime.summarization import SummaryConfig, install_check
+
+        install_check()
+        return SummaryConfig(summarizer=summarizer, **settings)
 
 
 def history_scope() -> Any:

@@ -1,22 +1,25 @@
-"""Summarization with history: the events a summary replaces, kept as Markdown in a file.
+"""Summarization: a size check before each model call, and the history of what it drops.
 
-ADK's events compaction does the summarizing. With a `tokens` or `fraction` trigger it is
-checked before each model call (ADK's compaction request processor, ahead of the contents
-processor) and after each invocation; an `invocations` trigger is checked after each
-invocation. The size it compares with the threshold is the prompt token count the model
-reported for the calling agent's latest call (`usage_metadata.prompt_token_count`), or, when
-there is none since the last summary, the characters of the contents the next request would
-carry divided by four. The newest events stay verbatim; the cut never separates a function
-call from its response.
+With a `tokens` or `fraction` trigger, `SummaryCheck` runs before each model call of every LLM
+agent (in the place of ADK's compaction request processor, ahead of the contents processor)
+and estimates the size of the request about to be sent: the prompt token count the model
+reported for this agent's latest call (`usage_metadata.prompt_token_count`) plus a quarter of
+the characters of every event since (the model's answer, tool results, other agents' turns,
+the user's message); since the latest summary, or when no count was reported, a quarter of
+the characters of the summary and the events after it. Counting stops as soon as the
+threshold is reached, so the check reads only the newest events: it costs microseconds, not
+a pass over the conversation. When it fires, ADK's compaction summarizes everything but the
+newest `keep` events (never separating a function call from its response). An `invocations`
+trigger is ADK's, after each invocation, as is a second token check there.
 
-`HistorySummarizer` wraps ADK's summarizer: before summarizing, it appends the events being
-replaced (not a previous summary it is handed as a seed) to `<history>/<conversation>.md` in
-a directory backend, through the backend's confined file access, and the summary the agents
+`HistorySummarizer` wraps ADK's summarizer: the events a summary replaces (not a previous
+summary it is handed as a seed) are appended to `<history>/<user id>/<session id>.md` in a
+directory backend, through the backend's confined file access, and the summary the agents
 then see says where that file is, so an agent reads its own past with `read_file`. The
-conversation is the current ADK session, which `HistoryScope` (an App plugin) publishes for
-the run. The history is written once the summary exists; when it cannot be written the
-summary is discarded (ADK then goes on with the whole conversation and logs the failure), so
-no event is ever dropped unrecorded.
+conversation is the current ADK session, which the check (and, for summaries made after an
+invocation, `HistoryScope`, an App plugin) publishes. The history is written once the
+summary exists; when it cannot be written the summary is discarded (ADK then goes on with
+the whole conversation and logs the failure), so no event is ever dropped unrecorded.
 """
 
 from __future__ import annotations
@@ -24,21 +27,28 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
+from google.adk.apps import compaction as adk
+from google.adk.apps.app import EventsCompactionConfig
 from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
+from google.adk.flows.llm_flows.context import _compaction
+from google.adk.flows.llm_flows.core._utils import require_agent
+from google.adk.models.llm_request import LlmRequest
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.session import Session
 from google.genai import types
 
 from agentspec.runtime.backends import BackendError, normalize
 
-__all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "history_file", "markdown"]
+__all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "SummaryConfig",
+           "history_file", "install_check", "markdown", "prompt_tokens"]
 
 #: the session of the run in progress (set by `HistoryScope` before the agents run)
 SESSION: ContextVar[Session | None] = ContextVar("agentspec_summarization_session",
@@ -169,3 +179,120 @@ def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
         return made[backend], inner
 
     return find
+
+
+# the check before each model call ---------------------------------------------------------
+
+
+class SummaryConfig(EventsCompactionConfig):
+    """ADK's compaction settings, marked as agentspec's: `SummaryCheck` measures for them."""
+
+
+_SIZES: dict[str, int] = {}
+"""Characters of events already measured, by event id (events do not change once stored)."""
+_MAX_SIZES = 200_000
+
+
+def _event_chars(event: Event) -> int:
+    size = _SIZES.get(event.id) if event.id else None
+    if size is None:
+        size = _chars(event.content)
+        if event.id:
+            if len(_SIZES) >= _MAX_SIZES:
+                _SIZES.clear()
+            _SIZES[event.id] = size
+    return size
+
+
+def _chars(content: types.Content | None) -> int:
+    total = 0
+    for part in (content.parts or []) if content is not None else []:
+        if part.text:
+            total += len(part.text)
+        if part.function_call:
+            total += len(part.function_call.name or "") + len(
+                json.dumps(part.function_call.args or {}, default=str))
+        if part.function_response:
+            total += len(part.function_response.name or "") + len(
+                json.dumps(part.function_response.response or {}, default=str))
+    return total
+
+
+def prompt_tokens(events: list[Event], agent: str, scope: str | None, limit: int) -> int:
+    """The estimated size, in tokens, of `agent`'s next request (see the module docstring);
+    the counting stops once it reaches `limit`."""
+    chars = 0
+    summarized_until: float | None = None
+    for event in reversed(events):
+        if event.isolation_scope != scope:
+            continue
+        compaction = event.actions.compaction if event.actions else None
+        if compaction is not None:
+            if summarized_until is None and compaction.compacted_content is not None:
+                chars += _chars(compaction.compacted_content)
+                summarized_until = compaction.end_timestamp or 0.0
+            continue
+        if summarized_until is not None:
+            if event.timestamp <= summarized_until:
+                break  # older events are in the summary
+        elif event.author == agent and event.usage_metadata is not None and \
+                event.usage_metadata.prompt_token_count is not None:
+            return event.usage_metadata.prompt_token_count + (chars + _event_chars(event)) // 4
+        chars += _event_chars(event)
+        if chars // 4 >= limit:
+            break
+    return chars // 4
+
+
+class SummaryCheck(_compaction.CompactionRequestProcessor):
+    """ADK's compaction request processor, measuring agentspec's settings by `prompt_tokens`
+    (any other settings are left to ADK's own code)."""
+
+    async def run_async(self, invocation_context: InvocationContext, llm_request: LlmRequest
+                        ) -> AsyncGenerator[Event, None]:
+        config = invocation_context.events_compaction_config
+        if not isinstance(config, SummaryConfig):
+            async for event in super().run_async(invocation_context, llm_request):
+                yield event
+            return
+        threshold, keep = config.token_threshold, config.event_retention_size
+        if threshold is None or keep is None:
+            return
+        session, agent = invocation_context.session, require_agent(invocation_context)
+        scope = invocation_context.isolation_scope
+        if prompt_tokens(session.events, agent.name, scope, threshold) < threshold:
+            return
+        if await _summarize(invocation_context, agent, config, keep):
+            invocation_context.token_compaction_checked = True
+        return
+        yield  # pragma: no cover - makes this an async generator
+
+
+async def _summarize(context: InvocationContext, agent: Any, config: SummaryConfig,
+                     keep: int) -> bool:
+    """ADK's token-threshold compaction, once the check has fired."""
+    session, scope = context.session, context.isolation_scope
+    events = [e for e in _apply_rewinds(session.events) if e.isolation_scope == scope]
+    dropped = adk._events_to_compact_for_token_threshold(events=events,
+                                                         event_retention_size=keep)
+    if not dropped or not adk._is_range_worth_compacting(events=events,
+                                                           events_to_compact=dropped):
+        return False
+    adk._ensure_compaction_summarizer(config=config, agent=agent)
+    SESSION.set(session)
+    summary = await adk._summarize_events_with_trace(
+        session=session, config=config, events=events, events_to_compact=dropped,
+        trigger="token_threshold")
+    if summary is None:
+        return False
+    summary.isolation_scope = scope
+    await context.session_service.append_event(session=session, event=summary)
+    return True
+
+
+def install_check() -> None:
+    """Put `SummaryCheck` where ADK's flows take their compaction processor from (each
+    flow is made per run, from this module attribute). Settings that are not agentspec's
+    keep ADK's behaviour."""
+    if not isinstance(_compaction.request_processor, SummaryCheck):
+        _compaction.request_processor = SummaryCheck()
