@@ -213,3 +213,61 @@ def test_the_check_is_agentspecs_only_for_its_own_settings() -> None:
     from google.adk.flows.llm_flows.single_flow import SingleFlow
 
     assert isinstance(SingleFlow().get_request_processor("compaction"), SummaryCheck)
+
+
+# history files: names and confinement --------------------------------------------------------
+
+
+@pytest.mark.parametrize("user, session", [
+    ("u", "../../etc/passwd"), ("..", ".."), ("u/../../x", "s"), ("u", "a" * 5000),
+    ("u", "s\x00t"), ("ü", "sé"), ("u", "/abs"), ("u", "")])
+def test_history_file_names_stay_in_the_history_directory(user: str, session: str) -> None:
+    from google.adk.sessions.session import Session
+
+    from agentspec.runtime.summarization import history_file
+
+    path = history_file("/history", Session(id=session, app_name="a", user_id=user))
+    parts = path.split("/")
+    assert parts[:2] == ["", "history"] and len(parts) == 4 and path.endswith(".md")
+    assert all(part not in ("", ".", "..") and len(part) <= 80 for part in parts[2:])
+    other = history_file("/history", Session(id=session + "x", app_name="a", user_id=user))
+    assert other != path  # distinct ids, distinct files
+
+
+def test_history_is_not_written_through_a_link_out_of_the_root(tmp_path: Path) -> None:
+    from agentspec.runtime.backends import BackendError
+    from agentspec.runtime.summarization import directory_backend
+
+    root, outside = tmp_path / "work", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "history").symlink_to(outside)
+    find = directory_backend("files", {"files": {"type": "filesystem", "root": str(root)}})
+    backend, inner = find("/history/u/s.md")
+    with pytest.raises(BackendError, match="outside"):
+        backend.append(inner, "text")
+    assert not list(outside.iterdir())
+    (root / "ok").mkdir()
+    (root / "ok" / "s.md").write_text("old\n")
+    (root / "ok" / "twin.md").hardlink_to(root / "ok" / "s.md")
+    with pytest.raises(BackendError, match="hard links"):
+        backend.append("/ok/s.md", "more")
+    backend.append("/ok/new/s.md", "first\n")
+    backend.append("/ok/new/s.md", "second\n")
+    assert (root / "ok/new/s.md").read_text() == "first\nsecond\n"
+
+
+def test_history_through_a_composite_route(tmp_path: Path) -> None:
+    from agentspec.runtime.summarization import directory_backend
+
+    definitions = {
+        "mixed": {"type": "composite", "default": "scratch",
+                  "routes": {"/archive/": "disk"}},
+        "scratch": {"type": "state"},
+        "disk": {"type": "filesystem", "root": str(tmp_path / "disk")}}
+    backend, inner = directory_backend("mixed", definitions)("/archive/history/u/s.md")
+    assert inner == "/history/u/s.md"
+    backend.append(inner, "kept\n")
+    assert (tmp_path / "disk/history/u/s.md").read_text() == "kept\n"
+    with pytest.raises(RuntimeError, match="not a directory"):
+        directory_backend("mixed", definitions)("/elsewhere/u/s.md")
