@@ -271,3 +271,29 @@ def test_history_through_a_composite_route(tmp_path: Path) -> None:
     assert (tmp_path / "disk/history/u/s.md").read_text() == "kept\n"
     with pytest.raises(RuntimeError, match="not a directory"):
         directory_backend("mixed", definitions)("/elsewhere/u/s.md")
+
+
+def test_run_script_addresses_the_summarizer(spec_dir: Any, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from agentspec.cli import cli
+
+    spec_dir(SPEC.replace("tokens: 60", "tokens: 20").replace("events: 5", "events: 1"))
+    (tmp_path / "script.yaml").write_text(json.dumps({
+        "messages": [TURNS[0], "What is my locker code?"],
+        "replies": {"scribe": [{"text": "Noted."}, {"text": "It is 4417."}],
+                    "summarizer": [{"text": "A locker code was shared."}]}}))
+    done = CliRunner().invoke(cli, ["run", "spec.yaml", "--script", "script.yaml"])
+    assert done.exit_code != 0  # a second summary wants a reply the script lacks: it says so
+    assert "no more replies for agent `summarizer`" in done.output
+    (tmp_path / "script.yaml").write_text(json.dumps({
+        "messages": [TURNS[0], "What is my locker code?"],
+        "replies": {"scribe": [{"text": "Noted."}, {"text": "It is 4417."}],
+                    "summarizer": [{"text": "A locker code was shared."},
+                                   {"text": "A locker code was noted."},
+                                   {"text": "The user asked for it."}]}}))
+    done = CliRunner().invoke(cli, ["run", "spec.yaml", "--script", "script.yaml"])
+    assert done.exit_code == 0, done.output
+    assert "[scribe] It is 4417." in done.output
+    histories = list((tmp_path / "workspace/conversation_history").glob("*/*.md"))
+    assert len(histories) == 1 and TURNS[0] in histories[0].read_text()
