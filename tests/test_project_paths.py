@@ -72,7 +72,10 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),
              ("FilesystemConfig", "tools"), ("PythonSchema", "python"),
              ("ShellBackend", "env"), ("Spec", "outside_project"),
-             ("FilesystemBackend", "hard_links"), ("ShellBackend", "hard_links")}
+             ("FilesystemBackend", "hard_links"), ("ShellBackend", "hard_links"),
+             # a directory of the root agent's file tools (a backend path), and a key that
+             # is never written into generated files
+             ("Summarization", "history"), ("ModelDef", "api_key")}
 _INHERITED = {"DeepAgent": "LlmAgent", "Defaults": "LlmAgent"}
 
 

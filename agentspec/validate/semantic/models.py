@@ -9,6 +9,9 @@ from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_models"]
 
+#: `acompletion` arguments that are not `args`' to give
+_MANAGED = {"model", "messages", "tools", "stream", "api_key", "api_base", "base_url"}
+
 
 def check_models(ctx: Context) -> None:
     models = ctx.spec.models or {}
@@ -31,6 +34,13 @@ def _endpoint(ctx: Context, name: str, model: ModelDef) -> None:
                     ctx.key_at("models", name, key),
                     hint="add `provider: litellm` (and a LiteLLM model string such as "
                     "`openai/<model>` for an OpenAI-compatible server)"))
+    for key in sorted(set(model.args or {}) & _MANAGED):
+        ctx.report(codes.INVALID_VALUE(
+            f"`args.{key}` is set by agentspec or ADK, not by `args`",
+            ctx.key_at("models", name, "args", key),
+            hint={"api_key": "use `api_key: ${env.NAME}`", "api_base": "use `base_url`",
+                  "base_url": "use `base_url` (beside `args`)"}.get(
+                      key, "leave it out: the agent's request sets it")))
     if model.api_key is not None and not has_env_ref(model.api_key):
         ctx.report(codes.API_KEY_LITERAL(
             f"the API key of `{name}` is written in the spec", ctx.at("models", name, "api_key"),
