@@ -461,7 +461,7 @@ def test_non_utf8_names_are_skipped(tmp_path: Path) -> None:
     json.dumps([f.path for f in backend.ls("/")] + backend.glob("**/*"))
 
 
-# -- what `shell` isolates and what it does not (issue 12, item 16): the README says it --------
+# -- what `shell` isolates and what it does not (issue 12, item 16): the docs say it --------
 
 def test_a_command_gets_only_the_documented_environment_in_a_session_of_its_own(
         tmp_path: Path, monkeypatch: Any) -> None:
@@ -477,14 +477,15 @@ def test_a_command_gets_only_the_documented_environment_in_a_session_of_its_own(
 
 def test_what_a_command_can_still_reach_is_what_the_readme_says(tmp_path: Path) -> None:
     """Not a sandbox: a command reads the environment agentspec started with through /proc.
-    The README says so in as many words; real confinement is a sandbox backend's job."""
+    The backends page says so in as many words; real confinement is a sandbox backend's job."""
     script = ("from agentspec.runtime.backends.shell import ShellBackend; print(ShellBackend("
               f"{str(tmp_path)!r}, timeout=10).execute(\"tr '\\\\0' '\\\\n' < "
               "/proc/$PPID/environ\").output)")
     env = {**os.environ, "AGENTSPEC_PARENT_SECRET": "reachable"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=60, check=True)
-    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).parent.parent / "docs" / "language" / "backends.md")
+                      .read_text().split())
     assert "`shell` is not a sandbox." in readme and "`/proc/$PPID/environ`" in readme
     if "AGENTSPEC_PARENT_SECRET=reachable" in done.stdout:  # unless /proc hides it (hidepid)
         assert "the environment of the agentspec process itself" in readme

@@ -8,7 +8,8 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ def _files(spec: Path, given: tuple[Path, ...]) -> list[Path]:
     return [default]
 
 
-def _load(path: Path) -> list[Any]:
+def load_scenarios(path: Path) -> list[Any]:
+    """The scenarios of a scenario file (its decisions parsed); a usage error when malformed."""
     from agentspec.parse import load
     from agentspec.runtime.scenarios import ScenarioError, parse_scenarios
     from agentspec.runtime.scripted import ScriptError, parse_decision
@@ -101,11 +103,29 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> list[str]:
+#: gives the agents under an app's root agent their scripted replies; returns what tells the
+#: script's own problems (no reply left) once the run is over
+Scripter = Callable[[Any, Mapping[str, list[Any]]], Callable[[], list[str]]]
+
+
+def scripted_models(root: Any, replies: Mapping[str, list[Any]],
+                    compaction: Any = None) -> Callable[[], list[str]]:
+    """Every LLM agent gets a ScriptedModel with its replies (the offline default), and the
+    summarizer of `compaction` (the App's) one under `summarizer`."""
+    from agentspec.runtime.scripted import install_script
+
+    models = install_script(root, replies, compaction)
+    return lambda: list(dict.fromkeys(p for m in models.values() for p in m.problems))
+
+
+def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
+                 script: Scripter | None = None) -> list[str]:
+    """The scenario's failures (none: it passed); `script` chooses how the models answer
+    (default: `scripted_models`)."""
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
     from agentspec.runtime.scenarios import StubTools, offline_mcp
-    from agentspec.runtime.scripted import ScriptError, install_script
+    from agentspec.runtime.scripted import ScriptError
 
     # jobs go to a store of the scenario's own
     store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
@@ -122,15 +142,16 @@ def _run_one(spec: Path, environment: str | None, scenario: Any, index: int) -> 
             return [f"cannot build: {p.code} {p.message}" for p in problems]
         try:
             offline_mcp(app.root_agent)
-            models = install_script(app.root_agent, scenario.replies,
-                                    app.events_compaction_config)
+            script_problems = (script or partial(
+                scripted_models, compaction=app.events_compaction_config))(
+                app.root_agent, scenario.replies)
         except ScriptError as exc:
             return [str(exc)]
         if scenario.stubs:
             app.plugins.append(StubTools(scenario.stubs))
         failed = _judged(app, scenario)
         # the script's own problems first, however the run went on after them
-        return list(dict.fromkeys(p for m in models.values() for p in m.problems)) or failed
+        return script_problems() or failed
 
 
 def _judged(app: Any, scenario: Any) -> list[str]:
@@ -160,8 +181,8 @@ def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | Non
     started = time.monotonic()
     passed = failed = 0
     for path in _files(spec, scenario_files):
-        for scenario in _load(path):
-            failures = _run_one(spec, environment, scenario, passed + failed)
+        for scenario in load_scenarios(path):
+            failures = run_scenario(spec, environment, scenario, passed + failed)
             label = f"{path}::{scenario.name}"
             if failures:
                 failed += 1
