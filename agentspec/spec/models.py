@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Identifier, Model, PythonRef, keyed_union
+from agentspec.spec.common import Arguments, Identifier, Model, PythonRef, keyed_union
 
 __all__ = ["FallbackModel", "GenerateConfig", "ModelDef", "ModelEntry", "ModelRoute",
            "RoutedModel", "ThinkingConfig"]
@@ -58,7 +58,7 @@ class ModelDef(Model):
         None, description="`provider: litellm`: the API key, as `${env.NAME}`: read from the "
         "environment when the app is loaded, never written into generated files.",
         examples=["${env.VLLM_API_KEY}"], min_length=1)
-    args: dict[Identifier, Any] | None = Field(
+    args: Arguments | None = Field(
         None, description="`provider: litellm`: more keyword arguments for LiteLLM's "
         "`acompletion` (`timeout`, `num_retries`, `extra_headers`, ...).",
         examples=[{"timeout": 30, "num_retries": 0}])
