@@ -372,6 +372,10 @@ MEMBER_SETTINGS_UNUSED = _code(
     An agent whose model is a `fallback` chain or a route gets no model's `generate` or
     `thinking` settings: they differ from one member to the next. Put them on the agent
     (`generate:`, `thinking:`) instead.""", warning=True)
+MODEL_NESTING = _code(
+    "AS289", "model-nesting-too-deep", "Fallback chains and routes nested too deeply", """
+    A chain or route may name other chains and routes, at most 10 levels deep: each level is
+    one more model object per call, and the build follows them one inside the other.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """

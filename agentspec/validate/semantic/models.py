@@ -9,6 +9,8 @@ from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_models"]
 
+MAX_NESTING = 10
+
 #: `acompletion` arguments that are not `args`' to give
 _MANAGED = {"model", "messages", "tools", "stream", "api_key", "api_base", "base_url"}
 
@@ -22,7 +24,8 @@ def check_models(ctx: Context) -> None:
             _members(ctx, name, model.fallback, "fallback")
         elif isinstance(model, RoutedModel):
             _route(ctx, name, model)
-    _cycles(ctx)
+    if not _cycles(ctx):
+        _nesting(ctx)
 
 
 def _endpoint(ctx: Context, name: str, model: ModelDef) -> None:
@@ -92,7 +95,8 @@ def _named(model: object) -> list[str]:
     return []
 
 
-def _cycles(ctx: Context) -> None:
+def _cycles(ctx: Context) -> bool:
+    """Reports every model that leads back to itself; whether there was one."""
     models = ctx.spec.models or {}
     reported: set[frozenset[str]] = set()
     for start in models:
@@ -118,3 +122,28 @@ def _cycles(ctx: Context) -> None:
                 path.append(step)
                 seen.add(step)
                 todo.append((step, iter(_named(models[step]))))
+    return bool(reported)
+
+
+def _nesting(ctx: Context) -> None:
+    """Levels of chains and routes one inside the other (there are no cycles here)."""
+    models = ctx.spec.models or {}
+    depth: dict[str, int] = {}
+    for start in models:
+        todo = [start]
+        while todo:  # iterative: members first
+            name = todo[-1]
+            waiting = [m for m in _named(models[name]) if m in models and m not in depth]
+            if waiting:
+                todo.extend(waiting)
+                continue
+            todo.pop()
+            depth[name] = 1 + max((depth[m] for m in _named(models[name]) if m in models),
+                                  default=-1) if _named(models[name]) else 0
+    for name, levels in depth.items():
+        if levels > MAX_NESTING:
+            ctx.report(codes.MODEL_NESTING(
+                f"model `{name}` nests chains and routes {levels} levels deep (at most "
+                f"{MAX_NESTING})", ctx.key_at("models", name),
+                hint="name the models of the inner chains directly"))
+            return
