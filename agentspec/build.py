@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -20,8 +21,11 @@ from agentspec.ir.tree import AgentNode, AppNode
 from agentspec.paths import resolved
 from agentspec.source import Span
 
-__all__ = ["Compiled", "build_objects", "compile_spec", "emit_package", "stale_files",
-           "write_package"]
+__all__ = ["BUNDLED", "Compiled", "build_objects", "compile_spec", "emit_package",
+           "stale_files", "write_package"]
+
+#: the directory of a bundle (`build --bundle`) that holds the copied project files
+BUNDLED = "_project"
 
 
 @dataclass
@@ -125,15 +129,18 @@ def build_objects(compiled: Compiled) -> tuple[Any, list[Diagnostic]]:
         return None, [_construction_problem(error)]
 
 
-def emit_package(compiled: Compiled, out_dir: Path, *,
-                 version: str | None = None) -> dict[PurePosixPath, str]:
-    """The generated files, relative to `out_dir`."""
+def emit_package(compiled: Compiled, out_dir: Path, *, version: str | None = None,
+                 bundle: PurePosixPath | None = None) -> dict[PurePosixPath, str]:
+    """The generated files, relative to `out_dir`; `bundle`: where the spec's directory is
+    copied inside the package (the bundle's modules and files are there)."""
     assert compiled.plan is not None
-    package_dir = resolved(out_dir) / compiled.plan.app_name
-    module_paths = tuple(
-        Path(os.path.relpath(compiled.spec_dir / d, package_dir)).as_posix()
-        for d in compiled.plan.module_dirs)
-    spec_dir = Path(os.path.relpath(compiled.spec_dir, package_dir)).as_posix()
+    if bundle is not None:
+        spec_dir = bundle.as_posix()
+    else:
+        package_dir = resolved(out_dir) / compiled.plan.app_name
+        spec_dir = Path(os.path.relpath(compiled.spec_dir, package_dir)).as_posix()
+    module_paths = tuple(posixpath.normpath(f"{spec_dir}/{d}")
+                         for d in compiled.plan.module_dirs)
     return source(compiled.plan, SourceOptions(module_paths=module_paths, spec_dir=spec_dir,
                                                version=version))
 
@@ -191,6 +198,10 @@ def _write(files: Mapping[PurePosixPath, str], out_dir: Path, name: str) -> list
             hint="move it, or build into another directory with `-o`")
             for relative in files if safefs.kind(package, relative.name) != "missing"
             and not _generated(package, relative.name, str(shown / relative.name))]
+        if safefs.kind(package, BUNDLED) != "missing":
+            refused.append(codes.OUTPUT_NOT_GENERATED(
+                f"`{shown}` holds a bundle (`build --bundle`)", None,
+                hint="rebuild it with `--bundle`, or build into another directory with `-o`"))
         if refused:
             return refused
         produced = {relative.name for relative in files}

@@ -17,9 +17,10 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["UnsafePath", "directory", "kind", "names", "read_file", "remove_file",
-           "subdirectory", "write_file"]
+__all__ = ["UnsafePath", "directory", "kind", "names", "open_file", "read_file",
+           "remove_file", "subdirectory", "write_file"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -101,6 +102,13 @@ def names(parent: int) -> list[str]:
 def read_file(parent: int, name: str, *, shown: str, limit: int = 16 * 1024 * 1024) -> bytes:
     """The bytes of the regular file `name` (at most `limit`); never through a link, never
     waiting on a FIFO."""
+    with open_file(parent, name, shown=shown) as handle:
+        return handle.read(limit)
+
+
+def open_file(parent: int, name: str, *, shown: str) -> BinaryIO:
+    """The regular file `name`, open for reading; never through a link, never waiting on a
+    FIFO."""
     _require(parent, name, shown, "file")
     try:
         fd = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
@@ -108,10 +116,11 @@ def read_file(parent: int, name: str, *, shown: str, limit: int = 16 * 1024 * 10
         if exc.errno == errno.ELOOP:
             raise UnsafePath(f"`{shown}` became a symbolic link") from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since the check
-            raise UnsafePath(f"`{shown}` became something else than a regular file")
-        return handle.read(limit)
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since the check
+        handle.close()
+        raise UnsafePath(f"`{shown}` became something else than a regular file")
+    return handle
 
 
 def write_file(parent: int, name: str, data: bytes, *, shown: str, replace: bool) -> None:

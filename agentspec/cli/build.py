@@ -4,20 +4,30 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from agentspec.cli.common import environment_option, print_diagnostics
 
+if TYPE_CHECKING:
+    from agentspec.build import Compiled
+
 
 @click.command(name="build")
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path),
-              help="Directory that receives the package `<name>/` (default: the spec's).")
+              help="Directory that receives the package `<name>/` (default: the spec's; "
+                   "with --bundle, `dist/` beside the spec).")
 @environment_option
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 with a diff when the package on disk is stale.")
-def command(spec: Path, out_dir: Path | None, environment: str | None, check_only: bool) -> None:
+@click.option("--bundle", is_flag=True,
+              help="A self-contained package for `adk deploy`: the spec's modules and the "
+                   "files its agents read copied inside, and a requirements.txt that "
+                   "installs agentspec from a wheel inside it.")
+def command(spec: Path, out_dir: Path | None, environment: str | None, check_only: bool,
+            bundle: bool) -> None:
     """Compile SPEC into the package OUT/<name>/ (agent.py with `app` and `root_agent`)."""
     from agentspec.build import (
         build_objects,
@@ -35,9 +45,13 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
     if problems:
         print_diagnostics(problems, compiled.check.sources)
         sys.exit(1)
-    target = out_dir if out_dir is not None else compiled.spec_dir
+    default = compiled.spec_dir / "dist" if bundle else compiled.spec_dir
+    target = out_dir if out_dir is not None else default
     assert compiled.plan is not None
     package = target / compiled.plan.app_name
+    if bundle:
+        (_check_bundle if check_only else _bundle)(compiled, target)
+        return
     files = emit_package(compiled, target)
     if check_only:
         diffs = stale_files(files, target)
@@ -51,3 +65,34 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
         sys.exit(1)
     for relative in sorted(files):
         click.echo(f"wrote {target / relative}")
+
+
+def _bundle(compiled: Compiled, target: Path) -> None:
+    from agentspec.bundle import write_bundle
+
+    written, refused = write_bundle(compiled, target)
+    if written is None:
+        print_diagnostics(refused, compiled.check.sources)
+        sys.exit(1)
+    for note in written.contents.notes:
+        click.echo(f"note: {note}", err=True)
+    for path, why in written.copied.left_out:
+        click.echo(f"left out `{path}`: {why}", err=True)
+    extras = ", ".join(sorted(written.contents.extras)) or "none"
+    click.echo(f"wrote the bundle {written.package}: {written.copied.files} project files "
+               f"({written.copied.size} bytes), {written.wheel} (extras: {extras})")
+
+
+def _check_bundle(compiled: Compiled, target: Path) -> None:
+    from agentspec.bundle import stale_bundle
+
+    assert compiled.plan is not None
+    differences, refused = stale_bundle(compiled, target)
+    if refused:
+        print_diagnostics(refused, compiled.check.sources)
+        sys.exit(1)
+    for line in differences:
+        click.echo(line)
+    package = target / compiled.plan.app_name
+    click.echo(f"{'stale' if differences else 'up to date'}: {package}", err=True)
+    sys.exit(1 if differences else 0)

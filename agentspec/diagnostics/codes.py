@@ -467,3 +467,15 @@ PYTHON_OBJECT_STDLIB = _code(
     through the source of your modules (AS221) without importing them; `build` imports them
     and checks the object itself: a module, function or class of the standard library is
     refused. Wrap what you need in a function of your own module.""")
+BUNDLE_REFUSED = _code(
+    "AS425", "bundle-refused",
+    "A file a bundle will not hold", """
+    `build --bundle` copies the spec's modules and the files its agents read into the package,
+    so the package runs wherever it is copied. It holds only the project's own files, and
+    refuses what it cannot copy safely: a path outside the project (`outside_project` lets a
+    spec read it in place, which a deployed copy cannot), a symbolic link or a FIFO inside a
+    copied directory (the bundle neither follows links nor opens anything but regular files),
+    a file with several names (a hard link, whose other name may lie outside the project),
+    and an environment or key file the spec names (`.env`, `*.pem`, ...), which would ship a
+    secret. Inside copied directories such files, hidden entries, caches and virtual
+    environments are left out, and `build` lists what it left out.""")
