@@ -9,16 +9,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentspec.check import CheckResult, check
     from agentspec.diagnostics import Diagnostic, Severity, render
     from agentspec.parse import Parsed, load
     from agentspec.spec import Spec
     from agentspec.spec.schema import json_schema
+    from agentspec.validate.check import CheckResult, check
 
 __all__ = ["CheckResult", "Diagnostic", "Parsed", "Severity", "Spec", "check", "json_schema",
            "load", "render"]
 
-_HOME = {"CheckResult": "agentspec.check", "check": "agentspec.check",
+_HOME = {"CheckResult": "agentspec.validate.check", "check": "agentspec.validate.check",
          "Diagnostic": "agentspec.diagnostics", "Severity": "agentspec.diagnostics",
          "render": "agentspec.diagnostics", "Parsed": "agentspec.parse",
          "load": "agentspec.parse", "Spec": "agentspec.spec",

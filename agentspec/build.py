@@ -11,15 +11,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec import safefs
-from agentspec.check import CheckResult, check
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
-from agentspec.ir.tree import AgentNode, AppNode
+from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
 from agentspec.paths import resolved
 from agentspec.source import Span
+from agentspec.validate.check import CheckResult, check
 
 __all__ = ["BUNDLED", "Compiled", "build_objects", "compile_spec", "emit_package",
            "stale_files", "write_package"]
@@ -69,9 +69,7 @@ def _walk(node: AgentNode) -> list[AgentNode]:
     while todo:
         current = todo.pop()
         found.append(current)
-        todo.extend(current.children)
-        todo.extend(t.agent for t in current.tools if t.agent is not None)
-        todo.extend(agent for _, agent in current.task)
+        todo.extend(agents_called(current))
     return found
 
 
@@ -80,7 +78,8 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
 
     problems = []
     for node in _walk(app.root):
-        todo = [node.model] if node.model is not None else []
+        model = node.model if isinstance(node, LlmFields) else None
+        todo = [model] if model is not None else []
         while todo:
             model = todo.pop()
             todo.extend(member for _, member in model.members)

@@ -526,7 +526,7 @@ async def drive(variant: Variant, turns: int) -> Driven:
     """`turns` user turns, each in a new session: the model calls `lookup`, then answers."""
     from google.genai import types
 
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.scripted import install_script
 
     steps = [{"call": "lookup", "args": {"query": "Lisbon"}}, {"text": "ok"}]
     models = install_script(variant.agent, {variant.agent.name: steps * turns})

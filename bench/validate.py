@@ -490,8 +490,8 @@ def main() -> int:
 
 
 def run(args: argparse.Namespace, generated: Path) -> int:
-    from agentspec.check import check
     from agentspec.diagnostics import render
+    from agentspec.validate.check import check
 
     python = sys.executable
     specs = sorted(p for p in SPECS.glob("*.yaml") if p.is_file()) if SPECS.is_dir() else []
@@ -532,8 +532,8 @@ def run(args: argparse.Namespace, generated: Path) -> int:
                                 [python, "-c", "from google.adk.agents import LlmAgent"],
                                 args.repeat)
     startup = time_subprocess('python -c "pass"', [python, "-c", "pass"], args.repeat)
-    imports = time_subprocess('python -c "import agentspec.check"',
-                              [python, "-c", "import agentspec.check"], args.repeat)
+    imports = time_subprocess('python -c "import agentspec.validate.check"',
+                              [python, "-c", "import agentspec.validate.check"], args.repeat)
 
     targets = [(p.relative_to(ROOT).as_posix(), p) for p in specs]
     targets.append((f"<generated {args.agents} agents>", generated))
@@ -571,7 +571,7 @@ def run(args: argparse.Namespace, generated: Path) -> int:
     print("Subprocesses (wall time; `x import` = median / median of the LlmAgent import)")
     print_table(headers, rows, right={1, 2, 3, 4})
 
-    print("\nIn process: agentspec.check.check(path), after one warm-up call "
+    print("\nIn process: agentspec.validate.check.check(path), after one warm-up call "
           "(`first` = that warm-up call)")
     rows = [[t.label, fmt_seconds(first), fmt_seconds(t.min), fmt_seconds(t.median), summary]
             if t is not None else [f"check() {label}", "-", "-", "-", summary]

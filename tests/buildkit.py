@@ -248,7 +248,7 @@ def scripted_turn(app: Any, replies: dict[str, list[Any]], message: str = "Hi", 
                   prepare: Callable[[Any], None] | None = None) -> Said:
     """Run `message` through `app` in a fresh in-memory session, every LLM agent replaying its
     `replies` (`prepare(app)` runs after the script is installed)."""
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.scripted import install_script
 
     async def main() -> Said:
         from google.adk.runners import InMemoryRunner

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from agentspec.check import CheckResult, check
+from agentspec.validate.check import CheckResult, check
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -21,7 +21,7 @@ import pytest
 
 from agentspec.build import compile_spec, emit_package, write_package
 from agentspec.runtime.harness.approvals import Decision, PendingApproval
-from agentspec.runtime.scripted import ScriptedModel, install_script
+from agentspec.testing.scripted import ScriptedModel, install_script
 from tests.buildkit import package_loader
 
 TOOLS = '''\
@@ -263,7 +263,7 @@ async def _drive(app: Any, replies: dict[str, list[dict[str, Any]]],
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
-    from agentspec.runtime.conversation import turn
+    from agentspec.testing.conversation import turn
 
     models = install_script(app.root_agent, replies)
     runner = Runner(app=app, session_service=InMemorySessionService(),
@@ -377,7 +377,7 @@ def test_a_pending_call_never_runs(package: Path, tmp_path: Path,
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
-    from agentspec.runtime.conversation import turn
+    from agentspec.testing.conversation import turn
 
     async def main(app: Any) -> list[PendingApproval]:
         install_script(app.root_agent, {"ops": [{"call": case.call, "args": case.args}]})

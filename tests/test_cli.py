@@ -321,12 +321,12 @@ def test_help_lists_commands() -> None:
 def test_internal_failure_exits_2_without_a_traceback(
         workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The validate docstring promises exit status 2 for an internal failure."""
-    import agentspec.check
+    import agentspec.validate.check
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated internal failure")
 
-    monkeypatch.setattr(agentspec.check, "check", boom)
+    monkeypatch.setattr(agentspec.validate.check, "check", boom)
     result = run("validate", "clean.yaml")
     assert result.exit_code == 2
 
@@ -366,10 +366,10 @@ def test_subprocess_glob_and_strict(workdir: Path) -> None:
 def test_subprocess_internal_failure_exits_2(workdir: Path) -> None:
     code = textwrap.dedent("""\
         import sys
-        import agentspec.check
+        import agentspec.validate.check
         def boom(*args, **kwargs):
             raise RuntimeError("simulated internal failure")
-        agentspec.check.check = boom
+        agentspec.validate.check.check = boom
         sys.argv = ["agentspec", "validate", "clean.yaml"]
         from agentspec.cli import main
         main()

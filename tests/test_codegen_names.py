@@ -34,7 +34,7 @@ NAME_PIECES = ["limit=__import__('os').system('touch PWNED') and 5, region", "ma
 NAMES = st.one_of(st.text(max_size=40),
                   st.lists(st.sampled_from(NAME_PIECES), min_size=1, max_size=5).map("".join))
 ALWAYS = ["limit=__import__('os').system('touch PWNED') and 5, region", "max-results", "class",
-          "__debug__", "ﬁle", "a.b", "x=1", "", "ok_name", "app", "root_agent"]
+          "__debug__", "ﬁle", "a.b", "x=1", "", "ok_name", "app", "root_agent", "A\n"]
 
 TOOLS_PY = '''\
 def make(**kwargs):

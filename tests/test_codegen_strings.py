@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from agentspec.build import build_objects, compile_spec, emit_package
+from agentspec.contract.placeholders import placeholders
 from agentspec.emit.source import SourceOptions, source
 from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref
 from agentspec.runtime.env import MissingEnvironmentVariable, expand
-from agentspec.runtime.placeholders import placeholders
 from agentspec.runtime.state import initial_state
 
 #: any unicode except surrogates (which no UTF-8 file can hold)

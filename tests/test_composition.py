@@ -15,9 +15,9 @@ import yaml
 from click.testing import CliRunner
 
 from agentspec.build import Compiled, build_objects, compile_spec, emit_package, write_package
-from agentspec.check import check
 from agentspec.cli import cli
 from agentspec.diagnostics import codes
+from agentspec.validate.check import check
 from tests.buildkit import package_loader
 from tests.composition import CELLS, CHILD_ANSWER, REQUEST, Cell
 
@@ -67,9 +67,9 @@ async def _conversation(app: Any, cell: Cell) -> tuple[str | None, str | None]:
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
-    from agentspec.runtime.conversation import turn
-    from agentspec.runtime.scenarios import Outcome
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.conversation import turn
+    from agentspec.testing.scenarios import Outcome
+    from agentspec.testing.scripted import install_script
 
     install_script(app.root_agent, cell.replies)
     runner = Runner(app=app, session_service=InMemorySessionService(),

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from agentspec.build import build_objects, emit_package, write_package
-from agentspec.runtime.scripted import install_script
+from agentspec.testing.scripted import install_script
 from tests.buildkit import (
     ROOT,
     agent_fingerprint,
@@ -235,7 +235,7 @@ def fake_gemini() -> Iterator[Any]:
         registry,
     )
 
-    from agentspec.runtime.scripted import parse_step
+    from agentspec.testing.scripted import parse_step
 
     class Gemini(BaseLlm):
         queues: ClassVar[dict[str, list[Any]]] = {}

@@ -22,7 +22,7 @@ from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, make_file_tools
 from agentspec.runtime.harness.results import result_limit_callback
-from agentspec.runtime.scripted import install_script
+from agentspec.testing.scripted import install_script
 
 
 def _state_factory(ctx: ToolContext) -> Backend:

@@ -18,8 +18,16 @@ from typing import Any
 import pytest
 
 from agentspec.build import Compiled, build_objects, compile_spec
-from agentspec.ir.tree import AgentNode
-from agentspec.runtime.scripted import install_script
+from agentspec.ir.tree import (
+    AgentNode,
+    AgentToolNode,
+    DeepNode,
+    LlmFields,
+    LlmNode,
+    PlannerNode,
+    RouterNode,
+)
+from agentspec.testing.scripted import install_script
 from tests.buildkit import buildable, compiled, llm_agents
 from tests.buildkit import walk as agents_under
 
@@ -30,11 +38,12 @@ def _nodes(node: AgentNode) -> list[AgentNode]:
     found = [node]
     for child in node.children:
         found.extend(_nodes(child))
-    for tool in node.tools:
-        if tool.agent is not None:
-            found.extend(_nodes(tool.agent))
-    for _, agent in node.task:
-        found.extend(_nodes(agent))
+    if isinstance(node, LlmFields):
+        for tool in node.tools:
+            if isinstance(tool, AgentToolNode):
+                found.extend(_nodes(tool.agent))
+        for _, agent in node.task:
+            found.extend(_nodes(agent))
     return found
 
 
@@ -44,9 +53,10 @@ def _cases() -> list[Any]:
         app = compiled(path).app
         assert app is not None
         nodes = _nodes(app.root)
-        names = sorted({n.name for n in nodes if n.kind in ("llm", "deep")} | {
-            f"{n.name}_classifier" for n in nodes if n.route and n.route.model} | {
-            f"{n.name}_{role}" for n in nodes if n.kind == "planner"
+        names = sorted({n.name for n in nodes if isinstance(n, (LlmNode, DeepNode))} | {
+            f"{n.name}_classifier" for n in nodes
+            if isinstance(n, RouterNode) and n.route.model} | {
+            f"{n.name}_{role}" for n in nodes if isinstance(n, PlannerNode)
             for role in ("planner", "worker", "synthesizer")})
         cases.extend(pytest.param(path, name, id=f"{app.name}/{name}") for name in names)
     return cases

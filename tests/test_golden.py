@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentspec.check import check
+from agentspec.validate.check import check
 from tests.conftest import located
 
 CASES = Path(__file__).parent / "cases"

@@ -19,7 +19,7 @@ from agentspec.runtime.harness.todos import (
     validate_todos,
     write_todos,
 )
-from agentspec.runtime.scripted import ScriptedModel, install_script
+from agentspec.testing.scripted import ScriptedModel, install_script
 
 PLAN = [
     {"content": "Find sources", "status": "completed"},

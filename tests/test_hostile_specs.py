@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentspec.build import build_objects, compile_spec
-from agentspec.check import CheckResult, check
 from agentspec.cli import cli
 from agentspec.resolve.interpolate import MAX_EXPANSION
 from agentspec.review.graph import graph
+from agentspec.validate.check import CheckResult, check
 from agentspec.validate.semantic.tree import MAX_AGENT_DEPTH, MAX_AGENTS_BUILT
 
 Check = Callable[..., CheckResult]

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from agentspec.check import CheckResult, check
 from agentspec.diagnostics import REGISTRY
 from agentspec.parse import load_text
 from agentspec.spec import TOP_LEVEL_KEYS
 from agentspec.spec.common import TAGS
+from agentspec.validate.check import CheckResult, check
 from tests.conftest import located
 
 SETTINGS = settings(max_examples=200, deadline=None,

@@ -37,7 +37,7 @@ def test_the_heavy_packages_are_installed() -> None:
 def test_check_does_not_import_adk() -> None:
     code = textwrap.dedent(f"""\
         from pathlib import Path
-        from agentspec.check import check
+        from agentspec.validate.check import check
         result = check(Path({str(FULL_EXAMPLE)!r}), environ={{}})
         assert result.document is not None, result.diagnostics
         assert result.ok, [(d.code, d.message) for d in result.diagnostics if d.is_error]
@@ -46,7 +46,7 @@ def test_check_does_not_import_adk() -> None:
 
 
 def test_importing_the_package_does_not_import_adk() -> None:
-    code = "import agentspec, agentspec.check, agentspec.cli, agentspec.parse\n" + _REPORT
+    code = "import agentspec, agentspec.validate.check, agentspec.cli, agentspec.parse\n" + _REPORT
     assert run_python(code) == []
 
 

@@ -251,7 +251,7 @@ def test_the_app_plugin_delivers_before_the_next_message(office: tuple[Any, str]
     from google.adk.runners import InMemoryRunner
     from google.genai import types
 
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.scripted import install_script
 
     app, url = office
     models = install_script(app.root_agent, {"lead": [
@@ -370,7 +370,7 @@ def test_every_delivery_sets_the_output_key_and_logs_no_unknown_agent(
     from google.adk.sessions.sqlite_session_service import SqliteSessionService
     from google.genai import types
 
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.scripted import install_script
 
     url = f"sqlite:///{tmp_path / 'jobs.db'}"
     monkeypatch.setenv("AGENTSPEC_JOBS_STORE", url)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
-from agentspec.runtime.scripted import install_script
+from agentspec.testing.scripted import install_script
 
 SERVER = textwrap.dedent("""\
     try:  # mcp 2.x

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
 from agentspec.parse import load
-from agentspec.runtime.scripted import ScriptedModel
+from agentspec.testing.scripted import ScriptedModel
 from tests.buildkit import ROOT, package_loader, scripted_turn
 
 SCENARIO = ROOT / "specs" / "scenarios" / "planner.yaml"

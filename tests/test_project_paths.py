@@ -21,12 +21,12 @@ from pydantic import BaseModel
 from ruamel.yaml import YAML
 
 from agentspec.build import compile_spec, emit_package
-from agentspec.check import CheckResult, check
 from agentspec.cli import cli
 from agentspec.diagnostics import FORMATS, render
 from agentspec.ir.lower import lower
 from agentspec.paths import project_root
 from agentspec.spec import Spec
+from agentspec.validate.check import CheckResult, check
 from agentspec.validate.semantic.project import path_marker
 
 SECRET = "SENTINEL-7f3a9c-hunter2"

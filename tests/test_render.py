@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentspec.check import CheckResult, check
 from agentspec.diagnostics import FORMATS, Diagnostic, Related, Severity, codes, normalize, render
 from agentspec.source import Pos, SourceFile, Span
+from agentspec.validate.check import CheckResult, check
 
 SPEC = """\
 agentspec: 1

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentspec.check import CheckResult
+from agentspec.validate.check import CheckResult
 from tests.conftest import located
 
 Check = Callable[..., CheckResult]

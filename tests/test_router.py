@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
 from agentspec.runtime.router import RoutingError
-from agentspec.runtime.scripted import ScriptedModel
+from agentspec.testing.scripted import ScriptedModel
 from tests.buildkit import ROOT, package_loader, scripted_turn
 
 SPEC = """\

@@ -22,9 +22,9 @@ from google.genai import types
 
 from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
-from agentspec.runtime.conversation import turn
 from agentspec.runtime.harness.approvals import Decision
 from agentspec.runtime.harness.call_text import call_text
+from agentspec.testing.conversation import turn
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = """\

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentspec.build import build_objects, compile_spec
-from agentspec.check import check
+from agentspec.validate.check import check
 from tests.buildkit import purge
 
 MYTOOLS = """\

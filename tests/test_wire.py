@@ -83,7 +83,7 @@ def over_the_wire(fake: FakeGemini) -> Callable[[Any, Mapping[str, list[Any]]],
         from google.adk.models.google_llm import Gemini
 
         from agentspec.runtime.agents import walk
-        from agentspec.runtime.scripted import ScriptError
+        from agentspec.testing.scripted import ScriptError
 
         agents = [a for a in walk(root) if isinstance(a, LlmAgent)]
         unknown = set(replies) - {a.name for a in agents}
@@ -348,7 +348,7 @@ def play_over_http(url: str, app: str, scenario: Any, jobs: str) -> Any:
 
     from agentspec.runtime.harness.approvals import answer, pending_approvals
     from agentspec.runtime.jobs import open_store
-    from agentspec.runtime.scenarios import Outcome
+    from agentspec.testing.scenarios import Outcome
 
     outcome = Outcome()
     decisions = list(scenario.decisions or [])
@@ -395,7 +395,7 @@ def play_over_http(url: str, app: str, scenario: Any, jobs: str) -> Any:
 
 def test_every_served_scenario_passes_through_adk_api_server(
         tmp_path: Path, wire: FakeGemini) -> None:
-    from agentspec.runtime.scenarios import check
+    from agentspec.testing.scenarios import check
 
     jobs = f"sqlite:///{tmp_path / 'jobs.db'}"
     env = {"GOOGLE_GEMINI_BASE_URL": wire.url, "GOOGLE_API_KEY": "fake-key",

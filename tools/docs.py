@@ -83,8 +83,9 @@ def codes_page() -> str:
         if digit != stage:
             stage = digit
             out.append(f"\n## AS{digit}xx: {STAGES.get(digit, 'Other')}\n")
+        level = f"diff change, risk {entry.risk}" if entry.risk else entry.severity.value
         out.append(f"\n### {entry.code} `{entry.name}`\n\n"
-                   f"*{entry.severity.value}*: {entry.summary}.\n\n{entry.explanation}\n")
+                   f"*{level}*: {entry.summary}.\n\n{entry.explanation}\n")
     return "".join(out)
 
 

@@ -23,6 +23,7 @@ COMMANDS = {
     "test": ("agentspec.cli.test", "Run a spec's scenario tests offline."),
     "worker": ("agentspec.cli.worker", "Run the background jobs of offline agents."),
     "jobs": ("agentspec.cli.jobs", "List, show, retry, cancel and deliver background jobs."),
+    "import": ("agentspec.cli.import_", "Convert an ADK Agent Config into a spec."),
 }
 
 

@@ -16,7 +16,8 @@ def command(code: str | None, show_all: bool) -> None:
     """Explain a diagnostic CODE (`AS201` or its name `unknown-agent`)."""
     if show_all or code is None:
         for entry in REGISTRY.values():
-            level = "" if entry.severity.value == "error" else f" ({entry.severity.value})"
+            level = f" (diff, risk: {entry.risk})" if entry.risk else \
+                "" if entry.severity.value == "error" else f" ({entry.severity.value})"
             click.echo(f"{entry.code}  {entry.name:<30} {entry.summary}{level}")
         return
     found = lookup(code)
@@ -26,5 +27,6 @@ def command(code: str | None, show_all: bool) -> None:
         click.echo(f"agentspec: unknown code `{code}`" + (f" ({hint})" if hint else ""),
                    err=True)
         sys.exit(2)
-    click.echo(f"{found.code} {found.name} ({found.severity.value})\n\n{found.summary}.\n\n"
+    level = f"a diff change; risk: {found.risk}" if found.risk else found.severity.value
+    click.echo(f"{found.code} {found.name} ({level})\n\n{found.summary}.\n\n"
                f"{found.explanation}")

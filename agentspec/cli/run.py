@@ -135,7 +135,7 @@ def _edited_args(current: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scripted_decisions(decisions: list[Any]) -> Decide:
-    from agentspec.runtime.scripted import ScriptError
+    from agentspec.testing.scripted import ScriptError
 
     def decide(pending: Any) -> Any:
         if not decisions:
@@ -171,7 +171,7 @@ async def _deliveries(runner: Any, session_id: str) -> None:
 
 
 async def _turn(runner: Any, session_id: str, message: str, decide: Decide) -> None:
-    from agentspec.runtime.conversation import turn
+    from agentspec.testing.conversation import turn
 
     await _deliveries(runner, session_id)
     for pending in await turn(runner, session_id, message, decide=decide,
@@ -214,7 +214,7 @@ class _Script:
 
 def load_script(path: Path) -> _Script:
     from agentspec.parse import load
-    from agentspec.runtime.scripted import ScriptError, parse_decision
+    from agentspec.testing.scripted import ScriptError, parse_decision
 
     parsed = load(path)
     if not parsed.ok or not isinstance(parsed.value, dict):
@@ -252,7 +252,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     decide: Decide = _terminal_decision
     models: dict[str, Any] = {}
     if script is not None:
-        from agentspec.runtime.scripted import ScriptError, install_script
+        from agentspec.testing.scripted import ScriptError, install_script
 
         loaded = load_script(script)
         messages = messages or loaded.messages
@@ -273,7 +273,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from agentspec.runtime.jobs import StoreError
     from agentspec.runtime.nodes import FAILURES_REPORTED
     from agentspec.runtime.router import RoutingError
-    from agentspec.runtime.scripted import ScriptedFailure, ScriptError
+    from agentspec.testing.scripted import ScriptedFailure, ScriptError
 
     reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     try:

@@ -30,8 +30,8 @@ def _files(spec: Path, given: tuple[Path, ...]) -> list[Path]:
 def load_scenarios(path: Path) -> list[Any]:
     """The scenarios of a scenario file (its decisions parsed); a usage error when malformed."""
     from agentspec.parse import load
-    from agentspec.runtime.scenarios import ScenarioError, parse_scenarios
-    from agentspec.runtime.scripted import ScriptError, parse_decision
+    from agentspec.testing.scenarios import ScenarioError, parse_scenarios
+    from agentspec.testing.scripted import ScriptError, parse_decision
 
     parsed = load(path)
     if not parsed.ok:
@@ -52,9 +52,9 @@ async def _play(app: Any, scenario: Any) -> Any:
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
-    from agentspec.runtime.conversation import turn
     from agentspec.runtime.jobs.delegation import app_job_settings
-    from agentspec.runtime.scenarios import Outcome
+    from agentspec.testing.conversation import turn
+    from agentspec.testing.scenarios import Outcome
 
     outcome = Outcome()
     decisions = None if scenario.decisions is None else list(scenario.decisions)
@@ -112,7 +112,7 @@ def scripted_models(root: Any, replies: Mapping[str, list[Any]],
                     compaction: Any = None) -> Callable[[], list[str]]:
     """Every LLM agent gets a ScriptedModel with its replies (the offline default), and the
     summarizer of `compaction` (the App's) one under `summarizer`."""
-    from agentspec.runtime.scripted import install_script
+    from agentspec.testing.scripted import install_script
 
     models = install_script(root, replies, compaction)
     return lambda: list(dict.fromkeys(p for m in models.values() for p in m.problems))
@@ -124,8 +124,8 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
     (default: `scripted_models`)."""
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
-    from agentspec.runtime.scenarios import StubTools, offline_mcp
-    from agentspec.runtime.scripted import ScriptError
+    from agentspec.testing.scenarios import StubTools, offline_mcp
+    from agentspec.testing.scripted import ScriptError
 
     # jobs go to a store of the scenario's own
     store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
@@ -157,7 +157,7 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
 def _judged(app: Any, scenario: Any) -> list[str]:
     """What went wrong in the scenario's run: the run failing, or its expectations."""
     from agentspec.runtime.nodes import FAILURES_REPORTED
-    from agentspec.runtime.scenarios import check
+    from agentspec.testing.scenarios import check
 
     reported = FAILURES_REPORTED.set(True)  # the scenario's report names each failure
     try:

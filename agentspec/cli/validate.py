@@ -48,7 +48,7 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from agentspec.check import check
+    from agentspec.validate.check import check
 
     files, named, diagnostics = expand(specs)
     sources: dict[str, SourceFile] = {}

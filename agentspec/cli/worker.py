@@ -53,7 +53,7 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
         sys.exit(1)
     if script is not None:
         from agentspec.cli.run import load_script
-        from agentspec.runtime.scripted import ScriptError, install_script
+        from agentspec.testing.scripted import ScriptError, install_script
 
         try:
             install_script(app.root_agent, load_script(script).replies,

@@ -1,7 +1,8 @@
 """The registry of diagnostic codes: `AS` + three digits + a kebab-case name.
 
 Grouped by stage: 0xx read/YAML, 1xx structure, 2xx semantics, 3xx resolution, 4xx build,
-5xx diff. Numbers are never reused; `agentspec explain CODE` prints the explanation.
+5xx diff, 6xx import (`agentspec import adk`). Numbers are never reused; `agentspec explain
+CODE` prints the explanation.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ class Code:
     severity: Severity
     summary: str
     explanation: str
+    #: the risk class of a diff change (5xx): `high`, `medium`, `low`, or two of them with
+    #: the condition that picks one
+    risk: str | None = None
 
     def __call__(self, message: str, span: Span | None, *, hint: str | None = None,
                  related: Iterable[Related] = ()) -> Diagnostic:
@@ -43,10 +47,11 @@ def _sentence(text: str) -> str:
 
 
 def _code(code: str, name: str, summary: str, explanation: str, *,
-          warning: bool = False, info: bool = False) -> Code:
+          warning: bool = False, info: bool = False, risk: str | None = None) -> Code:
     assert code not in REGISTRY, code
-    severity = Severity.INFO if info else Severity.WARNING if warning else Severity.ERROR
-    entry = Code(code, name, severity, summary, " ".join(explanation.split()))
+    severity = Severity.INFO if info or risk else Severity.WARNING if warning else \
+        Severity.ERROR
+    entry = Code(code, name, severity, summary, " ".join(explanation.split()), risk)
     REGISTRY[code] = entry
     return entry
 
@@ -323,6 +328,17 @@ OUTSIDE_PROJECT_USED = _code("AS244", "outside-project-used",
     it. This is information for reviewers, not a problem (it never fails `--strict`): the
     spec reads or writes files that the project's history does not hold.""", info=True)
 
+ADK_BRACES = _code("AS245", "adk-double-braces",
+    "`{{key}}` around a state key: literal text here, state in ADK", """
+    In agentspec `{{key}}` is the escape for the literal text `{key}`: the model sees the
+    braces. In an ADK instruction (and in ADK Agent Config files) any run of braces around a
+    state name reads state, so `{{key}}` copied from ADK code reads the value there and the
+    literal text here. This key is one the spec declares under `state:` or an agent writes
+    through `output_key`, so the literal text is probably not what was meant. Write `{key}`
+    to read the state, or keep `{{key}}` when the literal braces are intended (then the
+    warning is the price of the ambiguity; `--strict` turns it into an error).""",
+    warning=True)
+
 HISTORY_NEEDS_FILES = _code(
     "AS280", "history-needs-files",
     "`summarization.history` without file tools on the root agent", """
@@ -479,3 +495,301 @@ BUNDLE_REFUSED = _code(
     and an environment or key file the spec names (`.env`, `*.pem`, ...), which would ship a
     secret. Inside copied directories such files, hidden entries, caches and virtual
     environments are left out, and `build` lists what it left out.""")
+
+
+# 5xx: diff (what a spec change changes; `risk` is the change's risk class)
+def _change(code: str, name: str, risk: str, summary: str, explanation: str) -> Code:
+    return _code(code, name, summary, explanation, risk=risk)
+
+
+AGENT_ADDED = _change("AS501", "agent-added", "medium", "A new agent runs", """
+    The new version runs an agent the old one did not. Its tools are reported as gained
+    capabilities (AS506, AS512).""")
+AGENT_REMOVED = _change("AS502", "agent-removed", "low", "An agent no longer runs", """
+    The old version ran an agent the new one does not: what it could do is gone.""")
+AGENT_RENAMED = _change("AS503", "agent-renamed", "low", "An agent runs under a new name", """
+    An agent removed and one added look the same (kind, instruction, description, tools): it
+    was renamed. Its other changes are reported under the new name.""")
+KIND_CHANGED = _change("AS504", "kind-changed", "medium", "An agent's kind changed", """
+    The agent runs as another kind (`llm` became `deep`, a workflow became a router, ...):
+    how it runs changed as a whole.""")
+MODEL_CHANGED = _change("AS505", "model-changed", "medium", "An agent's model changed", """
+    The model id or provider an agent runs on changed (directly or through a named model or
+    an environment): answers, cost and latency change.""")
+TOOL_ADDED = _change("AS506", "tool-added", "high", "An agent gains a tool", """
+    The agent can do something it could not: a tool, an agent called as a tool, the file
+    tools, todos or `task`. A new capability is what a reviewer must look at first.""")
+TOOL_REMOVED = _change("AS507", "tool-removed", "low", "An agent loses a tool", """
+    A capability is gone.""")
+TOOL_CHANGED = _change("AS508", "tool-changed", "high", "A tool runs other code", """
+    The same tool name now runs other code: another python object or other `args`, another
+    MCP server or its settings (command, URL, environment, headers, filter, prefix), another
+    agent. Reported at the tool's definition.""")
+APPROVAL_DROPPED = _change("AS509", "approval-dropped", "high",
+                           "A tool no longer waits for approval", """
+    A person used to approve each call of the tool (`interrupt_on`); now it runs without.""")
+APPROVAL_ADDED = _change("AS510", "approval-added", "low", "A tool now waits for approval", """
+    Each call of the tool now waits for a person.""")
+APPROVAL_CHANGED = _change("AS511", "approval-changed",
+                           "medium when a decision is gained, else low",
+                           "The answers a person may give changed", """
+    The decisions of an approval changed: gaining one (`edit`, `approve`) widens what the
+    call may become.""")
+EXECUTE_GAINED = _change("AS512", "execute-gained", "high", "An agent can run shell commands", """
+    The agent's backend now runs commands (`execute`).""")
+EXECUTE_LOST = _change("AS513", "execute-lost", "low",
+                       "An agent can no longer run shell commands", """
+    The `execute` tool is gone.""")
+BACKEND_CHANGED = _change("AS514", "backend-changed", "medium",
+                          "The file tools work over another backend", """
+    Another backend, or the same one set up differently (its root, environment or routes):
+    the files the agent reads and writes are others.""")
+HARD_LINKS_ALLOWED = _change("AS515", "hard-links-allowed", "high",
+                             "A backend now reads hard-linked files", """
+    `hard_links: allow`: a file with several names may be reached through one inside the
+    root while its other name lies outside it.""")
+HARD_LINKS_REFUSED = _change("AS516", "hard-links-refused", "low",
+                             "A backend no longer reads hard-linked files", """
+    `hard_links: allow` was removed.""")
+INSTRUCTION_CHANGED = _change("AS517", "instruction-changed", "medium",
+                              "An agent's instruction changed", """
+    The instruction's text changed (in the spec or its instruction file); the unified diff is
+    shown, except for a file outside the project.""")
+LIMIT_CHANGED = _change("AS518", "limit-changed", "medium when raised, low when lowered",
+                        "A limit changed", """
+    `max_iterations`, `tool_result_limit`, a planner's `max_depth` / `max_subtasks`, a
+    backend's timeout or output size, the job store's attempts and lease: a raised limit
+    lets more happen.""")
+EXECUTION_MODE_CHANGED = _change("AS519", "execution-mode-changed", "medium",
+                                 "An agent runs offline or in real time", """
+    Delegating to the agent now queues a background job, or no longer does.""")
+SUB_AGENTS_CHANGED = _change("AS520", "sub-agents-changed", "medium",
+                             "The agents an agent can transfer to changed", """
+    An LLM agent's chat sub-agents (or a workflow's children) changed.""")
+MEMORY_CHANGED = _change("AS521", "memory-changed", "medium", "Memory files changed", """
+    The AGENTS.md-style files loaded into the agent's instruction changed.""")
+SKILLS_CHANGED = _change("AS522", "skills-changed", "medium", "Skills changed", """
+    The skill directories the agent can load changed.""")
+OUTPUT_SCHEMA_CHANGED = _change("AS523", "output-schema-changed", "medium",
+                                "The output schema changed", """
+    What the agent must answer with changed.""")
+INPUT_SCHEMA_CHANGED = _change("AS524", "input-schema-changed", "medium",
+                               "The input schema changed", """
+    What a caller must give the agent (as a tool) changed.""")
+OUTPUT_KEY_CHANGED = _change("AS525", "output-key-changed", "medium",
+                             "The output key changed", """
+    The session state key the agent's answer is stored under changed: agents reading it
+    see something else.""")
+ROUTE_CHANGED = _change("AS526", "route-changed", "medium", "A router's route changed", """
+    How a router picks its child changed (state key, map, python function, model, default or
+    fallback).""")
+STATIC_INSTRUCTION_CHANGED = _change("AS527", "static-instruction-changed", "medium",
+                                     "The static instruction changed", """
+    The cached, literal part of the instruction changed.""")
+TOOL_ERRORS_CHANGED = _change("AS528", "tool-errors-changed", "medium",
+                              "What a tool's error does changed", """
+    `tool_errors`: an error raised by a tool is returned to the model, or fails the run.""")
+OUTSIDE_PROJECT_WIDENED = _change("AS529", "outside-project-widened", "high",
+                                  "The spec may name more paths outside the project", """
+    `outside_project` gained a directory: the spec may now read or write files there.""")
+OUTSIDE_PROJECT_NARROWED = _change("AS530", "outside-project-narrowed", "low",
+                                   "The spec may name fewer paths outside the project", """
+    `outside_project` lost a directory.""")
+STATE_ADDED = _change("AS531", "state-added", "medium", "Sessions start with a new key", """
+    The initial session state has a new key. Its `${env.X}` are shown as written, never
+    read.""")
+STATE_CHANGED = _change("AS532", "state-changed", "medium",
+                        "Sessions start with another value", """
+    A key of the initial session state has another value.""")
+STATE_REMOVED = _change("AS533", "state-removed", "medium",
+                        "Sessions no longer start with a key", """
+    A key of the initial session state is gone: instructions naming it fail at run time.""")
+CALLBACK_ADDED = _change("AS534", "callback-added", "high", "An agent gains a callback", """
+    A callback runs on every model or tool call (or agent run) and can change, block or
+    allow it: callbacks are where guards live, so any change to one is high risk.""")
+CALLBACK_REMOVED = _change("AS535", "callback-removed", "high", "An agent loses a callback", """
+    A callback is gone: if it was a guard (a `before_tool` check, a filter), what it
+    refused is now allowed.""")
+CALLBACK_CHANGED = _change("AS536", "callback-changed", "high",
+                           "A callback runs other code", """
+    The same hook now runs other functions (another reference, another order, other
+    `args`): a guard swapped for one that allows everything looks like this.""")
+PLUGIN_ADDED = _change("AS537", "plugin-added", "high", "The app gains a plugin", """
+    A plugin sees and can change every agent's model and tool calls.""")
+PLUGIN_REMOVED = _change("AS538", "plugin-removed", "high", "The app loses a plugin", """
+    A plugin is gone; if it guarded or logged calls, that no longer happens.""")
+PLUGIN_CHANGED = _change("AS539", "plugin-changed", "high", "A plugin is set up differently", """
+    A plugin's `args` (or the directory its module is found in) changed.""")
+GENERATE_CHANGED = _change("AS540", "generate-changed", "medium",
+                           "Generation settings changed", """
+    `generate` (temperature, top_p, max_output_tokens, ...) of the agent or of its named
+    model changed: answers become more or less random, longer or shorter.""")
+THINKING_CHANGED = _change("AS541", "thinking-changed", "medium", "Thinking settings changed", """
+    The model's thinking budget or whether it shows its thoughts changed.""")
+DESCRIPTION_CHANGED = _change("AS542", "description-changed", "medium",
+                              "An agent's description changed", """
+    A parent model routes on its sub-agents' descriptions, and a caller reads a tool
+    agent's: rewording one changes which agent gets the work.""")
+INCLUDE_CONTENTS_CHANGED = _change("AS543", "include-contents-changed", "medium",
+                                   "What history an agent sees changed", """
+    `include_contents: none` runs the agent without the conversation so far.""")
+TRANSFER_CHANGED = _change("AS544", "transfer-changed", "medium",
+                           "Where an agent may transfer changed", """
+    `disallow_transfer_to_parent` / `disallow_transfer_to_peers`: the agent may now (or no
+    longer) hand the conversation to its parent or siblings.""")
+GLOBAL_INSTRUCTION_CHANGED = _change("AS545", "global-instruction-changed", "medium",
+                                     "The global instruction changed", """
+    `global_instruction` is prepended to every agent's instruction: a change reaches them
+    all. Reported under `(spec)` with its unified diff.""")
+PLANNER_CHANGED = _change("AS546", "planner-changed", "medium",
+                          "An agent's ADK planner changed", """
+    `planner` (`plan_react`, `builtin`): how the model plans before it acts.""")
+PLANNER_ROLE_CHANGED = _change("AS547", "planner-role-changed", "medium",
+                               "A planner's role changed", """
+    The model, instruction or model settings of a recursive planner's planner, workers or
+    synthesizer changed.""")
+MEMORY_EDIT_CHANGED = _change("AS548", "memory-edit-changed",
+                              "high when gained, low when lost",
+                              "Whether an agent can edit its memory changed", """
+    A memory file the agent can now rewrite through the file tools persists into every
+    later run: what one run writes, the next one obeys.""")
+SKILL_DISCOVERY_CHANGED = _change("AS549", "skill-discovery-changed", "medium",
+                                  "How skills are offered changed", """
+    `lazy` lists skills and loads one on demand; `eager` puts them all in the
+    instruction.""")
+TASK_AGENTS_CHANGED = _change("AS550", "task-agents-changed", "medium",
+                              "The agents `task` can start changed", """
+    The subagent types the `task` tool offers, or the agent one of them runs.""")
+SUMMARIZATION_CHANGED = _change("AS551", "summarization-changed", "medium",
+                                "Conversation compaction changed", """
+    `summarization`: when the conversation is compacted, how much is kept, and the model
+    that summarizes.""")
+JOBS_STORE_CHANGED = _change("AS552", "jobs-store-changed", "medium",
+                             "The job store changed", """
+    Background jobs are kept in another store (or now in one, or no longer): queued jobs of
+    the old store are not seen.""")
+JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed",
+                               "high when set or changed, low when removed",
+                               "Where job results are posted changed", """
+    A finished job's result is posted to `notify.webhook`: a new URL (or new headers) sends
+    the results somewhere else. Header values are never shown.""")
+APP_RENAMED = _change("AS554", "app-renamed", "medium", "The app's name changed", """
+    Sessions, memory and artifacts are stored under the app's name: the renamed app does not
+    see those of the old one, and the generated package has another name.""")
+MODEL_ENDPOINT_CHANGED = _change("AS560", "model-endpoint-changed", "high",
+                                 "A model sends requests to another server", """
+    A model (or a member of its fallback chain or route) now has a `base_url` the old
+    version did not call: the conversation, and the model's API key, go to that server.""")
+MODEL_ROUTING_CHANGED = _change("AS561", "model-routing-changed", "medium",
+                                "A model's fallback chain or route changed", """
+    A `{fallback: [...]}` model tries its models in another order or other ones, or a
+    route picks differently (another state key, map, function, choices or fallback): which
+    model answers a call changes.""")
+MODEL_SETTINGS_CHANGED = _change("AS562", "model-settings-changed", "medium",
+                                 "A model is called with other settings", """
+    The same model, on the same servers, is called with another key (`api_key`), other call
+    arguments (`args`), or a member of its chain or route calls differently: answers, cost
+    and which account pays can change. Key values are never shown.""")
+SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed", "medium",
+                                        "Where summarized conversations are kept changed", """
+    `summarization.history`: the text of the events each summary replaces is now written
+    to files under another directory of the root agent's file tools (or now, or no longer),
+    where the agent and anyone with the backend's directory can read it.""")
+
+
+# 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec
+ADK_SCHEMA = _code("AS600", "adk-schema", "An Agent Config file ADK's own schema refuses", """
+    `agentspec import adk` first checks each file against the Agent Config schema of the
+    installed ADK (its `LlmAgentConfig`, `SequentialAgentConfig`, `ParallelAgentConfig`,
+    `LoopAgentConfig`, `AgentToolConfig` and `McpToolsetConfig` classes), as `from_config`
+    does. A file ADK would refuse is not converted: fix it so `adk run` loads it first.""")
+ADK_UNREADABLE = _code("AS601", "adk-unreadable", "An Agent Config file that cannot be read", """
+    The path names no file or folder, the folder has no `root_agent.yaml`, or a file is not
+    a YAML mapping.""")
+ADK_CONFIG_PATH = _code("AS602", "adk-config-path",
+    "A `config_path` that is missing, absolute or leads outside the agent folder", """
+    ADK resolves `config_path` relative to the file that names it and refuses absolute paths
+    and paths that leave the referring file's folder. The importer also keeps every file
+    inside the folder being imported.""")
+ADK_CYCLE = _code(
+    "AS603", "adk-cycle", "Agent Config files that refer to each other in a circle", """
+    A file reaches itself through `config_path` references. ADK has no check for this and
+    recurses until Python's stack runs out; an agent cannot contain itself. Break the circle.""")
+ADK_AGENT_CLASS = _code("AS604", "adk-agent-class",
+    "An `agent_class` agentspec cannot express", """
+    agentspec converts `LlmAgent` (also `Agent`), `SequentialAgent`, `ParallelAgent` and
+    `LoopAgent`. A custom class (a `module.Class` path) or ADK's `Workflow` graph has
+    behaviour in Python that a spec cannot describe. Keep that agent in Python, or rewrite
+    it with the spec's kinds (`router`, `planner`, workflows).""")
+ADK_CODE_AGENT = _code("AS605", "adk-code-agent", "An agent given as Python code", """
+    `sub_agents: [{code: ...}]` and `AgentTool` with `agent: {code: ...}` name an agent
+    object built in Python. A spec defines its agents itself; it cannot include a Python
+    agent object. Describe that agent in the spec (`agentspec import adk` can convert it if
+    it has an Agent Config file), or keep the whole app in Python.""")
+ADK_MODEL_CODE = _code("AS606", "adk-model-code", "A model given as Python code", """
+    `model_code` names a model object built in Python (a `LiteLlm` with arguments, a custom
+    `BaseLlm`). A spec names models by id: use `model: <id>`, or a `models:` entry with
+    `provider: litellm`.""")
+ADK_MODEL_ID = _code("AS607", "adk-model-id", "A `model` that is not a model id", """
+    `model` takes a model id such as `gemini-2.5-flash` or `anthropic/claude-sonnet-4-5`.
+    This value has spaces, an interpolation, or the form of a Python path (`pkg.mod.name`),
+    which ADK would send to its model registry as an id and fail.""")
+ADK_NAME_CLASH = _code(
+    "AS608", "adk-name-clash", "Two Agent Config files with the same agent name", """
+    A spec names its agents, so two different files whose agents have the same `name` would
+    become one agent. Rename one of them.""")
+ADK_UNKNOWN_TOOL = _code("AS609", "adk-unknown-tool", "A bare tool name ADK does not have", """
+    A tool `name` without a dot is looked up in `google.adk.tools`; this one is not there, so
+    ADK would fail to load the file. Use the built-in's exact name, or a dotted path to your
+    own tool.""")
+ADK_GENERATE_LOSS = _code("AS610", "adk-generate-loss",
+    "A `generate_content_config` key the spec language does not have", """
+    The spec's `generate` takes temperature, top_p, top_k, max_output_tokens,
+    stop_sequences, seed, presence and frequency penalties and safety_settings, and
+    `thinking` takes the thinking settings. Other `GenerateContentConfig` keys would be
+    dropped: the import refuses unless `--allow-loss`, which drops them with a warning and a
+    comment in the output.""")
+ADK_STATIC_LOSS = _code("AS611", "adk-static-instruction-loss",
+    "A `static_instruction` that is not plain text", """
+    The spec's `static_instruction` is text. A `Content` or a list of parts (images, files)
+    cannot be expressed: the import refuses unless `--allow-loss`, which keeps the text parts
+    only, with a warning and a comment.""")
+ADK_MCP_LOSS = _code(
+    "AS612", "adk-mcp-loss", "An MCP toolset option the spec language does not have", """
+    The spec's MCP tools take the server (stdio `command`/`args`/`env`/`cwd`, or `url` with
+    `sse`/`http` transport and `headers`), `timeout`, `filter` and `prefix`. Authentication
+    schemes and credentials, tool-list caching and MCP resources would be dropped: the import
+    refuses unless `--allow-loss`.""")
+ADK_AGENT_TOOL_LOSS = _code("AS613", "adk-agent-tool-loss",
+    "An `AgentTool` option the spec language does not have", """
+    `{agent: name}` in a spec's `tools` is an `AgentTool` with ADK's defaults.
+    `skip_summarization: true` and `include_plugins: false` would be dropped: the import
+    refuses unless `--allow-loss`.""")
+ADK_TOOL_ARGS = _code("AS614", "adk-tool-args", "A tool given as code with `args`", """
+    ADK builds such a tool with `Class.from_config(ToolArgsConfig(args), path)` (a tool or
+    toolset class) or `factory(ToolArgsConfig(args))` (a function), while a spec's
+    `{python: ..., args: ...}` calls the attribute with keyword arguments. `--write-shims`
+    writes a small module (`adk_shims.py` beside the spec) that builds the tool the way ADK
+    does; without it the import refuses. Argument names must be Python identifiers.""")
+ADK_SECRET = _code(
+    "AS615", "adk-secret", "A literal secret in an MCP server's `env` or `headers`", """
+    The value looks like a credential (its name mentions a token, key, secret, password or
+    authorization, or it starts with `Bearer`). A spec reads secrets from the environment, so
+    the import writes `${env.NAME}` in its place and never copies the value. Set NAME in the
+    environment that runs the agent.""", warning=True)
+ADK_SHARED_FILE = _code(
+    "AS616", "adk-shared-file", "A file used as the sub-agent of two parents", """
+    ADK builds a new agent each time a file is referenced, so one file can be the sub-agent
+    of two parents. A spec agent has one parent, so the second use becomes an agent that
+    `extends` the first, under a new name (the transfer target's name changes with it).""",
+    info=True)
+ADK_OUTPUT_EXISTS = _code("AS617", "adk-output-exists", "The output file exists", """
+    `agentspec import adk` never overwrites a file: choose another `-o`, remove the file, or
+    pass `--force`.""")
+ADK_YAML_11 = _code(
+    "AS618", "adk-yaml-1-1", "A value ADK's YAML 1.1 reader reads differently", """
+    ADK reads Agent Config files with PyYAML, which follows YAML 1.1: `yes`, `no`, `on` and
+    `off` (any case) are booleans, `0o17` is text, `1:30` is a number of seconds, a date is a
+    date. agentspec reads YAML 1.2. The import converts what ADK reads, so the spec behaves as
+    the Agent Config did; quote the value in the Agent Config if that is not what you meant
+    (`threshold: "OFF"`).""", warning=True)

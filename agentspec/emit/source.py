@@ -23,6 +23,7 @@ from agentspec.ir.plan import (
     SpecPath,
     Value,
 )
+from agentspec.runtime.abi import ABI
 from agentspec.spec.common import is_reserved_word
 
 __all__ = ["HEADER", "SourceOptions", "UnsafeName", "comment", "source"]
@@ -243,6 +244,20 @@ def _paths_module(plan: Plan, options: SourceOptions) -> str:
     return "\n".join(lines)
 
 
+def _abi_check(package: str, builder: str | None) -> list[str]:
+    """The package's first lines: the installed agentspec must run what it was built for."""
+    message = (f"{package} was built by a newer agentspec (runtime ABI {ABI}); upgrade "
+               "agentspec (pip install -U agentspec)")
+    return [
+        "try:",
+        f"{INDENT}from agentspec.runtime.abi import require",
+        "except ModuleNotFoundError as error:  # an agentspec from before runtime ABIs",
+        f"{INDENT}if error.name != 'agentspec.runtime.abi':",
+        f"{INDENT * 2}raise",
+        f"{INDENT}raise ImportError({message!r}) from error",
+        f"require({ABI}, {package!r}, {builder or ''!r})"]
+
+
 def source(plan: Plan, options: SourceOptions = SourceOptions()) -> dict[PurePosixPath, str]:
     """The generated package for `plan`, as `{relative path: text}`."""
     names = _Names(taken={b.var for b in plan.bindings} | {"_paths"})
@@ -261,7 +276,9 @@ def source(plan: Plan, options: SourceOptions = SourceOptions()) -> dict[PurePos
     # sys.path before agent.py imports the user's modules
     with_paths = bool(options.module_paths) or ("._paths", "spec_path") in names.local
     init = "from . import _paths, agent" if with_paths else "from . import agent"
-    files = {package / "__init__.py": f"{header[0]}\n{init}  # noqa: F401\n",
+    files = {package / "__init__.py": "\n".join([
+                 header[0], *_abi_check(str(package), options.version),
+                 f"{init}  # noqa: E402, F401", ""]),
              package / "agent.py": agent}
     if with_paths:
         files[package / "_paths.py"] = _paths_module(plan, options)

@@ -5,25 +5,31 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, Literal
 
-from agentspec.check import CheckResult
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
     AgentNode,
+    AgentToolNode,
     AppNode,
     Approval,
+    BuiltinToolNode,
     Compaction,
+    DeepNode,
     FilesystemNode,
     JobsNode,
+    LlmFields,
+    LlmNode,
+    McpHttp,
+    McpStdio,
+    McpToolNode,
     ModelNode,
-    PlanSettings,
     PyObject,
-    RouteNode,
+    PythonToolNode,
     Schema,
     ToolNode,
 )
-from agentspec.parse import read_text
+from agentspec.kinds import Site, kind_for_spec
 from agentspec.paths import resolved
 from agentspec.source import Span
 from agentspec.spec import Spec
@@ -32,26 +38,31 @@ from agentspec.spec.agents import (
     LlmAgent,
     LoopAgent,
     ParallelAgent,
-    PlannerAgent,
     PythonSchema,
-    RouterAgent,
     SequentialAgent,
     SkillsConfig,
 )
-from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations, TokensTrigger
-from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness, harness
+from agentspec.spec.document import (
+    FractionTrigger,
+    Jobs,
+    KeepEvents,
+    KeepInvocations,
+    TokensTrigger,
+)
+from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness
 from agentspec.spec.models import FallbackModel, ModelDef, RoutedModel
-from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
+from agentspec.spec.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
+from agentspec.validate.check import CheckResult
 
 __all__ = ["lower"]
 
 DECISIONS = ("approve", "edit", "reject")
-_WORKFLOWS = {SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop",
-              RouterAgent: "router"}
+_WORKFLOWS: dict[type, Literal["sequential", "parallel", "loop"]] = {
+    SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
 
 
 @dataclass
-class _Lowering:
+class Lowering:
     spec: Spec
     result: CheckResult
     spec_dir: FsPath
@@ -141,17 +152,29 @@ class _Lowering:
             entry = (self.spec.tools or {})[entry]
         approval = approvals.get(name) if name else None
         if isinstance(entry, PythonTool):
-            return ToolNode("python", name, python=self.python(
+            return PythonToolNode(name=name, python=self.python(
                 entry.python, self.span(*path, "python"), entry.args), approval=approval)
         if isinstance(entry, McpTool):
-            cwd = getattr(entry.mcp, "cwd", None)  # literal: validate refuses `${...}`
-            if cwd is not None:
-                cwd = self.spec_relative(cwd, *path, "mcp", "cwd")
-            return ToolNode("mcp", name, mcp=entry, mcp_cwd=cwd, approval=approval)
+            server = entry.mcp
+            connection: McpStdio | McpHttp
+            if isinstance(server, McpRemote):
+                connection = McpHttp(url=server.url, transport=server.transport,
+                                     headers=None if server.headers is None
+                                     else tuple(server.headers.items()), timeout=server.timeout)
+            else:
+                cwd = server.cwd  # literal: validate refuses `${...}`
+                connection = McpStdio(
+                    command=server.command, args=tuple(server.args),
+                    env=None if server.env is None else tuple(server.env.items()),
+                    cwd=None if cwd is None else self.spec_relative(cwd, *path, "mcp", "cwd"),
+                    timeout=server.timeout)
+            return McpToolNode(name=name, server=connection,
+                               filter=None if entry.filter is None else tuple(entry.filter),
+                               prefix=entry.prefix, approval=approval)
         if isinstance(entry, BuiltinTool):
-            return ToolNode("builtin", entry.builtin)
+            return BuiltinToolNode(name=entry.builtin)
         assert isinstance(entry, AgentTool)
-        return ToolNode("agent", entry.agent, agent=self.agent(entry.agent, as_tool=True))
+        return AgentToolNode(agent=self.agent(entry.agent, as_tool=True))
 
     # agents ----------------------------------------------------------------------------
 
@@ -165,11 +188,13 @@ class _Lowering:
             self.diagnostics.append(codes.PATH_OUTSIDE_PROJECT(
                 f"the instruction file `{agent.instruction_file}` is outside the project", span))
             return None
-        text, problem = read_text(target, agent.instruction_file)
-        if text is None:
-            self.diagnostics.append(codes.PATH_NOT_FOUND(
-                f"cannot read the instruction file `{agent.instruction_file}`", span))
-        return text
+        # validate read it (and reported a file it could not read): never a second read
+        for source in self.result.sources.values():
+            if source.path == target:
+                return source.text
+        self.diagnostics.append(codes.PATH_NOT_FOUND(
+            f"the instruction file `{agent.instruction_file}` was not read", span))
+        return None
 
     def spec_relative(self, entry: str, *path: str | int) -> str:
         """`entry`, written at `path` relative to its own file, relative to the spec's
@@ -289,36 +314,6 @@ class _Lowering:
             self.resumable = True
         return found
 
-    def route(self, name: str, agent: RouterAgent) -> RouteNode:
-        route = agent.route
-        python = None if route.python is None else self.python(
-            route.python, self.span("agents", name, "route", "python"))
-        model, _, _ = self.model(route.model)
-        return RouteNode(state=route.state,
-                         map=None if route.map is None else tuple(route.map.items()),
-                         python=python, model=model, instruction=route.instruction,
-                         default=agent.default, fallback=tuple(agent.fallback or ()))
-
-    def plan(self, name: str, agent: PlannerAgent) -> PlanSettings:
-        worker, synthesizer = agent.worker, agent.synthesizer
-        tools = [self.tool(name, index, entry, {}, where=("worker", "tools"))
-                 for index, entry in enumerate(worker.tools or () if worker else ())]
-        # a role without a model of its own uses the planner's (the synthesizer: the worker's)
-        planner_model = agent.model
-        worker_model = (worker.model if worker else None) or planner_model
-        synthesizer_model = (synthesizer.model if synthesizer else None) or worker_model
-        roles = {"planner": self.model(planner_model), "worker": self.model(worker_model),
-                 "synthesizer": self.model(synthesizer_model)}
-        return PlanSettings(
-            model=roles["planner"][0], instruction=agent.instruction,
-            max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,
-            worker_model=roles["worker"][0],
-            worker_instruction=worker.instruction if worker else None,
-            worker_tools=tuple(tools), synthesizer_model=roles["synthesizer"][0],
-            synthesizer_instruction=synthesizer.instruction if synthesizer else None,
-            settings=tuple((role, tuple(generate.items()), tuple(thinking.items()))
-                           for role, (_, generate, thinking) in roles.items()))
-
     def agent(self, name: str, *, as_tool: bool = False, under_llm: bool = False) -> AgentNode:
         """Agent `name`: called as a tool (`as_tool`), or a sub-agent of an LLM agent
         (`under_llm`: its `mode` applies), or else run by a workflow, router or the app."""
@@ -331,57 +326,15 @@ class _Lowering:
         queued = [c for c in names if isinstance(agent, LlmAgent) and self.queues(c)]
         children = tuple(self.agent(c, under_llm=isinstance(agent, LlmAgent))
                          for c in names if c not in queued)
-        base = AgentNode(name=name, kind="llm", file=self.relative(span.file),
-                         line=span.start.line, description=agent.description,
-                         children=children, callbacks=self.callbacks(name, agent),
-                         offline=offline and as_tool)
+        common: dict[str, Any] = dict(
+            name=name, file=self.relative(span.file), line=span.start.line,
+            description=agent.description, children=children,
+            callbacks=self.callbacks(name, agent), offline=offline and as_tool)
         if not isinstance(agent, LlmAgent):  # called as a tool: the agent answers its caller
-            base = replace(base, mode="single_turn" if as_tool and not offline else None)
-        if isinstance(agent, RouterAgent):
-            return replace(base, kind="router", route=self.route(name, agent))
-        if isinstance(agent, PlannerAgent):
-            return replace(base, kind="planner", plan=self.plan(name, agent),
-                           tool_errors=(agent.worker and agent.worker.tool_errors) or "return")
-        if not isinstance(agent, LlmAgent):
-            kind = _WORKFLOWS.get(type(agent), getattr(agent, "kind", "llm"))
-            return replace(base, kind=kind,
-                           max_iterations=getattr(agent, "max_iterations", None))
-        model, generate, thinking = self.model(agent.model)
-        generate.update(agent.generate.model_dump(exclude_none=True) if agent.generate else {})
-        thinking.update(agent.thinking.model_dump(exclude_none=True) if agent.thinking else {})
-        skills, discovery = self.skills(name, agent)
-        kit = harness(agent, self.spec.backends or {})  # with the defaults of `kind: deep`
-        approvals = self.approvals(agent)
-        filesystem, memory = self.filesystem(kit), self.memory(name, agent)
-        mode = agent.mode if under_llm or as_tool else None  # else AS229: it does nothing
-        if as_tool and mode not in ("single_turn", "task"):
-            mode = "single_turn"  # an `{agent: name}` tool is the child called as a tool
-        if base.offline:
-            mode = None  # a worker runs it on its own, as the root of a session
-        # an agent called as a tool answers its caller: a transfer would abandon the call
-        delegated = mode in ("single_turn", "task")
-        node = replace(
-            base, kind=agent.kind, model=model, generate=tuple(generate.items()),
-            thinking=tuple(thinking.items()), planner=agent.planner,
-            instruction=self.instruction(name, agent),
-            instruction_file=None if agent.instruction_file is None else self.spec_relative(
-                agent.instruction_file, "agents", name, "instruction_file"),
-            static_instruction=agent.static_instruction,
-            tools=tuple(self.tool(name, i, t, approvals)
-                        for i, t in enumerate(agent.tools or ())) + tuple(
-                ToolNode("agent", child, agent=self.agent(child, as_tool=True))
-                for child in queued),
-            mode=mode, output_schema=self.schema(name, "output_schema", agent.output_schema),
-            input_schema=self.schema(name, "input_schema", agent.input_schema),
-            output_key=agent.output_key, include_contents=agent.include_contents,
-            disallow_transfer_to_parent=True if delegated else agent.disallow_transfer_to_parent,
-            disallow_transfer_to_peers=True if delegated else agent.disallow_transfer_to_peers,
-            todos=kit.todos, memory=memory,
-            memory_edit_at=self.memory_edit_at(memory, kit, filesystem),
-            filesystem=filesystem, skills=skills, skill_discovery=discovery,
-            result_limit=kit.result_limit, approvals=tuple(approvals.items()),
-            tool_errors=agent.tool_errors or "return")
-        return replace(node, task=self.task(kit, node))
+            common["mode"] = "single_turn" if as_tool and not offline else None
+        node: AgentNode = kind_for_spec(agent).lower(
+            self, name, agent, Site(common, as_tool, under_llm, tuple(queued)))
+        return node
 
     def queues(self, name: str) -> bool:
         """Whether delegating to agent `name` as a sub-agent queues a job."""
@@ -390,23 +343,24 @@ class _Lowering:
             getattr(agent, "mode", None) in ("single_turn", "task")
 
     def jobs(self) -> JobsNode | None:
-        settings = self.spec.jobs
-        if settings is None and not self.offline:
+        written = self.spec.jobs
+        if written is None and not self.offline:
             return None
-        store = settings.store if settings is not None else "sqlite:///.agentspec/jobs.db"
-        sqlite_path = None
+        settings = written or Jobs()  # the spec model's defaults, and no others
+        store, sqlite_path = settings.store, None
         if store.startswith("sqlite:///") and "${" not in store:
             path = store.removeprefix("sqlite:///")
             sqlite_path = self.spec_relative(path, "jobs", "store") \
-                if settings is not None else path
-        notify = settings.notify if settings is not None else None
+                if written is not None else path
+        notify = settings.notify
         return JobsNode(store=store, sqlite_path=sqlite_path,
-                        max_attempts=settings.max_attempts if settings else 3,
-                        lease_seconds=settings.lease_seconds if settings else 60,
+                        max_attempts=settings.max_attempts,
+                        lease_seconds=settings.lease_seconds,
                         webhook=notify.webhook if notify else None,
                         headers=tuple((notify.headers or {}).items()) if notify else ())
 
-    def task(self, kit: Harness, node: AgentNode) -> tuple[tuple[str, AgentNode], ...]:
+    def task(self, kit: Harness, node: LlmNode | DeepNode
+             ) -> tuple[tuple[str, AgentNode], ...]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
         (instruction and tools), without `task` and sub-agents."""
         if kit.task is None:
@@ -436,9 +390,11 @@ class _Lowering:
         else:
             overlap = keep.invocations if isinstance(keep, KeepInvocations) else 1
             settings = (("compaction_interval", trigger.invocations), ("overlap_size", overlap))
-        model = self.model(summary.model)[0] if summary.model is not None else root.model
-        return Compaction(settings, model, history=summary.history,
-                          filesystem=root.filesystem if summary.history is not None else None)
+        llm = root if isinstance(root, LlmFields) else None
+        model = self.model(summary.model)[0] if summary.model is not None else \
+            llm.model if llm else None
+        filesystem = llm.filesystem if llm and summary.history is not None else None
+        return Compaction(settings, model, history=summary.history, filesystem=filesystem)
 
     def context_windows(self) -> list[int]:
         windows = [m.context_window for m in (self.spec.models or {}).values()
@@ -465,7 +421,7 @@ def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:
     """The agent tree of a checked spec; None (with diagnostics) when it cannot be built."""
     if not result.ok or result.spec is None or result.root is None:
         return None, []
-    lowering = _Lowering(result.spec, result, resolved(result.path).parent)
+    lowering = Lowering(result.spec, result, resolved(result.path).parent)
     app = lowering.app(result.root)
     if lowering.diagnostics:
         return None, lowering.diagnostics

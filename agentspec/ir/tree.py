@@ -1,12 +1,22 @@
-"""The frozen agent tree: the resolved spec with every reference replaced by what it names."""
+"""The frozen agent tree: the resolved spec with every reference replaced by what it names.
+
+Agents and tools are tagged unions of frozen dataclasses, one class per kind; consumers
+dispatch with `match` and end with `assert_never`, so mypy names a consumer that misses a
+kind. No pydantic object is inside: the tree is plain data.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, assert_never
 
-__all__ = ["AgentNode", "AppNode", "Approval", "Compaction", "FilesystemNode", "JobsNode",
-           "ModelNode", "PlanSettings", "PyObject", "RouteNode", "Schema", "ToolNode"]
+__all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
+           "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
+           "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
+           "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
+           "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called", "kind_of",
+           "tools_of"]
 
 
 @dataclass(frozen=True)
@@ -61,15 +71,141 @@ class Approval:
     hint: str | None = None
 
 
-@dataclass(frozen=True)
-class ToolNode:
-    kind: str  # python | mcp | builtin | agent
-    name: str = ""  # the spec name, or the builtin / agent name
-    python: PyObject | None = None
-    mcp: Any = None  # spec.tools.McpTool
-    mcp_cwd: str | None = None  # its working directory, relative to the spec's directory
-    agent: AgentNode | None = None
+# tools --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class PythonToolNode:
+    name: str = ""  # the spec name ("" for an inline entry)
+    python: PyObject
     approval: Approval | None = None  # every tool this entry yields waits for a person
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpStdio:
+    """An MCP server started as a subprocess; `cwd` is relative to the spec's directory."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] | None = None
+    cwd: str | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpHttp:
+    """An MCP server reached over the network."""
+
+    url: str
+    transport: Literal["sse", "http"] = "http"
+    headers: tuple[tuple[str, str], ...] | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpToolNode:
+    name: str = ""
+    server: McpStdio | McpHttp
+    filter: tuple[str, ...] | None = None
+    prefix: str | None = None
+    approval: Approval | None = None
+
+    @property
+    def target(self) -> str:
+        """The server it starts or calls: its URL, or its command line."""
+        match self.server:
+            case McpHttp(url=url):
+                return url
+            case McpStdio(command=command, args=args):
+                return " ".join((command, *args))
+            case _:
+                assert_never(self.server)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuiltinToolNode:
+    name: str  # the ADK builtin
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentToolNode:
+    """Another agent called like a tool (a single_turn / task sub-agent, or a queued job)."""
+
+    agent: AgentNode
+
+    @property
+    def name(self) -> str:
+        return self.agent.name
+
+
+ToolNode = PythonToolNode | McpToolNode | BuiltinToolNode | AgentToolNode
+
+
+# agents -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentFields:
+    """What every agent kind has."""
+
+    name: str
+    file: str
+    line: int
+    description: str | None = None
+    children: tuple[AgentNode, ...] = ()
+    callbacks: tuple[tuple[str, tuple[PyObject, ...]], ...] = ()
+    mode: str | None = None  # single_turn | task: it answers its caller
+    offline: bool = False  # delegating to it queues a background job
+
+
+@dataclass(frozen=True, kw_only=True)
+class LlmFields(AgentFields):
+    """An LLM agent, with the deep-agent harness (todos, files, task, skills, memory)."""
+
+    model: ModelNode | None = None
+    generate: tuple[tuple[str, Any], ...] = ()
+    thinking: tuple[tuple[str, Any], ...] = ()
+    adk_planner: str | None = None  # the spec's `planner`: ADK's plan_react | builtin
+    instruction: str | None = None
+    #: the file the instruction was read from (relative to the spec's directory); its text
+    #: is used as it is: no `${env.X}`
+    instruction_file: str | None = None
+    static_instruction: str | None = None
+    tools: tuple[ToolNode, ...] = ()
+    output_schema: Schema | None = None
+    input_schema: Schema | None = None
+    output_key: str | None = None
+    include_contents: str | None = None
+    disallow_transfer_to_parent: bool | None = None
+    disallow_transfer_to_peers: bool | None = None
+    todos: bool = False
+    memory: tuple[str, ...] = ()  # AGENTS.md-style files, relative to the spec's directory
+    memory_edit_at: tuple[str | None, ...] = ()  # per file: its path in the file tools, if any
+    filesystem: FilesystemNode | None = None
+    skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
+    skill_discovery: str = "lazy"
+    result_limit: int | None = None  # tokens
+    task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
+    approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
+    #: a tool that raises: `return` its error to the model
+    tool_errors: str = "return"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LlmNode(LlmFields):
+    """`kind: llm`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeepNode(LlmFields):
+    """`kind: deep`, lowered: an LLM agent with the harness defaults of `kind: deep`
+    already applied."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkflowNode(AgentFields):
+    kind: Literal["sequential", "parallel", "loop"]
+    max_iterations: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,8 +221,13 @@ class RouteNode:
     fallback: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class RouterNode(AgentFields):
+    route: RouteNode
+
+
 @dataclass(frozen=True)
-class PlanSettings:
+class PlannerRoles:
     """A recursive planner's roles and bounds."""
 
     model: ModelNode | None
@@ -103,47 +244,53 @@ class PlanSettings:
                     ...] = ()
 
 
-@dataclass(frozen=True)
-class AgentNode:
-    name: str
-    kind: str  # llm | deep | sequential | parallel | loop | router | planner
-    file: str
-    line: int
-    description: str | None = None
-    model: ModelNode | None = None
-    generate: tuple[tuple[str, Any], ...] = ()
-    thinking: tuple[tuple[str, Any], ...] = ()
-    planner: str | None = None
-    instruction: str | None = None
-    #: the file the instruction was read from (relative to the spec's directory); its text
-    #: is used as it is: no `${env.X}`
-    instruction_file: str | None = None
-    static_instruction: str | None = None
-    tools: tuple[ToolNode, ...] = ()
-    children: tuple[AgentNode, ...] = ()
-    mode: str | None = None
-    output_schema: Schema | None = None
-    input_schema: Schema | None = None
-    output_key: str | None = None
-    include_contents: str | None = None
-    disallow_transfer_to_parent: bool | None = None
-    disallow_transfer_to_peers: bool | None = None
-    callbacks: tuple[tuple[str, tuple[PyObject, ...]], ...] = ()
-    max_iterations: int | None = None
-    todos: bool = False
-    memory: tuple[str, ...] = ()  # AGENTS.md-style files, relative to the spec's directory
-    memory_edit_at: tuple[str | None, ...] = ()  # per file: its path in the file tools, if any
-    filesystem: FilesystemNode | None = None
-    skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
-    result_limit: int | None = None  # tokens
-    task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
-    skill_discovery: str = "lazy"
-    approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
-    route: RouteNode | None = None  # kind: router
-    plan: PlanSettings | None = None  # kind: planner
-    offline: bool = False  # delegating to it queues a background job
-    #: a tool that raises (its own, a planner's workers'): `return` its error to the model
+@dataclass(frozen=True, kw_only=True)
+class PlannerNode(AgentFields):
+    roles: PlannerRoles
+    #: a worker's tool that raises: `return` its error to the model
     tool_errors: str = "return"
+
+
+AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode
+
+
+def kind_of(node: AgentNode) -> str:
+    """The spec's `kind` of an agent."""
+    match node:
+        case LlmNode():
+            return "llm"
+        case DeepNode():
+            return "deep"
+        case WorkflowNode(kind=kind):
+            return kind
+        case RouterNode():
+            return "router"
+        case PlannerNode():
+            return "planner"
+        case _:
+            assert_never(node)
+
+
+def tools_of(node: AgentNode) -> tuple[ToolNode, ...]:
+    """The tools an agent's model can call: an LLM agent's, a planner's workers'."""
+    match node:
+        case LlmNode() | DeepNode():
+            return node.tools
+        case PlannerNode():
+            return node.roles.worker_tools
+        case WorkflowNode() | RouterNode():
+            return ()
+        case _:
+            assert_never(node)
+
+
+def agents_called(node: AgentNode) -> Iterator[AgentNode]:
+    """The agents `node` runs: its children, the agents its tools call, the agents of
+    `task` (the general-purpose copy too)."""
+    yield from node.children
+    yield from (t.agent for t in tools_of(node) if isinstance(t, AgentToolNode))
+    if isinstance(node, LlmFields):
+        yield from (agent for _, agent in node.task)
 
 
 @dataclass(frozen=True)
@@ -174,11 +321,11 @@ class JobsNode:
     the spec's directory unless absolute."""
 
     store: str
-    sqlite_path: str | None = None
-    max_attempts: int = 3
-    lease_seconds: int = 60
-    webhook: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
+    sqlite_path: str | None
+    max_attempts: int  # no defaults here: the spec model's are the only ones
+    lease_seconds: int
+    webhook: str | None
+    headers: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)

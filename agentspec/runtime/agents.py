@@ -11,7 +11,7 @@ __all__ = ["walk"]
 def walk(root: Any) -> Iterator[Any]:
     """`root` and every agent under it, once each: sub-agents, the inner agents of routers
     and planners (classifier, role templates), and the agents tools start (`task`, offline
-    agents)."""
+    agents, ADK's `AgentTool`)."""
     todo, seen = [root], set()
     while todo:
         agent = todo.pop()
@@ -23,3 +23,5 @@ def walk(root: Any) -> Iterator[Any]:
         todo.extend(getattr(agent, "inner_agents", None) or ())
         for tool in getattr(agent, "tools", None) or ():
             todo.extend((getattr(tool, "agents", None) or {}).values())
+            if getattr(tool, "agent", None) is not None:
+                todo.append(tool.agent)

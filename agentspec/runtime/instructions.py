@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.utils.instructions_utils import inject_session_state
 
-from agentspec.runtime.escapes import ESCAPE
-from agentspec.runtime.placeholders import needs_template, placeholders
+from agentspec.contract.escapes import ESCAPE
+from agentspec.contract.placeholders import needs_template, placeholders
 
 __all__ = ["PlaceholderError", "Template", "template"]
 

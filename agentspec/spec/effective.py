@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentspec.runtime.backends.state import DEFAULT_STATE_BACKEND
+from agentspec.contract.backends import DEFAULT_STATE_BACKEND
 from agentspec.spec.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
 from agentspec.spec.backends import CompositeBackend, ShellBackend
 from agentspec.spec.common import Model

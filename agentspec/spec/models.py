@@ -8,8 +8,33 @@ from pydantic import Field
 
 from agentspec.spec.common import Arguments, Identifier, Model, PythonRef, keyed_union
 
-__all__ = ["FallbackModel", "GenerateConfig", "ModelDef", "ModelEntry", "ModelRoute",
-           "RoutedModel", "ThinkingConfig"]
+__all__ = ["HARM_BLOCK_METHODS", "HARM_BLOCK_THRESHOLDS", "HARM_CATEGORIES", "FallbackModel",
+           "GenerateConfig", "ModelDef", "ModelEntry", "ModelRoute", "RoutedModel",
+           "SafetySetting", "ThinkingConfig"]
+
+#: google.genai's HarmCategory, HarmBlockThreshold and HarmBlockMethod values (a test keeps
+#: them equal to the installed library's; validate does not import it)
+HARM_CATEGORIES = (
+    "HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_HATE_SPEECH", "HARM_CATEGORY_SEXUALLY_EXPLICIT",
+    "HARM_CATEGORY_DANGEROUS_CONTENT", "HARM_CATEGORY_CIVIC_INTEGRITY",
+    "HARM_CATEGORY_JAILBREAK", "HARM_CATEGORY_IMAGE_HATE",
+    "HARM_CATEGORY_IMAGE_DANGEROUS_CONTENT", "HARM_CATEGORY_IMAGE_HARASSMENT",
+    "HARM_CATEGORY_IMAGE_SEXUALLY_EXPLICIT")
+HARM_BLOCK_THRESHOLDS = ("BLOCK_LOW_AND_ABOVE", "BLOCK_MEDIUM_AND_ABOVE", "BLOCK_ONLY_HIGH",
+                         "BLOCK_NONE", "OFF")
+HARM_BLOCK_METHODS = ("SEVERITY", "PROBABILITY")
+
+
+class SafetySetting(Model):
+    """One safety filter (`SafetySetting`): block content of a harm category from a threshold."""
+
+    category: Literal[HARM_CATEGORIES] = Field(  # type: ignore[valid-type]
+        description="The harm category.", examples=["HARM_CATEGORY_DANGEROUS_CONTENT"])
+    threshold: Literal[HARM_BLOCK_THRESHOLDS] = Field(  # type: ignore[valid-type]
+        description="Block from this probability (or severity) on; `BLOCK_NONE` and `OFF` "
+        "block nothing.", examples=["BLOCK_ONLY_HIGH"])
+    method: Literal[HARM_BLOCK_METHODS] | None = Field(  # type: ignore[valid-type]
+        None, description="Judge by `PROBABILITY` or `SEVERITY` (Vertex AI only).")
 
 
 class GenerateConfig(Model):
@@ -25,6 +50,10 @@ class GenerateConfig(Model):
     seed: int | None = Field(None, description="Seed for reproducible sampling.")
     presence_penalty: float | None = Field(None, description="Penalty on tokens already present.")
     frequency_penalty: float | None = Field(None, description="Penalty by token frequency.")
+    safety_settings: list[SafetySetting] | None = Field(
+        None, description="Safety filters, one per harm category (the model's defaults for "
+        "the others).", examples=[[{"category": "HARM_CATEGORY_DANGEROUS_CONTENT",
+                                    "threshold": "BLOCK_ONLY_HIGH"}]])
 
 
 class ThinkingConfig(Model):

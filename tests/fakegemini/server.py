@@ -4,7 +4,7 @@ from a script, after checking each request against the API's rules (`rules.probl
 A request that breaks a rule gets the 400 the real service gives (`INVALID_ARGUMENT` and the
 rule's message), so google-genai raises its `ClientError` exactly as in production; the
 problem is also kept in `violations` for the test to show. The script is the one scenarios
-use (`replies: {agent: [...]}`, see `agentspec.runtime.scripted`): a request is answered for
+use (`replies: {agent: [...]}`, see `agentspec.testing.scripted`): a request is answered for
 the agent that sent it, which ADK names in the system instruction (`Your internal name is
 "..."`); `when:` replies match the request's text; `fail:` answers a 503 `UNAVAILABLE`.
 A reply that calls a function the request does not declare is a script error (a real model

@@ -22,8 +22,6 @@ from agentspec.runtime.backends import (
 __all__ = ["DEFAULT_KEY", "StateBackend"]
 
 DEFAULT_KEY = "agentspec:files"
-#: the state backend a `kind: deep` agent gets when it names none
-DEFAULT_STATE_BACKEND = "__state__"
 
 
 class _StateLike(Protocol):

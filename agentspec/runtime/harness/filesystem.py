@@ -10,11 +10,12 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
 
+from agentspec.contract.backends import DEFAULT_STATE_BACKEND
 from agentspec.runtime.backends import Backend
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.shell import ShellBackend
-from agentspec.runtime.backends.state import DEFAULT_KEY, DEFAULT_STATE_BACKEND, StateBackend
+from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
 
 __all__ = ["FileToolset", "backend_factory", "file_toolset"]

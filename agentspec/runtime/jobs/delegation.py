@@ -69,9 +69,11 @@ class JobSettings:
             return _STORES[url]
 
 
-def job_settings(*, store: str, max_attempts: int = 3, lease_seconds: int = 60,
+def job_settings(*, store: str, max_attempts: int, lease_seconds: int,
                  webhook: str | None = None, headers: dict[str, str] | None = None
                  ) -> JobSettings:
+    """The settings a generated package passes: every value from the spec (its model holds
+    the defaults)."""
     return JobSettings(store, max_attempts, lease_seconds, webhook, dict(headers or {}))
 
 

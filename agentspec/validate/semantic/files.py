@@ -40,13 +40,21 @@ def _existing(ctx: Context, value: str, path: tuple[str | int, ...], *, director
     return target
 
 
-def read_text_file(ctx: Context, target: FsPath) -> SourceFile | None:
-    """Read a file the spec points at (bounded like spec files) and register it so
-    diagnostics can quote it; never one outside the project (reported by check_project)."""
+def read_text_file(ctx: Context, target: FsPath, *, report: bool = False
+                   ) -> SourceFile | None:
+    """Read a file the spec points at (bounded like spec files) and register it with the
+    spec's sources, so diagnostics can quote it and later stages use this text instead of
+    reading the file again; never one outside the project (reported by check_project).
+    `report`: a file that cannot be read (too large, not UTF-8) is a problem of the spec."""
     if ctx.project.judge(target) == "outside":
         return None
-    text, _ = read_text(target, display_name(target))
+    for source in ctx.sources.values():  # read already
+        if source.path == target:
+            return source
+    text, problem = read_text(target, display_name(target))
     if text is None:
+        if report and problem is not None:
+            ctx.report(problem)
         return None
     source = SourceFile(target, text, display_name(target))
     ctx.sources[source.name] = source
@@ -156,8 +164,11 @@ def check_files(ctx: Context) -> None:
     _fixed_directories(ctx)
     for name, agent in ctx.llm_agents():
         if agent.instruction_file is not None:
-            _existing(ctx, agent.instruction_file, ("agents", name, "instruction_file"),
-                      directory=False, what="instruction")
+            target = _existing(ctx, agent.instruction_file,
+                               ("agents", name, "instruction_file"), directory=False,
+                               what="instruction")
+            if target is not None:  # read here, once: lowering uses this text
+                read_text_file(ctx, target, report=True)
         for index, memory in enumerate(agent.memory or ()):
             _existing(ctx, memory, ("agents", name, "memory", index), directory=False,
                       what="memory")

@@ -9,9 +9,10 @@ is written `{key?}`.
 
 from __future__ import annotations
 
+from agentspec.contract.escapes import ESCAPE
+from agentspec.contract.placeholders import placeholders
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.paths import is_file
-from agentspec.runtime.placeholders import placeholders
 from agentspec.source import Span, find_in, occurrence
 from agentspec.spec.agents import PlannerAgent
 from agentspec.validate.semantic.context import Context
@@ -21,6 +22,7 @@ __all__ = ["check_placeholders"]
 
 
 def _check_text(ctx: Context, text: str, span: Span, known: set[str], where: str) -> None:
+    _check_braces(ctx, text, span, known, where)
     source = ctx.sources.get(span.file)
     for found in placeholders(text):
         key = found.key
@@ -34,6 +36,24 @@ def _check_text(ctx: Context, text: str, span: Span, known: set[str], where: str
             hint=did_you_mean(key, known) or f"declare it under `state:` with an initial "
             f"value (also when a tool or callback sets it: validate cannot see code), write "
             f"`{{{key}?}}` if it may be absent, or `{{{{{key}}}}}` for the literal text"))
+
+
+def _check_braces(ctx: Context, text: str, span: Span, known: set[str], where: str) -> None:
+    """`{{key}}` of a key the spec provides: literal text here, state in ADK (AS245)."""
+    source = ctx.sources.get(span.file)
+    for match in ESCAPE.finditer(text):
+        name = match.group(1)
+        key = name.removesuffix("?")
+        if key not in known:
+            continue
+        token = match.group(0)
+        nth = occurrence(text, token, match.start())
+        at = find_in(source, span, token, nth) if source else span
+        ctx.report(codes.ADK_BRACES(
+            f"`{token}` in {where} is the literal text `{{{name}}}`, though `{key}` is state "
+            "the spec provides", at,
+            hint=f"write `{{{name}}}` to read the state (ADK reads `{token}` as state too), or "
+            f"keep `{token}` for the literal braces"))
 
 
 def _provided(ctx: Context) -> set[str] | None:

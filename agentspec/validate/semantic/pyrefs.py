@@ -91,7 +91,7 @@ def check_python_refs(ctx: Context) -> None:
                 f"`{ref}`: python references cannot use `${{...}}`", span,
                 hint="write the reference literally"))
             continue
-        if not _FORM.match(ref):
+        if not _FORM.fullmatch(ref):  # `$` alone would let a final line break through
             ctx.report(codes.PYTHON_REF_MALFORMED(
                 f"`{ref}` is not a python reference", span,
                 hint="write `package.module:attribute`"))

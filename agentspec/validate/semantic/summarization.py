@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from agentspec.contract.paths import BackendError, normalize
 from agentspec.diagnostics import codes
-from agentspec.runtime.backends import BackendError, normalize
 from agentspec.spec.agents import LlmAgent
 from agentspec.spec.backends import CompositeBackend, FilesystemBackend, ShellBackend
 from agentspec.spec.effective import DEFAULT_STATE_BACKEND, harness

@@ -12,7 +12,8 @@ from agentspec.paths import Project
 from agentspec.resolve import Document, check_overlays, load_tree, resolve
 from agentspec.source import SourceFile
 from agentspec.spec import Spec
-from agentspec.validate import semantic, structural
+from agentspec.validate.semantic import semantic
+from agentspec.validate.structural import structural
 
 __all__ = ["CheckResult", "check"]
 

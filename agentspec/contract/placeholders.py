@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from agentspec.runtime.escapes import has_escape
+from agentspec.contract.escapes import has_escape
 
 __all__ = ["PLACEHOLDER", "Placeholder", "needs_template", "placeholders"]
 

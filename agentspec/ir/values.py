@@ -1,0 +1,232 @@
+"""Spec data and parts of the agent tree as plan values: the pieces planning and each
+kind's own planning (`agentspec.kinds`) put together."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, assert_never
+
+from agentspec.contract.placeholders import needs_template
+from agentspec.ir.plan import Call, DictOf, Env, Import, ListOf, Ref, SpecPath, Value
+from agentspec.ir.tree import (
+    AgentNode,
+    Approval,
+    BuiltinToolNode,
+    FilesystemNode,
+    LlmFields,
+    McpHttp,
+    McpStdio,
+    McpToolNode,
+    ModelNode,
+    PyObject,
+    Schema,
+)
+
+LLM_AGENT = Import("google.adk.agents", "LlmAgent")
+APP = Import("google.adk.apps", "App")
+WORKFLOWS = {kind: Import("agentspec.runtime.workflows", kind)
+             for kind in ("sequential", "parallel", "loop")}
+EXPAND = Import("agentspec.runtime.env", "expand")
+MODEL_ROUTING = "agentspec.runtime.model_routing"
+TEMPLATE = Import("agentspec.runtime.instructions", "template")
+GENERATE = Import("google.genai", "types.GenerateContentConfig")
+THINKING = Import("google.genai", "types.ThinkingConfig")
+PLANNERS = {"plan_react": Import("google.adk.planners", "PlanReActPlanner"),
+            "builtin": Import("google.adk.planners", "BuiltInPlanner")}
+THINKING_FIELDS = {"budget": "thinking_budget", "include_thoughts": "include_thoughts",
+                    "level": "thinking_level"}
+RESERVED = {"app", "root_agent", "annotations", *dir(builtins)}
+
+
+def lit(value: Any) -> Value:
+    """Spec data as a plan value; strings with `${env.X}` (or `$${`) are read at load time."""
+    if isinstance(value, str):
+        return Env(value) if "${env." in value or "$${" in value else value
+    if isinstance(value, (list, tuple)):
+        return ListOf(tuple(lit(v) for v in value))
+    if isinstance(value, dict):
+        return DictOf(tuple((str(k), lit(v)) for k, v in value.items()))
+    return value  # type: ignore[no-any-return]
+
+
+def kwargs(**values: Value) -> tuple[tuple[str, Value], ...]:
+    """Keyword arguments, leaving out the ones that are unset."""
+    return tuple((k, v) for k, v in values.items() if v is not None)
+
+
+def python_object(obj: PyObject) -> Value:
+    symbol = Import(obj.module, obj.attr)
+    if obj.args is None:
+        return symbol
+    return Call(symbol, tuple((k, lit(v)) for k, v in obj.args))
+
+
+def model_value(model: ModelNode | None) -> Value:
+    """An agent's `model=`: an id for ADK's registry, else a model object."""
+    if model is None:
+        return None
+    if model.provider == "adk":
+        return lit(model.id)
+    return model_object(model)
+
+
+def model_object(model: ModelNode) -> Value:
+    """A model object (chains and routes hold objects, not ids)."""
+    if model.provider == "adk":
+        return Call(Import("agentspec.runtime.models", "registry_model"), args=(lit(model.id),))
+    if model.provider == "litellm":
+        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
+                    kwargs=kwargs(base_url=lit(model.base_url), api_key=lit(model.api_key),
+                                  **{k: lit(v) for k, v in model.args}))
+    members = DictOf(tuple((name, model_object(member)) for name, member in model.members))
+    if model.provider == "fallback":
+        return Call(Import(MODEL_ROUTING, "fallback"), kwargs(
+            name=model.id, models=members, order=lit(list(model.fallback))))
+    return Call(Import(MODEL_ROUTING, "routed"), kwargs(
+        name=model.id, models=members, choices=lit(list(model.choices)),
+        fallback=lit(list(model.fallback)) if model.fallback else None,
+        state=lit(model.route_state),
+        map=lit(dict(model.route_map)) if model.route_map is not None else None,
+        function=python_object(model.route_python) if model.route_python else None))
+
+
+def routes_models(model: ModelNode | None) -> bool:
+    """Whether calls through `model` pick by route (they need each call's context)."""
+    return model is not None and (model.provider == "route" or any(
+        routes_models(member) for _, member in model.members))
+
+
+def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
+    """An instruction; `verbatim` text (from a file) is not an `${env.X}` template."""
+    if text is None:
+        return None
+    value = text if verbatim else lit(text)
+    return Call(TEMPLATE, args=(value,)) if needs_template(text) else value
+
+
+def llm_generate_config(node: LlmFields) -> Value:
+    return generate_config(node.generate, node.thinking,
+                           with_thinking=node.adk_planner != "builtin")
+
+
+def generate_config(generate: tuple[tuple[str, Any], ...],
+                    thinking_settings: tuple[tuple[str, Any], ...], *,
+                    with_thinking: bool = True) -> Value:
+    """A GenerateContentConfig call for a model's settings (None when there are none)."""
+    settings = dict(generate)
+    thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v)
+                for k, v in thinking_settings}
+    if with_thinking and thinking:
+        settings["thinking_config"] = Call(THINKING, kwargs(**{k: lit(v)
+                                                                for k, v in thinking.items()}))
+    if not settings:
+        return None
+    return Call(GENERATE, tuple((k, v if isinstance(v, Call) else lit(v))
+                                for k, v in settings.items()))
+
+
+def adk_planner(node: LlmFields) -> Value:
+    if node.adk_planner is None:
+        return None
+    if node.adk_planner == "plan_react":
+        return Call(PLANNERS["plan_react"])
+    thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v) for k, v in node.thinking}
+    return Call(PLANNERS["builtin"], kwargs(thinking_config=Call(
+        THINKING, tuple((k, lit(v)) for k, v in thinking.items()))))
+
+
+def schema_value(schema: Schema | None, name: str, *, model_needed: bool) -> Value:
+    if schema is None:
+        return None
+    if schema.python is not None:
+        return python_object(schema.python)
+    if model_needed:
+        factory = Import("agentspec.runtime.schemas", "model_from_json_schema")
+        return Call(factory, args=(name, lit(schema.json)))
+    return lit(schema.json)
+
+
+def mcp_toolset(tool: McpToolNode) -> Value:
+    # the defining modules: the package hides these names when `mcp` is not installed
+    module = "google.adk.tools.mcp_tool.mcp_session_manager"
+    server = tool.server
+    match server:
+        case McpStdio():
+            params = Call(Import("mcp", "StdioServerParameters"), kwargs(
+                command=lit(server.command), args=lit(list(server.args)),
+                env=None if server.env is None else lit(dict(server.env)),
+                cwd=None if server.cwd is None else SpecPath(server.cwd)))
+            connection = Call(Import(module, "StdioConnectionParams"), kwargs(
+                server_params=params, timeout=server.timeout))
+        case McpHttp():
+            kind = "SseConnectionParams" if server.transport == "sse" else \
+                "StreamableHTTPConnectionParams"
+            connection = Call(Import(module, kind), kwargs(
+                url=lit(server.url),
+                headers=None if server.headers is None else lit(dict(server.headers)),
+                timeout=server.timeout))
+        case _:
+            assert_never(server)
+    return Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), kwargs(
+        connection_params=connection,
+        tool_filter=None if tool.filter is None else lit(list(tool.filter)),
+        tool_name_prefix=lit(tool.prefix)))
+
+
+APPROVALS = "agentspec.runtime.harness.approvals"
+TOOL_ERROR_RESULT = Import("agentspec.runtime.tool_errors", "error_result")
+MCP_ERRORS = Import("agentspec.runtime.tool_errors", "mcp_errors")
+DELEGATION = "agentspec.runtime.jobs.delegation"
+JOBS = Ref("offline_jobs")  # the one JobSettings of an app with offline agents
+
+
+def approval_value(approval: Approval) -> DictOf:
+    return DictOf(tuple((k, lit(v)) for k, v in kwargs(
+        decisions=ListOf(approval.decisions), hint=approval.hint)))
+
+
+def gated(value: Value, approval: Approval | None) -> Value:
+    if approval is None:
+        return value
+    return Call(Import(APPROVALS, "gated"), args=(value, approval_value(approval)))
+
+
+def backend_definitions(filesystem: FilesystemNode) -> DictOf:
+    return DictOf(tuple(
+        (name, DictOf(tuple((key, SpecPath(value) if key == "root" else lit(value))
+                            for key, value in definition.items())))
+        for name, definition in filesystem.definitions))
+
+
+def file_toolset(filesystem: FilesystemNode) -> Call:
+    return Call(Import("agentspec.runtime.harness.filesystem", "file_toolset"), kwargs(
+        backend=filesystem.backend, definitions=backend_definitions(filesystem),
+        tools=lit(list(filesystem.tools))))
+
+
+def evicts_to_artifacts(node: LlmFields) -> bool:
+    """Large results go to artifacts when the agent cannot `read_file` them back; it then
+    needs `load_artifacts` (unless it lists it already)."""
+    if node.result_limit is None:
+        return False
+    if node.filesystem is not None and "read_file" in node.filesystem.tools:
+        return False
+    return not any(isinstance(t, BuiltinToolNode) and t.name == "load_artifacts"
+                   for t in node.tools)
+
+
+def result_limit_callback(node: LlmFields) -> Call:
+    """Eviction of large results: to the agent's backend, else to session artifacts."""
+    readable = node.filesystem is not None and "read_file" in node.filesystem.tools
+    backend = None if not readable or node.filesystem is None else Call(
+        Import("agentspec.runtime.harness.filesystem", "backend_factory"),
+        args=(node.filesystem.backend, backend_definitions(node.filesystem)))
+    return Call(Import("agentspec.runtime.harness.results", "result_limit_callback"),
+                args=(node.result_limit,), kwargs=kwargs(backend=backend))
+
+
+def dispatches_tasks(node: AgentNode) -> bool | None:
+    """ADK runs `mode: task` sub-agents from the parent's node, which must be re-runnable;
+    ADK marks an agent so when it builds it as a node, but not the agent a transfer
+    reaches, whose delegations then fail."""
+    return True if any(child.mode == "task" for child in node.children) else None

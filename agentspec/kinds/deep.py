@@ -1,0 +1,29 @@
+"""`kind: deep`: an LLM agent with the harness's defaults switched on (todos, file tools on a
+state backend, `task` with a general-purpose agent, a result limit; see
+`spec.effective.harness`). Lowered, it is an LLM agent; its checks, plan, label and diff
+rules are the LLM kind's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentspec.ir.tree import DeepNode
+from agentspec.kinds import llm
+from agentspec.kinds.kind import Kind, Site
+from agentspec.spec.agents import DeepAgent
+
+if TYPE_CHECKING:
+    from agentspec.ir.lower import Lowering
+
+__all__ = ["KIND"]
+
+
+def lower(lowering: Lowering, name: str, agent: DeepAgent, site: Site) -> DeepNode:
+    node = llm.lower_as(DeepNode, lowering, name, agent, site)
+    assert isinstance(node, DeepNode)
+    return node
+
+
+KIND: Kind[DeepAgent, DeepNode] = Kind(
+    names=("deep",), spec=(DeepAgent,), node=DeepNode, check=llm.check, lower=lower,
+    plan=llm.plan, label=llm.label, edge=lambda node: "sub-agent")

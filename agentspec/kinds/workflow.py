@@ -1,0 +1,93 @@
+"""`kind: sequential | parallel | loop`: ADK's workflow agents over the children."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal
+
+from agentspec.diagnostics import codes
+from agentspec.ir.plan import Call, ListOf, Value
+from agentspec.ir.tree import AgentNode, WorkflowNode
+from agentspec.ir.values import WORKFLOWS, kwargs, lit
+from agentspec.kinds.kind import Kind, Site
+from agentspec.review.rule import AgentPair, Found, Rule, limit
+from agentspec.spec.agents import LoopAgent, ParallelAgent, SequentialAgent, WorkflowAgent
+from agentspec.spec.tools import BuiltinTool
+
+if TYPE_CHECKING:
+    from agentspec.ir.lower import Lowering
+    from agentspec.ir.planning import PlanBuilder
+    from agentspec.validate.semantic.context import Context
+
+__all__ = ["KIND"]
+
+_KINDS: dict[type, Literal["sequential", "parallel", "loop"]] = {
+    SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
+
+
+def _children(agent: object) -> list[str]:
+    return [c for c in getattr(agent, "sub_agents", None) or () if isinstance(c, str)]
+
+
+def _has_exit_loop(ctx: Context, start: str) -> bool:
+    """Whether `start` or any agent below it has the `exit_loop` builtin tool."""
+    seen, todo = {start}, [start]
+    while todo:
+        agent = ctx.spec.agents.get(todo.pop())
+        for tool in getattr(agent, "tools", None) or ():
+            target = (ctx.spec.tools or {}).get(tool) if isinstance(tool, str) else tool
+            if isinstance(target, BuiltinTool) and target.builtin == "exit_loop":
+                return True
+        fresh = [c for c in _children(agent) if c not in seen]
+        seen.update(fresh)
+        todo.extend(fresh)
+    return False
+
+
+def check(ctx: Context, name: str, agent: WorkflowAgent) -> None:
+    if not isinstance(agent, LoopAgent) or name in ctx.broken:
+        return
+    if agent.max_iterations is not None:
+        if agent.max_iterations < 1:
+            ctx.report(codes.LOOP_ITERATIONS(
+                f"`max_iterations` is {agent.max_iterations}; a loop needs at least 1",
+                ctx.at("agents", name, "max_iterations")))
+        return
+    if not any(_has_exit_loop(ctx, c) for c in _children(agent)):
+        ctx.report(codes.LOOP_UNBOUNDED(
+            f"`{name}` has no `max_iterations` and no child with the `exit_loop` tool",
+            ctx.key_at("agents", name), hint="add `max_iterations: 5`"))
+
+
+def lower(lowering: Lowering, name: str, agent: WorkflowAgent, site: Site) -> WorkflowNode:
+    return WorkflowNode(**site.common, kind=_KINDS[type(agent)],
+                        max_iterations=getattr(agent, "max_iterations", None))
+
+
+def plan(builder: PlanBuilder, node: WorkflowNode, children: list[Value]) -> Call:
+    return Call(WORKFLOWS[node.kind], kwargs(
+        name=node.name, description=lit(node.description),
+        sub_agents=ListOf(tuple(children)), max_iterations=node.max_iterations,
+        mode=node.mode, **builder.callbacks(node)))
+
+
+def label(node: WorkflowNode) -> list[str]:
+    return [node.name, node.kind, *(["offline (background job)"] if node.offline else []),
+            *([f"max_iterations {node.max_iterations}"] if node.max_iterations is not None
+              else [])]
+
+
+def _iterations(node: AgentNode) -> int | None:
+    return node.max_iterations if isinstance(node, WorkflowNode) else None
+
+
+def _iterations_changed(pair: AgentPair) -> Iterator[Found]:
+    yield from limit("max_iterations", _iterations(pair.before), _iterations(pair.after),
+                     ("max_iterations",), ("max_iterations",))
+
+
+KIND: Kind[WorkflowAgent, WorkflowNode] = Kind(
+    names=("sequential", "parallel", "loop"), spec=(SequentialAgent, ParallelAgent, LoopAgent),
+    node=WorkflowNode, check=check, lower=lower, plan=plan, label=label,
+    edge=lambda node: "branch" if node.kind == "parallel" else "step",
+    rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),))

@@ -1,0 +1,41 @@
+"""What `diff` reports: changes, with a risk and their positions in both versions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RISKS", "SPEC", "Change", "Where"]
+
+RISKS = ("high", "medium", "low")
+
+#: what app-level changes are reported under, in place of an agent's name
+SPEC = "(spec)"
+
+
+@dataclass(frozen=True)
+class Where:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Change:
+    agent: str
+    change: str  # the rule's name: tool-added, approval-dropped, ...
+    risk: str
+    reason: str
+    old: Where | None = None
+    new: Where | None = None
+    detail: str = ""  # the instruction's unified diff, old -> new values, ...
+    code: str = ""  # the rule's code, AS5xx
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "change": self.change, "code": self.code,
+                "risk": self.risk, "reason": self.reason,
+                "old": str(self.old) if self.old else None,
+                "new": str(self.new) if self.new else None, "detail": self.detail}

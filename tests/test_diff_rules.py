@@ -1,0 +1,200 @@
+"""The diff rules: every IR field is read by a rule or deliberately ignored, every rule has
+a registered code with a risk class, and the held-out edits of issue 13 are each reported
+with the right risk."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentspec.cli import cli
+from agentspec.diagnostics import REGISTRY
+from agentspec.ir import tree
+from agentspec.review.diff import compare, load_side
+from agentspec.review.rules import AGENT_RULES, APP_RULES, IGNORED, RULES, TREE_RULES
+
+
+def _dataclasses_in(hint: object) -> list[type]:
+    """The IR dataclasses a field's type names (through tuples, unions, optionals)."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return [hint]
+    found: list[type] = []
+    for arg in typing.get_args(hint):
+        found += _dataclasses_in(arg)
+    return found
+
+
+def _declared_by(node: type, name: str) -> str:
+    """The class that declares field `name` of `node` (a base class, for shared fields)."""
+    owner = next(c for c in node.__mro__ if name in vars(c).get("__annotations__", {}))
+    return owner.__name__
+
+
+def ir_fields(root: type | None = None) -> set[str]:
+    """`Class.field` of every field of every IR node reachable from the app (through the
+    agent and tool unions), named by the class that declares it."""
+    fields: set[str] = set()
+    todo: list[type] = [root or tree.AppNode]
+    seen: set[type] = set()
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        hints = typing.get_type_hints(node, vars(tree))
+        for item in dataclasses.fields(node):
+            fields.add(f"{_declared_by(node, item.name)}.{item.name}")
+            todo += _dataclasses_in(hints[item.name])
+    return fields
+
+
+def covered(fields: set[str]) -> set[str]:
+    """The fields the rules read; `Class.*` stands for every field of Class."""
+    named = {f for rule in RULES for f in rule.fields}
+    every = {f.split(".")[0] for f in named if f.endswith(".*")}
+    return {f for f in fields if f in named or f.split(".")[0] in every}
+
+
+def test_every_ir_field_is_read_by_a_rule_or_ignored_with_a_reason() -> None:
+    fields = ir_fields()
+    # the walk reaches every agent and tool kind, and the nodes inside them
+    assert {"LlmFields.tools", "WorkflowNode.max_iterations", "RouterNode.route",
+            "PlannerRoles.worker_tools", "McpStdio.env", "McpHttp.headers",
+            "AgentToolNode.agent", "JobsNode.webhook"} <= fields
+    missing = fields - covered(fields) - IGNORED.keys()
+    assert not missing, f"IR fields no diff rule reads (add a rule, or to IGNORED): {missing}"
+    both = covered(fields) & IGNORED.keys()
+    assert not both, f"fields both read and ignored: {both}"
+    assert all(len(reason) > 20 for reason in IGNORED.values())
+
+
+def test_rules_name_only_fields_that_exist() -> None:
+    fields = ir_fields()
+    classes = {f.split(".")[0] for f in fields}
+    for rule in RULES:
+        for name in rule.fields:
+            assert name in fields or (name.endswith(".*") and name[:-2] in classes), \
+                (rule.code.code, name)
+    assert set(IGNORED) <= fields
+
+
+def test_a_new_field_without_a_rule_fails_the_coverage_test(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Grown(tree.RouterNode):
+        surprise: int = 0
+    monkeypatch.setattr(tree, "Grown", Grown, raising=False)
+
+    @dataclasses.dataclass(frozen=True)
+    class App(tree.AppNode):
+        extra: Grown | None = None
+    monkeypatch.setattr(tree, "App", App, raising=False)
+    fields = ir_fields(App)
+    assert {"Grown.surprise", "App.extra"} <= fields - covered(fields) - IGNORED.keys()
+
+
+def test_every_rule_has_a_diff_code_with_a_risk_and_an_explanation() -> None:
+    codes = [rule.code for rule in RULES]
+    assert len({c.code for c in codes}) >= 50
+    for code in codes:
+        assert REGISTRY[code.code] is code
+        assert code.code.startswith("AS5") and code.risk and len(code.explanation) > 20
+    assert {c.code for c in REGISTRY.values() if c.risk} == {c.code for c in codes}
+    assert len(TREE_RULES) + len(AGENT_RULES) + len(APP_RULES) == len(RULES)
+
+
+def test_explain_prints_a_rules_risk() -> None:
+    done = CliRunner().invoke(cli, ["explain", "callback-changed"])
+    assert done.exit_code == 0
+    assert "AS536 callback-changed (a diff change; risk: high)" in done.output
+    listed = CliRunner().invoke(cli, ["explain", "--all"]).output
+    assert "AS540  generate-changed" in listed and "(diff, risk: medium)" in listed
+
+
+# the held-out edits of issue 13 ------------------------------------------------------------
+
+BASE = """\
+agentspec: 1
+name: desk
+global_instruction: Be brief.
+plugins:
+  - {python: "hooks:Audit", args: {level: 1}}
+  - {python: "hooks:Count"}
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Route the request.
+    sub_agents: [billing]
+  billing:
+    description: Handles invoices and refunds.
+    model: gemini-2.5-flash
+    instruction: Handle billing.
+    generate: {temperature: 0.1}
+    include_contents: default
+    disallow_transfer_to_peers: true
+    callbacks:
+      before_tool: ["hooks:deny_refunds"]
+"""
+
+HOOKS = """\
+class Audit:
+    def __init__(self, level=0):
+        self.level = level
+
+
+class Count:
+    pass
+
+
+def deny_refunds(tool, args, tool_context):
+    return {"error": "refunds need a person"} if tool.name == "refund" else None
+
+
+def allow_all(tool, args, tool_context):
+    return None
+"""
+
+EDITS = {
+    "swap the before_tool guard": ('"hooks:deny_refunds"', '"hooks:allow_all"',
+                                   "callback-changed", "high"),
+    "temperature 0.1 -> 1.5": ("temperature: 0.1", "temperature: 1.5", "generate-changed",
+                               "medium"),
+    "rewrite a description": ("Handles invoices and refunds.", "Handles everything.",
+                              "description-changed", "medium"),
+    "drop a plugin": ('  - {python: "hooks:Count"}\n', "", "plugin-removed", "high"),
+    "change a plugin's args": ("level: 1", "level: 2", "plugin-changed", "high"),
+    "change global_instruction": ("Be brief.", "Be thorough.", "global-instruction-changed",
+                                  "medium"),
+    "change include_contents": ("include_contents: default", "include_contents: none",
+                                "include-contents-changed", "medium"),
+    "change a transfer flag": ("disallow_transfer_to_peers: true",
+                               "disallow_transfer_to_peers: false", "transfer-changed",
+                               "medium"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_the_held_out_edits_are_reported_with_their_risk(edit: str, tmp_path: Path) -> None:
+    before, after, change, risk = EDITS[edit]
+    assert before in BASE
+    (tmp_path / "hooks.py").write_text(HOOKS)
+    (tmp_path / "old.yaml").write_text(BASE)
+    (tmp_path / "new.yaml").write_text(BASE.replace(before, after))
+    old = load_side(tmp_path / "old.yaml", "old.yaml", environ={})
+    new = load_side(tmp_path / "new.yaml", "new.yaml", environ={})
+    assert old.app is not None and new.app is not None, old.problems + new.problems
+    changes = compare(old, new)
+    assert [(c.change, c.risk) for c in changes] == [(change, risk)]
+    assert changes[0].new is not None or changes[0].old is not None
+    done = CliRunner().invoke(cli, ["diff", str(tmp_path / "old.yaml"),
+                                    str(tmp_path / "new.yaml"), "--fail-on", "high"])
+    assert f"{risk.upper():<6} {change}" in done.output
+    assert done.exit_code == (1 if risk == "high" else 0), done.output
+    medium = CliRunner().invoke(cli, ["diff", str(tmp_path / "old.yaml"),
+                                      str(tmp_path / "new.yaml"), "--fail-on", "medium"])
+    assert medium.exit_code == 1
+
