@@ -101,15 +101,19 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
     problems = []
     for node in _walk(app.root):
         model = node.model if isinstance(node, LlmFields) else None
-        if model is None or model.provider != "adk" or "${" in model.id:
-            continue
-        try:
-            LLMRegistry.resolve(model.id)
-        except ValueError:
-            problems.append(codes.MODEL_UNRESOLVABLE(
-                f"ADK's model registry does not know the model `{model.id}`",
-                Span.at(node.file, node.line, 1),
-                hint="use an id such as `gemini-2.5-flash`, or `provider: litellm`"))
+        todo = [model] if model is not None else []
+        while todo:
+            model = todo.pop()
+            todo.extend(member for _, member in model.members)
+            if model.provider != "adk" or "${" in model.id:
+                continue
+            try:
+                LLMRegistry.resolve(model.id)
+            except ValueError:
+                problems.append(codes.MODEL_UNRESOLVABLE(
+                    f"ADK's model registry does not know the model `{model.id}`",
+                    Span.at(node.file, node.line, 1),
+                    hint="use an id such as `gemini-2.5-flash`, or `provider: litellm`"))
     return problems
 
 

@@ -51,6 +51,17 @@ def test_offline_agents_whose_jobs_resume_their_parent_say_so(tmp_path: Path) ->
     assert "offline (background job)" in drawn and "resumes" not in drawn
 
 
+def test_a_chain_and_a_route_show_their_models_and_servers() -> None:
+    compiled = compile_spec(ROOT / "tests/diff_cases/model_route_changed/new.yaml",
+                            environ={"LOCAL_KEY": "not-a-real-key"})
+    assert compiled.app is not None, compiled.diagnostics
+    drawn = to_mermaid(graph(compiled.app))
+    assert ("lead<br/>llm · chain<br/>model: local (openai/qwen @ http://127.0.0.1:8000/v1) "
+            "-#gt; cloud (gemini-2.5-flash)") in drawn
+    assert "model: route by state tier over local (openai/qwen @ " in drawn
+    assert "not-a-real-key" not in drawn
+
+
 def test_labels_are_escaped(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(
         'agentspec: 1\nname: quoting\nagents:\n  a:\n    model: "gemini-1\\"]; evil"\n'

@@ -268,7 +268,8 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         if loaded.decisions is not None:
             decide = _scripted_decisions(loaded.decisions)
         try:
-            models = install_script(app.root_agent, loaded.replies)
+            models = install_script(app.root_agent, loaded.replies,
+                                    app.events_compaction_config)
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:

@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -107,17 +108,20 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 Scripter = Callable[[Any, Mapping[str, list[Any]]], Callable[[], list[str]]]
 
 
-def scripted_models(root: Any, replies: Mapping[str, list[Any]]) -> Callable[[], list[str]]:
-    """Every LLM agent gets a ScriptedModel with its replies (the offline default)."""
+def scripted_models(root: Any, replies: Mapping[str, list[Any]],
+                    compaction: Any = None) -> Callable[[], list[str]]:
+    """Every LLM agent gets a ScriptedModel with its replies (the offline default), and the
+    summarizer of `compaction` (the App's) one under `summarizer`."""
     from agentspec.testing.scripted import install_script
 
-    models = install_script(root, replies)
+    models = install_script(root, replies, compaction)
     return lambda: list(dict.fromkeys(p for m in models.values() for p in m.problems))
 
 
 def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
-                 script: Scripter = scripted_models) -> list[str]:
-    """The scenario's failures (none: it passed); `script` chooses how the models answer."""
+                 script: Scripter | None = None) -> list[str]:
+    """The scenario's failures (none: it passed); `script` chooses how the models answer
+    (default: `scripted_models`)."""
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
     from agentspec.testing.scenarios import StubTools, offline_mcp
@@ -138,7 +142,9 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
             return [f"cannot build: {p.code} {p.message}" for p in problems]
         try:
             offline_mcp(app.root_agent)
-            script_problems = script(app.root_agent, scenario.replies)
+            script_problems = (script or partial(
+                scripted_models, compaction=app.events_compaction_config))(
+                app.root_agent, scenario.replies)
         except ScriptError as exc:
             return [str(exc)]
         if scenario.stubs:

@@ -66,7 +66,8 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
         from agentspec.testing.scripted import ScriptError, install_script
 
         try:  # the offline agents' replies, and the resumed parents'
-            models = install_script(app.root_agent, load_script(script).replies)
+            models = install_script(app.root_agent, load_script(script).replies,
+                                    app.events_compaction_config)
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:

@@ -395,6 +395,60 @@ PASSWORD_IN_URL = _code("AS273", "password-in-url",
     `${env.NAME}` (read when the app runs, never written to generated files or printed).""",
     warning=True)
 
+HISTORY_NEEDS_FILES = _code(
+    "AS280", "history-needs-files",
+    "`summarization.history` without file tools on the root agent", """
+    `summarization.history` is a directory of the root agent's file tools: the events each
+    summary replaces are written there, one Markdown file per conversation, so the agent can
+    read them back with `read_file`. The root agent must be an LLM agent with `filesystem`
+    (and a model, or `summarization.model`, to summarize).""")
+HISTORY_NOT_ON_DISK = _code(
+    "AS281", "history-not-on-disk",
+    "`summarization.history` on a backend that is no directory", """
+    The history is written outside any tool call, between model calls, so it must land on a
+    `filesystem` or `shell` backend (a `composite` route to one is fine). A `state` backend
+    keeps files in session state, which only changes through a tool call or an event.""")
+HISTORY_PATH = _code(
+    "AS282", "history-path", "A `summarization.history` that is no directory path", """
+    `summarization.history` is a virtual path of the root agent's file tools, such as
+    `/conversation_history`: absolute, not `/` itself, not climbing above `/` with `..`.""")
+
+MODEL_CYCLE = _code(
+    "AS283", "model-cycle", "Models that fall back to or route to each other in a circle", """
+    A `{fallback: [...]}` or `{route: ..., models: [...]}` model lists named models; following
+    those names must never lead back to the model itself, or a call could try it forever.""")
+MODEL_MEMBER_UNKNOWN = _code(
+    "AS284", "model-member-unknown",
+    "A fallback chain or route that names a model not defined in `models`", """
+    The models of `fallback`, a route's `models` and its `fallback` are names from the spec's
+    `models` section (define an id there as `name: gemini-2.5-flash`), so each one's provider,
+    endpoint and key are known.""")
+ROUTE_MAP_OUTSIDE = _code(
+    "AS285", "route-map-outside", "A model route's `map` names a model it does not pick among",
+    """
+    `route.map` turns a state value into one of the route's `models`. A name listed only in
+    `fallback`, or nowhere, is never picked first: add it to `models`.""")
+ENDPOINT_NEEDS_LITELLM = _code(
+    "AS286", "endpoint-needs-litellm", "`base_url`, `api_key` or `args` on a non-LiteLLM model",
+    """
+    ADK's model registry (`provider: adk`) takes a model id only; a server address, a key
+    and extra call arguments are LiteLLM's (`provider: litellm`), which also reaches
+    self-hosted OpenAI-compatible servers such as vLLM and Ollama.""")
+API_KEY_LITERAL = _code(
+    "AS287", "api-key-literal", "An API key written into the spec", """
+    `api_key` must be read from the environment (`${env.NAME}`) when the app is loaded: a key
+    written in the spec would be in version control and in every generated package.""")
+MEMBER_SETTINGS_UNUSED = _code(
+    "AS288", "member-settings-unused",
+    "Generation settings of a model that is only called through a chain or route", """
+    An agent whose model is a `fallback` chain or a route gets no model's `generate` or
+    `thinking` settings: they differ from one member to the next. Put them on the agent
+    (`generate:`, `thinking:`) instead.""", warning=True)
+MODEL_NESTING = _code(
+    "AS289", "model-nesting-too-deep", "Fallback chains and routes nested too deeply", """
+    A chain or route may name other chains and routes, at most 10 levels deep: each level is
+    one more model object per call, and the build follows them one inside the other.""")
+
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
     `imports` entries are paths relative to the importing file.""")
@@ -689,6 +743,25 @@ JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed",
 APP_RENAMED = _change("AS554", "app-renamed", "medium", "The app's name changed", """
     Sessions, memory and artifacts are stored under the app's name: the renamed app does not
     see those of the old one, and the generated package has another name.""")
+MODEL_ENDPOINT_CHANGED = _change("AS560", "model-endpoint-changed", "high",
+                                 "A model sends requests to another server", """
+    A model (or a member of its fallback chain or route) now has a `base_url` the old
+    version did not call: the conversation, and the model's API key, go to that server.""")
+MODEL_ROUTING_CHANGED = _change("AS561", "model-routing-changed", "medium",
+                                "A model's fallback chain or route changed", """
+    A `{fallback: [...]}` model tries its models in another order or other ones, or a
+    route picks differently (another state key, map, function, choices or fallback): which
+    model answers a call changes.""")
+MODEL_SETTINGS_CHANGED = _change("AS562", "model-settings-changed", "medium",
+                                 "A model is called with other settings", """
+    The same model, on the same servers, is called with another key (`api_key`), other call
+    arguments (`args`), or a member of its chain or route calls differently: answers, cost
+    and which account pays can change. Key values are never shown.""")
+SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed", "medium",
+                                        "Where summarized conversations are kept changed", """
+    `summarization.history`: the text of the events each summary replaces is now written
+    to files under another directory of the root agent's file tools (or now, or no longer),
+    where the agent and anyone with the backend's directory can read it.""")
 SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and

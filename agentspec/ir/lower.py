@@ -18,6 +18,7 @@ from agentspec.ir.tree import (
     DeepNode,
     FilesystemNode,
     JobsNode,
+    LlmFields,
     LlmNode,
     McpHttp,
     McpStdio,
@@ -50,7 +51,7 @@ from agentspec.spec.document import (
     TokensTrigger,
 )
 from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness
-from agentspec.spec.models import ModelDef
+from agentspec.spec.models import FallbackModel, ModelDef, RoutedModel
 from agentspec.spec.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
 from agentspec.validate.check import CheckResult
 
@@ -112,8 +113,36 @@ class Lowering:
                 if definition.generate else {}
             thinking = definition.thinking.model_dump(exclude_none=True) \
                 if definition.thinking else {}
-            return ModelNode(definition.id, definition.provider), generate, thinking
-        return ModelNode(definition if isinstance(definition, str) else value), {}, {}
+            return self.model_node(value), generate, thinking
+        return self.model_node(value), {}, {}
+
+    def model_node(self, value: str, depth: int = 0) -> ModelNode:
+        """The model a name from `models` (or a literal id) stands for; a chain's or a
+        route's named models included (validate refused cycles)."""
+        definition = (self.spec.models or {}).get(value)
+        if isinstance(definition, ModelDef):
+            return ModelNode(definition.id, definition.provider, base_url=definition.base_url,
+                             api_key=definition.api_key,
+                             args=tuple((definition.args or {}).items()))
+        if depth > len(self.spec.models or {}):
+            raise RecursionError(f"model `{value}` refers to itself")
+        if isinstance(definition, FallbackModel):
+            names = tuple(definition.fallback)
+            return ModelNode(value, "fallback", members=self.members(names, depth),
+                             fallback=names)
+        if isinstance(definition, RoutedModel):
+            route = definition.route
+            choices, fallback = tuple(definition.models), tuple(definition.fallback or ())
+            return ModelNode(
+                value, "route", members=self.members(choices + fallback, depth),
+                choices=choices, fallback=fallback, route_state=route.state,
+                route_map=tuple(route.map.items()) if route.map is not None else None,
+                route_python=None if route.python is None else self.python(
+                    route.python, self.span("models", value, "route", "python")))
+        return ModelNode(definition if isinstance(definition, str) else value)
+
+    def members(self, names: tuple[str, ...], depth: int) -> tuple[tuple[str, ModelNode], ...]:
+        return tuple((name, self.model_node(name, depth + 1)) for name in dict.fromkeys(names))
 
     # tools -----------------------------------------------------------------------------
 
@@ -381,8 +410,11 @@ class Lowering:
         else:
             overlap = keep.invocations if isinstance(keep, KeepInvocations) else 1
             settings = (("compaction_interval", trigger.invocations), ("overlap_size", overlap))
-        model, _, _ = self.model(summary.model)
-        return Compaction(settings, model)
+        llm = root if isinstance(root, LlmFields) else None
+        model = self.model(summary.model)[0] if summary.model is not None else \
+            llm.model if llm else None
+        filesystem = llm.filesystem if llm and summary.history is not None else None
+        return Compaction(settings, model, history=summary.history, filesystem=filesystem)
 
     def context_windows(self) -> list[int]:
         windows = [m.context_window for m in (self.spec.models or {}).values()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath as FsPath
 from typing import assert_never
@@ -14,23 +15,33 @@ from agentspec.ir.tree import (
     AppNode,
     BuiltinToolNode,
     Compaction,
+    DeepNode,
     JobsNode,
+    LlmNode,
     McpToolNode,
+    ModelNode,
+    PlannerNode,
     PythonToolNode,
+    RouterNode,
     ToolNode,
+    WorkflowNode,
+    agents_called,
 )
 from agentspec.ir.values import (
     APP,
     DELEGATION,
     JOBS,
+    MODEL_ROUTING,
     RESERVED,
+    backend_definitions,
     gated,
     instruction_value,
     kwargs,
     lit,
     mcp_toolset,
-    model_value,
+    model_object,
     python_object,
+    routes_models,
 )
 from agentspec.kinds import kind_for
 
@@ -92,12 +103,13 @@ class PlanBuilder:
         if compaction is None:
             return None
         model = compaction.model
-        summarizer = None if model is None else (
-            model_value(model) if model.provider == "litellm"
-            else Call(Import("agentspec.runtime.models", "registry_model"),
-                      args=(lit(model.id),)))
-        return Call(Import("agentspec.runtime.app", "compaction"),
-                    kwargs(summarizer_model=summarizer, **dict(compaction.settings)))
+        summarizer = None if model is None else model_object(model)
+        filesystem = compaction.filesystem
+        return Call(Import("agentspec.runtime.app", "compaction"), kwargs(
+            summarizer_model=summarizer, **dict(compaction.settings),
+            history=lit(compaction.history),
+            backend=filesystem.backend if filesystem else None,
+            definitions=backend_definitions(filesystem) if filesystem else None))
 
     def jobs(self, jobs: JobsNode) -> Call:
         store: Value = lit(jobs.store) if jobs.sqlite_path is None else Call(
@@ -119,6 +131,10 @@ class PlanBuilder:
         plugins = [python_object(p) for p in node.plugins]
         if node.jobs is not None:  # delivers finished jobs into their sessions
             plugins.insert(0, Call(Import(DELEGATION, "JobDelivery"), args=(JOBS,)))
+        if any(routes_models(model) for model in _models(node)):
+            plugins.insert(0, Call(Import(MODEL_ROUTING, "ModelCallContext")))
+        if node.compaction is not None and node.compaction.history is not None:
+            plugins.insert(0, Call(Import("agentspec.runtime.app", "history_scope")))
         if node.global_instruction is not None:
             plugins.insert(0, Call(
                 Import("google.adk.plugins.global_instruction_plugin", "GlobalInstructionPlugin"),
@@ -137,6 +153,31 @@ class PlanBuilder:
         self.bindings.append(Binding("app", app))
         return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
                     node.module_dirs)
+
+
+def _models(app: AppNode) -> Iterator[ModelNode | None]:
+    """Every model the app calls: agents', routers' classifiers, planners', the summarizer."""
+    yield app.compaction.model if app.compaction else None
+    seen: set[int] = set()
+    todo: list[AgentNode] = [app.root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        match node:
+            case LlmNode() | DeepNode():
+                yield node.model
+            case RouterNode():
+                yield node.route.model
+            case PlannerNode():
+                roles = node.roles
+                yield from (roles.model, roles.worker_model, roles.synthesizer_model)
+            case WorkflowNode():
+                pass
+            case _:
+                assert_never(node)
+        todo.extend(agents_called(node))
 
 
 def plan(app: AppNode) -> Plan:

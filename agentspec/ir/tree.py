@@ -38,8 +38,21 @@ class PyObject:
 
 @dataclass(frozen=True)
 class ModelNode:
+    """A model: an id for ADK's registry or LiteLLM, or (`fallback`, `route`) a model made of
+    named models, whose `id` is then its spec name."""
+
     id: str
-    provider: str = "adk"
+    provider: str = "adk"  # adk | litellm | fallback | route
+    base_url: str | None = None  # litellm
+    api_key: str | None = None  # litellm: `${env.X}`, read when the app is loaded
+    args: tuple[tuple[str, Any], ...] = ()  # litellm: more acompletion arguments
+    #: fallback, route: every named model it may call, name -> model
+    members: tuple[tuple[str, ModelNode], ...] = ()
+    choices: tuple[str, ...] = ()  # route: the names it picks among
+    fallback: tuple[str, ...] = ()  # fallback: the chain; route: tried after its choice
+    route_state: str | None = None
+    route_map: tuple[tuple[str, str], ...] | None = None
+    route_python: PyObject | None = None
 
 
 @dataclass(frozen=True)
@@ -298,6 +311,10 @@ class Compaction:
 
     settings: tuple[tuple[str, int], ...]
     model: ModelNode | None = None
+    #: `history`: a directory of `filesystem`'s file tools (the root agent's) that receives
+    #: the events each summary replaces
+    history: str | None = None
+    filesystem: FilesystemNode | None = None
 
 
 @dataclass(frozen=True)

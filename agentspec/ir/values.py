@@ -27,6 +27,7 @@ APP = Import("google.adk.apps", "App")
 WORKFLOWS = {kind: Import("agentspec.runtime.workflows", kind)
              for kind in ("sequential", "parallel", "loop")}
 EXPAND = Import("agentspec.runtime.env", "expand")
+MODEL_ROUTING = "agentspec.runtime.model_routing"
 TEMPLATE = Import("agentspec.runtime.instructions", "template")
 GENERATE = Import("google.genai", "types.GenerateContentConfig")
 THINKING = Import("google.genai", "types.ThinkingConfig")
@@ -61,11 +62,38 @@ def python_object(obj: PyObject) -> Value:
 
 
 def model_value(model: ModelNode | None) -> Value:
+    """An agent's `model=`: an id for ADK's registry, else a model object."""
     if model is None:
         return None
+    if model.provider == "adk":
+        return lit(model.id)
+    return model_object(model)
+
+
+def model_object(model: ModelNode) -> Value:
+    """A model object (chains and routes hold objects, not ids)."""
+    if model.provider == "adk":
+        return Call(Import("agentspec.runtime.models", "registry_model"), args=(lit(model.id),))
     if model.provider == "litellm":
-        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),))
-    return lit(model.id)
+        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
+                    kwargs=kwargs(base_url=lit(model.base_url), api_key=lit(model.api_key),
+                                  **{k: lit(v) for k, v in model.args}))
+    members = DictOf(tuple((name, model_object(member)) for name, member in model.members))
+    if model.provider == "fallback":
+        return Call(Import(MODEL_ROUTING, "fallback"), kwargs(
+            name=model.id, models=members, order=lit(list(model.fallback))))
+    return Call(Import(MODEL_ROUTING, "routed"), kwargs(
+        name=model.id, models=members, choices=lit(list(model.choices)),
+        fallback=lit(list(model.fallback)) if model.fallback else None,
+        state=lit(model.route_state),
+        map=lit(dict(model.route_map)) if model.route_map is not None else None,
+        function=python_object(model.route_python) if model.route_python else None))
+
+
+def routes_models(model: ModelNode | None) -> bool:
+    """Whether calls through `model` pick by route (they need each call's context)."""
+    return model is not None and (model.provider == "route" or any(
+        routes_models(member) for _, member in model.members))
 
 
 def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:

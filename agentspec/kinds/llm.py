@@ -15,6 +15,7 @@ from agentspec.ir.tree import (
     LlmFields,
     LlmNode,
     McpToolNode,
+    ModelNode,
     PythonToolNode,
 )
 from agentspec.ir.values import (
@@ -190,6 +191,8 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
 def label(node: LlmNode | DeepNode) -> list[str]:
     kind = "deep" if isinstance(node, DeepNode) else "llm"
     lines = [node.name, kind if node.model is None else f"{kind} · {node.model.id}"]
+    if node.model is not None and (node.model.members or node.model.base_url):
+        lines.append(f"model: {_model_line(node.model)}")
     if node.offline:
         lines.append("offline (background job)")
     tools = _tools(node)
@@ -212,6 +215,19 @@ def label(node: LlmNode | DeepNode) -> list[str]:
     if node.tool_errors != "return":
         lines.append(f"tool errors: {node.tool_errors}")
     return lines
+
+
+def _model_line(model: ModelNode) -> str:
+    """A model as one line: its id and server, or what a chain or route calls."""
+    if model.provider in ("adk", "litellm"):
+        return model.id + (f" @ {model.base_url}" if model.base_url else "")
+    shown = {name: f"{name} ({_model_line(member)})" for name, member in model.members}
+    if model.provider == "fallback":
+        return " -> ".join(shown[name] for name in model.fallback)
+    how = f"python {model.route_python.ref}" if model.route_python else \
+        f"state {model.route_state}"
+    return f"route by {how} over {', '.join(shown[n] for n in model.choices)}" + (
+        f", then {' -> '.join(shown[n] for n in model.fallback)}" if model.fallback else "")
 
 
 def _tools(node: LlmFields) -> list[str]:

@@ -10,13 +10,15 @@ changed in each version:
 * high: a capability gained (a tool, the shell, a backend that reads hard links, a new
   agent's tools, a sandbox's network or host directories, commands leaving their sandbox),
   an approval dropped, any callback or plugin added, removed or changed (they
-  can be guards), a memory file made editable, job results posted elsewhere, or
-  `outside_project` widened;
-* medium: behaviour changed (model, kind, instruction, description, generation and thinking
-  settings, transfer flags, history, limits raised, routes, execution mode, sub-agents,
-  memory, skills, schemas, what a tool's error does, the initial session state, the global
-  instruction, compaction, the job store, what a finished job does, where conversations are
-  kept);
+  can be guards), a memory file made editable, job results posted elsewhere, a model that
+  now sends requests (and its key) to another server (`base_url`), or `outside_project`
+  widened;
+* medium: behaviour changed (model, a model's fallback chain, route or call settings,
+  kind, instruction, description, generation and thinking settings, transfer flags,
+  history, limits raised, routes, execution mode, sub-agents, memory, skills, schemas, what
+  a tool's error does, the initial session state, the global instruction, compaction and
+  where summarized conversations are kept, the job store, what a finished job does, where
+  conversations are kept);
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 

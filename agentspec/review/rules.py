@@ -24,8 +24,10 @@ from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
     BuiltinToolNode,
+    Compaction,
     LlmNode,
     McpToolNode,
+    ModelNode,
     PlannerNode,
     PyObject,
     PythonToolNode,
@@ -236,9 +238,78 @@ def _kind(pair: AgentPair) -> Iterator[Found]:
 
 
 def _model_changed(pair: AgentPair) -> Iterator[Found]:
-    if pair.old_llm.model != pair.new_llm.model:
-        yield Found("medium", f"model {model_text(pair.old_llm.model)} -> "
-                    f"{model_text(pair.new_llm.model)}", ("model",), ("model",))
+    """Another model id or provider (a chain's or route's members are AS560-AS562's)."""
+    was, now = model_text(pair.old_llm.model), model_text(pair.new_llm.model)
+    if was != now:
+        yield Found("medium", f"model {was} -> {now}", ("model",), ("model",))
+
+
+def _endpoints(model: ModelNode) -> dict[str, tuple[Any, ...]]:
+    """Every model a call may reach, by name, with where and how it is called."""
+    found: dict[str, tuple[Any, ...]] = {
+        model.id: (model.provider, model.base_url, model.api_key, model.args)}
+    for name, member in model.members:
+        found |= {f"{name}/{key}" if key != member.id else name: value
+                  for key, value in _endpoints(member).items()}
+    return found
+
+
+def _servers(model: ModelNode | None) -> set[str]:
+    return set() if model is None else {e[1] for e in _endpoints(model).values() if e[1]}
+
+
+def _routing(model: ModelNode) -> tuple[Any, ...]:
+    return (model.provider, tuple(name for name, _ in model.members), model.choices,
+            model.fallback, model.route_state, model.route_map, model.route_python)
+
+
+def _order(model: ModelNode) -> str:
+    if model.provider == "fallback":
+        return " -> ".join(model.fallback)
+    if model.provider == "route":
+        how = f"python `{model.route_python.ref}`" if model.route_python else \
+            f"state `{model.route_state}`" + (
+                f" ({', '.join(f'{k} -> {v}' for k, v in model.route_map)})"
+                if model.route_map else "")
+        return f"a route by {how} over {', '.join(model.choices)}" + (
+            f", then {' -> '.join(model.fallback)}" if model.fallback else "")
+    return f"`{model.id}` alone"
+
+
+def _same_model(pair: AgentPair) -> tuple[ModelNode, ModelNode] | None:
+    """The agent's two models when they have the same name but differ (another name is
+    AS505's)."""
+    was, now = pair.old_llm.model, pair.new_llm.model
+    if was is None or now is None or was == now or model_text(was) != model_text(now):
+        return None
+    return was, now
+
+
+def _model_endpoint(pair: AgentPair) -> Iterator[Found]:
+    """High: the conversation, and the key, go to a server the old version did not call
+    (whatever the model is named)."""
+    added = sorted(_servers(pair.new_llm.model) - _servers(pair.old_llm.model))
+    if added and pair.new_llm.model is not None:
+        yield Found("high", f"model `{pair.new_llm.model.id}` now sends requests to "
+                    f"{', '.join(added)}", ("model",), ("model",))
+
+
+def _model_routing(pair: AgentPair) -> Iterator[Found]:
+    both = _same_model(pair)
+    if both is not None and _routing(both[0]) != _routing(both[1]):
+        was, now = both
+        yield Found("medium", f"model `{now.id}` now tries {_order(now)} (was {_order(was)})",
+                    ("model",), ("model",))
+
+
+def _model_settings(pair: AgentPair) -> Iterator[Found]:
+    both = _same_model(pair)
+    if both is None:
+        return
+    was, now = both
+    if _routing(was) == _routing(now) and not _servers(now) - _servers(was):
+        yield Found("medium", f"model `{now.id}` is called with other settings (key, "
+                    "arguments or a member's endpoint)", ("model",), ("model",))
 
 
 def _tool_added(pair: AgentPair) -> Iterator[Found]:
@@ -741,17 +812,37 @@ def _global_instruction(pair: AppPair) -> Iterator[Found]:
                                f"{pair.new.label}:global_instruction"))
 
 
+def _compactions(pair: AppPair) -> tuple[Compaction | None, Compaction | None]:
+    return (pair.old.app.compaction if pair.old.app else None,
+            pair.new.app.compaction if pair.new.app else None)
+
+
 def _summarization(pair: AppPair) -> Iterator[Found]:
-    was = pair.old.app.compaction if pair.old.app else None
-    now = pair.new.app.compaction if pair.new.app else None
+    """When and how conversations are compacted (where their text is kept is AS563's)."""
+    was, now = (None if c is None else (c.settings, c.model) for c in _compactions(pair))
     if was != now:
         def shown(value: Any) -> str:
             if value is None:
                 return "none"
-            settings = ", ".join(f"{k}={v}" for k, v in value.settings)
-            return settings + (f", model {model_text(value.model)}" if value.model else "")
+            settings, model = value
+            shown = ", ".join(f"{k}={v}" for k, v in settings)
+            return shown + (f", model {model_text(model)}" if model else "")
         yield Found("medium", f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
                     ("summarization",))
+
+
+def _summarization_history(pair: AppPair) -> Iterator[Found]:
+    was, now = (None if c is None else c.history for c in _compactions(pair))
+    if was == now:
+        return
+    where = ("summarization", "history")
+    if now is None:
+        yield Found("medium", f"summarized conversations are no longer kept in files (were "
+                    f"under `{was}`)", where, where)
+    else:
+        yield Found("medium", f"the text of summarized conversations is now kept in files "
+                    f"under `{now}`" + (f" (was `{was}`)" if was else ""),
+                    where if _compactions(pair)[0] else None, where)
 
 
 def _jobs(pair: AppPair) -> tuple[Any, Any]:
@@ -834,6 +925,9 @@ _TOOLS = ("LlmFields.tools", "AgentFields.children", "AgentFields.mode", "LlmFie
           "McpStdio.*", "McpHttp.*", "BuiltinToolNode.name", "AgentToolNode.agent", "PyObject.*")
 #: the backend that runs an agent's commands, and whether it does
 _SANDBOX = ("FilesystemNode.backend", "FilesystemNode.definitions", "FilesystemNode.tools")
+_ROUTING = ("LlmFields.model", "ModelNode.members", "ModelNode.choices", "ModelNode.fallback",
+            "ModelNode.route_state", "ModelNode.route_map", "ModelNode.route_python",
+            "PyObject.*")
 _APPROVALS = ("LlmFields.approvals", "PythonToolNode.approval", "McpToolNode.approval",
               "Approval.decisions")
 
@@ -845,7 +939,8 @@ TREE_RULES: tuple[TreeRule, ...] = (
 
 AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.KIND_CHANGED, ("WorkflowNode.kind",), _kind),  # and the node's class
-    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.*"), _model_changed),
+    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.id", "ModelNode.provider"),
+         _model_changed),
     Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
     Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
     Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
@@ -901,6 +996,11 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.SANDBOX_MOUNT_ADDED, _SANDBOX, lambda pair: _sandbox_mounts(pair, True)),
     Rule(codes.SANDBOX_MOUNT_REMOVED, _SANDBOX, lambda pair: _sandbox_mounts(pair, False)),
     Rule(codes.LIMIT_CHANGED, _SANDBOX, _sandbox_limits),
+    Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
+                                        "ModelNode.members"), _model_endpoint),
+    Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, _model_routing),
+    Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
+                                        "ModelNode.members"), _model_settings),
 )
 
 APP_RULES: tuple[Rule[AppPair], ...] = (
@@ -913,13 +1013,15 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.PLUGIN_REMOVED, ("AppNode.plugins", "PyObject.*"), _plugin_removed),
     Rule(codes.PLUGIN_CHANGED, ("AppNode.plugins", "PyObject.*"), _plugin_changed),
     Rule(codes.GLOBAL_INSTRUCTION_CHANGED, ("AppNode.global_instruction",), _global_instruction),
-    Rule(codes.SUMMARIZATION_CHANGED, ("AppNode.compaction", "Compaction.*", "ModelNode.*"),
-         _summarization),
+    Rule(codes.SUMMARIZATION_CHANGED, ("AppNode.compaction", "Compaction.settings",
+                                       "Compaction.model", "ModelNode.*"), _summarization),
     Rule(codes.JOBS_STORE_CHANGED, ("AppNode.jobs", "JobsNode.store", "JobsNode.sqlite_path"),
          _jobs_store),
     Rule(codes.LIMIT_CHANGED, ("JobsNode.max_attempts", "JobsNode.lease_seconds"), _jobs_limits),
     Rule(codes.JOBS_WEBHOOK_CHANGED, ("JobsNode.webhook", "JobsNode.headers"), _jobs_webhook),
     Rule(codes.APP_RENAMED, ("AppNode.name",), _app_name),
+    Rule(codes.SUMMARIZATION_HISTORY_CHANGED, ("AppNode.compaction", "Compaction.history"),
+         _summarization_history),
     Rule(codes.ON_DONE_CHANGED, ("JobsNode.on_done",), _on_done),
     Rule(codes.SESSIONS_CHANGED, ("AppNode.sessions", "SessionsNode.url",
                                   "SessionsNode.sqlite_path"), _sessions),
@@ -939,6 +1041,8 @@ IGNORED: Mapping[str, str] = {
     "AppNode.resumable": "derived from the approvals (AS509-AS511), which rules compare",
     "AppNode.module_dirs": "derived from the python objects' directories, which the rules "
                            "comparing tools, callbacks, plugins, routes and schemas compare",
+    "Compaction.filesystem": "the root agent's file tools the history is written with, "
+                             "which the rules comparing the root agent's backend compare",
     "Approval.hint": "the question shown to the person who approves; its wording changes "
                      "no decision the run can take",
 }

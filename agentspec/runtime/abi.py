@@ -16,7 +16,7 @@ ABI = 1
 
 #: module -> the names generated code imports from it
 NAMES: dict[str, frozenset[str]] = {
-    "agentspec.runtime.app": frozenset({"compaction", "resumable"}),
+    "agentspec.runtime.app": frozenset({"compaction", "history_scope", "resumable"}),
     "agentspec.runtime.dangling": frozenset({"PatchDanglingCalls"}),
     "agentspec.runtime.env": frozenset({"expand"}),
     "agentspec.runtime.harness.approvals": frozenset({"approval_gate", "edit_note", "gated"}),
@@ -30,6 +30,7 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.instructions": frozenset({"template"}),
     "agentspec.runtime.jobs.delegation": frozenset({
         "JobDelivery", "OfflineAgentTool", "job_settings", "job_status_tool", "sqlite_url"}),
+    "agentspec.runtime.model_routing": frozenset({"ModelCallContext", "fallback", "routed"}),
     "agentspec.runtime.models": frozenset({"litellm", "registry_model"}),
     "agentspec.runtime.planner": frozenset({"agent_tool", "planner"}),
     "agentspec.runtime.router": frozenset({"router"}),

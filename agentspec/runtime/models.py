@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncGenerator
 from contextvars import ContextVar
 from typing import Any
@@ -11,6 +12,10 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
 __all__ = ["SCRIPTED", "MissingExtra", "Unavailable", "litellm", "registry_model"]
+
+# LiteLLM downloads its model cost map from GitHub when it is imported, unless told to use
+# the copy it ships with: an agent (or a test) must not reach the network by importing it
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 #: set while building for a scripted run: every model is replaced before it is called, so a
 #: provider package that is not installed is no reason to refuse the build
@@ -32,17 +37,25 @@ class Unavailable(BaseLlm):
         yield  # pragma: no cover - makes this an async generator
 
 
-def litellm(model: str, **kwargs: Any) -> BaseLlm:
-    """ADK's LiteLlm wrapper for `model` (needs google-adk[extensions])."""
+def litellm(model: str, *, base_url: str | None = None, api_key: str | None = None,
+            **kwargs: Any) -> BaseLlm:
+    """ADK's LiteLlm wrapper for `model`; `base_url` is LiteLLM's `api_base`. The key is
+    kept among the call's private arguments, out of the object's fields (and so out of any
+    repr of the app or a traceback)."""
     try:
         from google.adk.models.lite_llm import LiteLlm
     except ImportError as exc:
         reason = (f"model {model!r} uses provider: litellm, which needs LiteLLM: "
-                  "pip install 'agentspec[litellm]' (or 'google-adk[extensions]')")
+                  "pip install 'agentspec[litellm]'")
         if SCRIPTED.get():
             return Unavailable(model=model, reason=reason)
         raise MissingExtra(reason) from exc
-    return LiteLlm(model=model, **kwargs)
+    if base_url is not None:
+        kwargs["api_base"] = base_url
+    llm = LiteLlm(model=model, **kwargs)
+    if api_key is not None:
+        llm._additional_args["api_key"] = api_key
+    return llm
 
 
 def registry_model(model: str) -> BaseLlm:

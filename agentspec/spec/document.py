@@ -78,13 +78,22 @@ StateKey = Annotated[str, StringConstraints(pattern=STATE_KEY)]
 
 
 class Summarization(Model):
-    """Conversation compaction, compiled to ADK events compaction on the App."""
+    """Conversation compaction, compiled to ADK events compaction on the App: a `tokens` or
+    `fraction` trigger is checked before each model call and after each turn."""
 
     trigger: Trigger = Field(description="When to summarize.")
     keep: Keep | None = Field(None, description="What stays verbatim (default: 6 events for "
                               "token triggers, 1 invocation for invocation triggers).")
     model: str | None = Field(None, description="The summarizer's model (default: the root "
-                              "agent's).", examples=["fast"])
+                              "agent's). Scripts address it as `summarizer`.",
+                              examples=["fast"])
+    history: str | None = Field(
+        None, description="A directory of the root agent's file tools (a virtual path such "
+        "as `/conversation_history`): the events each summary replaces are appended as "
+        "Markdown to `<history>/<user id>/<session id>.md` there, and the summary tells the "
+        "agents the file's path, so they can read their own past with `read_file`. Needs "
+        "`filesystem` on the root agent, on a directory backend.",
+        examples=["/conversation_history"], min_length=1, max_length=1024)
 
 
 class Notify(Model):

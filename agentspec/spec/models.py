@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Model, by_type, keyed_union
+from agentspec.spec.common import Arguments, Identifier, Model, PythonRef, keyed_union
 
-__all__ = ["HARM_BLOCK_METHODS", "HARM_BLOCK_THRESHOLDS", "HARM_CATEGORIES", "GenerateConfig",
-           "ModelDef", "ModelEntry", "SafetySetting", "ThinkingConfig"]
+__all__ = ["HARM_BLOCK_METHODS", "HARM_BLOCK_THRESHOLDS", "HARM_CATEGORIES", "FallbackModel",
+           "GenerateConfig", "ModelDef", "ModelEntry", "ModelRoute", "RoutedModel",
+           "SafetySetting", "ThinkingConfig"]
 
 #: google.genai's HarmCategory, HarmBlockThreshold and HarmBlockMethod values (a test keeps
 #: them equal to the installed library's; validate does not import it)
@@ -72,17 +73,73 @@ class ModelDef(Model):
                     examples=["gemini-2.5-pro", "anthropic/claude-sonnet-4-5"], min_length=1)
     provider: Literal["adk", "litellm"] = Field(
         "adk", description="`adk`: ADK's model registry picks the class from the id (Gemini, "
-        "Claude, ...). `litellm`: use ADK's LiteLlm wrapper (needs google-adk[extensions]).")
+        "Claude, ...). `litellm`: use ADK's LiteLlm wrapper (needs agentspec[litellm]).")
     generate: GenerateConfig | None = Field(None, description="Default generation settings.")
     thinking: ThinkingConfig | None = Field(None, description="Default thinking settings.")
     context_window: int | None = Field(None, ge=1, description="The model's context window in "
                                        "tokens; lets summarization use a `fraction` trigger.",
                                        examples=[1048576])
+    base_url: str | None = Field(
+        None, description="`provider: litellm`: the server's base URL (LiteLLM's `api_base`), "
+        "for self-hosted OpenAI-compatible servers such as vLLM or Ollama.",
+        examples=["http://localhost:8000/v1"], min_length=1)
+    api_key: str | None = Field(
+        None, description="`provider: litellm`: the API key, as `${env.NAME}`: read from the "
+        "environment when the app is loaded, never written into generated files.",
+        examples=["${env.VLLM_API_KEY}"], min_length=1)
+    args: Arguments | None = Field(
+        None, description="`provider: litellm`: more keyword arguments for LiteLLM's "
+        "`acompletion` (`timeout`, `num_retries`, `extra_headers`, ...).",
+        examples=[{"timeout": 30, "num_retries": 0}])
+
+
+class FallbackModel(Model):
+    """Models tried in order: a call that fails before its first token (connection refused,
+    429, 5xx, timeout, any error) goes to the next."""
+
+    fallback: list[Identifier] = Field(min_length=1, description="Names from `models`, in the "
+                                       "order they are tried.", examples=[["local", "cloud"]])
+
+
+class ModelRoute(Model):
+    """How a routed model picks per call: exactly one of `state`, `python`."""
+
+    state: str | None = Field(None, description="Session-state key whose value names the "
+                              "model.", examples=["tier"])
+    map: dict[str, Identifier] | None = Field(None, description="With `state`: state value -> "
+                                              "model name.")
+    python: PythonRef | None = Field(None, description="`fn(model_names, ctx, failed) -> name "
+                                     "| None` (may be async).")
+
+
+class RoutedModel(Model):
+    """A model picked per call among `models`; a call that fails before its first token goes
+    to the route's next choice (a python route is asked again), then `fallback` in order."""
+
+    route: ModelRoute = Field(description="How each call picks its model; when it names none "
+                              "of `models`, the first of `models` answers.")
+    models: list[Identifier] = Field(min_length=1, description="Names from `models` it picks "
+                                     "among.", examples=[["fast", "strong"]])
+    fallback: list[Identifier] | None = Field(None, description="Names from `models` tried, in "
+                                              "order, after the chosen one fails early.")
+
+
+def _model_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "id"
+    if not isinstance(value, dict):
+        return None
+    if "route" in value:
+        return "routed"
+    if "fallback" in value and "id" not in value:
+        return "fallback"
+    return "definition"
 
 
 if TYPE_CHECKING:
-    ModelEntry = str | ModelDef
+    ModelEntry = str | ModelDef | FallbackModel | RoutedModel
 else:
-    ModelEntry = keyed_union("model_entry", "a model is a model id or a mapping with `id`",
-                             {"id": str, "definition": ModelDef},
-                             by_type((str, "id"), (dict, "definition")))
+    ModelEntry = keyed_union("model_entry", "a model is a model id, a mapping with `id`, "
+                             "`{fallback: [...]}` or `{route: ..., models: [...]}`",
+                             {"id": str, "definition": ModelDef, "fallback": FallbackModel,
+                              "routed": RoutedModel}, _model_kind)

@@ -145,15 +145,27 @@ def _unknown(name: str, names: set[str]) -> str:
                f" (those are: {', '.join(sorted(names))})"))
 
 
-def install_script(root: Any, replies: Mapping[str, list[Any]]) -> dict[str, ScriptedModel]:
-    """Give every LLM agent under `root` a scripted model with its replies."""
+SUMMARIZER = "summarizer"
+"""The name a script gives the summarizer of `summarization:`."""
+
+
+def install_script(root: Any, replies: Mapping[str, list[Any]],
+                   compaction: Any = None) -> dict[str, ScriptedModel]:
+    """Give every LLM agent under `root` a scripted model with its replies, and the
+    summarizer of `compaction` (an App's events compaction config) one under `summarizer`."""
     from google.adk.agents import LlmAgent
 
     names = {a.name for a in walk(root) if isinstance(a, LlmAgent)}
+    models = {}
+    if compaction is not None:
+        if SUMMARIZER in names:
+            raise ScriptError(f"an agent is named `{SUMMARIZER}`, the name scripts give the "
+                              "summarizer; rename the agent")
+        models[SUMMARIZER] = _script_summarizer(compaction, list(replies.get(SUMMARIZER, [])))
+        names.add(SUMMARIZER)
     unknown = sorted(set(replies) - names)
     if unknown:
         raise ScriptError("; ".join(_unknown(name, names) for name in unknown))
-    models = {}
     for agent in walk(root):
         if isinstance(agent, LlmAgent):
             model = ScriptedModel(agent=agent.name, replies=list(replies.get(agent.name, [])),
@@ -161,3 +173,20 @@ def install_script(root: Any, replies: Mapping[str, list[Any]]) -> dict[str, Scr
             agent.model = model
             models[agent.name] = model
     return models
+
+
+def _script_summarizer(compaction: Any, replies: list[Any]) -> ScriptedModel:
+    """A scripted model in place of the summarizer's (ADK's default summarizer is made
+    here, so it is not the calling agent's scripted model)."""
+    from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
+
+    model = ScriptedModel(agent=SUMMARIZER, replies=replies, requests=[], problems=[])
+    summarizer = compaction.summarizer
+    inner = getattr(summarizer, "inner", summarizer)  # a HistorySummarizer's own
+    if inner is None:
+        compaction.summarizer = LlmEventSummarizer(llm=model)
+    elif isinstance(inner, LlmEventSummarizer):
+        inner._llm = model
+    else:
+        raise ScriptError(f"the summarizer {type(inner).__name__} cannot be scripted")
+    return model

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from agentspec.contract.paths import MAX_NAME_CHARS, MAX_PATH_CHARS, BackendError, normalize
 from agentspec.runtime.backends.globs import glob_match, grep_glob_match
 
 __all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",
@@ -19,14 +20,8 @@ __all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "Backend
            "glob_match", "grep_glob_match", "matching_lines", "normalize", "relative_to",
            "require_pattern"]
 
-MAX_PATH_CHARS = 4096
-MAX_NAME_CHARS = 255
 GREP_LIMIT = 1000
 """Backends return at most this many grep matches; the tools say when the cap was hit."""
-
-
-class BackendError(Exception):
-    """A file or shell operation failed; the message is written for a model to read."""
 
 
 @dataclass(frozen=True)
@@ -74,36 +69,6 @@ class ShellCapable(Backend, Protocol):
     """A backend that can also run shell commands."""
 
     def execute(self, command: str, timeout: float | None = None) -> ExecuteResult: ...
-
-
-def normalize(path: str) -> str:
-    """A clean virtual absolute path: `notes//./a.md` -> `/notes/a.md`.
-
-    Relative paths are taken from `/`; `..` may not climb above `/`. Names are taken
-    literally (no URL-decoding, backslashes are ordinary characters).
-    """
-    if not isinstance(path, str):
-        raise BackendError(f"A path must be a string, not {type(path).__name__}.")
-    if "\x00" in path:
-        raise BackendError("A path cannot contain NUL bytes.")
-    if len(path) > MAX_PATH_CHARS:
-        raise BackendError(f"The path is too long ({len(path)} characters; the limit is "
-                           f"{MAX_PATH_CHARS}).")
-    parts: list[str] = []
-    for name in path.split("/"):
-        if name in ("", "."):
-            continue
-        if name == "..":
-            if not parts:
-                raise BackendError(f"The path {path!r} climbs above `/`; use a path inside "
-                                   "the workspace, such as `/notes/a.md`.")
-            parts.pop()
-            continue
-        if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_CHARS:
-            raise BackendError(f"A file or directory name in {path!r} is too long (the limit "
-                               f"is {MAX_NAME_CHARS} bytes).")
-        parts.append(name)
-    return "/" + "/".join(parts)
 
 
 def relative_to(path: str, base: str) -> str | None:

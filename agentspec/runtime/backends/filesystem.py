@@ -41,6 +41,8 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not read (read fails; grep skips them)."""
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_APPEND_FLAGS = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                 | os.O_CLOEXEC)
 _TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK
                | os.O_CLOEXEC)
 
@@ -228,6 +230,35 @@ class FilesystemBackend:
         with self._located(virtual, create=True, missing="Cannot create the parent directories "
                            "of {}: a file is in the way.") as (parent, name):
             self._replace(virtual, parent, name, data)
+
+    def append(self, path: str, content: str) -> None:
+        """Adds `content` at the end of a regular file, made (with its parents) if missing.
+        Opened from its directory's fd with `O_APPEND | O_NOFOLLOW`; a file with other
+        names (hard links) is refused, as for reading."""
+        virtual = normalize(path)
+        data = content.encode("utf-8", "surrogatepass")
+        with self._located(virtual, create=True, missing="Cannot create the parent directories "
+                           "of {}: a file is in the way.") as (parent, name):
+            if not name:
+                raise BackendError(f"{virtual} is a directory; give a file path.")
+            try:
+                fd = os.open(name, _APPEND_FLAGS, 0o644, dir_fd=parent)
+            except OSError as exc:
+                raise BackendError(f"Cannot append to {virtual}: {exc.strerror}.") from None
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise BackendError(f"{virtual} is not a regular file.")
+                if st.st_nlink > 1 and not self.hard_links:
+                    raise BackendError(f"{virtual} has {st.st_nlink} names (hard links), so it "
+                                       "is not written.")
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            except OSError as exc:
+                raise BackendError(f"Cannot append to {virtual}: {exc.strerror}.") from None
+            finally:
+                os.close(fd)
 
     def _replace(self, virtual: str, parent: int, name: str, data: bytes) -> None:
         """Writes `name` in `parent` through a new temporary file that replaces it."""

@@ -10,6 +10,7 @@ from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import check_files
 from agentspec.validate.semantic.harness import check_harness
 from agentspec.validate.semantic.kinds import check_kinds, check_sections
+from agentspec.validate.semantic.models import check_models
 from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.project import check_project
 from agentspec.validate.semantic.pyrefs import check_python_refs
@@ -18,15 +19,16 @@ from agentspec.validate.semantic.sandbox import check_sandboxes
 from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.sessions import check_resume_root, check_sessions
 from agentspec.validate.semantic.state import check_state
+from agentspec.validate.semantic.summarization import check_history
 from agentspec.validate.semantic.tree import check_tree
 from agentspec.validate.structural import Structure
 
 __all__ = ["semantic"]
 
 #: check_project first: the checks after it never look at a path it refused
-CHECKS = (check_project, check_references, check_kinds, check_sections, check_sessions,
-          check_harness, check_python_refs, check_files, check_sandboxes, check_state,
-          check_placeholders, check_schemas)
+CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
+          check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
+          check_state, check_placeholders, check_schemas)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],
@@ -38,5 +40,6 @@ def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile]
     for check in CHECKS:
         check(ctx)
     root = check_tree(ctx)
+    check_history(ctx, root)
     check_resume_root(ctx, root)
     return root, ctx.diagnostics

@@ -19,6 +19,7 @@ from agentspec.spec.agents import (
     WorkflowCallbacks,
 )
 from agentspec.spec.common import PYTHON_REF, is_reserved_word
+from agentspec.spec.models import RoutedModel
 from agentspec.spec.tools import PythonTool
 from agentspec.stdlib import is_refused_module, source_origin
 from agentspec.validate.semantic.context import Context
@@ -62,6 +63,9 @@ def python_refs(ctx: Context) -> Iterator[tuple[Path, str]]:
             yield ("tools", name, "python"), tool.python
     for index, plugin in enumerate(ctx.spec.plugins or ()):
         yield ("plugins", index, "python"), plugin.python
+    for name, model in (ctx.spec.models or {}).items():
+        if isinstance(model, RoutedModel) and model.route.python is not None:
+            yield ("models", name, "route", "python"), model.route.python
     for name, agent in ctx.agents():
         yield from _agent_refs(name, agent)
 

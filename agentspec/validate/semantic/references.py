@@ -12,6 +12,7 @@ from agentspec.diagnostics import codes, did_you_mean
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.spec.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig
 from agentspec.spec.backends import CompositeBackend
+from agentspec.spec.models import ModelDef
 from agentspec.spec.tools import BUILTIN_TOOLS, AgentTool
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.pyrefs import python_refs
@@ -156,7 +157,7 @@ def check_references(ctx: Context) -> None:
     for name, entry in (spec.models or {}).items():
         if isinstance(entry, str):
             _model_id(ctx, entry, "models", name)
-        elif entry.provider == "adk":
+        elif isinstance(entry, ModelDef) and entry.provider == "adk":
             _model_id(ctx, entry.id, "models", name, "id")
     if spec.root is not None:
         _agent(ctx, spec.root, "root")

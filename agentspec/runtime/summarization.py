@@ -1,0 +1,298 @@
+"""Summarization: a size check before each model call, and the history of what it drops.
+
+With a `tokens` or `fraction` trigger, `SummaryCheck` runs before each model call of every LLM
+agent (in the place of ADK's compaction request processor, ahead of the contents processor)
+and estimates the size of the request about to be sent: the prompt token count the model
+reported for this agent's latest call (`usage_metadata.prompt_token_count`) plus a quarter of
+the characters of every event since (the model's answer, tool results, other agents' turns,
+the user's message); since the latest summary, or when no count was reported, a quarter of
+the characters of the summary and the events after it. Counting stops as soon as the
+threshold is reached, so the check reads only the newest events: it costs microseconds, not
+a pass over the conversation. When it fires, ADK's compaction summarizes everything but the
+newest `keep` events (never separating a function call from its response). An `invocations`
+trigger is ADK's, after each invocation, as is a second token check there.
+
+`HistorySummarizer` wraps ADK's summarizer: the events a summary replaces (not a previous
+summary it is handed as a seed) are appended to `<history>/<user id>/<session id>.md` in a
+directory backend, through the backend's confined file access, and the summary the agents
+then see says where that file is, so an agent reads its own past with `read_file`. The
+conversation is the current ADK session, which the check (and, for summaries made after an
+invocation, `HistoryScope`, an App plugin) publishes. The history is written once the
+summary exists; when it cannot be written the summary is discarded (ADK then goes on with
+the whole conversation and logs the failure), so no event is ever dropped unrecorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any
+
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.apps import compaction as adk
+from google.adk.apps.app import EventsCompactionConfig
+from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+from google.adk.events._rewind_events import _apply_rewinds
+from google.adk.events.event import Event
+from google.adk.flows.llm_flows.context import _compaction
+from google.adk.flows.llm_flows.core._utils import require_agent
+from google.adk.models.llm_request import LlmRequest
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from agentspec.runtime.backends import BackendError, normalize
+
+__all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "SummaryConfig",
+           "history_file", "install_check", "markdown", "prompt_tokens"]
+
+#: the session of the run in progress (set by `HistoryScope` before the agents run)
+SESSION: ContextVar[Session | None] = ContextVar("agentspec_summarization_session",
+                                                 default=None)
+
+_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+def history_file(directory: str, session: Session) -> str:
+    """The history file of a conversation, `<directory>/<user id>/<session id>.md`: each id
+    as it is when it is a plain name, else a cleaned prefix of it and a digest of it, so no
+    id can name another path or collide with another id."""
+    return normalize(f"{directory}/{_name(session.user_id)}/{_name(session.id)}.md")
+
+
+def _name(text: str) -> str:
+    if _SAFE.fullmatch(text):
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{re.sub(r'[^A-Za-z0-9_-]', '_', text)[:40]}-{digest}"
+
+
+def markdown(events: list[Event], when: datetime) -> str:
+    """The events as a readable Markdown section: who said what, tool calls and results."""
+    count = f"{len(events)} event{'s' if len(events) != 1 else ''}"
+    lines = [f"## Summarized on {when:%Y-%m-%d %H:%M:%S} UTC ({count})", ""]
+    for event in events:
+        for part in (event.content.parts or []) if event.content else []:
+            if part.thought:
+                continue
+            if part.text:
+                lines += [f"### {event.author}", "", part.text.rstrip(), ""]
+            if part.function_call:
+                call = part.function_call
+                lines += [f"### {event.author} called `{call.name}`", "",
+                          _block(call.args or {}), ""]
+            if part.function_response:
+                response = part.function_response
+                lines += [f"### `{response.name}` answered", "",
+                          _block(response.response or {}), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _block(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}json\n{text}\n{fence}"
+
+
+class HistorySummarizer(BaseEventsSummarizer):
+    """`inner` summarizes; the events it replaces are appended to the conversation's history
+    file first (see the module docstring). `backend` gives the backend and the path inside
+    it that a virtual path of the agent's file tools lands on."""
+
+    def __init__(self, inner: BaseEventsSummarizer, directory: str,
+                 backend: Callable[[str], tuple[Any, str]]) -> None:
+        self.inner = inner
+        self.directory = normalize(directory)
+        self.backend = backend
+
+    async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+        session = SESSION.get()
+        if session is None:
+            raise RuntimeError("summarization.history: no session is known for this run "
+                               "(the HistoryScope plugin is not installed on the App)")
+        recorded = {event.id for event in session.events}
+        dropped = [event for event in events if event.id in recorded]  # not a seed summary
+        path = history_file(self.directory, session)
+        summary = await self.inner.maybe_summarize_events(events=events)
+        compaction = summary.actions.compaction if summary is not None else None
+        if compaction is None or compaction.compacted_content is None:
+            return summary
+        if dropped:  # only once the summary exists: a failed one leaves no section behind
+            target, inner_path = self.backend(path)
+            try:
+                target.append(inner_path, markdown(dropped, datetime.now(UTC)))
+            except BackendError as error:
+                raise RuntimeError(f"summarization.history: {error}") from None
+        content = compaction.compacted_content
+        content.parts = [types.Part(text=(
+            "The conversation so far has been summarized. Its full text, before the "
+            f"messages that follow, is in the file {path}; read it with read_file when "
+            "you need details.")), *(content.parts or [])]
+        return summary
+
+
+class HistoryScope(BasePlugin):
+    """Publishes the run's session to `HistorySummarizer` (a context variable, so runs of
+    different conversations in one process each see their own)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="agentspec_summarization_history")
+
+    async def before_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        SESSION.set(invocation_context.session)
+
+
+def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
+                      ) -> Callable[[str], tuple[Any, str]]:
+    """For a virtual path of backend `name`'s file tools: the directory backend that holds
+    it (a composite's route followed) and the path inside that backend."""
+    from agentspec.runtime.backends.filesystem import FilesystemBackend
+
+    made: dict[str, FilesystemBackend] = {}
+
+    def find(path: str) -> tuple[Any, str]:
+        backend, inner = name, normalize(path)
+        while definitions[backend]["type"] == "composite":
+            definition = definitions[backend]
+            routes = sorted((definition.get("routes") or {}).items(),
+                            key=lambda item: len(normalize(item[0])), reverse=True)
+            for prefix, target in routes:
+                clean = normalize(prefix)
+                if inner == clean or inner.startswith(clean + "/"):
+                    backend, inner = target, "/" + inner[len(clean):].lstrip("/")
+                    break
+            else:
+                backend = definition["default"]
+        definition = definitions[backend]
+        if definition["type"] not in ("filesystem", "shell"):
+            raise RuntimeError(f"summarization.history: {path} is on backend `{backend}` "
+                               f"(type {definition['type']}), not a directory")
+        if backend not in made:
+            made[backend] = FilesystemBackend(definition["root"],
+                                              hard_links=definition.get("hard_links") == "allow")
+        return made[backend], inner
+
+    return find
+
+
+# the check before each model call ---------------------------------------------------------
+
+
+class SummaryConfig(EventsCompactionConfig):
+    """ADK's compaction settings, marked as agentspec's: `SummaryCheck` measures for them."""
+
+
+_SIZES: dict[str, int] = {}
+"""Characters of events already measured, by event id (events do not change once stored)."""
+_MAX_SIZES = 200_000
+
+
+def _event_chars(event: Event) -> int:
+    size = _SIZES.get(event.id) if event.id else None
+    if size is None:
+        size = _chars(event.content)
+        if event.id:
+            if len(_SIZES) >= _MAX_SIZES:
+                _SIZES.clear()
+            _SIZES[event.id] = size
+    return size
+
+
+def _chars(content: types.Content | None) -> int:
+    total = 0
+    for part in (content.parts or []) if content is not None else []:
+        if part.text:
+            total += len(part.text)
+        if part.function_call:
+            total += len(part.function_call.name or "") + len(
+                json.dumps(part.function_call.args or {}, default=str))
+        if part.function_response:
+            total += len(part.function_response.name or "") + len(
+                json.dumps(part.function_response.response or {}, default=str))
+    return total
+
+
+def prompt_tokens(events: list[Event], agent: str, scope: str | None, limit: int) -> int:
+    """The estimated size, in tokens, of `agent`'s next request (see the module docstring);
+    the counting stops once it reaches `limit`."""
+    chars = 0
+    summarized_until: float | None = None
+    for event in reversed(events):
+        if event.isolation_scope != scope:
+            continue
+        compaction = event.actions.compaction if event.actions else None
+        if compaction is not None:
+            if summarized_until is None and compaction.compacted_content is not None:
+                chars += _chars(compaction.compacted_content)
+                summarized_until = compaction.end_timestamp or 0.0
+            continue
+        if summarized_until is not None:
+            if event.timestamp <= summarized_until:
+                break  # older events are in the summary
+        elif event.author == agent and event.usage_metadata is not None and \
+                event.usage_metadata.prompt_token_count is not None:
+            return event.usage_metadata.prompt_token_count + (chars + _event_chars(event)) // 4
+        chars += _event_chars(event)
+        if chars // 4 >= limit:
+            break
+    return chars // 4
+
+
+class SummaryCheck(_compaction.CompactionRequestProcessor):
+    """ADK's compaction request processor, measuring agentspec's settings by `prompt_tokens`
+    (any other settings are left to ADK's own code)."""
+
+    async def run_async(self, invocation_context: InvocationContext, llm_request: LlmRequest
+                        ) -> AsyncGenerator[Event, None]:
+        config = invocation_context.events_compaction_config
+        if not isinstance(config, SummaryConfig):
+            async for event in super().run_async(invocation_context, llm_request):
+                yield event
+            return
+        threshold, keep = config.token_threshold, config.event_retention_size
+        if threshold is None or keep is None:
+            return
+        session, agent = invocation_context.session, require_agent(invocation_context)
+        scope = invocation_context.isolation_scope
+        if prompt_tokens(session.events, agent.name, scope, threshold) < threshold:
+            return
+        if await _summarize(invocation_context, agent, config, keep):
+            invocation_context.token_compaction_checked = True
+        return
+        yield  # pragma: no cover - makes this an async generator
+
+
+async def _summarize(context: InvocationContext, agent: Any, config: SummaryConfig,
+                     keep: int) -> bool:
+    """ADK's token-threshold compaction, once the check has fired."""
+    session, scope = context.session, context.isolation_scope
+    events = [e for e in _apply_rewinds(session.events) if e.isolation_scope == scope]
+    dropped = adk._events_to_compact_for_token_threshold(events=events,
+                                                         event_retention_size=keep)
+    if not dropped or not adk._is_range_worth_compacting(events=events,
+                                                           events_to_compact=dropped):
+        return False
+    adk._ensure_compaction_summarizer(config=config, agent=agent)
+    SESSION.set(session)
+    summary = await adk._summarize_events_with_trace(
+        session=session, config=config, events=events, events_to_compact=dropped,
+        trigger="token_threshold")
+    if summary is None:
+        return False
+    summary.isolation_scope = scope
+    await context.session_service.append_event(session=session, event=summary)
+    return True
+
+
+def install_check() -> None:
+    """Put `SummaryCheck` where ADK's flows take their compaction processor from (each
+    flow is made per run, from this module attribute). Settings that are not agentspec's
+    keep ADK's behaviour."""
+    if not isinstance(_compaction.request_processor, SummaryCheck):
+        _compaction.request_processor = SummaryCheck()

@@ -1,0 +1,149 @@
+"""Named models: fallback chains and routes over defined models, LiteLLM endpoints and keys."""
+
+from __future__ import annotations
+
+from agentspec.diagnostics import codes, did_you_mean
+from agentspec.resolve.interpolate import has_env_ref
+from agentspec.spec.models import FallbackModel, ModelDef, RoutedModel
+from agentspec.validate.semantic.context import Context
+
+__all__ = ["check_models"]
+
+MAX_NESTING = 10
+
+#: `acompletion` arguments that are not `args`' to give
+_MANAGED = {"model", "messages", "tools", "stream", "api_key", "api_base", "base_url"}
+
+
+def check_models(ctx: Context) -> None:
+    models = ctx.spec.models or {}
+    for name, model in models.items():
+        if isinstance(model, ModelDef):
+            _endpoint(ctx, name, model)
+        elif isinstance(model, FallbackModel):
+            _members(ctx, name, model.fallback, "fallback")
+        elif isinstance(model, RoutedModel):
+            _route(ctx, name, model)
+    if not _cycles(ctx):
+        _nesting(ctx)
+
+
+def _endpoint(ctx: Context, name: str, model: ModelDef) -> None:
+    if model.provider != "litellm":
+        for key in ("base_url", "api_key", "args"):
+            if getattr(model, key) is not None:
+                ctx.report(codes.ENDPOINT_NEEDS_LITELLM(
+                    f"`{key}` is for `provider: litellm` models; `{name}` uses ADK's registry",
+                    ctx.key_at("models", name, key),
+                    hint="add `provider: litellm` (and a LiteLLM model string such as "
+                    "`openai/<model>` for an OpenAI-compatible server)"))
+    for key in sorted(set(model.args or {}) & _MANAGED):
+        ctx.report(codes.INVALID_VALUE(
+            f"`args.{key}` is set by agentspec or ADK, not by `args`",
+            ctx.key_at("models", name, "args", key),
+            hint={"api_key": "use `api_key: ${env.NAME}`", "api_base": "use `base_url`",
+                  "base_url": "use `base_url` (beside `args`)"}.get(
+                      key, "leave it out: the agent's request sets it")))
+    if model.api_key is not None and not has_env_ref(model.api_key):
+        ctx.report(codes.API_KEY_LITERAL(
+            f"the API key of `{name}` is written in the spec", ctx.at("models", name, "api_key"),
+            hint="write `api_key: ${env.NAME}` and set NAME in the environment"))
+
+
+def _members(ctx: Context, name: str, names: list[str], *path: str) -> None:
+    models = ctx.spec.models or {}
+    for index, member in enumerate(names):
+        if member not in ctx.defined["models"]:
+            ctx.report(codes.MODEL_MEMBER_UNKNOWN(
+                f"`{member}` is not a model defined in `models`",
+                ctx.at("models", name, *path, index),
+                hint=did_you_mean(member, ctx.defined["models"]) or
+                f"define it: `models: {{{member}: <model id>}}`"))
+            continue
+        definition = models.get(member)
+        if isinstance(definition, ModelDef) and (definition.generate or definition.thinking):
+            ctx.report(codes.MEMBER_SETTINGS_UNUSED(
+                f"model `{member}` is called through `{name}`, where its `generate` / "
+                "`thinking` settings do not apply", ctx.at("models", name, *path, index),
+                hint="set them on the agents that use the chain"))
+
+
+def _route(ctx: Context, name: str, model: RoutedModel) -> None:
+    route = model.route
+    if (route.state is None) == (route.python is None) or (
+            route.map is not None and route.state is None):
+        ctx.report(codes.ONE_OF(
+            "a model route takes exactly one of `state` (optionally with `map`) and `python`",
+            ctx.at("models", name, "route"),
+            hint="write `route: {state: key, map: {...}}` or `route: {python: module:fn}`"))
+    _members(ctx, name, model.models, "models")
+    _members(ctx, name, model.fallback or [], "fallback")
+    for key, target in (route.map or {}).items():
+        if target not in model.models:
+            ctx.report(codes.ROUTE_MAP_OUTSIDE(
+                f"`map` sends `{key}` to `{target}`, which is not among this route's `models`",
+                ctx.at("models", name, "route", "map", key),
+                hint=did_you_mean(target, set(model.models)) or
+                f"add `{target}` to `models`"))
+
+
+def _named(model: object) -> list[str]:
+    if isinstance(model, FallbackModel):
+        return list(model.fallback)
+    if isinstance(model, RoutedModel):
+        return [*model.models, *(model.fallback or [])]
+    return []
+
+
+def _cycles(ctx: Context) -> bool:
+    """Reports every model that leads back to itself; whether there was one."""
+    models = ctx.spec.models or {}
+    reported: set[frozenset[str]] = set()
+    for start in models:
+        path, todo = [start], [(start, iter(_named(models[start])))]
+        seen = {start}  # explored from this start: never twice, so this stays linear
+        while todo:  # depth-first, iterative: a long chain cannot overflow the stack
+            current, following = todo[-1]
+            step = next(following, None)
+            if step is None:
+                todo.pop()
+                path.pop()
+                continue
+            if step == start:
+                circle = frozenset(path)
+                if circle not in reported:
+                    reported.add(circle)
+                    ctx.report(codes.MODEL_CYCLE(
+                        f"model `{start}` leads back to itself: {' -> '.join([*path, start])}",
+                        ctx.key_at("models", start),
+                        hint="a chain or route may only name models that do not name it"))
+                continue
+            if step in models and step not in seen:
+                path.append(step)
+                seen.add(step)
+                todo.append((step, iter(_named(models[step]))))
+    return bool(reported)
+
+
+def _nesting(ctx: Context) -> None:
+    """Levels of chains and routes one inside the other (there are no cycles here)."""
+    models = ctx.spec.models or {}
+    depth: dict[str, int] = {}
+    for start in models:
+        todo = [start]
+        while todo:  # iterative: members first
+            name = todo[-1]
+            waiting = [m for m in _named(models[name]) if m in models and m not in depth]
+            if waiting:
+                todo.extend(waiting)
+                continue
+            todo.pop()
+            depth[name] = 1 + max((depth[m] for m in _named(models[name]) if m in models),
+                                  default=-1) if _named(models[name]) else 0
+    for name, levels in depth.items():
+        if levels > MAX_NESTING:
+            ctx.report(codes.MODEL_NESTING(
+                f"model `{name}` nests chains and routes {levels} levels deep (at most "
+                f"{MAX_NESTING})", ctx.key_at("models", name),
+                hint="name the models of the inner chains directly"))
+            return
