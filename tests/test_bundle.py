@@ -562,3 +562,17 @@ def test_adk_deploy_staging_installs_in_a_fresh_venv_and_serves(
     texts = [p["text"] for e in events for p in (e.get("content") or {}).get("parts", [])
              if p.get("text")]
     assert texts == [ANSWER], log.read_text()
+
+
+@pytest.mark.parametrize("named", [".git/config", ".aws/credentials", ".ssh/config"])
+def test_a_file_inside_a_secret_directory_the_spec_names_is_refused(
+        project: Path, tmp_path: Path, named: str) -> None:
+    (project / named).parent.mkdir(parents=True, exist_ok=True)
+    if not (project / named).exists():
+        (project / named).write_text(f"url = https://user:{SECRET}@example.com/x\n")
+    spec = project / "agents/desk.yaml"
+    spec.write_text(spec.read_text().replace("memory: [./AGENTS.md]", f"memory: [../{named}]"))
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output
+    assert "AS425" in done.output and "may hold secrets" in done.output
+    assert not (tmp_path / "out" / "desk").exists()

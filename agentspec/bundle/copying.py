@@ -23,7 +23,9 @@ __all__ = ["Copied", "Refused", "copy_entry", "secret_name"]
 _SECRETS = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
             "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc",
             ".pypirc", ".npmrc", ".git-credentials", "credentials.json",
-            "service-account*.json", "*-credentials.json")
+            "service-account*.json", "*-credentials.json", "credentials",
+            # directories of tools' credentials (a git remote URL may carry a token)
+            ".git", ".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".gcloud")
 _CACHES = ("__pycache__", "*.pyc", "*.pyo")
 
 
@@ -102,7 +104,7 @@ def copy_entry(source: Path, shown: str, target: Path, copied: Copied,
                excluded: Callable[[int], str | None]) -> None:
     """Copy the file or directory `source` (resolved) to `target` (whose parent exists);
     `excluded(fd)` says why a directory is left out (this bundle, a virtual environment)."""
-    if secret_name(source.name) or secret_name(Path(shown).name):
+    if secret_name(source.name) or any(secret_name(part) for part in Path(shown).parts):
         raise Refused(f"`{shown}` may hold secrets: a bundle never ships it",
                       "keep secrets out of the files agents read; pass them as ${env.X}")
     with safefs.directory(source.parent, create=False) as parent:
