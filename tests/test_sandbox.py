@@ -456,6 +456,8 @@ def test_build_without_bubblewrap_is_a_diagnostic(box_spec: Path,
     ("[{source: ../outside, target: /d}]", ["AS242"]),
     ("[{source: ./link-out, target: /d}]", ["AS242"]),
     ("[{source: ./data, target: relative}]", ["AS104"]),
+    ("[{source: ./work/data, target: /d}]", ["AS260"]),  # a command could make it a link
+    ("[{source: work, target: /d}]", ["AS260"]),
     ("[{source: ./data, target: /d, mode: rw}]", ["AS101"]),
 ])
 def test_validate_sandbox_mounts(tmp_path: Path, mounts: str, codes: list[str]) -> None:
@@ -528,3 +530,11 @@ def test_agentspec_run_executes_in_the_sandbox(box_spec: Path,
                                  prog_name="agentspec")
     assert missing.exit_code != 0 and "AS409" in missing.output
     assert "apt-get install bubblewrap" in missing.output and "Traceback" not in missing.output
+
+
+def test_a_mount_inside_the_root_is_refused(tmp_path: Path) -> None:
+    # a command could replace it by a link to any host directory, which the next sandbox
+    # (another process, a restarted worker) would have mounted
+    (tmp_path / "root/data").mkdir(parents=True)
+    with pytest.raises(BackendError, match="inside the sandbox's root"):
+        SandboxBackend(tmp_path / "root", mounts=[(str(tmp_path / "root/data"), "/data")])

@@ -270,7 +270,7 @@ class SandboxBackend(ShellBackend):
         if max_processes < 1 or max_file_bytes < 1:
             raise ValueError("max_processes and max_file_bytes must be at least 1")
         self.network = network
-        self.mounts = [(_mount_source(source), target) for source, target in mounts]
+        self.mounts = [(_mount_source(source, self.root), target) for source, target in mounts]
         self.max_processes = int(max_processes)
         self.max_file_bytes = int(max_file_bytes)
 
@@ -348,9 +348,12 @@ def _filter_fd() -> Iterator[int | None]:
             os.close(write)
 
 
-def _mount_source(source: str) -> str:
-    """A mount's host directory as a real path; it must exist and be a directory."""
+def _mount_source(source: str, root: str) -> str:
+    """A mount's host directory as a real path; it must exist and be a directory, and not
+    lie in the root: a command could swap it for a link that the next sandbox would follow."""
     real = os.path.realpath(source)
+    if any(Path(p).is_relative_to(root) for p in (os.path.abspath(source), real)):
+        raise BackendError(f"The sandbox mount {source!r} is inside the sandbox's root.")
     try:
         mode = os.stat(real).st_mode
     except OSError:

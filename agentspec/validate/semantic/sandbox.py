@@ -3,6 +3,8 @@ exist; a sandbox given the network is pointed out."""
 
 from __future__ import annotations
 
+import posixpath
+
 from agentspec.contract.sandbox import RESERVED_TARGETS
 from agentspec.diagnostics import codes
 from agentspec.spec.backends import SandboxBackend
@@ -47,6 +49,12 @@ def _mounts(ctx: Context, name: str, backend: SandboxBackend) -> None:
                 f"the mount target `{target}` overlaps the mount at `{clash}`",
                 ctx.at(*where, "target"), hint="give each mount its own directory"))
         placed.append(target)
+        if _within(posixpath.normpath(mount.source), posixpath.normpath(backend.root)):
+            ctx.report(codes.SANDBOX_MOUNT_TARGET(
+                f"the mount source `{mount.source}` is inside the sandbox's root, where a "
+                "command could swap it for a link to any host directory",
+                ctx.at(*where, "source"), hint="mount a directory outside the root"))
+            continue
         existing_path(ctx, mount.source, (*where, "source"), directory=True,
                       what="sandbox mount")
 
