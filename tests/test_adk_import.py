@@ -261,3 +261,17 @@ def test_standard_library_shims_are_refused(tmp_path: Path) -> None:
     result = import_adk(folder, output=tmp_path / "out.yaml", write_shims=True)
     assert [d.code for d in result.diagnostics] == ["AS221", "AS609"]
     assert not result.written and not (tmp_path / "adk_shims.py").exists()
+
+
+def test_a_root_file_linking_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    # it was an internal error (relative_to of a path outside the folder)
+    (tmp_path / "elsewhere.yaml").write_text("name: x\nmodel: m\ninstruction: SECRET-42\n")
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / "root_agent.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    for given in (folder, folder / "root_agent.yaml"):
+        result = _invoke(str(given), "-o", str(tmp_path / "out.yaml"))
+        assert result.exit_code == 1, result.output
+        assert "AS601" in result.output and "leading outside" in result.output
+        assert "internal error" not in result.output and "SECRET-42" not in result.output
+    assert not (tmp_path / "out.yaml").exists()

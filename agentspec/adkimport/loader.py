@@ -162,6 +162,11 @@ def load_adk(path: Path) -> AdkTree:
             f"`{path / ROOT_FILE if is_dir(path) else path}` does not exist or is not a file",
             None, hint="give an agent folder holding root_agent.yaml, or a YAML file"))
         return loader.tree
+    if not _inside(root, loader.tree.folder):
+        loader.problem(codes.ADK_UNREADABLE(
+            f"`{path / ROOT_FILE if is_dir(path) else path}` is a link leading outside "
+            f"`{given_folder}`", None, hint="import the folder the file really is in"))
+        return loader.tree
     loader.tree.root = root
     loader.visit(root, [root])
     return loader.tree
