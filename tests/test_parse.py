@@ -569,3 +569,16 @@ def test_all_diagnostics_are_errors_with_registered_codes() -> None:
         for diag in parse(text).diagnostics:
             assert diag.code in REGISTRY
             assert diag.is_error
+
+
+@pytest.mark.parametrize("text", ["[" * 30000 + "]" * 30000, "- " * 30000 + "x"])
+def test_deep_nesting_is_a_diagnostic_not_a_crash(text: str) -> None:
+    # libyaml's composer recursed in C: 30,000 nested sequences killed the process (SIGSEGV);
+    # run in a child so a crash fails this test instead of the whole session
+    code = ("from pathlib import Path; from agentspec.parse import load_text; import sys; "
+            "p = load_text(sys.stdin.read(), path=Path('s.yaml')); "
+            "print([d.code for d in p.diagnostics])")
+    done = subprocess.run([sys.executable, "-c", code], input="agentspec: 1\nx: " + text + "\n",
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "AS004" in done.stdout

@@ -285,6 +285,25 @@ def _hide_soft_breaks(text: str) -> tuple[str, dict[int, str]]:
     return hidden, {ord(v): k for k, v in stand_ins.items()}
 
 
+#: nesting the C composer is given (it recurses in C: 30,000 levels crashed the process);
+#: deeper text goes to the pure-Python parser, whose RecursionError is reported
+_C_DEPTH = 200
+
+
+def _depth(events: Any) -> int:
+    """How deeply the parser's events nest (libyaml's parser itself does not recurse)."""
+    depth = deepest = 0
+    try:
+        for event in events:
+            kind = type(event).__name__
+            depth += kind in ("SequenceStartEvent", "MappingStartEvent")
+            depth -= kind in ("SequenceEndEvent", "MappingEndEvent")
+            deepest = max(deepest, depth)
+    except Exception:  # noqa: BLE001 - the reference parser reports what is wrong
+        return _C_DEPTH + 1
+    return deepest
+
+
 def _compose(text: str) -> list[Node]:
     """Compose the documents of `text` with ruamel.
 
@@ -297,7 +316,7 @@ def _compose(text: str) -> list[Node]:
     fast = YAML(typ="safe")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. ReusedAnchorWarning: reusing anchors is legal
-        if fast.Parser.__name__ == "CParser":
+        if fast.Parser.__name__ == "CParser" and _depth(fast.parse(text)) <= _C_DEPTH:
             try:
                 return list(fast.compose_all(text))
             except Exception:  # noqa: BLE001 - any failure is settled by the reference parser
