@@ -572,7 +572,7 @@ def test_all_diagnostics_are_errors_with_registered_codes() -> None:
 
 
 @pytest.mark.parametrize("text", ["[" * 30000 + "]" * 30000, "- " * 30000 + "x"])
-def test_deep_nesting_is_a_diagnostic_not_a_crash(text: str) -> None:
+def test_nesting_the_c_parser_would_crash_on_is_a_diagnostic(text: str) -> None:
     # libyaml's composer recursed in C: 30,000 nested sequences killed the process (SIGSEGV);
     # run in a child so a crash fails this test instead of the whole session
     code = ("from pathlib import Path; from agentspec.parse import load_text; import sys; "
