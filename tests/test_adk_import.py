@@ -275,3 +275,23 @@ def test_a_root_file_linking_outside_the_folder_is_refused(tmp_path: Path) -> No
         assert "AS601" in result.output and "leading outside" in result.output
         assert "internal error" not in result.output and "SECRET-42" not in result.output
     assert not (tmp_path / "out.yaml").exists()
+
+
+def test_a_shimmed_module_named_like_the_shims_own_names_does_not_rebind_them(
+        tmp_path: Path) -> None:
+    # `import adk_tool` (the user's module) used to rebind the shim's helper `adk_tool`
+    import ast
+
+    folder = tmp_path / "ag"
+    folder.mkdir()
+    (folder / "root_agent.yaml").write_text(
+        "name: x\nmodel: gemini-2.5-flash\ninstruction: hi\ntools:\n"
+        "  - name: adk_tool.make\n    args: {a: 1}\n  - name: _HERE.make\n    args: {a: 1}\n")
+    result = import_adk(folder, write_shims=True)
+    assert result.ok, result.diagnostics
+    shims = (tmp_path / "adk_shims.py").read_text()
+    tree = ast.parse(shims)
+    imported = {alias.asname or alias.name for node in ast.walk(tree)
+                if isinstance(node, ast.Import | ast.ImportFrom) for alias in node.names}
+    assert "_HERE" not in imported and imported >= {"adk_tool"}
+    assert "importlib.import_module('adk_tool')" in shims

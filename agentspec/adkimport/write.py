@@ -58,16 +58,17 @@ def spec_text(spec: dict[str, Any], header: list[str],
 def shim_text(shims: list[Shim], origin: str) -> str:
     """A module whose functions build tools as ADK's Agent Config does. Module and attribute
     names were checked to be identifiers; the config path is written through repr()."""
-    modules = sorted({shim.module for shim in shims})
     lines = [f"# Written by `agentspec import adk` from {origin!r}.",
              "# Builds tools the way ADK's Agent Config does (from_config / a factory called with",
              "# ToolArgsConfig); the spec passes each tool's `args`.",
-             "from __future__ import annotations", "", "import os", "from typing import Any", "",
+             "from __future__ import annotations", "", "import importlib", "import os",
+             "from typing import Any", "",
              "from agentspec.runtime.adk_tools import adk_tool", ""]
-    lines += [f"import {module}" for module in modules]
     lines += ["", "_HERE = os.path.dirname(os.path.abspath(__file__))", ""]
     for shim in shims:
         lines += ["", f"def {shim.function}(**args: Any) -> Any:",
-                  f"    return adk_tool({shim.module}.{shim.attribute}, args, "
+                  # imported by name: an `import` could rebind this module's own names
+                  f"    found = importlib.import_module({shim.module!r})",
+                  f"    return adk_tool(getattr(found, {shim.attribute!r}), args, "
                   f"os.path.join(_HERE, {shim.config!r}))", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
