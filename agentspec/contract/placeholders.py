@@ -41,32 +41,27 @@ def _state_name(name: str) -> bool:
     return prefix in _PREFIXES and rest.isidentifier()
 
 
-def placeholders(text: str) -> Iterator[Placeholder]:
-    """The placeholders ADK fills in `text`; agentspec's escape `{{key}}` and braces around
-    anything else (a JSON example) are text."""
+def _braced(text: str) -> Iterator[Placeholder]:
+    """Every run of braces ADK's pattern matches, but agentspec's escape `{{key}}`."""
     for match in PLACEHOLDER.finditer(text):
         token = match.group(0)
         if token.startswith("{{"):
             continue
         name = token.lstrip("{").rstrip("}").strip()
         optional = name.endswith("?")
-        name = name.removesuffix("?")
-        if name.startswith(_ARTIFACT) or _state_name(name):
-            yield Placeholder(token, name, optional, match.start())
+        yield Placeholder(token, name.removesuffix("?"), optional, match.start())
+
+
+def placeholders(text: str) -> Iterator[Placeholder]:
+    """The placeholders ADK fills in `text`; agentspec's escape `{{key}}` and braces around
+    anything else (a JSON example) are text."""
+    return (p for p in _braced(text) if p.key.startswith(_ARTIFACT) or _state_name(p.key))
 
 
 def internal_keys(text: str) -> Iterator[Placeholder]:
     """Braces around one of agentspec's own state keys (`{agentspec:plan:lead}`): text that
     looks like a placeholder and is never filled, since ADK fills only the names above."""
-    for match in PLACEHOLDER.finditer(text):
-        token = match.group(0)
-        if token.startswith("{{"):
-            continue
-        name = token.lstrip("{").rstrip("}").strip()
-        optional = name.endswith("?")
-        name = name.removesuffix("?")
-        if name.startswith(INTERNAL_PREFIX):
-            yield Placeholder(token, name, optional, match.start())
+    return (p for p in _braced(text) if p.key.startswith(INTERNAL_PREFIX))
 
 
 def needs_template(text: str) -> bool:
