@@ -458,6 +458,7 @@ def test_build_without_bubblewrap_is_a_diagnostic(box_spec: Path,
     ("[{source: ./data, target: relative}]", ["AS104"]),
     ("[{source: ./work/data, target: /d}]", ["AS260"]),  # a command could make it a link
     ("[{source: work, target: /d}]", ["AS260"]),
+    ("[{source: ./other/data, target: /d}]", ["AS260"]),  # another backend's root
     ("[{source: ./data, target: /d, mode: rw}]", ["AS101"]),
 ])
 def test_validate_sandbox_mounts(tmp_path: Path, mounts: str, codes: list[str]) -> None:
@@ -465,13 +466,15 @@ def test_validate_sandbox_mounts(tmp_path: Path, mounts: str, codes: list[str]) 
 
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)
+    (project / "other/data").mkdir(parents=True)
     (project / ".git").mkdir()
     (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (tmp_path / "outside").mkdir()
     (project / "link-out").symlink_to(tmp_path / "outside")
     path = project / "spec.yaml"
     path.write_text(SPEC.replace("[{source: ./data, target: /data}]", mounts).replace(
-        "    mounts:\n      - {source: ./data, target: /data}\n", f"    mounts: {mounts}\n"))
+        "    mounts:\n      - {source: ./data, target: /data}\n", f"    mounts: {mounts}\n")
+        .replace("backends:\n", "backends:\n  other: {type: filesystem, root: ./other}\n"))
     found = [d.code for d in check(path, environ={}).diagnostics if d.is_error]
     assert found == codes
 

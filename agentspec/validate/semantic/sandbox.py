@@ -49,10 +49,15 @@ def _mounts(ctx: Context, name: str, backend: SandboxBackend) -> None:
                 f"the mount target `{target}` overlaps the mount at `{clash}`",
                 ctx.at(*where, "target"), hint="give each mount its own directory"))
         placed.append(target)
-        if _within(posixpath.normpath(mount.source), posixpath.normpath(backend.root)):
+        writable = [(other, root) for other, b in (ctx.spec.backends or {}).items()
+                    if isinstance(root := getattr(b, "root", None), str)]
+        inside = next((other for other, root in writable if _within(
+            posixpath.normpath(mount.source), posixpath.normpath(root))), None)
+        if inside is not None:
             ctx.report(codes.SANDBOX_MOUNT_TARGET(
-                f"the mount source `{mount.source}` is inside the sandbox's root, where a "
-                "command could swap it for a link to any host directory",
+                f"the mount source `{mount.source}` is inside the root of the backend "
+                f"`{inside}`, where a command or a file tool could swap it for a link to "
+                "any host directory",
                 ctx.at(*where, "source"), hint="mount a directory outside the root"))
             continue
         existing_path(ctx, mount.source, (*where, "source"), directory=True,
