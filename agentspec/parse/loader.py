@@ -11,6 +11,12 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import (
+    MappingEndEvent,
+    MappingStartEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agentspec.diagnostics import Diagnostic, Related, codes
@@ -290,15 +296,19 @@ def _hide_soft_breaks(text: str) -> tuple[str, dict[int, str]]:
 _C_DEPTH = 200
 
 
+_NESTING = {SequenceStartEvent: 1, MappingStartEvent: 1, SequenceEndEvent: -1,
+            MappingEndEvent: -1}
+
+
 def _depth(events: Any) -> int:
     """How deeply the parser's events nest (libyaml's parser itself does not recurse)."""
     depth = deepest = 0
     try:
         for event in events:
-            kind = type(event).__name__
-            depth += kind in ("SequenceStartEvent", "MappingStartEvent")
-            depth -= kind in ("SequenceEndEvent", "MappingEndEvent")
-            deepest = max(deepest, depth)
+            step = _NESTING.get(type(event))
+            if step:
+                depth += step
+                deepest = max(deepest, depth)
     except Exception:  # noqa: BLE001 - the reference parser reports what is wrong
         return _C_DEPTH + 1
     return deepest
