@@ -140,23 +140,8 @@ agents:
       before_tool: ["hooks:deny_refunds"]
 """
 
-HOOKS = """\
-class Audit:
-    def __init__(self, level=0):
-        self.level = level
-
-
-class Count:
-    pass
-
-
-def deny_refunds(tool, args, tool_context):
-    return {"error": "refunds need a person"} if tool.name == "refund" else None
-
-
-def allow_all(tool, args, tool_context):
-    return None
-"""
+#: the guards and plugins the golden pairs `callback_*` and `plugin_*` use too
+HOOKS = (Path(__file__).parent / "diff_cases" / "callback_added" / "hooks.py").read_text()
 
 EDITS = {
     "swap the before_tool guard": ('"hooks:deny_refunds"', '"hooks:allow_all"',
