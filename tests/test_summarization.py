@@ -202,14 +202,13 @@ def test_counting_stops_at_the_threshold() -> None:
 
 
 def test_the_check_is_agentspecs_only_for_its_own_settings() -> None:
-    from google.adk.flows.llm_flows.context import _compaction
-
+    from agentspec.runtime import adk
     from agentspec.runtime.app import compaction
     from agentspec.runtime.summarization import SummaryCheck, SummaryConfig
 
     config = compaction(token_threshold=100, event_retention_size=2)
     assert isinstance(config, SummaryConfig)
-    assert isinstance(_compaction.request_processor, SummaryCheck)
+    assert isinstance(adk.compaction_request_processor(), SummaryCheck)
     from google.adk.flows.llm_flows.single_flow import SingleFlow
 
     assert isinstance(SingleFlow().get_request_processor("compaction"), SummaryCheck)

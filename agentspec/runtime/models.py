@@ -11,6 +11,8 @@ from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
+from agentspec.runtime import adk
+
 __all__ = ["SCRIPTED", "MissingExtra", "Unavailable", "litellm", "registry_model"]
 
 # LiteLLM downloads its model cost map from GitHub when it is imported, unless told to use
@@ -54,7 +56,7 @@ def litellm(model: str, *, base_url: str | None = None, api_key: str | None = No
         kwargs["api_base"] = base_url
     llm = LiteLlm(model=model, **kwargs)
     if api_key is not None:
-        llm._additional_args["api_key"] = api_key
+        adk.set_litellm_call_arg(llm, "api_key", api_key)
     return llm
 
 

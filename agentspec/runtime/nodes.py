@@ -26,7 +26,9 @@ from typing import Any
 from google.adk.agents.context import Context
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events.event import Event
-from google.adk.workflow._errors import DynamicNodeFailError, NodeInterruptedError
+
+from agentspec.runtime import adk
+from agentspec.runtime.adk import DynamicNodeFailError, NodeInterruptedError
 
 __all__ = ["FAILURES_REPORTED", "node_events"]
 
@@ -45,8 +47,8 @@ class _Reported(logging.Filter):
         return not (FAILURES_REPORTED.get() and record.exc_info is not None)
 
 
-for _logger in ("workflow._node_runner", "runners"):
-    logging.getLogger(f"google_adk.google.adk.{_logger}").addFilter(_Reported())
+for _logger in adk.NODE_FAILURE_LOGGERS:
+    logging.getLogger(_logger).addFilter(_Reported())
 
 
 async def node_events(agent: Any, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -55,7 +57,7 @@ async def node_events(agent: Any, ctx: InvocationContext) -> AsyncGenerator[Even
     simply ends, its request already among the events."""
     own = ctx.model_copy()
     queue: asyncio.Queue[tuple[Any, asyncio.Event | None]] = asyncio.Queue()
-    own._event_queue = queue
+    adk.set_event_queue(own, queue)
 
     async def drive() -> None:
         FAILURES_REPORTED.set(True)

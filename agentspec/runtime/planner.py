@@ -36,11 +36,11 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.readonly_context import ReadonlyContext
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
-from google.adk.tools.agent_tool import _SingleTurnAgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
+from agentspec.runtime import adk
 from agentspec.runtime.instructions import Template
 from agentspec.runtime.nodes import node_events
 from agentspec.runtime.tool_errors import error_result, mcp_errors
@@ -314,7 +314,7 @@ def _request_text(value: Any) -> str | None:
     return text or None
 
 
-class _WorkerAgentTool(_SingleTurnAgentTool):
+class _WorkerAgentTool(adk.SingleTurnAgentTool):
     """An agent the workers call as a tool (`worker.tools: [{agent: name}]`), as ADK calls
     an LLM agent's single_turn sub-agent; `agents` shows it to walks over the tree."""
 

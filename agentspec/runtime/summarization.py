@@ -33,18 +33,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
-from google.adk.apps import compaction as adk
 from google.adk.apps.app import EventsCompactionConfig
 from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
-from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
-from google.adk.flows.llm_flows.context import _compaction
-from google.adk.flows.llm_flows.core._utils import require_agent
 from google.adk.models.llm_request import LlmRequest
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.session import Session
 from google.genai import types
 
+from agentspec.runtime import adk
 from agentspec.runtime.backends import BackendError, normalize
 
 __all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "SummaryConfig",
@@ -244,7 +241,7 @@ def prompt_tokens(events: list[Event], agent: str, scope: str | None, limit: int
     return chars // 4
 
 
-class SummaryCheck(_compaction.CompactionRequestProcessor):
+class SummaryCheck(adk.CompactionRequestProcessor):
     """ADK's compaction request processor, measuring agentspec's settings by `prompt_tokens`
     (any other settings are left to ADK's own code)."""
 
@@ -258,7 +255,7 @@ class SummaryCheck(_compaction.CompactionRequestProcessor):
         threshold, keep = config.token_threshold, config.event_retention_size
         if threshold is None or keep is None:
             return
-        session, agent = invocation_context.session, require_agent(invocation_context)
+        session, agent = invocation_context.session, adk.require_agent(invocation_context)
         scope = invocation_context.isolation_scope
         if prompt_tokens(session.events, agent.name, scope, threshold) < threshold:
             return
@@ -272,15 +269,14 @@ async def _summarize(context: InvocationContext, agent: Any, config: SummaryConf
                      keep: int) -> bool:
     """ADK's token-threshold compaction, once the check has fired."""
     session, scope = context.session, context.isolation_scope
-    events = [e for e in _apply_rewinds(session.events) if e.isolation_scope == scope]
-    dropped = adk._events_to_compact_for_token_threshold(events=events,
-                                                         event_retention_size=keep)
-    if not dropped or not adk._is_range_worth_compacting(events=events,
-                                                           events_to_compact=dropped):
+    events = [e for e in adk.apply_rewinds(session.events) if e.isolation_scope == scope]
+    dropped = adk.events_to_compact(events=events, event_retention_size=keep)
+    if not dropped or not adk.is_range_worth_compacting(events=events,
+                                                      events_to_compact=dropped):
         return False
-    adk._ensure_compaction_summarizer(config=config, agent=agent)
+    adk.ensure_summarizer(config=config, agent=agent)
     SESSION.set(session)
-    summary = await adk._summarize_events_with_trace(
+    summary = await adk.summarize_events(
         session=session, config=config, events=events, events_to_compact=dropped,
         trigger="token_threshold")
     if summary is None:
@@ -294,5 +290,5 @@ def install_check() -> None:
     """Put `SummaryCheck` where ADK's flows take their compaction processor from (each
     flow is made per run, from this module attribute). Settings that are not agentspec's
     keep ADK's behaviour."""
-    if not isinstance(_compaction.request_processor, SummaryCheck):
-        _compaction.request_processor = SummaryCheck()
+    if not isinstance(adk.compaction_request_processor(), SummaryCheck):
+        adk.install_compaction_request_processor(SummaryCheck())

@@ -17,8 +17,8 @@ from typing import Any
 
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
-from google.adk.workflow._errors import DynamicNodeFailError
 
+from agentspec.runtime.adk import DynamicNodeFailError
 from agentspec.runtime.failures import error_text
 from agentspec.runtime.harness.callbacks import AfterTool
 

@@ -23,15 +23,11 @@ from google.adk import agents
 from google.adk.agents.base_agent import BaseAgentState
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.loop_agent import LoopAgentState
-from google.adk.agents.parallel_agent import (
-    _asks_this_agent_to_exit,
-    _create_branch_ctx_for_sub_agent,
-    _merge_agent_run,
-)
 from google.adk.agents.sequential_agent import SequentialAgentState
 from google.adk.events.event import Event
 from google.adk.utils.context_utils import Aclosing
 
+from agentspec.runtime import adk
 from agentspec.runtime.nodes import node_events
 
 __all__ = ["LoopAgent", "NodeEntry", "ParallelAgent", "SequentialAgent", "answer_aside",
@@ -82,8 +78,8 @@ class NodeEntry:
                     event.node_info.path = ctx.node_path
                 if event.isolation_scope is None:
                     event.isolation_scope = ctx.isolation_scope
-                ctx._interrupt_ids.update(event.long_running_tool_ids or ())
-                await invocation._enqueue_event(event)
+                adk.add_interrupt_ids(ctx, event.long_running_tool_ids or ())
+                await adk.enqueue_event(invocation, event)
         if answers:
             yield answers if self.per_child_output else list(answers.values())[-1]
 
@@ -131,14 +127,14 @@ with warnings.catch_warnings():  # defining a subclass warns once; that is ours 
             names = {child.name for child in self.sub_agents}
             runs = []
             for child in self.sub_agents:
-                branch = _create_branch_ctx_for_sub_agent(self, child, ctx)
+                branch = adk.branch_context(self, child, ctx)
                 if not branch.end_of_agents.get(child.name):  # done before a pause
                     runs.append(node_events(child, branch))
             escalated = paused = False
-            async with Aclosing(_merge_agent_run(runs, names)) as events:
+            async with Aclosing(adk.merge_runs(runs, names)) as events:
                 async for event in events:
                     yield event
-                    escalated = escalated or _asks_this_agent_to_exit(event, names)
+                    escalated = escalated or adk.asks_to_exit(event, names)
                     paused = paused or ctx.should_pause_invocation(event)
             if not paused and ctx.is_resumable and (
                     escalated or all(ctx.end_of_agents.get(n) for n in names)):

@@ -33,6 +33,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from agentspec.runtime import adk
 from agentspec.runtime.agents import walk
 from agentspec.runtime.harness.approvals import Decision
 
@@ -186,7 +187,7 @@ def _script_summarizer(compaction: Any, replies: list[Any]) -> ScriptedModel:
     if inner is None:
         compaction.summarizer = LlmEventSummarizer(llm=model)
     elif isinstance(inner, LlmEventSummarizer):
-        inner._llm = model
+        adk.set_summarizer_model(inner, model)
     else:
         raise ScriptError(f"the summarizer {type(inner).__name__} cannot be scripted")
     return model
