@@ -134,7 +134,10 @@ class Mapper:
                 hint=did_you_mean(value["type"], keys) or message)
         if kind in ONE_KEY_UNIONS and isinstance(value, dict):
             found = ", ".join(f"`{k}`" for k in keys if k in value) or "none of them"
-            return codes.ONE_OF(f"{message[0].upper()}{message[1:]}; found {found}", span)
+            close = None if any(k in value for k in keys) else next(
+                (hint for k in value if (hint := did_you_mean(k, keys))), None)
+            return codes.ONE_OF(f"{message[0].upper()}{message[1:]}; found {found}", span,
+                                hint=close)
         return codes.WRONG_TYPE(f"`{self._path_name(path)}`: {message}, not {kind_name(value)}",
                                 span)
 
