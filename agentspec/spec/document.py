@@ -98,7 +98,8 @@ if TYPE_CHECKING:
 else:
     StateValue = keyed_union(
         "state_value", "a state entry is an initial value, or `{required: true}`",
-        {"input": StateInput, "value": Any},
+        {"input": StateInput, "value": Annotated[Any, WithJsonSchema(
+            {"not": {"type": "object", "required": ["required"]}})]},
         lambda value: "input" if is_state_input(value) else "value")
 
 
@@ -178,7 +179,8 @@ class Spec(Model):
         "can name it. An entry with a value is initial state: before each run, every such "
         "key the session lacks is set to its value (YAML data). An entry `{required: true, "
         "description: ...}` has no value: whoever creates the session supplies it (`run "
-        "--state KEY=VALUE`, a scenario's `state:`), and a run without it stops with an error. "
+        "--state KEY=VALUE`, a scenario's `state:`); an instruction that reads it in a session "
+        "without it stops the run with an error. "
         "Keys are names, optionally with ADK's `app:` or `user:` prefix.",
         examples=[{"tier": "standard", "user:language": "en",
                    "topic": {"required": True, "description": "What to research"}}])

@@ -39,6 +39,7 @@ class Checked:
     data: Any = None
     sources: dict[str, SourceFile] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    readable: bool = True  # False when the file itself could not be read
 
     @property
     def ok(self) -> bool:
@@ -146,7 +147,7 @@ def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None
     session's creator supplies (each scenario's `state:` must give them)."""
     parsed = load(path)
     checked = Checked(path, sources={parsed.source.name: parsed.source},
-                      diagnostics=list(parsed.diagnostics))
+                      diagnostics=list(parsed.diagnostics), readable=parsed.readable)
     if not parsed.ok or parsed.positions is None:
         return checked
     doc = Document(parsed.value, parsed.positions)

@@ -7,12 +7,12 @@ check` turns their errors into diagnostics at file:line:col. Nothing here import
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
 from agentspec.spec.common import Model, by_type, keyed_union, one_key_union
-from agentspec.spec.document import StateKey
+from agentspec.spec.document import StateKey, VarValue
 
 __all__ = ["DECISION_WORDS", "JOB_FIELDS", "CallReply", "EditDecision", "Expect",
            "ExpectedCall", "ExpectedError", "ExpectedJob", "FailReply", "Final",
@@ -27,11 +27,7 @@ JOB_FIELDS = ("id", "agent", "input", "status", "tool", "attempts", "result", "e
 _WHEN = "Only for a model request whose text (or a tool result in it) contains this text; " \
     "the first reply that fits is used (for agents that run in parallel)."
 
-if TYPE_CHECKING:
-    EnvValue = str | int | float | bool
-else:
-    EnvValue = Annotated[str | int | float | bool,
-                         WithJsonSchema({"type": ["string", "number", "boolean"]})]
+EnvValue = VarValue  # text, a number or true or false, as `vars:` takes
 
 
 class TextReply(Model):
