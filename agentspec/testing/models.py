@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agentspec.spec.common import Model, by_type, keyed_union, one_key_union
 from agentspec.spec.document import StateKey, VarValue
@@ -112,6 +112,8 @@ else:
 class Final(Model):
     """What the last answer must hold."""
 
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
     contains: str | None = Field(None, description="Text the last answer contains.")
     matches: str | None = Field(None, description="A regular expression (Python) the last "
                                 "answer matches somewhere.")
@@ -147,6 +149,9 @@ class ExpectedJob(Model):
 class ExpectedError(Model):
     """An error the run goes through: an agent that raised, or a tool's error result. Names
     exactly one of `agent` and `tool`."""
+
+    model_config = ConfigDict(json_schema_extra={"oneOf": [{"required": ["agent"]},
+                                                           {"required": ["tool"]}]})
 
     agent: str | None = Field(None, description="The agent that failed.", min_length=1)
     tool: str | None = Field(None, description="The tool whose result was an error.",
