@@ -45,7 +45,7 @@ def _located(case: Path) -> list[str]:
     if (case / "spec.yaml").is_file():
         spec = check(case / "spec.yaml").spec
         assert spec is not None
-        required = {key: entry.description for key, entry in state_inputs(spec).items()}
+        required = state_inputs(spec)
     checked = check_scenarios(case / "scenario.yaml", required)
     return [f"{Path(d.span.file).name}:{d.span.start.line}:{d.span.start.col} {d.code}"
             for d in normalize(checked.diagnostics) if d.span is not None]
@@ -258,3 +258,32 @@ def test_import_adk_declares_state_no_agent_writes(tmp_path: Path) -> None:
     state = load(out).value["state"]
     assert set(state) == {"topic", "user:audience"}  # not `summary` (its output_key), nor
     assert all(entry["required"] is True for entry in state.values())  # `{notes?}`, `temp:`
+
+
+# --- scripts of `run --script` / `worker --script` are as strict ---------------------------
+
+
+def test_the_script_reply_keys_are_the_models_keys() -> None:
+    from agentspec.testing.models import CallReply, FailReply, TextReply, TransferReply
+    from agentspec.testing.scripted import REPLY_KEYS
+
+    models = {"text": TextReply, "call": CallReply, "transfer": TransferReply, "fail": FailReply}
+    assert {kind: set(model.model_fields) for kind, model in models.items()} == REPLY_KEYS
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    ("{text: Sorry, the stock is gone.}", "`the stock is gone.` has no value: YAML ended the "
+     "text `Sorry` at a comma"),
+    ("{txet: Hello}", "exactly one of `text`, `call`, `transfer` and `fail`"),
+    ("{call: lookup, argz: {id: 1}}", "a `call` reply does not take `argz` (did you mean "
+     "`args`?)"),
+    ("{text: a, call: b}", "exactly one of"),
+])
+def test_run_refuses_a_script_reply_it_would_misread(tmp_path: Path, reply: str,
+                                                     message: str) -> None:
+    (tmp_path / "desk.yaml").write_text(SPEC)
+    (tmp_path / "script.yaml").write_text(f"messages: [Go]\nreplies: {{writer: [{reply}]}}\n")
+    done = invoke("run", str(tmp_path / "desk.yaml"), "--script", str(tmp_path / "script.yaml"),
+                  "--state", "topic=eels")
+    assert done.exit_code == 2 and "reply 1 of `writer`: " in done.output, done.output
+    assert message in done.output, done.output

@@ -37,8 +37,7 @@ def _required(spec: Path, environment: str | None) -> Mapping[str, str | None]:
     from agentspec.validate.check import check
 
     result = check(spec, environment=environment, all_environments=False)
-    return {key: entry.description for key, entry in state_inputs(result.spec).items()} \
-        if result.spec is not None else {}
+    return state_inputs(result.spec)
 
 
 def load_scenarios(path: Path, required: Mapping[str, str | None] | None = None) -> list[Any]:

@@ -68,8 +68,7 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         diagnostics += result.diagnostics
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
-        required = {key: entry.description for key, entry in
-                    state_inputs(result.spec).items()} if result.spec is not None else {}
+        required = state_inputs(result.spec)
         beside = default_scenarios(path) if result.readable else None
         for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
             if scenario_file is not None:
@@ -77,10 +76,10 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     for scenario_file in scenario_files if len(files) != 1 else ():
         scenarios.setdefault(scenario_file, {})
     for scenario_file, required in scenarios.items():
-        checked = check_scenarios(scenario_file, required)
-        diagnostics += checked.diagnostics
-        sources.update(checked.sources)
-        unreadable |= scenario_file in scenario_files and not checked.readable
+        scenario_check = check_scenarios(scenario_file, required)
+        diagnostics += scenario_check.diagnostics
+        sources.update(scenario_check.sources)
+        unreadable |= scenario_file in scenario_files and not scenario_check.readable
     if strict:
         diagnostics = [d.as_error() for d in diagnostics]
     diagnostics = normalize(diagnostics)

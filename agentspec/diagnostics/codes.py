@@ -1,8 +1,8 @@
 """The registry of diagnostic codes: `AS` + three digits + a kebab-case name.
 
 Grouped by stage: 0xx read/YAML, 1xx structure, 2xx semantics, 3xx resolution, 4xx build,
-5xx diff, 6xx import (`agentspec import adk`), 7xx scenario files (`agentspec test`). Numbers are never reused; `agentspec explain
-CODE` prints the explanation.
+5xx diff, 6xx import (`agentspec import adk`), 7xx scenario files (`agentspec test`).
+Numbers are never reused; `agentspec explain CODE` prints the explanation.
 """
 
 from __future__ import annotations

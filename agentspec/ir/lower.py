@@ -433,8 +433,7 @@ class Lowering:
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
             state=tuple(initial_state(self.spec).items()),
-            inputs=tuple((key, entry.description)
-                         for key, entry in state_inputs(self.spec).items()),
+            inputs=tuple(state_inputs(self.spec).items()),
             resumable=self.resumable, jobs=jobs, sessions=self.sessions(jobs),
             module_dirs=tuple(sorted(self.module_dirs)),
             outside_project=tuple(

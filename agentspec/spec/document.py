@@ -227,7 +227,8 @@ def initial_state(spec: Spec) -> dict[str, Any]:
             if not isinstance(value, StateInput)}
 
 
-def state_inputs(spec: Spec) -> dict[str, StateInput]:
-    """The `state:` keys the session's creator supplies (`required: true`)."""
-    return {key: value for key, value in (spec.state or {}).items()
+def state_inputs(spec: Spec | None) -> dict[str, str | None]:
+    """The `state:` keys the session's creator supplies (`required: true`), with their
+    descriptions (none for no spec)."""
+    return {key: value.description for key, value in (spec.state or {} if spec else {}).items()
             if isinstance(value, StateInput) and value.required}

@@ -5,6 +5,7 @@ the spec requires). Imports no ADK, so `validate` can run it."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,12 @@ from agentspec.validate.locations import locate
 from agentspec.validate.structural import Mapper
 
 __all__ = ["Checked", "check_scenarios", "scenario_paths"]
+
+
+#: the reader's codes for a file that holds no mapping: its hint is for spec files
+_NOT_A_FILE = {"AS007", "AS008"}
+_SHAPE = "A scenario file is a mapping: `messages: [...]` and the rest of one scenario, or " \
+    "`scenarios: [...]`"
 
 
 @cache
@@ -149,6 +156,8 @@ def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None
     checked = Checked(path, sources={parsed.source.name: parsed.source},
                       diagnostics=list(parsed.diagnostics), readable=parsed.readable)
     if not parsed.ok or parsed.positions is None:
+        checked.diagnostics = [dataclasses.replace(d, hint=_SHAPE) if d.code in _NOT_A_FILE
+                               else d for d in checked.diagnostics]
         return checked
     doc = Document(parsed.value, parsed.positions)
     try:
