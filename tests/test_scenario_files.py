@@ -18,10 +18,10 @@ from agentspec.diagnostics import REGISTRY, normalize
 from agentspec.parse import load
 from agentspec.runtime.jobs import Job
 from agentspec.spec.document import state_inputs
-from agentspec.spec.schema import SCENARIO_SCHEMA_ID, scenario_json_schema, scenario_schema_text
 from agentspec.testing.check import check_scenarios
 from agentspec.testing.discover import default_scenarios
 from agentspec.testing.models import JOB_FIELDS
+from agentspec.testing.schema import SCENARIO_SCHEMA_ID, scenario_json_schema, scenario_schema_text
 from agentspec.validate.check import check
 
 ROOT = Path(__file__).resolve().parent.parent

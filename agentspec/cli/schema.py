@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agentspec.spec.schema import scenario_schema_text, schema_text
+from agentspec.spec.schema import schema_text
 
 
 @click.command(name="schema")
@@ -13,4 +13,9 @@ from agentspec.spec.schema import scenario_schema_text, schema_text
 def command(scenario: bool) -> None:
     """Print the JSON Schema of the spec language (the committed schemas/agentspec.schema.json),
     or with --scenario that of scenario files."""
-    click.echo(scenario_schema_text() if scenario else schema_text(), nl=False)
+    if scenario:
+        from agentspec.testing.schema import scenario_schema_text
+
+        click.echo(scenario_schema_text(), nl=False)
+    else:
+        click.echo(schema_text(), nl=False)
