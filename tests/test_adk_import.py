@@ -126,14 +126,28 @@ def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
 
 
 def test_cli_exit_1_when_the_written_spec_has_errors(tmp_path: Path) -> None:
-    """An ADK placeholder nothing provides: ADK would fail at run time, validate now."""
+    """A value ADK's schema takes and the model API refuses: validate says so now."""
+    folder = tmp_path / "too_hot"
+    folder.mkdir()
+    (folder / "root_agent.yaml").write_text(
+        "name: lead\nmodel: gemini-2.5-flash\ninstruction: Greet.\n"
+        "generate_content_config: {temperature: 5}\n")
+    result = _invoke(str(folder))
+    assert result.exit_code == 1 and "AS104" in result.output
+    assert (tmp_path / "too_hot.agentspec.yaml").exists()
+
+
+def test_a_placeholder_nothing_writes_becomes_state_the_caller_supplies(tmp_path: Path) -> None:
+    """ADK fills `{{user_name}}` from the session its caller created: the spec declares the
+    key `required`, so it validates (it was AS223 before)."""
     folder = tmp_path / "needs_state"
     folder.mkdir()
     (folder / "root_agent.yaml").write_text(
         "name: lead\nmodel: gemini-2.5-flash\ninstruction: Greet {{user_name}}.\n")
     result = _invoke(str(folder))
-    assert result.exit_code == 1 and "AS223" in result.output
-    assert (tmp_path / "needs_state.agentspec.yaml").exists()
+    assert result.exit_code == 0, result.output
+    written = (tmp_path / "needs_state.agentspec.yaml").read_text()
+    assert "state:\n  user_name:\n    required: true\n" in written
 
 
 def test_awkward_text_reads_back_the_same(tmp_path: Path) -> None:

@@ -48,6 +48,10 @@ SCRIPTS: dict[str, list[tuple[Replies, dict[str, Any]]]] = {
     "parallel_review": [({"optimist": [{"text": "great"}], "pessimist": [{"text": "risky"}],
                           "merger": [{"text": "test it"}]}, {})],
     "shared_helper": [({"drafter": [{"text": "one"}], "drafter_2": [{"text": "two"}]}, {})],
+    # `{topic}` and `{user:audience}` come from the session's creator: the spec declares them
+    # `required`, and both apps read the same values
+    "caller_state": [({"researcher": [{"text": "eels migrate"}], "writer": [{"text": "brief"}]},
+                      {"topic": "eels", "user:audience": "children"})],
 }
 #: ADK builds a file twice where the spec has an agent and its `extends` copy
 ADK_NAMES = {"drafter_2": "drafter"}

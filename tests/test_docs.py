@@ -14,6 +14,7 @@ from types import ModuleType
 import pytest
 
 from agentspec.spec.schema import json_schema
+from agentspec.testing.schema import scenario_json_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -52,7 +53,12 @@ def documented_fields() -> dict[str, set[str]]:
 
 
 def test_every_field_of_the_schema_is_documented_in_the_language_reference() -> None:
-    schema = _tools_docs().schema_fields(json_schema())
+    """The spec's schema and the scenario file's (docs/language/scenarios.md)."""
+    spec_fields = _tools_docs().schema_fields(json_schema())
+    scenario_fields = _tools_docs().schema_fields(scenario_json_schema())
+    scenario_fields.pop("Spec")  # the scenario file's top level is a union, no object
+    assert not spec_fields.keys() & scenario_fields.keys()
+    schema = {**spec_fields, **scenario_fields}
     documented = documented_fields()
     missing = {name: sorted(set(fields) - documented.get(name, set()))
                for name, fields in schema.items()}

@@ -322,9 +322,12 @@ def test_a_rejection_the_scenario_decides_is_no_error(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
 
 
-@pytest.mark.parametrize("entry", ["[{tool: a, agent: b}]", "[{contains: x}]", "[{tool: a, x: 1}]",
-                                   "{tool: a}", "[{tool: ''}]", "[{agent: [a]}]"])
-def test_a_malformed_errors_entry_is_a_usage_error(tmp_path: Path, entry: str) -> None:
+@pytest.mark.parametrize(("entry", "code"), [
+    ("[{tool: a, agent: b}]", "AS107"), ("[{contains: x}]", "AS703"),
+    ("[{tool: a, x: 1}]", "AS101"), ("{tool: a}", "AS103"), ("[{tool: ''}]", "AS104"),
+    ("[{agent: [a]}]", "AS103")])
+def test_a_malformed_errors_entry_is_a_usage_error(tmp_path: Path, entry: str, code: str) -> None:
     spec = _project(tmp_path, AGENT_TOOL, f"messages: [Hi]\nexpect: {{errors: {entry}}}\n")
     done = invoke("test", str(spec))
-    assert done.exit_code == 2 and "`expect.errors` is a list of" in done.output, done.output
+    assert done.exit_code == 2 and ":2:" in done.output and code in done.output, done.output
+    assert "is not a valid scenario file" in done.output

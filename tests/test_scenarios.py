@@ -122,17 +122,44 @@ def test_a_scenario_that_runs_out_of_replies_fails(desk: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("messages: [Hi]\nreplys: {}\n", "unknown scenario keys: replys"),
-    ("replies: {}\n", "needs `messages`"),
-    ("messages: [Hi]\nexpect: {tool: []}\n", "`expect` takes"),
-    ("scenarios: []\n", "`scenarios` is a non-empty list"),
-    ("messages: [Hi]\ndecisions: [maybe]\n", "a decision is `approve`"),
+    ("messages: [Hi]\nreplys: {}\n", "bad.yaml:2:1: AS101 Unknown key `replys` (hint: Did you "
+     "mean `replies`?)"),
+    ("replies: {}\n", "bad.yaml:1:1: AS102 Missing required key `messages`"),
+    ("messages: [Hi]\nexpect: {tool: []}\n", "bad.yaml:2:10: AS101 Unknown key `tool` in "
+     "`expect` (hint: Did you mean `tools`?)"),
+    ("scenarios: []\n", "bad.yaml:1:12: AS104 `scenarios` must be at least 1 long"),
+    ("messages: [Hi]\ndecisions: [maybe]\n", "bad.yaml:2:13: AS104 `maybe` is not one of"),
+    # the test that could not fail: a misspelt `contains` checked nothing
+    ("messages: [Hi]\nexpect: {final: {contans: Goodbye}}\n",
+     "bad.yaml:2:18: AS101 Unknown key `contans` in `expect.final` (hint: Did you mean "
+     "`contains`?)"),
+    # the flow-mapping trap: the reply's text was `Sorry`
+    ("messages: [Hi]\nreplies: {desk: [{text: Sorry, the stock is gone.}]}\n",
+     "bad.yaml:2:32: AS700 `the stock is gone.` has no value"),
+    ("messages: [Hi]\nreplies: {desk: [{txt: Hello}]}\n",
+     "bad.yaml:2:18: AS107 A reply takes exactly one of `text`, `call`, `transfer`, `fail`; "
+     "found none of them (hint: Did you mean `text`?)"),
+    ("messages: [Hi]\nexpect: {final: {matches: '(oops'}}\n", "bad.yaml:2:27: AS701"),
+    ("messages: [Hi]\nexpect: {final: {}}\n", "bad.yaml:2:17: AS703"),
+    ("messages: [Hi]\nexpect: {errors: [{contains: boom}]}\n", "bad.yaml:2:19: AS703"),
+    ("messages: [Hi]\nexpect: {jobs: [{agnet: scorer}]}\n",
+     "bad.yaml:2:18: AS101 Unknown key `agnet` in `expect.jobs.0` (hint: Did you mean "
+     "`agent`?)"),
 ])
 def test_a_malformed_scenario_file_is_a_usage_error(desk: Path, tmp_path: Path, text: str,
                                                     message: str) -> None:
     (tmp_path / "bad.yaml").write_text(text)
     done = invoke(str(desk / "spec.yaml"), str(tmp_path / "bad.yaml"))
     assert done.exit_code == 2 and message in done.output, done.output
+    assert "bad.yaml is not a valid scenario file" in done.output
+
+
+def test_every_scenario_file_is_checked_before_any_scenario_runs(desk: Path,
+                                                                  tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("messages: [Hi]\nexpect: {final: {contans: x}}\n")
+    done = invoke(str(desk / "spec.yaml"), str(desk / "scenarios" / "spec.yaml"),
+                  str(tmp_path / "bad.yaml"))
+    assert done.exit_code == 2 and "PASSED" not in done.output and "AS101" in done.output
 
 
 def test_without_a_scenario_file_it_says_where_it_looked(tmp_path: Path) -> None:

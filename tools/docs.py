@@ -34,6 +34,7 @@ STAGES = {
     "4": "Build",
     "5": "Diff",
     "6": "Import from ADK Agent Config",
+    "7": "Scenario files",
 }
 
 

@@ -13,6 +13,7 @@ from agentspec.adkimport.loader import AdkFile, AdkTree
 from agentspec.adkimport.schema import agent_kind
 from agentspec.adkimport.text import escape, instruction
 from agentspec.adkimport.tools import Shim, code_ref, convert_tool
+from agentspec.contract.placeholders import placeholders
 from agentspec.diagnostics import Code, Diagnostic, Related, Severity, codes
 from agentspec.parse import Key
 from agentspec.source import Span
@@ -323,5 +324,27 @@ def convert(tree: AdkTree, *, allow_loss: bool, write_shims: bool,
     result.spec = {"agentspec": 1, "name": _app_name(tree.folder)}
     if root is not None:
         result.spec["root"] = root
+    supplied = _supplied_state(converter.agents)
+    if supplied:
+        result.spec["state"] = supplied
     result.spec["agents"] = converter.agents
     return result
+
+
+def _supplied_state(agents: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A `{required: true}` entry for each state key an instruction reads and no agent
+    writes (`output_key`): in ADK the session's creator (or code) supplies it."""
+    written = {agent.get("output_key") for agent in agents.values()}
+    readers: dict[str, list[str]] = {}
+    for name, agent in agents.items():
+        text = agent.get("instruction")
+        for found in placeholders(text) if isinstance(text, str) else ():
+            if found.optional or found.artifact or found.key.startswith("temp:") or \
+                    found.key in written:
+                continue
+            readers.setdefault(found.key, [])
+            if name not in readers[found.key]:
+                readers[found.key].append(name)
+    return {key: {"required": True, "description": "Supplied when the session is created "
+                  f"(read by {', '.join(f'`{n}`' for n in names)})"}
+            for key, names in readers.items()}

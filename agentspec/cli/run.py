@@ -21,6 +21,7 @@ from agentspec.cli.common import (
     require_credentials,
     services,
 )
+from agentspec.cli.inputs import parse_state, state_option
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -78,13 +79,24 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
     return lines
 
 
-async def _session(runner: Any, session_id: str) -> str:
+async def _session(runner: Any, session_id: str, state: dict[str, str]) -> str:
+    """Continues the session, or creates it with `state` and each key the spec says its
+    creator supplies (asked for at a terminal)."""
+    from agentspec.cli.inputs import supplied
+    from agentspec.runtime.state import required_inputs
+
     service = runner.session_service
     found = await service.get_session(app_name=runner.app_name, user_id="user",
                                       session_id=session_id)
     if found is None:
         await service.create_session(app_name=runner.app_name, user_id="user",
-                                     session_id=session_id)
+                                     session_id=session_id,
+                                     state=supplied(required_inputs(runner.app), state))
+    elif state:  # a continued conversation: the given keys change its state
+        from google.adk.events import Event, EventActions
+
+        await service.append_event(found, Event(author="user",
+                                                actions=EventActions(state_delta=state)))
     return session_id
 
 
@@ -180,7 +192,8 @@ async def _turn(runner: Any, session_id: str, message: str, decide: Decide) -> N
 
 
 async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
-                session_id: str, messages: list[str], decide: Decide) -> None:
+                session_id: str, messages: list[str], decide: Decide,
+                state: dict[str, str]) -> None:
     from google.adk.runners import Runner
 
     from agentspec.runtime.sessions import reachable
@@ -189,7 +202,7 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
     runner = Runner(app=app, session_service=sessions, artifact_service=artifacts)
     try:
         await reachable(sessions, session_url, app.name)
-        await _session(runner, session_id)
+        await _session(runner, session_id, state)
         if messages:
             for message in messages:
                 click.echo(f"you> {message}")
@@ -248,12 +261,14 @@ def load_script(path: Path) -> _Script:
                    "`sessions:`, else in memory.")
 @click.option("--session-id", default="default", show_default=True,
               help="Which conversation in --session to continue.")
+@state_option
 @environment_option
 def command(spec: Path, message: str | None, script: Path | None, session_url: str | None,
-            session_id: str, environment: str | None) -> None:
+            session_id: str, state_values: tuple[str, ...], environment: str | None) -> None:
     """Send MESSAGE to SPEC's root agent, or chat in the terminal when MESSAGE is omitted."""
     from agentspec.runtime.sessions import sessions_url
 
+    state = parse_state(state_values)
     spec_built = built(spec, environment)
     app = spec_built.app
     session_url = sessions_url(session_url, spec_built.sessions)
@@ -288,7 +303,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     try:
         asyncio.run(_chat(app, services(session_url), session_url, session_id, messages,
-                          decide))
+                          decide, state))
     except (APIError, ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
             StoreError, PlaceholderError, SessionsError) as exc:
         source = "the model service" if isinstance(exc, APIError) else "the run"

@@ -8,6 +8,14 @@ from agentspec.spec.schema import schema_text
 
 
 @click.command(name="schema")
-def command() -> None:
-    """Print the JSON Schema of the spec language (the committed schemas/ file)."""
-    click.echo(schema_text(), nl=False)
+@click.option("--scenario", is_flag=True, help="The schema of scenario files (`agentspec "
+              "test`) instead: the committed schemas/scenario.schema.json.")
+def command(scenario: bool) -> None:
+    """Print the JSON Schema of the spec language (the committed schemas/agentspec.schema.json),
+    or with --scenario that of scenario files."""
+    if scenario:
+        from agentspec.testing.schema import scenario_schema_text
+
+        click.echo(scenario_schema_text(), nl=False)
+    else:
+        click.echo(schema_text(), nl=False)

@@ -19,31 +19,42 @@ from agentspec.cli.common import environment_option, print_diagnostics
 
 
 def _files(spec: Path, given: tuple[Path, ...]) -> list[Path]:
+    from agentspec.testing.discover import default_scenarios
+
     if given:
         return list(given)
-    default = spec.parent / "scenarios" / f"{spec.stem}.yaml"
-    if not default.is_file():
-        raise click.UsageError(f"no scenarios given and no {default} beside the spec")
-    return [default]
+    found = default_scenarios(spec)
+    if found is None:
+        where = spec.parent / "scenarios" / f"{spec.stem}.yaml"
+        raise click.UsageError(f"no scenarios given and no {where} beside the spec")
+    return [found]
 
 
-def load_scenarios(path: Path) -> list[Any]:
-    """The scenarios of a scenario file (its decisions parsed); a usage error when malformed."""
-    from agentspec.parse import load
-    from agentspec.testing.scenarios import ScenarioError, parse_scenarios
-    from agentspec.testing.scripted import ScriptError, parse_decision
+def _required(spec: Path, environment: str | None) -> Mapping[str, str | None]:
+    """The state keys the spec says a session's creator supplies (none when the spec does
+    not validate: running it reports that)."""
+    from agentspec.spec.document import state_inputs
+    from agentspec.validate.check import check
 
-    parsed = load(path)
-    if not parsed.ok:
-        print_diagnostics(parsed.diagnostics, {parsed.source.name: parsed.source})
-        raise click.UsageError(f"{path} is not a readable scenario file")
-    try:
-        scenarios = parse_scenarios(parsed.value, path.stem)
-        for scenario in scenarios:
-            if scenario.decisions is not None:
-                scenario.decisions = [parse_decision(d) for d in scenario.decisions]
-    except (ScenarioError, ScriptError) as exc:
-        raise click.UsageError(f"{path}: {exc}") from exc
+    result = check(spec, environment=environment, all_environments=False)
+    return state_inputs(result.spec)
+
+
+def load_scenarios(path: Path, required: Mapping[str, str | None] | None = None) -> list[Any]:
+    """The scenarios of a scenario file (its decisions parsed), checked, with `required`
+    state keys each must give; a usage error, after its diagnostics, when it has errors."""
+    from agentspec.testing.check import check_scenarios
+    from agentspec.testing.scenarios import parse_scenarios
+    from agentspec.testing.scripted import parse_decision
+
+    checked = check_scenarios(path, required)
+    if not checked.ok:
+        print_diagnostics(checked.diagnostics, checked.sources)
+        raise click.UsageError(f"{path} is not a valid scenario file")
+    scenarios = parse_scenarios(checked.data, path.stem)
+    for scenario in scenarios:
+        if scenario.decisions is not None:
+            scenario.decisions = [parse_decision(d) for d in scenario.decisions]
     return scenarios
 
 
@@ -174,14 +185,17 @@ def _judged(app: Any, scenario: Any) -> list[str]:
 @click.argument("scenario_files", nargs=-1, type=click.Path(path_type=Path))
 @environment_option
 def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | None) -> None:
-    """Run SPEC's scenarios (default: scenarios/<spec name>.yaml beside it) with scripted
-    models, offline, and check their expectations. Exit 1 when one fails."""
+    """Run SPEC's scenarios (default: scenarios/<spec file name>.yaml beside it) with
+    scripted models, offline, and check their expectations. Exit 1 when one fails."""
     if not spec.is_file():
         raise click.UsageError(f"{spec} does not exist")
     started = time.monotonic()
     passed = failed = 0
-    for path in _files(spec, scenario_files):
-        for scenario in load_scenarios(path):
+    files = _files(spec, scenario_files)
+    required = _required(spec, environment)
+    loaded = [(path, load_scenarios(path, required)) for path in files]  # all, before any runs
+    for path, scenarios in loaded:
+        for scenario in scenarios:
             failures = run_scenario(spec, environment, scenario, passed + failed)
             label = f"{path}::{scenario.name}"
             if failures:

@@ -40,31 +40,55 @@ def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagn
               help="Check with this environment overlay applied (default: the base spec and "
               "every overlay).")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: bool) -> None:
-    """Check SPECS (files or globs) and report every problem at file:line:col.
+@click.option("--scenarios", "scenario_files", multiple=True, metavar="FILE",
+              type=click.Path(path_type=Path),
+              help="Also check this scenario file (repeatable); `scenarios/<spec file "
+              "name>.yaml` beside each spec is checked without it.")
+def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: bool,
+            scenario_files: tuple[Path, ...]) -> None:
+    """Check SPECS (files or globs) and report every problem at file:line:col, with the
+    scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given.
 
     Exit status: 0 when clean, 1 when a spec has errors (or warnings with --strict),
     2 for a usage error (a named file that cannot be read) or an internal failure.
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from agentspec.spec.document import state_inputs
+    from agentspec.testing.check import check_scenarios
+    from agentspec.testing.discover import default_scenarios
     from agentspec.validate.check import check
 
     files, named, diagnostics = expand(specs)
     sources: dict[str, SourceFile] = {}
     unreadable = False
+    scenarios: dict[Path, dict[str, str | None]] = {}  # scenario file -> its spec's inputs
     for path in files:
         result = check(path, environment=environment)
         diagnostics += result.diagnostics
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
+        required = state_inputs(result.spec)
+        beside = default_scenarios(path) if result.readable else None
+        for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
+            if scenario_file is not None:
+                scenarios[scenario_file] = required
+    for scenario_file in scenario_files if len(files) != 1 else ():
+        scenarios.setdefault(scenario_file, {})
+    for scenario_file, required in scenarios.items():
+        scenario_check = check_scenarios(scenario_file, required)
+        diagnostics += scenario_check.diagnostics
+        sources.update(scenario_check.sources)
+        unreadable |= scenario_file in scenario_files and not scenario_check.readable
     if strict:
         diagnostics = [d.as_error() for d in diagnostics]
     diagnostics = normalize(diagnostics)
     click.echo(render(diagnostics, sources, fmt), nl=False)
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)
     if fmt == "concise":
-        checked = f"{len(files)} spec{'s' * (len(files) != 1)}"
+        checked = f"{len(files)} spec{'s' * (len(files) != 1)}" + (
+            f", {len(scenarios)} scenario file{'s' * (len(scenarios) != 1)}"
+            if scenarios else "")
         status = "ok" if not errors else "failed"
         click.echo(f"{status}: {checked}, {summary(diagnostics)}", err=True)
     sys.exit(2 if unreadable else 1 if errors else 0)

@@ -1,8 +1,8 @@
 """The registry of diagnostic codes: `AS` + three digits + a kebab-case name.
 
 Grouped by stage: 0xx read/YAML, 1xx structure, 2xx semantics, 3xx resolution, 4xx build,
-5xx diff, 6xx import (`agentspec import adk`). Numbers are never reused; `agentspec explain
-CODE` prints the explanation.
+5xx diff, 6xx import (`agentspec import adk`), 7xx scenario files (`agentspec test`).
+Numbers are never reused; `agentspec explain CODE` prints the explanation.
 """
 
 from __future__ import annotations
@@ -300,6 +300,12 @@ NESTED_APPROVAL = _code(
     entries of the sub-agents it starts (the general-purpose agent of `task` has its
     caller's approvals).""")
 
+STATE_INPUT_NOT_REQUIRED = _code(
+    "AS233", "state-input-not-required", "A state entry with `required: false`", """
+    A `state:` entry that is a mapping with `required` declares a key the session's creator
+    supplies, without a value; `required: false` would declare a key that nobody gives a
+    value. Give the key an initial value instead (`tone: friendly`), write `required: true`,
+    or write `{key?}` in instructions that may run without it.""")
 AGENT_TREE_TOO_DEEP = _code("AS240", "agent-tree-too-deep", "Agents nested too deeply", """
     Agents may nest at most 100 levels below the root (through sub-agents, `{agent: ...}`
     tools and `task`). ADK and agentspec walk the tree recursively; a deeper tree would fail
@@ -894,3 +900,28 @@ ADK_YAML_11 = _code(
     date. agentspec reads YAML 1.2. The import converts what ADK reads, so the spec behaves as
     the Agent Config did; quote the value in the Agent Config if that is not what you meant
     (`threshold: "OFF"`).""", warning=True)
+
+
+# 7xx: scenario files (`agentspec test`, and `agentspec validate` beside a spec)
+SCENARIO_COMMA_SPLIT = _code(
+    "AS700", "scenario-comma-split", "A text that YAML split at a comma", """
+    In a flow mapping (`{...}`) a comma ends an entry, so `{text: Sorry, the stock is gone.}`
+    is the text `Sorry` and a second key `the stock is gone.` without a value. The scenario
+    would run with the shortened text. Quote the text (`{text: "Sorry, the stock is
+    gone."}`) or write the mapping in block style, one key per line.""")
+SCENARIO_INVALID_PATTERN = _code(
+    "AS701", "scenario-invalid-pattern", "An `expect.final.matches` that is no regular "
+    "expression", """
+    `matches` is a Python regular expression searched in the last answer; this one does not
+    compile, so the scenario could never pass. Fix the expression, or use `contains` for
+    plain text.""")
+SCENARIO_MISSING_STATE = _code(
+    "AS702", "scenario-missing-state", "A scenario without state the spec requires", """
+    The spec's `state:` marks the key `required`: whoever creates a session supplies it. A
+    scenario creates its session, so its `state:` must give the key a value; without it the
+    run stops where an instruction reads the key. Add it to the scenario's `state:`.""")
+SCENARIO_EXPECTS_NOTHING = _code(
+    "AS703", "scenario-expects-nothing", "An expectation that cannot fail", """
+    An expectation with nothing to check (`final: {}`, an `errors` entry naming neither an
+    agent nor a tool) passes whatever the run does. Say what must hold (`final: {contains:
+    TEXT}` or `{matches: REGEX}`; `errors: [{agent: NAME}]` or `[{tool: NAME}]`).""")

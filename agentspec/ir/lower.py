@@ -49,6 +49,8 @@ from agentspec.spec.document import (
     KeepEvents,
     KeepInvocations,
     TokensTrigger,
+    initial_state,
+    state_inputs,
 )
 from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness
 from agentspec.spec.models import FallbackModel, ModelDef, RoutedModel
@@ -430,7 +432,8 @@ class Lowering:
             name=self.spec.name, description=self.spec.description,
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
-            state=tuple((self.spec.state or {}).items()),
+            state=tuple(initial_state(self.spec).items()),
+            inputs=tuple(state_inputs(self.spec).items()),
             resumable=self.resumable, jobs=jobs, sessions=self.sessions(jobs),
             module_dirs=tuple(sorted(self.module_dirs)),
             outside_project=tuple(

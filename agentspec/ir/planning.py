@@ -139,9 +139,12 @@ class PlanBuilder:
             plugins.insert(0, Call(
                 Import("google.adk.plugins.global_instruction_plugin", "GlobalInstructionPlugin"),
                 kwargs(global_instruction=instruction_value(node.global_instruction))))
-        if node.state:  # first: before anything runs, the session has its initial state
+        if node.state or node.inputs:  # first: before anything runs, the session has its
+            # initial state, and what its creator must supply is there
             plugins.insert(0, Call(Import("agentspec.runtime.state", "InitialState"),
-                                   args=(lit(dict(node.state)),)))
+                                   args=(lit(dict(node.state)),),
+                                   kwargs=kwargs(required=lit(dict(node.inputs))
+                                                 if node.inputs else None)))
         # calls an earlier run left unanswered are answered ("cancelled") before any model call
         plugins.append(Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
         app = Call(APP, kwargs(

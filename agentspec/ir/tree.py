@@ -350,6 +350,8 @@ class AppNode:
     global_instruction: str | None = None
     #: the initial session state: key -> YAML data (strings may hold `${env.X}`)
     state: tuple[tuple[str, Any], ...] = ()
+    #: state keys the session's creator supplies (`required: true`): key -> description
+    inputs: tuple[tuple[str, str | None], ...] = ()
     compaction: Compaction | None = None
     resumable: bool = False  # a run can pause for a person and resume where it stopped
     jobs: JobsNode | None = None

@@ -4,7 +4,8 @@ Drawn from the lowered tree (`ir.tree`), so it shows what build makes of the spe
 with its kind and model, its tools (approvals marked), its backend and whether it can run
 commands (a sandbox's network and mounts), offline agents, and the edges that connect agents:
 sub-agents, agents called as tools, the agents of `task`, a router's route, fallback and
-default, a planner's roles.
+default, a planner's roles. The root's label names the state keys a session must be created
+with (`state:` entries with `required: true`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def graph(app: AppNode) -> Graph:
     drawn = Graph(app.name)
     resumes = app.jobs is not None and app.jobs.on_done == "resume"
     drawn.nodes[app.root.name] = _label_of(app.root)
+    if app.inputs:  # what whoever starts a session must give, at the entry of the tree
+        drawn.nodes[app.root.name].append(
+            "session needs state: " + ", ".join(key for key, _ in app.inputs))
     for parent, label, child in _walk(app.root):
         if isinstance(parent, RouterNode) and label == "option":
             marks = [m for m, names in (("default", [parent.route.default]),

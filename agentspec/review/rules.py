@@ -23,6 +23,7 @@ from agentspec.diagnostics.codes import Code
 from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
+    AppNode,
     BuiltinToolNode,
     Compaction,
     LlmNode,
@@ -733,33 +734,55 @@ def _narrowed(pair: AppPair) -> Iterator[Found]:
                         ("outside_project", index), None)
 
 
+@dataclass(frozen=True)
+class _Supplied:
+    """A `state:` key without a value, which the session's creator supplies."""
+
+    description: str | None
+
+
 def _state(pair: AppPair) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The initial session state (its `${env.X}` are shown as written, never read)."""
-    return (dict(pair.old.app.state) if pair.old.app else {},
-            dict(pair.new.app.state) if pair.new.app else {})
+    """The declared session state: initial values (their `${env.X}` shown as written, never
+    read) and, as `_Supplied`, the keys the session's creator supplies."""
+    def declared(app: AppNode | None) -> dict[str, Any]:
+        if app is None:
+            return {}
+        return {**dict(app.state), **{key: _Supplied(about) for key, about in app.inputs}}
+    return declared(pair.old.app), declared(pair.new.app)
+
+
+def _start(key: str, value: Any) -> str:
+    if isinstance(value, _Supplied):
+        return f"sessions must be created with `{key}` (their creator supplies it)"
+    return f"sessions start with `{key}` = {short(value)}"
 
 
 def _state_added(pair: AppPair) -> Iterator[Found]:
     before, after = _state(pair)
     for key in after:
         if key not in before:
-            yield Found("medium", f"sessions start with `{key}` = {short(after[key])}", None,
-                        ("state", key), key=True)
+            yield Found("medium", _start(key, after[key]), None, ("state", key), key=True)
 
 
 def _state_changed(pair: AppPair) -> Iterator[Found]:
     before, after = _state(pair)
     for key in after:
         if key in before and before[key] != after[key]:
-            yield Found("medium", f"sessions start with `{key}` = {short(after[key])} (was "
-                        f"{short(before[key])})", ("state", key), ("state", key))
+            was = "supplied by their creator" if isinstance(before[key], _Supplied) \
+                else short(before[key])
+            if isinstance(before[key], _Supplied) and isinstance(after[key], _Supplied):
+                reason = f"the description of `{key}`, which sessions are created with, changed"
+            else:
+                reason = f"{_start(key, after[key])} (was {was})"
+            yield Found("medium", reason, ("state", key), ("state", key))
 
 
 def _state_removed(pair: AppPair) -> Iterator[Found]:
     before, after = _state(pair)
     for key in sorted(before.keys() - after.keys()):
-        yield Found("medium", f"sessions no longer start with `{key}`", ("state", key), None,
-                    key=True)
+        reason = f"sessions no longer need `{key}` from their creator" if isinstance(
+            before[key], _Supplied) else f"sessions no longer start with `{key}`"
+        yield Found("medium", reason, ("state", key), None, key=True)
 
 
 def _plugins(pair: AppPair) -> tuple[dict[tuple[str, int], tuple[int, PyObject]],
@@ -1006,9 +1029,9 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
 APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.OUTSIDE_PROJECT_WIDENED, ("AppNode.outside_project",), _widened),
     Rule(codes.OUTSIDE_PROJECT_NARROWED, ("AppNode.outside_project",), _narrowed),
-    Rule(codes.STATE_ADDED, ("AppNode.state",), _state_added),
-    Rule(codes.STATE_CHANGED, ("AppNode.state",), _state_changed),
-    Rule(codes.STATE_REMOVED, ("AppNode.state",), _state_removed),
+    Rule(codes.STATE_ADDED, ("AppNode.state", "AppNode.inputs"), _state_added),
+    Rule(codes.STATE_CHANGED, ("AppNode.state", "AppNode.inputs"), _state_changed),
+    Rule(codes.STATE_REMOVED, ("AppNode.state", "AppNode.inputs"), _state_removed),
     Rule(codes.PLUGIN_ADDED, ("AppNode.plugins", "PyObject.*"), _plugin_added),
     Rule(codes.PLUGIN_REMOVED, ("AppNode.plugins", "PyObject.*"), _plugin_removed),
     Rule(codes.PLUGIN_CHANGED, ("AppNode.plugins", "PyObject.*"), _plugin_changed),

@@ -24,7 +24,7 @@ from agentspec.spec.models import ModelEntry
 from agentspec.spec.tools import ToolDef
 
 __all__ = ["OVERLAY_FORBIDDEN", "STATE_KEY", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec",
-           "Summarization"]
+           "StateInput", "Summarization", "initial_state", "is_state_input", "state_inputs"]
 
 
 class TokensTrigger(Model):
@@ -75,6 +75,32 @@ else:
 #: ADK's `app:` (shared by every user) or `user:` (shared by a user's sessions) prefix
 STATE_KEY = r"^((app|user):)?[A-Za-z_][A-Za-z0-9_]*$"
 StateKey = Annotated[str, StringConstraints(pattern=STATE_KEY)]
+
+
+class StateInput(Model):
+    """A state key without an initial value: whoever creates the session supplies it (`run
+    --state KEY=VALUE`, a scenario's `state:`, the caller of ADK's session service)."""
+
+    required: bool = Field(description="`true`: the session's creator must supply the key.")
+    description: str | None = Field(None, description="What the key holds, for whoever "
+                                    "supplies it (`agentspec run` shows it when it asks).")
+
+
+def is_state_input(value: object) -> bool:
+    """A `state:` entry that declares a key for the session's creator rather than giving it
+    an initial value: a mapping with `required`."""
+    return isinstance(value, (dict, StateInput)) and (
+        isinstance(value, StateInput) or "required" in value)
+
+
+if TYPE_CHECKING:
+    StateValue = StateInput | Any
+else:
+    StateValue = keyed_union(
+        "state_value", "a state entry is an initial value, or `{required: true}`",
+        {"input": StateInput, "value": Annotated[Any, WithJsonSchema(
+            {"not": {"type": "object", "required": ["required"]}})]},
+        lambda value: "input" if is_state_input(value) else "value")
 
 
 class Summarization(Model):
@@ -148,11 +174,16 @@ class Spec(Model):
                                       examples=[["./common/tools.yaml"]])
     vars: dict[Identifier, VarValue] | None = Field(
         None, description="Values for `${vars.NAME}`.", examples=[{"company": "Acme"}])
-    state: dict[StateKey, Any] | None = Field(
-        None, description="Initial session state: before each run, every key the session "
-        "lacks is set to its value (YAML data), so `{key}` placeholders can name it. Keys "
-        "are names, optionally with ADK's `app:` or `user:` prefix.",
-        examples=[{"tier": "standard", "user:language": "en"}])
+    state: dict[StateKey, StateValue] | None = Field(
+        None, description="Session state the agents can count on, so `{key}` placeholders "
+        "can name it. An entry with a value is initial state: before each run, every such "
+        "key the session lacks is set to its value (YAML data). An entry `{required: true, "
+        "description: ...}` has no value: whoever creates the session supplies it (`run "
+        "--state KEY=VALUE`, a scenario's `state:`); an instruction that reads it in a session "
+        "without it stops the run with an error. "
+        "Keys are names, optionally with ADK's `app:` or `user:` prefix.",
+        examples=[{"tier": "standard", "user:language": "en",
+                   "topic": {"required": True, "description": "What to research"}}])
     models: dict[Identifier, ModelEntry] | None = Field(None, description="Named models.")
     defaults: Defaults | None = Field(None, description="Fields for every LLM agent that does "
                                       "not set them.")
@@ -188,3 +219,16 @@ class Spec(Model):
         "may name: every path a spec names must be inside its project (its git work tree, "
         "else its directory) unless it is under one of these. Relative to the spec, or "
         "absolute; written literally.", examples=[["/opt/shared-prompts"]])
+
+
+def initial_state(spec: Spec) -> dict[str, Any]:
+    """The `state:` entries with an initial value."""
+    return {key: value for key, value in (spec.state or {}).items()
+            if not isinstance(value, StateInput)}
+
+
+def state_inputs(spec: Spec | None) -> dict[str, str | None]:
+    """The `state:` keys the session's creator supplies (`required: true`), with their
+    descriptions (none for no spec)."""
+    return {key: value.description for key, value in (spec.state or {} if spec else {}).items()
+            if isinstance(value, StateInput) and value.required}

@@ -7,17 +7,22 @@ from typing import Any
 
 from agentspec.spec.document import Spec
 
-__all__ = ["SCHEMA_ID", "json_schema", "schema_text"]
+__all__ = ["DRAFT", "SCHEMA_ID", "json_schema", "schema_dump", "schema_text"]
 
 SCHEMA_ID = "https://agentspec.dev/schemas/agentspec.schema.json"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def json_schema() -> dict[str, Any]:
     schema = Spec.model_json_schema(mode="validation")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
-            **schema}
+    return {"$schema": DRAFT, "$id": SCHEMA_ID, **schema}
+
+
+def schema_dump(schema: dict[str, Any]) -> str:
+    """A schema as committed: stable key order, two-space indent, final newline."""
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
 def schema_text() -> str:
-    """The schema exactly as committed: stable key order, two-space indent, final newline."""
-    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+    """The schema exactly as committed (schemas/agentspec.schema.json)."""
+    return schema_dump(json_schema())

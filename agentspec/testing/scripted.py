@@ -37,8 +37,8 @@ from agentspec.runtime import adk
 from agentspec.runtime.agents import walk
 from agentspec.runtime.harness.approvals import Decision
 
-__all__ = ["ScriptError", "ScriptedFailure", "ScriptedModel", "install_script", "parse_decision",
-           "parse_step"]
+__all__ = ["REPLY_KEYS", "ScriptError", "ScriptedFailure", "ScriptedModel", "install_script",
+           "parse_decision", "parse_step", "reply_problem"]
 
 
 class ScriptError(ValueError):
@@ -47,6 +47,38 @@ class ScriptError(ValueError):
 
 class ScriptedFailure(RuntimeError):
     """A `fail:` reply: the model call fails, as a real one can (for fallbacks and retries)."""
+
+
+#: each reply kind and the keys a reply of that kind takes
+REPLY_KEYS = {"text": {"text", "when"}, "call": {"call", "args", "when"},
+              "transfer": {"transfer", "when"}, "fail": {"fail", "when"}}
+
+
+def reply_problem(step: Any) -> str | None:
+    """What is wrong with one scripted reply (None: nothing). Scenario files are checked
+    with positions (`agentspec.testing.check`); this guards `run --script` and `worker
+    --script` the same way, so a misspelt key or a flow mapping's comma split is never
+    silently dropped."""
+    if not isinstance(step, Mapping):
+        return f"a reply is a mapping, not {step!r}"
+    kinds = [kind for kind in REPLY_KEYS if kind in step]
+    if len(kinds) != 1:
+        close = next((difflib.get_close_matches(str(k), list(REPLY_KEYS), n=1) for k in step
+                      if difflib.get_close_matches(str(k), list(REPLY_KEYS), n=1)), None)
+        return (f"a reply takes exactly one of `text`, `call`, `transfer` and `fail`: {step!r}"
+                + (f" (did you mean `{close[0]}`?)" if close and not kinds else ""))
+    keys = list(step)
+    for index, key in enumerate(keys):
+        if key in REPLY_KEYS[kinds[0]]:
+            continue
+        before = step[keys[index - 1]] if index else None
+        if step[key] is None and isinstance(before, str):
+            return (f"`{key}` has no value: YAML ended the text `{before}` at a comma; quote "
+                    f"it: `{keys[index - 1]}: \"{before}, {key}\"`")
+        close = difflib.get_close_matches(str(key), sorted(REPLY_KEYS[kinds[0]]), n=1)
+        return f"a `{kinds[0]}` reply does not take `{key}`" + (
+            f" (did you mean `{close[0]}`?)" if close else "")
+    return None
 
 
 def parse_step(agent: str, step: Any) -> types.Content:
@@ -167,6 +199,11 @@ def install_script(root: Any, replies: Mapping[str, list[Any]],
     unknown = sorted(set(replies) - names)
     if unknown:
         raise ScriptError("; ".join(_unknown(name, names) for name in unknown))
+    for name, steps in replies.items():
+        for index, step in enumerate(steps if isinstance(steps, list) else [steps], 1):
+            problem = reply_problem(step)
+            if problem is not None:
+                raise ScriptError(f"reply {index} of `{name}`: {problem}")
     for agent in walk(root):
         if isinstance(agent, LlmAgent):
             model = ScriptedModel(agent=agent.name, replies=list(replies.get(agent.name, [])),

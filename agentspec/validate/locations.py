@@ -73,9 +73,10 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (Union, types.UnionType)
 
 
-def locate(loc: tuple[int | str, ...]) -> Location:
-    """Read a pydantic error location against the models of the language."""
-    tp: Any = Spec
+def locate(loc: tuple[int | str, ...], root: Any = Spec) -> Location:
+    """Read a pydantic error location against the models of the language (from `root`: the
+    spec, or another file's type such as a scenario file's)."""
+    tp: Any = root
     path: list[int | str] = []
     model: type[BaseModel] | None = None
     index = 0

@@ -17,7 +17,7 @@ from agentspec.spec.agents import KIND_MODELS, AgentBase, kinds_taking
 from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES, is_reserved_word
 from agentspec.validate.locations import Location, locate
 
-__all__ = ["Structure", "structural"]
+__all__ = ["Mapper", "Structure", "structural"]
 
 _AGENT_FIELDS = {name for cls in KIND_MODELS.values() for name in cls.model_fields}
 _EXPECTED = {"string_type": "text", "int_type": "a whole number", "float_type": "a number",
@@ -40,23 +40,28 @@ def _lookup(data: Any, path: Path) -> Any:
     return data
 
 
-def _name(path: Path) -> str:
-    return ".".join(str(p) for p in path) or "the spec"
+def _name(path: Path, whole: str = "the spec") -> str:
+    return ".".join(str(p) for p in path) or whole
 
 
-class _Mapper:
-    def __init__(self, doc: Document) -> None:
+class Mapper:
+    """Pydantic errors of the data of `doc`, validated as `root`, as diagnostics."""
+
+    def __init__(self, doc: Document, root: Any = Spec, whole: str = "the spec") -> None:
         self.doc = doc
+        self.root = root
+        self.whole = whole  # what an empty path names
 
     def diagnostic(self, error: Any) -> Diagnostic:
-        location = locate(tuple(error["loc"]))
+        location = locate(tuple(error["loc"]), self.root)
         path = location.path
         kind = error["type"]
         if kind == "extra_forbidden":
             return self.unknown_key(location)
         if kind == "missing":
-            return codes.MISSING_KEY(f"missing required key `{path[-1]}` in `{_name(path[:-1])}`",
-                                     self.doc.pos.key_span(path[:-1]))
+            return codes.MISSING_KEY(
+                f"missing required key `{path[-1]}` in `{self._path_name(path[:-1])}`",
+                self.doc.pos.key_span(path[:-1]))
         if kind in UNION_MESSAGES:
             return self.union(kind, path, error)
         if location.key_error and len(path) >= 2 and path[-2] == "routes":
@@ -71,6 +76,9 @@ class _Mapper:
         if path and path[-1] == "name" and ("pattern" in kind or kind == "value_error"):
             return self.invalid_name(_lookup(self.doc.data, path), self.value_span(path))
         return self.value_error(kind, path, error)
+
+    def _path_name(self, path: Path) -> str:
+        return _name(path, self.whole)
 
     def value_span(self, path: Path) -> Span:
         return self.doc.pos.value_span(path)
@@ -103,7 +111,7 @@ class _Mapper:
             kind = _lookup(self.doc.data, path[:-1]).get("kind", "llm")
             return codes.FIELD_NOT_FOR_KIND(f"`{kind}` agents do not take `{key}`", span,
                                             hint=_kind_hint(str(key)))
-        where = f" in `{_name(path[:-1])}`" if path[:-1] else ""
+        where = f" in `{self._path_name(path[:-1])}`" if path[:-1] else ""
         return codes.UNKNOWN_KEY(f"unknown key `{key}`{where}", span,
                                  hint=did_you_mean(key, allowed))
 
@@ -118,15 +126,20 @@ class _Mapper:
                 or f"use one of {', '.join(AGENT_KINDS)}")
         if kind == "backend_type" and isinstance(value, dict):
             if "type" not in value:
-                return codes.MISSING_KEY(f"missing required key `type` in `{_name(path)}`",
-                                         self.doc.pos.key_span(path), hint=message)
+                return codes.MISSING_KEY(
+                    f"missing required key `type` in `{self._path_name(path)}`",
+                    self.doc.pos.key_span(path), hint=message)
             return codes.INVALID_VALUE(
                 f"unknown backend type `{value['type']}`", self.value_span((*path, "type")),
                 hint=did_you_mean(value["type"], keys) or message)
         if kind in ONE_KEY_UNIONS and isinstance(value, dict):
             found = ", ".join(f"`{k}`" for k in keys if k in value) or "none of them"
-            return codes.ONE_OF(f"{message[0].upper()}{message[1:]}; found {found}", span)
-        return codes.WRONG_TYPE(f"`{_name(path)}`: {message}, not {kind_name(value)}", span)
+            close = None if any(k in value for k in keys) else next(
+                (hint for k in value if (hint := did_you_mean(k, keys))), None)
+            return codes.ONE_OF(f"{message[0].upper()}{message[1:]}; found {found}", span,
+                                hint=close)
+        return codes.WRONG_TYPE(f"`{self._path_name(path)}`: {message}, not {kind_name(value)}",
+                                span)
 
     def value_error(self, kind: str, path: Path, error: Any) -> Diagnostic:
         span = self.value_span(path)
@@ -142,15 +155,17 @@ class _Mapper:
             return codes.INVALID_VALUE(f"`{value}` is not one of {expected}", span,
                                        hint=did_you_mean(value, choices))
         if kind in _EXPECTED:
-            return codes.WRONG_TYPE(f"`{_name(path)}` must be {_EXPECTED[kind]}, "
+            return codes.WRONG_TYPE(f"`{self._path_name(path)}` must be {_EXPECTED[kind]}, "
                                     f"not {kind_name(value)}", span)
         if kind in _RANGE:
             bound = _RANGE[kind].format(**ctx)
-            return codes.INVALID_VALUE(f"`{_name(path)}` must be {bound}; got `{value}`", span)
+            return codes.INVALID_VALUE(f"`{self._path_name(path)}` must be {bound}; got `{value}`",
+                                       span)
         if kind == "string_pattern_mismatch":
-            return codes.INVALID_VALUE(f"`{value}` does not have the form `{_name(path)}` "
-                                       f"takes", span, hint=f"it must match {ctx.get('pattern')}")
-        return codes.INVALID_VALUE(f"`{_name(path)}`: {error['msg'][0].lower()}"
+            return codes.INVALID_VALUE(f"`{value}` does not have the form "
+                                       f"`{self._path_name(path)}` takes", span,
+                                       hint=f"it must match {ctx.get('pattern')}")
+        return codes.INVALID_VALUE(f"`{self._path_name(path)}`: {error['msg'][0].lower()}"
                                    f"{error['msg'][1:]}", span)
 
 
@@ -204,7 +219,7 @@ def structural(doc: Document) -> Structure:
         return Structure(Spec.model_validate(doc.data))
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-    mapper = _Mapper(doc)
+    mapper = Mapper(doc)
     result = Structure(Spec.model_construct(agentspec=1, name="spec", agents={}),
                        [mapper.diagnostic(e) for e in errors])
     data = doc.data

@@ -1,4 +1,5 @@
-"""The initial session state: values a session service can store."""
+"""The session state a spec declares: initial values a session service can store, and keys
+the session's creator supplies (`required: true`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from agentspec.diagnostics import codes
 from agentspec.parse import Path
+from agentspec.spec.document import StateInput, initial_state
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_state"]
@@ -26,7 +28,13 @@ def _not_json(value: Any, path: Path) -> Iterator[tuple[Path, float]]:
 
 
 def check_state(ctx: Context) -> None:
-    for path, number in _not_json(ctx.spec.state or {}, ("state",)):
+    for key, entry in (ctx.spec.state or {}).items():
+        if isinstance(entry, StateInput) and not entry.required:
+            ctx.report(codes.STATE_INPUT_NOT_REQUIRED(
+                f"`{key}` has `required: false` and no value", ctx.at("state", key, "required"),
+                hint=f"give `{key}` an initial value instead, or write `required: true` if "
+                "the session's creator must supply it"))
+    for path, number in _not_json(initial_state(ctx.spec), ("state",)):
         ctx.report(codes.INVALID_VALUE(
             f"`{'.'.join(map(str, path))}` is `{number}`, which session state cannot hold",
             ctx.at(*path), hint="state is stored as JSON: use a finite number, or quote it"))
