@@ -782,10 +782,13 @@ SANDBOX_NETWORK_LOST = _change("AS573", "sandbox-network-lost", "low",
 SANDBOX_MOUNT_ADDED = _change("AS574", "sandbox-mount-added", "high",
                               "Sandboxed commands read another host directory", """
     A `mounts` entry of the sandbox that runs the agent's commands is new, or binds another
-    host directory at the same target: the commands can read what that directory holds.""")
+    host directory at the same target: the commands can read what that directory holds. Also
+    `allow_sockets` turned on: the commands can talk to the host services whose Unix sockets
+    lie in the mounts.""")
 SANDBOX_MOUNT_REMOVED = _change("AS575", "sandbox-mount-removed", "low",
                                 "Sandboxed commands no longer see a host directory", """
-    A `mounts` entry of the sandbox that runs the agent's commands is gone.""")
+    A `mounts` entry of the sandbox that runs the agent's commands is gone, or
+    `allow_sockets` turned off.""")
 ON_DONE_CHANGED = _change("AS576", "on-done-changed", "medium",
                           "What a finished job does changed", """
     `jobs.on_done`: with `resume` a worker delivers a finished job at once and runs the
