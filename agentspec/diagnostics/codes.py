@@ -368,6 +368,13 @@ INTERNAL_KEY_PLACEHOLDER = _code("AS262", "internal-key-placeholder",
     files), so `{agentspec:plan:lead}` reaches the model as that very text. To use a
     planner's answer, give the planner `output_key: report` and write `{report}`; for
     other data, have a tool or an agent write it under a key of your own.""", warning=True)
+SANDBOX_SOCKETS = _code("AS263", "sandbox-sockets",
+    "A sandbox whose mounts may hold Unix sockets", """
+    `allow_sockets: true` lets the sandbox's read-only `mounts` hold Unix sockets: through a
+    socket a command talks to the host service behind it (a container engine's
+    `docker.sock`, a database, an agent's control socket) with that service's trust in the
+    host user, network or not. Without it a mount holding a socket is refused when a command
+    runs. Leave it off unless the commands need such a service.""", info=True)
 INVALID_SESSIONS_URL = _code("AS270", "invalid-sessions-url",
     "A `sessions` value that is not a session store URL", """
     `sessions` names the conversation store that `agentspec run`, `agentspec worker` and

@@ -1,5 +1,5 @@
 """Sandbox backends: mounts placed outside the sandbox's own layout, on directories that
-exist; a sandbox given the network is pointed out."""
+exist; a sandbox given the network or the sockets in its mounts is pointed out."""
 
 from __future__ import annotations
 
@@ -74,3 +74,8 @@ def check_sandboxes(ctx: Context) -> None:
                 f"commands of the sandbox `{name}` can reach the network, the host's loopback "
                 "services included", ctx.at("backends", name, "network"),
                 hint="drop `network: true` unless the commands need it"))
+        if backend.allow_sockets:
+            ctx.report(codes.SANDBOX_SOCKETS(
+                f"commands of the sandbox `{name}` can talk to host services through Unix "
+                "sockets in its mounts", ctx.at("backends", name, "allow_sockets"),
+                hint="drop `allow_sockets: true` unless the commands need such a service"))
