@@ -170,6 +170,13 @@ def limits(base: Path, args: Result) -> Result:
     found: Result = {}
     found["memory"] = box.execute(
         "python3 -c \"b = bytearray(200 << 20); print('ALLOCATED')\"").output
+    whole = SandboxBackend(root, timeout=60, limits=Limits(
+        memory_bytes=64 << 20, tmp_bytes=100 << 20, file_bytes=100 << 20))
+    with cgroups_module.sandbox_groups(64, 64 << 20) as groups:
+        found["memory_group"] = "memory" in groups.bounded
+    found["sandbox_memory"] = whole.execute(  # 50 MB in /tmp (memory), then 40 MB of data
+        "head -c 50000000 /dev/zero > /tmp/f; python3 -c \"b = bytearray(40 << 20); "
+        "print('ALLOCATED')\"").output
     found["tmp"] = box.execute("df -k /tmp | tail -1; for i in 1 2 3; do "
                                "head -c 3000000 /dev/zero > /tmp/f$i; done").output
     found["io_uring"] = box.execute(

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from agentspec.runtime.backends import BackendError
+from agentspec.runtime.backends.sandbox import SandboxBackend
 from agentspec.runtime.backends.seccomp import seccomp_filter
 from tests.sandbox_driver import SCENARIOS
 
@@ -193,6 +195,10 @@ def test_memory_tmp_io_uring_and_workspace_are_bounded(
         mode: str, request: pytest.FixtureRequest) -> None:
     found, _ = _run(mode, request, "limits")
     assert "MemoryError" in found["memory"] and "ALLOCATED" not in found["memory"]
+    if found["memory_group"]:  # as root where one can be made: it bounds the sandbox
+        assert "ALLOCATED" not in found["sandbox_memory"], found["sandbox_memory"]
+    else:  # per process only, as documented
+        assert "ALLOCATED" in found["sandbox_memory"], found["sandbox_memory"]
     assert found["tmp"].split()[1] == "8192", found["tmp"]  # df's 1K blocks
     assert "No space left on device" in found["tmp"]
     assert found["io_uring"].split() == ["-1", "38"]  # ENOSYS, as a kernel without it
@@ -201,3 +207,11 @@ def test_memory_tmp_io_uring_and_workspace_are_bounded(
     assert "this command could not write files" in found["full"]
     assert not found["more_exists"]
     assert "rc=0" in found["after"] and "max_workspace_mb" not in found["after"]
+
+
+@pytest.mark.parametrize("env", [{"A": "x\0--bind\0/\0/host"}, {"A\0B": "x"}, {"A=B": "x"},
+                                 {"": "x"}])
+def test_env_cannot_smuggle_bwrap_options(tmp_path: Path, env: dict[str, str]) -> None:
+    # the values travel NUL-separated through `bwrap --args`
+    with pytest.raises(BackendError, match="cannot be set"):
+        SandboxBackend(tmp_path / "ws", env=env).execute("true")

@@ -56,7 +56,7 @@ def sandbox_groups(max_processes: int, max_memory_bytes: int) -> Iterator[Groups
     groups = Groups()
     made: dict[Path, Path] = {}
     try:
-        if os.geteuid() == 0:
+        if os.geteuid() == 0:  # only root may make groups (a delegated subtree aside)
             for controller, limit in (("pids", max_processes), ("memory", max_memory_bytes)):
                 parent = hierarchy(controller)
                 if parent is not None and _bound(parent, controller, limit, made):

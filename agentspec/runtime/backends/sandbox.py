@@ -119,6 +119,10 @@ def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[st
     outside = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8"}
     inside: list[str] = []
     for name, value in env.items():
+        # the arguments are NUL-separated: a NUL would smuggle in options of bwrap's own
+        if not name or "=" in name or "\x00" in name or "\x00" in value:
+            raise BackendError(f"The sandbox's environment variable {name!r} has an empty "
+                               "name, `=` in its name or a NUL byte; it cannot be set.")
         inside += ["--setenv", name, value]
     return outside, inside
 
@@ -214,7 +218,7 @@ class SandboxBackend(ShellBackend):
         with sandbox_groups(self.limits.processes + 4, self.limits.memory_bytes) as groups, \
                 _filter_fd() as seccomp_fd, _info_pipe() as (info_read, info_write), \
                 _args_fd(inside) as args_fd:
-            if os.geteuid() == 0 and "pids" not in groups.bounded:
+            if 0 in (os.getuid(), os.geteuid()) and "pids" not in groups.bounded:
                 raise BackendError(_NO_PIDS_GROUP)
             argv = sandbox_argv(bwrap, command, root=self.root, network=self.network,
                                 mounts=self.mounts, limits=self.limits, seccomp_fd=seccomp_fd,
@@ -251,7 +255,8 @@ class SandboxBackend(ShellBackend):
             sockets, unchecked = sockets_in(source)
             if sockets or unchecked:
                 what = f"the Unix socket `{sockets[0]}`" if sockets else \
-                    f"directories nested too deep to check (`{unchecked[0]}`)"
+                    f"a directory it cannot look into for sockets (`{unchecked[0]}`: " \
+                    "unreadable, or nested too deep)"
                 raise BackendError(
                     f"The sandbox mount {source!r} (at `{target}`) holds {what}: through it "
                     "commands could talk to the host service behind it, network or not. "
@@ -263,8 +268,9 @@ class SandboxBackend(ShellBackend):
         found = sweep(self.root)
         if found.stripped:
             notes.append("set-uid/set-gid bits removed from " + ", ".join(found.stripped[:5]))
-        if found.too_deep:
-            notes.append(f"directories below {found.too_deep[0]} are nested too deep to check")
+        if found.unchecked:
+            notes.append(f"`{found.unchecked[0]}` could not be checked for set-id bits and "
+                         "space (unreadable, or nested too deep)")
         quota = self.limits.workspace_bytes
         self._full = found.used_bytes > quota
         if self._full and not notes:

@@ -25,7 +25,7 @@ class Sweep:
 
     used_bytes: int = 0  # disk blocks of every file and directory, each inode once
     stripped: list[str] = field(default_factory=list)  # paths whose set-id bits it removed
-    too_deep: list[str] = field(default_factory=list)  # directories it did not enter
+    unchecked: list[str] = field(default_factory=list)  # directories it could not enter
 
 
 def _walk(root: str, sweep: Sweep) -> Iterator[tuple[int, str, os.stat_result, str]]:
@@ -53,13 +53,22 @@ def _walk(root: str, sweep: Sweep) -> Iterator[tuple[int, str, os.stat_result, s
             if not stat.S_ISDIR(info.st_mode):
                 continue
             if len(stack) >= MAX_DEPTH:
-                sweep.too_deep.append(path)
+                sweep.unchecked.append(path)
                 continue
             try:
                 child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # gone meanwhile: nothing under it to walk
+            except OSError:  # unreadable (names under it may still be reachable) or a link
+                sweep.unchecked.append(path)
+                continue
+            try:
+                listed = _names(child)
             except OSError:
-                continue  # gone or replaced by a link meanwhile: nothing under it to walk
-            stack.append((child, path + "/", iter(_names(child))))
+                os.close(child)
+                sweep.unchecked.append(path)
+                continue
+            stack.append((child, path + "/", iter(listed)))
     finally:
         for fd, _, _ in stack:
             if fd != top:
@@ -101,9 +110,9 @@ def _strip(parent: int, name: str, seen: os.stat_result) -> None:
 
 
 def sockets_in(source: str) -> tuple[list[str], list[str]]:
-    """(paths of the Unix sockets under `source`, directories too deep to look into), each
-    relative to `source`."""
+    """(paths of the Unix sockets under `source`, directories it could not look into: too
+    deep, or unreadable to this process), each relative to `source`."""
     found = Sweep()
     sockets = [path for _, _, info, path in _walk(source, found)
                if stat.S_ISSOCK(info.st_mode)]
-    return sockets, found.too_deep
+    return sockets, found.unchecked
