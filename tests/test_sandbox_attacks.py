@@ -215,3 +215,25 @@ def test_env_cannot_smuggle_bwrap_options(tmp_path: Path, env: dict[str, str]) -
     # the values travel NUL-separated through `bwrap --args`
     with pytest.raises(BackendError, match="cannot be set"):
         SandboxBackend(tmp_path / "ws", env=env).execute("true")
+
+
+def test_the_sweep_leaves_a_hard_linked_set_id_file_alone(tmp_path: Path) -> None:
+    # the same inode may be a system's set-uid program: stripping it would break that
+    program = tmp_path / "program"
+    program.write_bytes(b"#!/bin/sh\n")
+    program.chmod(0o4755)
+    (tmp_path / "ws").mkdir()
+    os.link(program, tmp_path / "ws" / "link")
+    result = SandboxBackend(tmp_path / "ws").execute("true")
+    assert program.stat().st_mode & 0o7777 == 0o4755
+    assert "with other names (hard links) left as they are: link" in result.output
+
+
+@pytest.mark.skipif(not Path("/etc/ssl/private").is_dir(), reason="no /etc/ssl/private here")
+def test_private_keys_are_hidden(tmp_path: Path) -> None:
+    # root-only on the host, yet the sandbox of a host root is their owner
+    result = SandboxBackend(tmp_path / "ws").execute(
+        "ls -A /etc/ssl/private; echo listed; touch /etc/ssl/private/k; "
+        "grep ' /etc/ssl/private ' /proc/self/mountinfo")
+    assert result.output.startswith("listed\n"), result.output
+    assert "Read-only file system" in result.output and " - tmpfs " in result.output

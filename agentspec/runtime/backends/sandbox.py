@@ -77,6 +77,8 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-
 _ETC_NETWORK = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf", "services",
                 "protocols")
 _SANDBOX_UID = 1000
+#: directories of the bound /etc that only root reads: a host root's sandbox could
+_HIDDEN = ("/etc/ssl/private",)
 
 
 class SandboxUnavailable(BackendError):
@@ -174,6 +176,9 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
     argv += _system_binds()
     for name in _ETC + (_ETC_NETWORK if network else ()):
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    hidden = [path for path in _HIDDEN if os.path.isdir(path)]
+    for path in hidden:  # an empty, read-only directory instead
+        argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
     # bwrap mounts every bind nosuid and nodev: nothing set-uid runs from the workspace
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes),
              "--tmpfs", "/tmp", "--bind", root, WORKSPACE]
@@ -268,6 +273,9 @@ class SandboxBackend(ShellBackend):
         found = sweep(self.root)
         if found.stripped:
             notes.append("set-uid/set-gid bits removed from " + ", ".join(found.stripped[:5]))
+        if found.shared:
+            notes.append("set-uid/set-gid files with other names (hard links) left as they are: "
+                         + ", ".join(found.shared[:5]))
         if found.unchecked:
             notes.append(f"`{found.unchecked[0]}` could not be checked for set-id bits and "
                          "space (unreadable, or nested too deep)")

@@ -25,6 +25,7 @@ class Sweep:
 
     used_bytes: int = 0  # disk blocks of every file and directory, each inode once
     stripped: list[str] = field(default_factory=list)  # paths whose set-id bits it removed
+    shared: list[str] = field(default_factory=list)  # set-id files with other names: kept
     unchecked: list[str] = field(default_factory=list)  # directories it could not enter
 
 
@@ -90,6 +91,11 @@ def sweep(root: str) -> Sweep:
             seen.add((info.st_dev, info.st_ino))
             found.used_bytes += info.st_blocks * 512
         if info.st_mode & SET_ID_BITS and not stat.S_ISLNK(info.st_mode):
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                # a hard link (which no command can make to a file outside): the same inode
+                # may be a system's set-uid program, which stripping would break
+                found.shared.append(path)
+                continue
             _strip(fd, name, info)
             found.stripped.append(path)
     return found
