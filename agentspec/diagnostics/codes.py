@@ -375,6 +375,12 @@ SANDBOX_SOCKETS = _code("AS263", "sandbox-sockets",
     `docker.sock`, a database, an agent's control socket) with that service's trust in the
     host user, network or not. Without it a mount holding a socket is refused when a command
     runs. Leave it off unless the commands need such a service.""", info=True)
+SANDBOX_ENV_NAME = _code("AS264", "sandbox-env-name",
+    "A sandbox environment variable that cannot be set", """
+    A `sandbox` backend's `env` names must be non-empty and hold neither `=` nor a NUL
+    byte, and values may not hold a NUL byte: the sandbox receives them NUL-separated
+    (`bwrap --args`, kept off every command line), and no program's environment can carry
+    them. Rename the variable or drop the NUL.""")
 INVALID_SESSIONS_URL = _code("AS270", "invalid-sessions-url",
     "A `sessions` value that is not a session store URL", """
     `sessions` names the conversation store that `agentspec run`, `agentspec worker` and
