@@ -237,3 +237,15 @@ def test_private_keys_are_hidden(tmp_path: Path) -> None:
         "grep ' /etc/ssl/private ' /proc/self/mountinfo")
     assert result.output.startswith("listed\n"), result.output
     assert "Read-only file system" in result.output and " - tmpfs " in result.output
+
+
+def test_a_bubblewrap_that_cannot_bound_tmp_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.runtime.backends import sandbox
+
+    old = tmp_path / "bwrap"  # a bubblewrap 0.6 knows no --size
+    old.write_text("#!/bin/sh\necho 'usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]'\n")
+    old.chmod(0o755)
+    monkeypatch.setattr(sandbox.shutil, "which", lambda *a, **k: str(old))
+    with pytest.raises(sandbox.SandboxUnavailable, match="bubblewrap 0.8 or later"):
+        SandboxBackend(tmp_path / "ws").execute("true")

@@ -92,16 +92,31 @@ def bubblewrap() -> str:
         raise SandboxUnavailable(
             "The sandbox backend needs bubblewrap (`bwrap`), which is not installed; install "
             f"it with `{INSTALL_HINT}`.")
+    check_bubblewrap(found)
     return found
 
 
 @functools.cache
-def _can_disable_userns(bwrap: str) -> bool:
+def _options(bwrap: str) -> bytes:
+    """What `bwrap --help` says (the options this bubblewrap knows)."""
     try:
         shown = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return b"--disable-userns" in shown.stdout + shown.stderr
+        return b""
+    return shown.stdout + shown.stderr
+
+
+def _can_disable_userns(bwrap: str) -> bool:
+    return b"--disable-userns" in _options(bwrap)
+
+
+def check_bubblewrap(bwrap: str) -> None:
+    """SandboxUnavailable when this bubblewrap cannot bound `/tmp` (`--size`, 0.8 and
+    later): the sandbox would run with a `/tmp` as large as the host's memory."""
+    if b"--size" not in _options(bwrap):
+        raise SandboxUnavailable(
+            "The sandbox needs bubblewrap 0.8 or later (`bwrap --size` bounds its `/tmp` to "
+            "`tmp_size_mb`); this one is older. Install a newer bubblewrap.")
 
 
 def _system_binds() -> Iterator[str]:
