@@ -65,6 +65,7 @@ from agentspec.runtime.backends.shell import (
     run_captured,
 )
 from agentspec.runtime.backends.trees import sockets_in, sweep
+from agentspec.runtime.backends.userns import INSIDE_ID, KEPT_CAPS, host_user_namespace
 
 __all__ = ["INSTALL_HINT", "WORKSPACE", "Limits", "SandboxBackend", "SandboxUnavailable",
            "bubblewrap", "sandbox_argv", "sandbox_limits", "sandbox_environment", "seccomp_filter"]
@@ -76,7 +77,6 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-
         "ca-certificates.conf", "localtime", "mime.types")
 _ETC_NETWORK = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf", "services",
                 "protocols")
-_SANDBOX_UID = 1000
 #: directories of the bound /etc that only root reads: a host root's sandbox could
 _HIDDEN = ("/etc/ssl/private",)
 
@@ -172,18 +172,28 @@ def sandbox_limits(definition: Mapping[str, Any]) -> Limits:
 def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
                  mounts: Sequence[tuple[str, str]], limits: Limits,
                  seccomp_fd: int | None = None, info_fd: int | None = None,
-                 args_fd: int | None = None, full: bool = False) -> list[str]:
+                 args_fd: int | None = None, full: bool = False,
+                 userns_fd: int | None = None) -> list[str]:
     """The bwrap command line running `command`; every value is one argument (no shell
     sees the spec's strings except the command itself, inside the sandbox). `args_fd`
     holds more options (the environment's `--setenv`), kept off the command line. `full`:
-    the workspace is over its quota, no file may grow."""
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(_SANDBOX_UID),
-            "--gid", str(_SANDBOX_UID), "--hostname", "sandbox", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL"]
-    if _can_disable_userns(bwrap):  # bubblewrap 0.8: no namespaces of its own inside
-        argv.append("--disable-userns")
-    if network:
-        argv.append("--share-net")
+    the workspace is over its quota, no file may grow. `userns_fd`: the namespace of a host
+    root's sandbox (`userns.py`)."""
+    if userns_fd is None:  # bwrap maps the sandbox's user to this process's
+        argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(INSIDE_ID),
+                "--gid", str(INSIDE_ID), "--cap-drop", "ALL"]
+        if _can_disable_userns(bwrap):  # bubblewrap 0.8: no namespaces of its own inside
+            argv.append("--disable-userns")
+        if network:
+            argv.append("--share-net")
+    else:  # a host root's: setpriv becomes the inside user, keeping only KEPT_CAPS
+        argv = [bwrap, "--userns", str(userns_fd), "--unshare-pid", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
+        for cap in ("setuid", "setgid", "setpcap", *KEPT_CAPS):
+            argv += ["--cap-add", f"CAP_{cap.upper()}"]
+        if not network:
+            argv.append("--unshare-net")
+    argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     if info_fd is not None:  # bwrap writes the host pid of the sandbox's pid 1 there
@@ -205,8 +215,13 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
     if args_fd is not None:
         argv += ["--args", str(args_fd)]
     file_bytes = 0 if full else min(limits.file_bytes, limits.workspace_bytes)
-    argv += ["--chdir", WORKSPACE, "--",
-             "prlimit", f"--nproc={limits.processes}", f"--fsize={file_bytes}",
+    argv += ["--chdir", WORKSPACE, "--"]
+    if userns_fd is not None:
+        kept = ",".join(f"+{cap}" for cap in KEPT_CAPS)
+        argv += ["setpriv", f"--reuid={INSIDE_ID}", f"--regid={INSIDE_ID}", "--clear-groups",
+                 f"--inh-caps=-all,{kept}", f"--ambient-caps=-all,{kept}",
+                 f"--bounding-set=-all,{kept}", "--"]
+    argv += ["prlimit", f"--nproc={limits.processes}", f"--fsize={file_bytes}",
              f"--data={limits.memory_bytes}", "--", "/bin/sh", "-c", command]
     return argv
 
@@ -237,18 +252,18 @@ class SandboxBackend(ShellBackend):
         # + 4: bwrap's own two processes, with room
         with sandbox_groups(self.limits.processes + 4, self.limits.memory_bytes) as groups, \
                 _filter_fd() as seccomp_fd, _info_pipe() as (info_read, info_write), \
-                _args_fd(inside) as args_fd:
-            if 0 in (os.getuid(), os.geteuid()) and "pids" not in groups.bounded:
-                raise BackendError(_NO_PIDS_GROUP)
+                _args_fd(inside) as args_fd, _root_namespace() as userns_fd:
             argv = sandbox_argv(bwrap, command, root=self.root, network=self.network,
                                 mounts=self.mounts, limits=self.limits, seccomp_fd=seccomp_fd,
-                                info_fd=info_write, args_fd=args_fd, full=full is not None)
+                                info_fd=info_write, args_fd=args_fd, full=full is not None,
+                                userns_fd=userns_fd)
             if groups.procs:  # join them before bwrap starts, so every child is counted
                 joins = "".join(f'echo $$ > "${index + 1}" && '
                                 for index in range(len(groups.procs)))
                 argv = ["/bin/sh", "-c", f'{joins}shift {len(groups.procs)} && exec "$@"',
                         "agentspec-sandbox", *map(str, groups.procs), *argv]
-            fds = tuple(fd for fd in (seccomp_fd, info_write, args_fd) if fd is not None)
+            fds = tuple(fd for fd in (seccomp_fd, info_write, args_fd, userns_fd)
+                        if fd is not None)
             try:
                 result = run_captured(argv, cwd="/", env=outside, timeout=limit,
                                       max_output_bytes=self.max_output_bytes, pass_fds=fds)
@@ -310,12 +325,15 @@ def _full_note(used: int, quota: int, then: str) -> str:
             f"{quota >> 20}: {then}")
 
 
-_NO_PIDS_GROUP = (
-    "The sandbox cannot bound its processes (`max_processes`): agentspec runs as root, "
-    "whose processes the kernel exempts from RLIMIT_NPROC, and no pids cgroup can be made "
-    "here (a container without a writable /sys/fs/cgroup?). Run the agent as an ordinary "
-    "user, or give it a cgroup it may write (a delegated cgroup v2 subtree with the pids "
-    "controller).")
+@contextlib.contextmanager
+def _root_namespace() -> Iterator[int | None]:
+    """The user namespace of a host root's sandbox (None for anyone else: bwrap maps the
+    sandbox's user to theirs)."""
+    if 0 not in (os.getuid(), os.geteuid()):
+        yield None
+        return
+    with host_user_namespace() as fd:
+        yield fd
 
 
 @contextlib.contextmanager
