@@ -1,7 +1,8 @@
-"""Control groups bounding one sandbox run when agentspec runs as root, whose processes the
-kernel exempts from RLIMIT_NPROC: a pids group (`max_processes`) and a memory group
-(`max_memory_mb` for the whole sandbox), cgroup v1 or v2, made beside this process's own and
-removed afterwards with anything left in it killed."""
+"""Control groups bounding one sandbox run when agentspec runs as root (only root may make
+them): a memory group (`max_memory_mb` for the whole sandbox, its `/tmp` included) and a pids
+group (`max_processes`, beside RLIMIT_NPROC), cgroup v1 or v2, made beside this process's
+own and removed afterwards with anything left in it killed. Where none can be made, the
+per-process limits stand alone."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 The file tools work on the root exactly as the filesystem backend's do. `execute` runs
 `/bin/sh -c command` under `bwrap` in fresh namespaces (user, mount, PID, IPC, UTS, cgroup,
-and network unless `network` is set) with every capability dropped:
+and network unless `network` is set) as uid 1000 inside, which is this process's user on the
+host, or, when this process is root, uid 2000000000 (`userns.py`: never the host's root):
 
 * the root is bound at `/workspace` (the working directory and HOME) and is the only
   writable place besides a private, empty `/tmp` (a tmpfs of `tmp_size_mb`);
@@ -16,21 +17,23 @@ and network unless `network` is set) with every capability dropped:
 * the environment is PATH, HOME, LANG plus `env`, nothing of this process's; `env` is set
   inside through `bwrap --args` from a memory file, never on a command line (which every
   host user can read) nor in bwrap's own environment;
+* every capability dropped, except, for a host root's sandbox, CAP_DAC_OVERRIDE and
+  CAP_FOWNER in its own user namespace (the workspace's root-owned files stay readable,
+  writable and chmod-able);
 * a seccomp filter (`seccomp.py`) refuses ptrace, process_vm_readv/writev, perf_event_open,
-  bpf, userfaultfd, the keyring calls, any mode with set-uid or set-gid, io_uring and other
-  architectures' system calls;
-* no new user namespaces inside (bubblewrap 0.8's `--disable-userns`, where available), so
+  bpf, userfaultfd, the keyring calls, any mode with set-uid or set-gid, new user
+  namespaces, io_uring and other architectures' system calls;
+* no new user namespaces inside (the seccomp filter, and bubblewrap 0.8's `--disable-userns`), so
   commands cannot make themselves a root with capabilities again;
 * `mounts` are extra host directories bound read-only where the spec says; one holding a
   Unix socket is refused unless `allow_sockets` (looked for before each command);
-* limits: at most `max_processes` processes (RLIMIT_NPROC inside the sandbox's user
-  namespace; the kernel exempts a host root from it, so when this process runs as root a
-  pids cgroup with the same bound is made, and without one the command is refused), files
-  of at most `max_file_bytes` (RLIMIT_FSIZE), `max_memory_mb` of data per process
-  (RLIMIT_DATA) and, as root where a memory cgroup can be made, for the whole sandbox. On
-  timeout the whole sandbox is killed: bwrap runs with `--die-with-parent` as pid 1 of its
-  namespace, and the kernel kills every process of a PID namespace when its pid 1 dies,
-  `setsid` or not.
+* limits: at most `max_processes` processes (RLIMIT_NPROC in the sandbox's own user
+  namespace, which the kernel enforces since the sandbox's host user is never root; as root
+  a pids cgroup too, where one can be made), files of at most `max_file_bytes`
+  (RLIMIT_FSIZE), `max_memory_mb` of data per process (RLIMIT_DATA) and, as root where a
+  memory cgroup can be made, for the whole sandbox. On timeout the whole sandbox is killed:
+  bwrap runs with `--die-with-parent` as pid 1 of its namespace, and the kernel kills every
+  process of a PID namespace when its pid 1 dies, `setsid` or not.
 
 After each command, once nothing of it runs, the workspace is walked on the host side
 (`trees.py`): set-uid and set-gid bits are removed wherever they are, and the space it uses
