@@ -144,8 +144,8 @@ def env_cmdline(base: Path, args: Result) -> Result:
 
 
 def processes(base: Path, args: Result) -> Result:
-    """Item 11: `max_processes` holds, or the command is refused; `no_cgroup` makes the
-    pids cgroup unavailable (as in a usual container)."""
+    """Item 11: `max_processes` holds; `no_cgroup` makes every cgroup unavailable (as in
+    the usual container)."""
     real = cgroups_module.hierarchy
     if args.get("no_cgroup"):
         cgroups_module.hierarchy = lambda controller: None  # type: ignore[assignment]
