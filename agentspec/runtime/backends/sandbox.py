@@ -43,12 +43,9 @@ may delete files, not write any).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import os
-import re
-import select
 import shutil
 import stat
 import subprocess
@@ -59,6 +56,13 @@ from typing import Any
 
 from agentspec.contract.sandbox import SYSTEM_TOP, WORKSPACE
 from agentspec.runtime.backends import BackendError, ExecuteResult
+from agentspec.runtime.backends.bwrap_fds import (
+    args_fd,
+    filter_fd,
+    info_pipe,
+    root_namespace,
+    wait_for_namespace,
+)
 from agentspec.runtime.backends.cgroups import sandbox_groups
 from agentspec.runtime.backends.seccomp import seccomp_filter
 from agentspec.runtime.backends.shell import (
@@ -68,7 +72,7 @@ from agentspec.runtime.backends.shell import (
     run_captured,
 )
 from agentspec.runtime.backends.trees import sockets_in, sweep
-from agentspec.runtime.backends.userns import INSIDE_ID, KEPT_CAPS, host_user_namespace
+from agentspec.runtime.backends.userns import INSIDE_ID, KEPT_CAPS
 
 __all__ = ["INSTALL_HINT", "WORKSPACE", "Limits", "SandboxBackend", "SandboxUnavailable",
            "bubblewrap", "sandbox_argv", "sandbox_limits", "sandbox_environment", "seccomp_filter"]
@@ -254,24 +258,24 @@ class SandboxBackend(ShellBackend):
         outside, inside = sandbox_environment(self.env)
         # + 4: bwrap's own two processes, with room
         with sandbox_groups(self.limits.processes + 4, self.limits.memory_bytes) as groups, \
-                _filter_fd() as seccomp_fd, _info_pipe() as (info_read, info_write), \
-                _args_fd(inside) as args_fd, _root_namespace() as userns_fd:
+                filter_fd() as seccomp_fd, info_pipe() as (info_read, info_write), \
+                args_fd(inside) as env_fd, root_namespace() as userns_fd:
             argv = sandbox_argv(bwrap, command, root=self.root, network=self.network,
                                 mounts=self.mounts, limits=self.limits, seccomp_fd=seccomp_fd,
-                                info_fd=info_write, args_fd=args_fd, full=full is not None,
+                                info_fd=info_write, args_fd=env_fd, full=full is not None,
                                 userns_fd=userns_fd)
             if groups.procs:  # join them before bwrap starts, so every child is counted
                 joins = "".join(f'echo $$ > "${index + 1}" && '
                                 for index in range(len(groups.procs)))
                 argv = ["/bin/sh", "-c", f'{joins}shift {len(groups.procs)} && exec "$@"',
                         "agentspec-sandbox", *map(str, groups.procs), *argv]
-            fds = tuple(fd for fd in (seccomp_fd, info_write, args_fd, userns_fd)
+            fds = tuple(fd for fd in (seccomp_fd, info_write, env_fd, userns_fd)
                         if fd is not None)
             try:
                 result = run_captured(argv, cwd="/", env=outside, timeout=limit,
                                       max_output_bytes=self.max_output_bytes, pass_fds=fds)
             finally:
-                _wait_for_namespace(info_read)
+                wait_for_namespace(info_read)
         return self._after(result, [full] if full else [])
 
     def _over_quota(self) -> str | None:
@@ -326,84 +330,6 @@ class SandboxBackend(ShellBackend):
 def _full_note(used: int, quota: int, then: str) -> str:
     return (f"the workspace uses {used >> 20} MB, over its `max_workspace_mb` of "
             f"{quota >> 20}: {then}")
-
-
-@contextlib.contextmanager
-def _root_namespace() -> Iterator[int | None]:
-    """The user namespace of a host root's sandbox (None for anyone else: bwrap maps the
-    sandbox's user to theirs)."""
-    if 0 not in (os.getuid(), os.geteuid()):
-        yield None
-        return
-    with host_user_namespace() as fd:
-        yield fd
-
-
-@contextlib.contextmanager
-def _args_fd(arguments: Sequence[str]) -> Iterator[int | None]:
-    """A memory file holding `arguments` NUL-separated, for `bwrap --args`: readable only
-    by its owner, unlike a command line."""
-    if not arguments:
-        yield None
-        return
-    fd = os.memfd_create("agentspec-sandbox-args", os.MFD_CLOEXEC)
-    try:
-        os.write(fd, b"".join(argument.encode() + b"\0" for argument in arguments))
-        os.lseek(fd, 0, os.SEEK_SET)
-        yield fd
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _info_pipe() -> Iterator[tuple[int, int]]:
-    read, write = os.pipe()
-    os.set_blocking(read, False)
-    try:
-        yield read, write
-    finally:
-        os.close(read)
-        os.close(write)
-
-
-def _wait_for_namespace(info_read: int, limit: float = 10) -> None:
-    """Wait until the sandbox's pid 1 is gone. bwrap has exited (or been killed) by now; the
-    kernel then kills every process of the namespace, and pid 1's exit completes only once
-    they are all gone, so afterwards nothing the command started is left."""
-    try:
-        info = os.read(info_read, 65536)
-    except BlockingIOError:
-        return  # bwrap died before making the sandbox
-    found = re.search(rb'"child-pid"\s*:\s*(\d+)', info)
-    if found is None:
-        return
-    try:
-        pidfd = os.pidfd_open(int(found.group(1)))
-    except OSError:
-        return  # already gone
-    try:
-        select.select([pidfd], [], [], limit)  # readable when the process has exited
-    finally:
-        os.close(pidfd)
-
-
-@contextlib.contextmanager
-def _filter_fd() -> Iterator[int | None]:
-    """A pipe's read end holding the seccomp program (it fits the pipe's buffer)."""
-    program = seccomp_filter()
-    if program is None:
-        yield None
-        return
-    read, write = os.pipe()
-    try:
-        os.write(write, program)
-        os.close(write)
-        write = -1
-        yield read
-    finally:
-        os.close(read)
-        if write != -1:
-            os.close(write)
 
 
 def _mount_source(source: str, root: str) -> str:
