@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """What the sandbox adds to each `execute`: the same commands through a `shell` backend and a
-`sandbox` backend (see bench/README.md).
+`sandbox` backend, then the host-side walk of the workspace after each command (set-id bits,
+`max_workspace_mb`) on trees of growing size (see bench/README.md).
 
     .venv/bin/python bench/sandbox.py [--repeat N]
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentspec.runtime.backends.sandbox import SandboxBackend  # noqa: E402
 from agentspec.runtime.backends.shell import ShellBackend  # noqa: E402
+from agentspec.runtime.backends.trees import sweep  # noqa: E402
 
 COMMANDS = {
     "true": "true",
@@ -52,6 +54,19 @@ def main() -> None:
             plain = statistics.median(timed(shell, command, args.repeat)) * 1000
             boxed = statistics.median(timed(box, command, args.repeat)) * 1000
             print(f"{label:24} {plain:10.2f} {boxed:11.2f} {boxed - plain:9.2f}")
+        print(f"\n{'workspace files':24} {'walk ms':>10}  (median of 5)")
+        for files in (100, 1_000, 10_000, 50_000):
+            tree = Path(work) / f"tree{files}"
+            for index in range(files):
+                folder = tree / f"d{index // 100}"
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / f"f{index}").write_bytes(b"x")
+            walks = []
+            for _ in range(5):
+                start = time.perf_counter()
+                sweep(str(tree))
+                walks.append(time.perf_counter() - start)
+            print(f"{files:<24} {statistics.median(walks) * 1000:10.2f}")
 
 
 if __name__ == "__main__":

@@ -374,6 +374,19 @@ INTERNAL_KEY_PLACEHOLDER = _code("AS262", "internal-key-placeholder",
     files), so `{agentspec:plan:lead}` reaches the model as that very text. To use a
     planner's answer, give the planner `output_key: report` and write `{report}`; for
     other data, have a tool or an agent write it under a key of your own.""", warning=True)
+SANDBOX_SOCKETS = _code("AS263", "sandbox-sockets",
+    "A sandbox whose mounts may hold Unix sockets", """
+    `allow_sockets: true` lets the sandbox's read-only `mounts` hold Unix sockets: through a
+    socket a command talks to the host service behind it (a container engine's
+    `docker.sock`, a database, an agent's control socket) with that service's trust in the
+    host user, network or not. Without it a mount holding a socket is refused when a command
+    runs. Leave it off unless the commands need such a service.""", info=True)
+SANDBOX_ENV_NAME = _code("AS264", "sandbox-env-name",
+    "A sandbox environment variable that cannot be set", """
+    A `sandbox` backend's `env` names must be non-empty and hold neither `=` nor a NUL
+    byte, and values may not hold a NUL byte: the sandbox receives them NUL-separated
+    (`bwrap --args`, kept off every command line), and no program's environment can carry
+    them. Rename the variable or drop the NUL.""")
 INVALID_SESSIONS_URL = _code("AS270", "invalid-sessions-url",
     "A `sessions` value that is not a session store URL", """
     `sessions` names the conversation store that `agentspec run`, `agentspec worker` and
@@ -788,10 +801,13 @@ SANDBOX_NETWORK_LOST = _change("AS573", "sandbox-network-lost", "low",
 SANDBOX_MOUNT_ADDED = _change("AS574", "sandbox-mount-added", "high",
                               "Sandboxed commands read another host directory", """
     A `mounts` entry of the sandbox that runs the agent's commands is new, or binds another
-    host directory at the same target: the commands can read what that directory holds.""")
+    host directory at the same target: the commands can read what that directory holds. Also
+    `allow_sockets` turned on: the commands can talk to the host services whose Unix sockets
+    lie in the mounts.""")
 SANDBOX_MOUNT_REMOVED = _change("AS575", "sandbox-mount-removed", "low",
                                 "Sandboxed commands no longer see a host directory", """
-    A `mounts` entry of the sandbox that runs the agent's commands is gone.""")
+    A `mounts` entry of the sandbox that runs the agent's commands is gone, or
+    `allow_sockets` turned off.""")
 ON_DONE_CHANGED = _change("AS576", "on-done-changed", "medium",
                           "What a finished job does changed", """
     `jobs.on_done`: with `resume` a worker delivers a finished job at once and runs the

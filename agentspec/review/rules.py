@@ -387,7 +387,8 @@ def _backends(pair: AgentPair) -> tuple[dict[str, Any], dict[str, Any]] | None:
 
 
 _BACKEND_LIMITS = ("timeout", "max_output_bytes")
-_SANDBOX_LIMITS = ("max_processes", "max_file_bytes")
+_SANDBOX_LIMITS = ("max_processes", "max_file_bytes", "max_memory_mb", "tmp_size_mb",
+                   "max_workspace_mb")
 
 
 def _backend_changed(pair: AgentPair) -> Iterator[Found]:
@@ -401,7 +402,8 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
                     ("filesystem",), ("filesystem",))
         return
     old, new = dict(before.definitions), dict(after.definitions)
-    rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", *_SANDBOX_LIMITS)
+    rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_sockets",
+            *_SANDBOX_LIMITS)
     mine_old = {k: v for k, v in old.get(before.backend, {}).items() if k not in rest}
     mine_new = {k: v for k, v in new.get(after.backend, {}).items() if k not in rest}
     if mine_old != mine_new or old.keys() != new.keys():
@@ -497,6 +499,13 @@ def _sandbox_mounts(pair: AgentPair, added: bool) -> Iterator[Found]:
     if both is None or both[0] is None or both[1] is None:
         return
     old, new = _mounts(both[0]), _mounts(both[1])
+    was, now = bool(both[0].get("allow_sockets")), bool(both[1].get("allow_sockets"))
+    if added and now and not was:
+        yield Found("high", "sandboxed commands can now talk to host services through Unix "
+                    "sockets in their mounts (`allow_sockets`)", ("filesystem",), ("filesystem",))
+    elif not added and was and not now:
+        yield Found("low", "sandboxed commands no longer reach Unix sockets in their mounts",
+                    ("filesystem",), ("filesystem",))
     if added:
         for target in sorted(new):
             if old.get(target) != new[target]:

@@ -88,6 +88,17 @@ class SandboxBackend(Model):
                                "run at once (bounds fork bombs).")
     max_file_bytes: int = Field(1 << 30, ge=1, description="Largest file a command may "
                                 "write, in bytes.")
+    max_memory_mb: int = Field(4096, ge=1, le=1 << 30, description="Memory a command's "
+                               "process may use for data, in MiB (and the whole sandbox, "
+                               "where a memory cgroup can be made).")
+    tmp_size_mb: int = Field(1024, ge=1, le=1 << 30, description="Size of the sandbox's "
+                             "private `/tmp`, in MiB.")
+    max_workspace_mb: int = Field(10240, ge=1, le=1 << 30, description="Disk space the "
+                                  "root may use, in MiB; past it, commands may delete files "
+                                  "but not write any.")
+    allow_sockets: bool = Field(False, description="Let `mounts` hold Unix sockets, through "
+                                "which commands reach the host services behind them. Off by "
+                                "default: a mount holding one is refused.")
 
 
 RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/([^/]+/)*$")]

@@ -2,10 +2,11 @@
 
 The file tools work on the root exactly as the filesystem backend's do. `execute` runs
 `/bin/sh -c command` under `bwrap` in fresh namespaces (user, mount, PID, IPC, UTS, cgroup,
-and network unless `network` is set) with every capability dropped:
+and network unless `network` is set) as uid 1000 inside, which is this process's user on the
+host, or, when this process is root, uid 2000000000 (`userns.py`: never the host's root):
 
 * the root is bound at `/workspace` (the working directory and HOME) and is the only
-  writable place besides a private, empty `/tmp`;
+  writable place besides a private, empty `/tmp` (a tmpfs of `tmp_size_mb`);
 * `/usr` and the top-level links or directories into it (`/bin`, `/lib`, ...) are bound
   read-only, and of `/etc` only what programs need to start (the loader cache, alternatives,
   certificates; resolver files only with `network`); nothing else of the host exists: no
@@ -13,49 +14,68 @@ and network unless `network` is set) with every capability dropped:
 * `/proc` is the sandbox's own, read-only (a new PID namespace: host processes, their
   `environ` and signals are out of reach; kernel settings under `/proc/sys` cannot be
   written) and `/dev` holds only null, zero, full, random, urandom, tty;
-* the environment is PATH, HOME, LANG plus `env`, nothing of this process's (handed on
-  through bwrap's environment, not its command line, which every host user can read);
-* a seccomp filter refuses ptrace, process_vm_readv/writev, perf_event_open, bpf,
-  userfaultfd and the keyring calls (and other architectures' system calls), so a command
-  cannot reach into bwrap's own init process or the kernel's key stores;
-* no new user namespaces inside (bubblewrap 0.8's `--disable-userns`, where available), so
+* the environment is PATH, HOME, LANG plus `env`, nothing of this process's; `env` is set
+  inside through `bwrap --args` from a memory file, never on a command line (which every
+  host user can read) nor in bwrap's own environment;
+* every capability dropped, except, for a host root's sandbox, CAP_DAC_OVERRIDE and
+  CAP_FOWNER in its own user namespace (the workspace's root-owned files stay readable,
+  writable and chmod-able);
+* a seccomp filter (`seccomp.py`) refuses ptrace, process_vm_readv/writev, perf_event_open,
+  bpf, userfaultfd, the keyring calls, any mode with set-uid or set-gid, new user
+  namespaces, io_uring and other architectures' system calls;
+* no new user namespaces inside (the seccomp filter, and bubblewrap 0.8's `--disable-userns`), so
   commands cannot make themselves a root with capabilities again;
-* `mounts` are extra host directories bound read-only where the spec says;
-* limits: at most `max_processes` processes (RLIMIT_NPROC inside the sandbox's user
-  namespace; the kernel exempts a host root from it, so when this process runs as root a
-  pids cgroup with the same bound is used when one can be made) and files of at most
-  `max_file_bytes` (RLIMIT_FSIZE). On timeout the whole sandbox is killed: bwrap runs with
-  `--die-with-parent` as pid 1 of its namespace, and the kernel kills every process of a PID
-  namespace when its pid 1 dies, `setsid` or not.
+* `mounts` are extra host directories bound read-only where the spec says; one holding a
+  Unix socket is refused unless `allow_sockets` (looked for before each command);
+* limits: at most `max_processes` processes (RLIMIT_NPROC in the sandbox's own user
+  namespace, which the kernel enforces since the sandbox's host user is never root; as root
+  a pids cgroup too, where one can be made), files of at most `max_file_bytes`
+  (RLIMIT_FSIZE), `max_memory_mb` of data per process (RLIMIT_DATA) and, as root where a
+  memory cgroup can be made, for the whole sandbox. On timeout the whole sandbox is killed:
+  bwrap runs with `--die-with-parent` as pid 1 of its namespace, and the kernel kills every
+  process of a PID namespace when its pid 1 dies, `setsid` or not.
+
+After each command, once nothing of it runs, the workspace is walked on the host side
+(`trees.py`): set-uid and set-gid bits are removed wherever they are, and the space it uses
+is compared with `max_workspace_mb`; while it is over, commands run with RLIMIT_FSIZE 0 (they
+may delete files, not write any).
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import functools
-import itertools
 import os
-import re
-import select
 import shutil
 import stat
-import struct
 import subprocess
-import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentspec.contract.sandbox import SYSTEM_TOP, WORKSPACE
 from agentspec.runtime.backends import BackendError, ExecuteResult
+from agentspec.runtime.backends.bwrap_fds import (
+    args_fd,
+    filter_fd,
+    info_pipe,
+    root_namespace,
+    wait_for_namespace,
+)
+from agentspec.runtime.backends.cgroups import sandbox_groups
+from agentspec.runtime.backends.seccomp import seccomp_filter
 from agentspec.runtime.backends.shell import (
     ShellBackend,
     call_timeout,
     check_command,
     run_captured,
 )
+from agentspec.runtime.backends.trees import sockets_in, sweep
+from agentspec.runtime.backends.userns import INSIDE_ID, KEPT_CAPS
 
-__all__ = ["INSTALL_HINT", "WORKSPACE", "SandboxBackend", "SandboxUnavailable",
-           "bubblewrap", "sandbox_argv", "sandbox_environment", "seccomp_filter"]
+__all__ = ["INSTALL_HINT", "WORKSPACE", "Limits", "SandboxBackend", "SandboxUnavailable",
+           "bubblewrap", "sandbox_argv", "sandbox_limits", "sandbox_environment", "seccomp_filter"]
 
 INSTALL_HINT = "apt-get install bubblewrap"
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -64,8 +84,8 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-
         "ca-certificates.conf", "localtime", "mime.types")
 _ETC_NETWORK = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf", "services",
                 "protocols")
-_SANDBOX_UID = 1000
-_cgroup_names = itertools.count()
+#: directories of the bound /etc that only root reads: a host root's sandbox could
+_HIDDEN = ("/etc/ssl/private",)
 
 
 class SandboxUnavailable(BackendError):
@@ -79,16 +99,31 @@ def bubblewrap() -> str:
         raise SandboxUnavailable(
             "The sandbox backend needs bubblewrap (`bwrap`), which is not installed; install "
             f"it with `{INSTALL_HINT}`.")
+    check_bubblewrap(found)
     return found
 
 
 @functools.cache
-def _can_disable_userns(bwrap: str) -> bool:
+def _options(bwrap: str) -> bytes:
+    """What `bwrap --help` says (the options this bubblewrap knows)."""
     try:
         shown = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return b"--disable-userns" in shown.stdout + shown.stderr
+        return b""
+    return shown.stdout + shown.stderr
+
+
+def _can_disable_userns(bwrap: str) -> bool:
+    return b"--disable-userns" in _options(bwrap)
+
+
+def check_bubblewrap(bwrap: str) -> None:
+    """SandboxUnavailable when this bubblewrap cannot bound `/tmp` (`--size`, 0.8 and
+    later): the sandbox would run with a `/tmp` as large as the host's memory."""
+    if b"--size" not in _options(bwrap):
+        raise SandboxUnavailable(
+            "The sandbox needs bubblewrap 0.8 or later (`bwrap --size` bounds its `/tmp` to "
+            "`tmp_size_mb`); this one is older. Install a newer bubblewrap.")
 
 
 def _system_binds() -> Iterator[str]:
@@ -101,44 +136,71 @@ def _system_binds() -> Iterator[str]:
             yield from ("--ro-bind", path, path)
 
 
-def _starts_programs(name: str) -> bool:
-    """A variable the dynamic loader, the C library or a shell acts on when a program
-    starts: it must not reach bwrap itself, on the host side."""
-    return name.startswith(("LD_", "MALLOC_", "GLIBC_")) or name in _STARTUP
-
-
-_STARTUP = frozenset(("GCONV_PATH", "GETCONF_DIR", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
-                      "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",
-                      "TZDIR", "ENV", "BASH_ENV", "PATH", "HOME", "IFS", "PS4", "SHELLOPTS"))
-
-
-def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(what bwrap is started with and hands on, what it sets inside with `--setenv`).
-
-    Values reach the sandbox through bwrap's own environment, readable only by its owner (a
-    command line is readable by every user of the host), except variables that act on how
-    a program starts (the loader's `LD_*`, the shell's `ENV`, ...): those are set inside
-    only, so they never touch bwrap itself."""
+def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(what bwrap itself is started with, the `--setenv` arguments it reads from a file
+    descriptor). Every value of `env` is set inside only: none reaches bwrap's command line
+    (which every user of the host can read) or acts on bwrap itself (the loader's `LD_*`)."""
     outside = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8"}
-    inside: dict[str, str] = {}
+    inside: list[str] = []
     for name, value in env.items():
-        (inside if _starts_programs(name) else outside)[name] = value
+        # the arguments are NUL-separated: a NUL would smuggle in options of bwrap's own
+        if not name or "=" in name or "\x00" in name or "\x00" in value:
+            raise BackendError(f"The sandbox's environment variable {name!r} has an empty "
+                               "name, `=` in its name or a NUL byte; it cannot be set.")
+        inside += ["--setenv", name, value]
     return outside, inside
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one sandbox may use (see the module's documentation for how each is enforced)."""
+
+    processes: int = 256
+    file_bytes: int = 1 << 30
+    memory_bytes: int = 4096 << 20
+    tmp_bytes: int = 1024 << 20
+    workspace_bytes: int = 10240 << 20
+
+    def __post_init__(self) -> None:
+        if min(self.processes, self.file_bytes, self.memory_bytes, self.tmp_bytes,
+               self.workspace_bytes) < 1:
+            raise ValueError("sandbox limits must be at least 1")
+
+
+def sandbox_limits(definition: Mapping[str, Any]) -> Limits:
+    """The limits of a spec's sandbox definition (its fields, defaults where missing)."""
+    return Limits(processes=definition.get("max_processes", 256),
+                  file_bytes=definition.get("max_file_bytes", 1 << 30),
+                  memory_bytes=definition.get("max_memory_mb", 4096) << 20,
+                  tmp_bytes=definition.get("tmp_size_mb", 1024) << 20,
+                  workspace_bytes=definition.get("max_workspace_mb", 10240) << 20)
+
+
 def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
-                 mounts: Sequence[tuple[str, str]], max_processes: int, max_file_bytes: int,
+                 mounts: Sequence[tuple[str, str]], limits: Limits,
                  seccomp_fd: int | None = None, info_fd: int | None = None,
-                 setenv: Mapping[str, str] | None = None) -> list[str]:
+                 args_fd: int | None = None, full: bool = False,
+                 userns_fd: int | None = None) -> list[str]:
     """The bwrap command line running `command`; every value is one argument (no shell
-    sees the spec's strings except the command itself, inside the sandbox)."""
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(_SANDBOX_UID),
-            "--gid", str(_SANDBOX_UID), "--hostname", "sandbox", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL"]
-    if _can_disable_userns(bwrap):  # bubblewrap 0.8: no namespaces of its own inside
-        argv.append("--disable-userns")
-    if network:
-        argv.append("--share-net")
+    sees the spec's strings except the command itself, inside the sandbox). `args_fd`
+    holds more options (the environment's `--setenv`), kept off the command line. `full`:
+    the workspace is over its quota, no file may grow. `userns_fd`: the namespace of a host
+    root's sandbox (`userns.py`)."""
+    if userns_fd is None:  # bwrap maps the sandbox's user to this process's
+        argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(INSIDE_ID),
+                "--gid", str(INSIDE_ID), "--cap-drop", "ALL"]
+        if _can_disable_userns(bwrap):  # bubblewrap 0.8: no namespaces of its own inside
+            argv.append("--disable-userns")
+        if network:
+            argv.append("--share-net")
+    else:  # a host root's: setpriv becomes the inside user, keeping only KEPT_CAPS
+        argv = [bwrap, "--userns", str(userns_fd), "--unshare-pid", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
+        for cap in ("setuid", "setgid", "setpcap", *KEPT_CAPS):
+            argv += ["--cap-add", f"CAP_{cap.upper()}"]
+        if not network:
+            argv.append("--unshare-net")
+    argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     if info_fd is not None:  # bwrap writes the host pid of the sandbox's pid 1 there
@@ -146,115 +208,29 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
     argv += _system_binds()
     for name in _ETC + (_ETC_NETWORK if network else ()):
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-             "--bind", root, WORKSPACE]
+    hidden = [path for path in _HIDDEN if os.path.isdir(path)]
+    for path in hidden:  # an empty, read-only directory instead
+        argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    # bwrap mounts every bind nosuid and nodev: nothing set-uid runs from the workspace
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes),
+             "--tmpfs", "/tmp", "--bind", root, WORKSPACE]
     for source, target in mounts:
         argv += ["--ro-bind", source, target]
     # the sandbox's own top directory: nothing new in it; /proc: no kernel settings
     # (/proc/sys), whatever the uid the sandbox's user stands for on the host
     argv += ["--remount-ro", "/", "--remount-ro", "/proc"]
-    for name, value in (setenv or {}).items():
-        argv += ["--setenv", name, value]
-    argv += ["--chdir", WORKSPACE, "--",
-             "prlimit", f"--nproc={max_processes}", f"--fsize={max_file_bytes}", "--",
-             "/bin/sh", "-c", command]
+    if args_fd is not None:
+        argv += ["--args", str(args_fd)]
+    file_bytes = 0 if full else min(limits.file_bytes, limits.workspace_bytes)
+    argv += ["--chdir", WORKSPACE, "--"]
+    if userns_fd is not None:
+        kept = ",".join(f"+{cap}" for cap in KEPT_CAPS)
+        argv += ["setpriv", f"--reuid={INSIDE_ID}", f"--regid={INSIDE_ID}", "--clear-groups",
+                 f"--inh-caps=-all,{kept}", f"--ambient-caps=-all,{kept}",
+                 f"--bounding-set=-all,{kept}", "--"]
+    argv += ["prlimit", f"--nproc={limits.processes}", f"--fsize={file_bytes}",
+             f"--data={limits.memory_bytes}", "--", "/bin/sh", "-c", command]
     return argv
-
-
-# -- a seccomp filter: system calls that reach other processes or the kernel's keyrings -----
-#: (audit architecture, the x32 bit or 0, {name: number}) per machine
-_SYSCALLS = {
-    "x86_64": (0xC000003E, 0x40000000, {
-        "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
-        "perf_event_open": 298, "add_key": 248, "request_key": 249, "keyctl": 250,
-        "bpf": 321, "userfaultfd": 323}),
-    "aarch64": (0xC00000B7, 0, {
-        "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
-        "perf_event_open": 241, "add_key": 217, "request_key": 218, "keyctl": 219,
-        "bpf": 280, "userfaultfd": 282}),
-}
-_LOAD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
-_ALLOW, _EPERM = 0x7FFF0000, 0x00050000 | 1
-
-
-def seccomp_filter(machine: str | None = None) -> bytes | None:
-    """A classic BPF program for `bwrap --seccomp`: the calls above (and any other
-    architecture's, and x32's) fail with EPERM; None on a machine not listed."""
-    found = _SYSCALLS.get(machine or os.uname().machine)
-    if found is None:
-        return None
-    arch, x32, numbers = found
-    tests = [(_JGE, x32)] if x32 else []
-    tests += [(_JEQ, number) for number in sorted(numbers.values())]
-    deny = 4 + len(tests) + 1  # index of the last instruction
-    program = [(_LOAD, 0, 0, 4), (_JEQ, 1, 0, arch), (_RET, 0, 0, _EPERM),  # arch, then nr
-               (_LOAD, 0, 0, 0)]
-    for code, value in tests:
-        program.append((code, deny - (len(program) + 1), 0, value))
-    program += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _EPERM)]
-    return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
-
-
-def _pids_hierarchy() -> Path | None:
-    """The pids cgroup directory this process is in (v1 `pids` or the v2 unified tree)."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if "pids" in controllers.split(","):
-            candidate = Path("/sys/fs/cgroup/pids") / path.lstrip("/")
-            if candidate.is_dir():
-                return candidate
-    for line in lines:
-        if line.startswith("0::"):
-            for base in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
-                candidate = base / line[3:].lstrip("/")
-                with contextlib.suppress(OSError):
-                    if "pids" in (candidate / "cgroup.controllers").read_text().split():
-                        return candidate
-    return None
-
-
-@contextlib.contextmanager
-def _pids_cgroup(limit: int) -> Iterator[Path | None]:
-    """A new pids cgroup bounded to `limit` processes (None when none can be made), removed
-    afterwards with anything still in it killed."""
-    parent = _pids_hierarchy() if os.geteuid() == 0 else None
-    group: Path | None = None
-    if parent is not None:
-        candidate = parent / f"agentspec-sandbox-{os.getpid()}-{next(_cgroup_names)}"
-        try:
-            candidate.mkdir()
-            (candidate / "pids.max").write_text(str(limit))
-            group = candidate
-        except OSError:
-            with contextlib.suppress(OSError):
-                candidate.rmdir()
-    try:
-        yield group
-    finally:
-        if group is not None:
-            _remove_cgroup(group)
-
-
-def _remove_cgroup(group: Path) -> None:
-    """Kill what is left in `group` and remove it (trying for up to two seconds)."""
-    for _ in range(200):
-        with contextlib.suppress(OSError):
-            kill = group / "cgroup.kill"
-            if kill.exists():
-                kill.write_text("1")
-            else:
-                for pid in (group / "cgroup.procs").read_text().split():
-                    with contextlib.suppress(OSError):
-                        os.kill(int(pid), 9)
-        try:
-            group.rmdir()
-            return
-        except OSError:
-            time.sleep(0.01)
 
 
 class SandboxBackend(ShellBackend):
@@ -264,88 +240,96 @@ class SandboxBackend(ShellBackend):
     def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
                  env: Mapping[str, str] | None = None, hard_links: bool = False,
                  network: bool = False, mounts: Sequence[tuple[str, str]] = (),
-                 max_processes: int = 256, max_file_bytes: int = 1 << 30) -> None:
+                 limits: Limits | None = None, allow_sockets: bool = False) -> None:
         super().__init__(root, timeout=timeout, max_output_bytes=max_output_bytes, env=env,
                          hard_links=hard_links)
-        if max_processes < 1 or max_file_bytes < 1:
-            raise ValueError("max_processes and max_file_bytes must be at least 1")
         self.network = network
         self.mounts = [(_mount_source(source, self.root), target) for source, target in mounts]
-        self.max_processes = int(max_processes)
-        self.max_file_bytes = int(max_file_bytes)
+        self.limits = limits or Limits()
+        self.allow_sockets = allow_sockets
+        self._full = False  # the last sweep found the workspace over its quota
 
     def execute(self, command: str, timeout: float | None = None) -> ExecuteResult:
         check_command(command)
         limit = call_timeout(self.timeout, timeout)
         bwrap = bubblewrap()
+        self._check_mounts()
+        full = self._over_quota()
         outside, inside = sandbox_environment(self.env)
-        with _pids_cgroup(self.max_processes + 4) as group, \
-                _filter_fd() as seccomp_fd, _info_pipe() as (info_read, info_write):
-            # + 4: bwrap's own two processes, with room
+        # + 4: bwrap's own two processes, with room
+        with sandbox_groups(self.limits.processes + 4, self.limits.memory_bytes) as groups, \
+                filter_fd() as seccomp_fd, info_pipe() as (info_read, info_write), \
+                args_fd(inside) as env_fd, root_namespace() as userns_fd:
             argv = sandbox_argv(bwrap, command, root=self.root, network=self.network,
-                                mounts=self.mounts, max_processes=self.max_processes,
-                                max_file_bytes=self.max_file_bytes, seccomp_fd=seccomp_fd,
-                                info_fd=info_write, setenv=inside)
-            if group is not None:  # join it before bwrap starts, so every child is counted
-                argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
-                        str(group / "cgroup.procs"), *argv]
-            fds = (info_write,) if seccomp_fd is None else (seccomp_fd, info_write)
+                                mounts=self.mounts, limits=self.limits, seccomp_fd=seccomp_fd,
+                                info_fd=info_write, args_fd=env_fd, full=full is not None,
+                                userns_fd=userns_fd)
+            if groups.procs:  # join them before bwrap starts, so every child is counted
+                joins = "".join(f'echo $$ > "${index + 1}" && '
+                                for index in range(len(groups.procs)))
+                argv = ["/bin/sh", "-c", f'{joins}shift {len(groups.procs)} && exec "$@"',
+                        "agentspec-sandbox", *map(str, groups.procs), *argv]
+            fds = tuple(fd for fd in (seccomp_fd, info_write, env_fd, userns_fd)
+                        if fd is not None)
             try:
-                return run_captured(argv, cwd="/", env=outside, timeout=limit,
-                                    max_output_bytes=self.max_output_bytes, pass_fds=fds)
+                result = run_captured(argv, cwd="/", env=outside, timeout=limit,
+                                      max_output_bytes=self.max_output_bytes, pass_fds=fds)
             finally:
-                _wait_for_namespace(info_read)
+                wait_for_namespace(info_read)
+        return self._after(result, [full] if full else [])
+
+    def _over_quota(self) -> str | None:
+        """While the workspace is over its quota, a note saying so: such a command may
+        delete files but not write any (RLIMIT_FSIZE 0). Measured again first, since files
+        may have been removed."""
+        quota = self.limits.workspace_bytes
+        if not self._full:
+            return None
+        used = sweep(self.root).used_bytes
+        self._full = used > quota
+        return _full_note(used, quota, "this command could not write files") \
+            if self._full else None
+
+    def _check_mounts(self) -> None:
+        if self.allow_sockets:
+            return
+        for source, target in self.mounts:
+            sockets, unchecked = sockets_in(source)
+            if sockets or unchecked:
+                what = f"the Unix socket `{sockets[0]}`" if sockets else \
+                    f"a directory it cannot look into for sockets (`{unchecked[0]}`: " \
+                    "unreadable, or nested too deep)"
+                raise BackendError(
+                    f"The sandbox mount {source!r} (at `{target}`) holds {what}: through it "
+                    "commands could talk to the host service behind it, network or not. "
+                    "Mount a directory without sockets, or set `allow_sockets: true`.")
+
+    def _after(self, result: ExecuteResult, notes: list[str]) -> ExecuteResult:
+        """The host-side sweep of the workspace once nothing of the sandbox runs: set-id
+        bits removed, the space it uses checked against the quota."""
+        found = sweep(self.root)
+        if found.stripped:
+            notes.append("set-uid/set-gid bits removed from " + ", ".join(found.stripped[:5]))
+        if found.shared:
+            notes.append("set-uid/set-gid files with other names (hard links) left as they are: "
+                         + ", ".join(found.shared[:5]))
+        if found.unchecked:
+            notes.append(f"`{found.unchecked[0]}` could not be checked for set-id bits and "
+                         "space (unreadable, or nested too deep)")
+        quota = self.limits.workspace_bytes
+        self._full = found.used_bytes > quota
+        if self._full and not notes:
+            notes.append(_full_note(found.used_bytes, quota, "further commands may delete "
+                                    "files but not write any until it is back under"))
+        if not notes:
+            return result
+        return dataclasses.replace(
+            result, output=result.output + "".join(f"\n... [{note}]" for note in notes))
 
 
-@contextlib.contextmanager
-def _info_pipe() -> Iterator[tuple[int, int]]:
-    read, write = os.pipe()
-    os.set_blocking(read, False)
-    try:
-        yield read, write
-    finally:
-        os.close(read)
-        os.close(write)
-
-
-def _wait_for_namespace(info_read: int, limit: float = 10) -> None:
-    """Wait until the sandbox's pid 1 is gone. bwrap has exited (or been killed) by now; the
-    kernel then kills every process of the namespace, and pid 1's exit completes only once
-    they are all gone, so afterwards nothing the command started is left."""
-    try:
-        info = os.read(info_read, 65536)
-    except BlockingIOError:
-        return  # bwrap died before making the sandbox
-    found = re.search(rb'"child-pid"\s*:\s*(\d+)', info)
-    if found is None:
-        return
-    try:
-        pidfd = os.pidfd_open(int(found.group(1)))
-    except OSError:
-        return  # already gone
-    try:
-        select.select([pidfd], [], [], limit)  # readable when the process has exited
-    finally:
-        os.close(pidfd)
-
-
-@contextlib.contextmanager
-def _filter_fd() -> Iterator[int | None]:
-    """A pipe's read end holding the seccomp program (it fits the pipe's buffer)."""
-    program = seccomp_filter()
-    if program is None:
-        yield None
-        return
-    read, write = os.pipe()
-    try:
-        os.write(write, program)
-        os.close(write)
-        write = -1
-        yield read
-    finally:
-        os.close(read)
-        if write != -1:
-            os.close(write)
+def _full_note(used: int, quota: int, then: str) -> str:
+    return (f"the workspace uses {used >> 20} MB, over its `max_workspace_mb` of "
+            f"{quota >> 20}: {then}")
 
 
 def _mount_source(source: str, root: str) -> str:

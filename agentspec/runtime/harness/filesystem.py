@@ -14,7 +14,7 @@ from agentspec.contract.backends import DEFAULT_STATE_BACKEND
 from agentspec.runtime.backends import Backend
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
-from agentspec.runtime.backends.sandbox import SandboxBackend
+from agentspec.runtime.backends.sandbox import SandboxBackend, sandbox_limits
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
@@ -54,8 +54,8 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
                     network=definition.get("network", False),
                     mounts=[(mount["source"], mount["target"])
                             for mount in definition.get("mounts", ())],
-                    max_processes=definition.get("max_processes", 256),
-                    max_file_bytes=definition.get("max_file_bytes", 1 << 30))
+                    limits=sandbox_limits(definition),
+                    allow_sockets=definition.get("allow_sockets", False))
             else:
                 made[backend] = FilesystemBackend(definition["root"], hard_links=hard_links)
         return made[backend]

@@ -1,5 +1,5 @@
 """Sandbox backends: mounts placed outside the sandbox's own layout, on directories that
-exist; a sandbox given the network is pointed out."""
+exist; a sandbox given the network or the sockets in its mounts is pointed out."""
 
 from __future__ import annotations
 
@@ -64,13 +64,32 @@ def _mounts(ctx: Context, name: str, backend: SandboxBackend) -> None:
                       what="sandbox mount")
 
 
+def _environment(ctx: Context, name: str, backend: SandboxBackend) -> None:
+    for key, value in (backend.env or {}).items():
+        if not key or "=" in key or "\x00" in key:
+            ctx.report(codes.SANDBOX_ENV_NAME(
+                f"the environment variable name {key!r} is empty or holds `=` or a NUL byte",
+                ctx.key_at("backends", name, "env", key),
+                hint="use a name of letters, digits and underscores"))
+        elif "\x00" in value:
+            ctx.report(codes.SANDBOX_ENV_NAME(
+                f"the value of the environment variable `{key}` holds a NUL byte",
+                ctx.at("backends", name, "env", key), hint="remove the NUL byte"))
+
+
 def check_sandboxes(ctx: Context) -> None:
     for name, backend in (ctx.spec.backends or {}).items():
         if not isinstance(backend, SandboxBackend):
             continue
         _mounts(ctx, name, backend)
+        _environment(ctx, name, backend)
         if backend.network:
             ctx.report(codes.SANDBOX_NETWORK(
                 f"commands of the sandbox `{name}` can reach the network, the host's loopback "
                 "services included", ctx.at("backends", name, "network"),
                 hint="drop `network: true` unless the commands need it"))
+        if backend.allow_sockets:
+            ctx.report(codes.SANDBOX_SOCKETS(
+                f"commands of the sandbox `{name}` can talk to host services through Unix "
+                "sockets in its mounts", ctx.at("backends", name, "allow_sockets"),
+                hint="drop `allow_sockets: true` unless the commands need such a service"))

@@ -1,0 +1,124 @@
+"""Walks over the sandbox's host directories, from directory file descriptors (never a
+path looked up twice, never a symbolic link followed): the workspace after each command
+(set-uid and set-gid bits stripped, the disk space it uses summed) and the mounts before
+it (Unix sockets found)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from agentspec.runtime.backends.confined import DIR_FLAGS
+from agentspec.runtime.backends.seccomp import SET_ID_BITS
+
+__all__ = ["MAX_DEPTH", "Sweep", "sockets_in", "sweep"]
+
+MAX_DEPTH = 400
+"""Directory levels walked (one file descriptor open per level)."""
+
+
+@dataclass
+class Sweep:
+    """What a walk of the workspace found."""
+
+    used_bytes: int = 0  # disk blocks of every file and directory, each inode once
+    stripped: list[str] = field(default_factory=list)  # paths whose set-id bits it removed
+    shared: list[str] = field(default_factory=list)  # set-id files with other names: kept
+    unchecked: list[str] = field(default_factory=list)  # directories it could not enter
+
+
+def _walk(root: str, sweep: Sweep) -> Iterator[tuple[int, str, os.stat_result, str]]:
+    """(directory fd, name, lstat, relative path) of everything under `root`, the root's
+    own entry first (fd of the root, name ".")."""
+    top = os.open(root, DIR_FLAGS)
+    stack: list[tuple[int, str, Iterator[str]]] = []
+    try:
+        yield top, ".", os.fstat(top), "."
+        stack.append((top, "", iter(_names(top))))
+        while stack:
+            fd, prefix, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                if fd != top:
+                    os.close(fd)
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            path = prefix + name
+            yield fd, name, info, path
+            if not stat.S_ISDIR(info.st_mode):
+                continue
+            if len(stack) >= MAX_DEPTH:
+                sweep.unchecked.append(path)
+                continue
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # gone meanwhile: nothing under it to walk
+            except OSError:  # unreadable (names under it may still be reachable) or a link
+                sweep.unchecked.append(path)
+                continue
+            try:
+                listed = _names(child)
+            except OSError:
+                os.close(child)
+                sweep.unchecked.append(path)
+                continue
+            stack.append((child, path + "/", iter(listed)))
+    finally:
+        for fd, _, _ in stack:
+            if fd != top:
+                os.close(fd)
+        os.close(top)
+
+
+def _names(fd: int) -> list[str]:
+    with os.scandir(fd) as entries:
+        return [entry.name for entry in entries]
+
+
+def sweep(root: str) -> Sweep:
+    """Strip set-uid and set-gid bits from everything in `root` and sum what it uses."""
+    found = Sweep()
+    seen: set[tuple[int, int]] = set()
+    for fd, name, info, path in _walk(root, found):
+        if (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            found.used_bytes += info.st_blocks * 512
+        if info.st_mode & SET_ID_BITS and not stat.S_ISLNK(info.st_mode):
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                # a hard link (which no command can make to a file outside): the same inode
+                # may be a system's set-uid program, which stripping would break
+                found.shared.append(path)
+                continue
+            _strip(fd, name, info)
+            found.stripped.append(path)
+    return found
+
+
+def _strip(parent: int, name: str, seen: os.stat_result) -> None:
+    """Remove the set-id bits of `name` through a descriptor of the very inode that was
+    seen (an O_PATH one: nothing of the file is opened or run)."""
+    target = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent) \
+        if name != "." else os.open(".", os.O_PATH | os.O_CLOEXEC, dir_fd=parent)
+    try:
+        now = os.fstat(target)
+        if (now.st_dev, now.st_ino) == (seen.st_dev, seen.st_ino) and \
+                not stat.S_ISLNK(now.st_mode):
+            os.chmod(f"/proc/self/fd/{target}", stat.S_IMODE(now.st_mode) & ~SET_ID_BITS)
+    finally:
+        os.close(target)
+
+
+def sockets_in(source: str) -> tuple[list[str], list[str]]:
+    """(paths of the Unix sockets under `source`, directories it could not look into: too
+    deep, or unreadable to this process), each relative to `source`."""
+    found = Sweep()
+    sockets = [path for _, _, info, path in _walk(source, found)
+               if stat.S_ISSOCK(info.st_mode)]
+    return sockets, found.unchecked
