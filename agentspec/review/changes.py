@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["RISKS", "SPEC", "Change", "Where"]
@@ -25,6 +25,8 @@ class Where:
 
 @dataclass(frozen=True)
 class Change:
+    #: the agent it concerns; for a definition several agents share, every agent it
+    #: reaches, joined by ", " (`agents` lists them)
     agent: str
     change: str  # the rule's name: tool-added, approval-dropped, ...
     risk: str
@@ -34,8 +36,16 @@ class Change:
     detail: str = ""  # the instruction's unified diff, old -> new values, ...
     code: str = ""  # the rule's code, AS5xx
 
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return tuple(self.agent.split(", "))
+
+    def reaching(self, agent: str) -> Change:
+        """The same change, reaching `agent` too."""
+        return replace(self, agent=f"{self.agent}, {agent}")
+
     def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "change": self.change, "code": self.code,
+        return {"agent": self.agent, "agents": list(self.agents), "change": self.change, "code": self.code,
                 "risk": self.risk, "reason": self.reason,
                 "old": str(self.old) if self.old else None,
                 "new": str(self.new) if self.new else None, "detail": self.detail}

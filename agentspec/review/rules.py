@@ -48,7 +48,7 @@ from agentspec.review.rule import (
     short,
     text_diff,
 )
-from agentspec.review.sides import Change, Side, Where
+from agentspec.review.sides import SPEC, Change, Side, Where
 
 __all__ = ["AGENT_RULES", "APP_RULES", "IGNORED", "RULES", "TREE_RULES", "AgentPair", "Found",
            "Rule", "TreeRule", "Trees", "capabilities"]
@@ -221,6 +221,21 @@ def _removed(trees: Trees) -> Iterator[Change]:
                            name, None)
 
 
+def _spec_added(trees: Trees) -> Iterator[Change]:
+    if trees.old.absent and not trees.new.absent:
+        yield Change(SPEC, codes.SPEC_ADDED.name, codes.SPEC_ADDED.risk or "",
+                     f"the spec is new: {trees.old.label} does not exist", None,
+                     trees.new.where(), "", codes.SPEC_ADDED.code)
+
+
+def _spec_removed(trees: Trees) -> Iterator[Change]:
+    if trees.new.absent and not trees.old.absent:
+        yield Change(SPEC, codes.SPEC_REMOVED.name, codes.SPEC_REMOVED.risk or "",
+                     f"the spec is gone: {trees.new.label} does not exist", trees.old.where(),
+                     None, "",
+                     codes.SPEC_REMOVED.code)
+
+
 def _renamed(trees: Trees) -> Iterator[Change]:
     for old_name, new_name in trees.renames:
         yield _tree_change(trees, new_name, codes.AGENT_RENAMED,
@@ -285,21 +300,57 @@ def _same_model(pair: AgentPair) -> tuple[ModelNode, ModelNode] | None:
     return was, now
 
 
+def _model_name(pair: AgentPair, new: bool) -> str | None:
+    """The name under `models` the agent's model has, when it names one there."""
+    side, name = (pair.new, pair.name) if new else (pair.old, pair.old_name)
+    named = side.value("agents", name, "model")
+    return named if isinstance(named, str) and side.has("models", named) else None
+
+
+def _model_at(pair: AgentPair, key: str, new: bool, *under: str) -> tuple[str, Path | Where]:
+    """A model the agent reaches, by its key in `_endpoints`: the name it is shown by, and
+    its definition (or the agent's `model` when it is not a shared one)."""
+    model = pair.new_llm.model if new else pair.old_llm.model
+    side = pair.new if new else pair.old
+    if model is not None and key == model.id:  # the agent's own model, not a member
+        name = _model_name(pair, new) or (key if side.has("models", key) else None)
+        return name or key, side.defined("models", name, *under) or ("model", *under)
+    name = key.rsplit("/", 1)[-1]
+    return name, side.defined("models", name, *under) or ("model",)
+
+
 def _model_endpoint(pair: AgentPair) -> Iterator[Found]:
     """High: the conversation, and the key, go to a server the old version did not call
-    (whatever the model is named)."""
-    added = sorted(_servers(pair.new_llm.model) - _servers(pair.old_llm.model))
-    if added and pair.new_llm.model is not None:
-        yield Found("high", f"model `{pair.new_llm.model.id}` now sends requests to "
-                    f"{', '.join(added)}", ("model",), ("model",))
+    (whatever the model is named); one change per model definition, at its `base_url`."""
+    was, now = pair.old_llm.model, pair.new_llm.model
+    if now is None:
+        return
+    added = _servers(now) - _servers(was)
+    old = _endpoints(was) if was is not None else {}
+    for key, (_, url, *_rest) in sorted(_endpoints(now).items()):
+        if url in added:
+            name, new_at = _model_at(pair, key, True, "base_url")
+            old_at = _model_at(pair, key, False, "base_url")[1] if key in old else None
+            yield Found("high", f"model `{name}` now sends requests to {url}", old_at, new_at)
+
+
+def _routing_key(was: ModelNode, now: ModelNode) -> str:
+    """The key of a fallback or route definition that changed."""
+    if was.fallback != now.fallback and now.provider == "fallback":
+        return "fallback"
+    if (was.route_state, was.route_map, was.route_python) != \
+            (now.route_state, now.route_map, now.route_python):
+        return "route"
+    return "models"
 
 
 def _model_routing(pair: AgentPair) -> Iterator[Found]:
     both = _same_model(pair)
     if both is not None and _routing(both[0]) != _routing(both[1]):
         was, now = both
+        key = _routing_key(was, now)
         yield Found("medium", f"model `{now.id}` now tries {_order(now)} (was {_order(was)})",
-                    ("model",), ("model",))
+                    _model_at(pair, was.id, False, key)[1], _model_at(pair, now.id, True, key)[1])
 
 
 def _model_settings(pair: AgentPair) -> Iterator[Found]:
@@ -307,7 +358,15 @@ def _model_settings(pair: AgentPair) -> Iterator[Found]:
     if both is None:
         return
     was, now = both
-    if _routing(was) == _routing(now) and not _servers(now) - _servers(was):
+    if _routing(was) != _routing(now) or _servers(now) - _servers(was):
+        return
+    old, new = _endpoints(was), _endpoints(now)
+    changed = sorted(key for key in old.keys() & new.keys() if old[key] != new[key])
+    for key in changed:
+        name, new_at = _model_at(pair, key, True)
+        yield Found("medium", f"model `{name}` is called with other settings (its key, "
+                    "arguments or endpoint)", _model_at(pair, key, False)[1], new_at)
+    if not changed:
         yield Found("medium", f"model `{now.id}` is called with other settings (key, "
                     "arguments or a member's endpoint)", ("model",), ("model",))
 
@@ -335,10 +394,8 @@ def _tool_changed(pair: AgentPair) -> Iterator[Found]:
             "working directory, prefix or module directory)"
         # positioned at the definition, where it changed
         yield Found("high", reason,
-                    pair.old.where("tools", tool) or pair.old.where(
-                        "agents", pair.old_name, *old[tool][0]),
-                    pair.new.where("tools", tool) or pair.new.where(
-                        "agents", pair.name, *new[tool][0]))
+                    pair.old.defined("tools", tool) or old[tool][0],
+                    pair.new.defined("tools", tool) or new[tool][0])
 
 
 def _approval_dropped(pair: AgentPair) -> Iterator[Found]:
@@ -389,6 +446,13 @@ _BACKEND_LIMITS = ("timeout", "max_output_bytes")
 _SANDBOX_LIMITS = ("max_processes", "max_file_bytes")
 
 
+def _backend_at(pair: AgentPair, name: str, *under: str) -> tuple[Path | Where, Path | Where]:
+    """Where backend `name` (or a key under it) is defined in both versions: its entry under
+    `backends`, else the agent's `filesystem`."""
+    return (pair.old.defined("backends", name, *under) or ("filesystem",),
+            pair.new.defined("backends", name, *under) or ("filesystem",))
+
+
 def _backend_changed(pair: AgentPair) -> Iterator[Found]:
     """Another backend, or the same one set up differently (a root, the environment,
     routes); its limits and hard links are their own rules."""
@@ -401,11 +465,14 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
         return
     old, new = dict(before.definitions), dict(after.definitions)
     rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", *_SANDBOX_LIMITS)
-    mine_old = {k: v for k, v in old.get(before.backend, {}).items() if k not in rest}
-    mine_new = {k: v for k, v in new.get(after.backend, {}).items() if k not in rest}
-    if mine_old != mine_new or old.keys() != new.keys():
-        yield Found("medium", f"backend `{after.backend}` is set up differently (root, "
-                    "environment or routes)", ("filesystem",), ("filesystem",))
+    for name in sorted(old.keys() | new.keys()):
+        mine_old = {k: v for k, v in old.get(name, {}).items() if k not in rest}
+        mine_new = {k: v for k, v in new.get(name, {}).items() if k not in rest}
+        keys = sorted(k for k in mine_old.keys() | mine_new.keys()
+                      if mine_old.get(k) != mine_new.get(k))
+        if keys:
+            yield Found("medium", f"backend `{name}` is set up differently (root, "
+                        "environment or routes)", *_backend_at(pair, name, keys[0]))
 
 
 def _backend_limits(pair: AgentPair) -> Iterator[Found]:
@@ -415,8 +482,8 @@ def _backend_limits(pair: AgentPair) -> Iterator[Found]:
     name = pair.new_llm.filesystem.backend if pair.new_llm.filesystem else ""
     before, after = both[0].get(name, {}), both[1].get(name, {})
     for key in _BACKEND_LIMITS:
-        yield from limit(f"backend {key}", before.get(key), after.get(key), ("filesystem",),
-                          ("filesystem",))
+        yield from limit(f"backend `{name}` {key}", before.get(key), after.get(key),
+                         *_backend_at(pair, name, key))
 
 
 def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
@@ -430,61 +497,76 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
         now = new[backend].get("hard_links") == "allow"
         if allowed and now and not was:
             yield Found("high", f"backend `{backend}` now reads files with several names "
-                        "(hard links), which may lie outside its root", ("filesystem",),
-                        ("filesystem",))
+                        "(hard links), which may lie outside its root",
+                        *_backend_at(pair, backend, "hard_links"))
         elif not allowed and was and not now:
             yield Found("low", f"backend `{backend}` no longer reads files with several names "
-                        "(hard links)", ("filesystem",), ("filesystem",))
+                        "(hard links)", *_backend_at(pair, backend, "hard_links"))
 
 
-def _executor(node: AgentNode) -> dict[str, Any] | None:
-    """The definition of the backend that runs the agent's commands (a composite's default),
-    when it has file tools."""
+def _executor(node: AgentNode) -> tuple[str, dict[str, Any]] | None:
+    """The backend that runs the agent's commands (a composite's default), by name with its
+    definition, when it has file tools."""
     filesystem = llm_view(node).filesystem
     if filesystem is None:
         return None
     definitions: dict[str, dict[str, Any]] = dict(filesystem.definitions)
-    definition = definitions.get(filesystem.backend)
+    name = filesystem.backend
     seen: set[str] = set()
-    while definition is not None and definition["type"] == "composite" and \
-            definition["default"] not in seen:
-        seen.add(definition["default"])
-        definition = definitions.get(definition["default"])
-    return definition
+    while name in definitions and definitions[name]["type"] == "composite" and \
+            definitions[name]["default"] not in seen:
+        seen.add(definitions[name]["default"])
+        name = definitions[name]["default"]
+    return (name, definitions[name]) if name in definitions else None
 
 
-def _sandboxes(pair: AgentPair) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
-    """Where the agent's commands run in each version (a sandbox's definition, else None);
-    None when the new version runs no commands or a version has no file tools."""
+@dataclass(frozen=True)
+class _Sandboxes:
+    """Where the agent's commands run in each version: a sandbox's definition, else None."""
+
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    old_at: Path | Where
+    new_at: Path | Where
+
+
+def _sandboxes(pair: AgentPair, *under: str) -> _Sandboxes | None:
+    """None when the new version runs no commands or a version has no file tools; the
+    positions are the sandboxes' definitions (or `under` them), else the agent's files."""
     before, after = _executor(pair.before), _executor(pair.after)
     if before is None or after is None or not _runs_commands(pair.after):
         return None
-    return (before if before["type"] == "sandbox" else None,
-            after if after["type"] == "sandbox" else None)
+    old_at = pair.old.defined("backends", before[0], *under) if \
+        before[1]["type"] == "sandbox" else None
+    new_at = pair.new.defined("backends", after[0], *under) if \
+        after[1]["type"] == "sandbox" else None
+    return _Sandboxes(before[1] if before[1]["type"] == "sandbox" else None,
+                      after[1] if after[1]["type"] == "sandbox" else None,
+                      old_at or ("filesystem",), new_at or ("filesystem",))
 
 
 def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
     both = _sandboxes(pair)
-    if both is None or (both[0] is None) == (both[1] is None):
+    if both is None or (both.before is None) == (both.after is None):
         return
-    if dropped and both[1] is None:
+    if dropped and both.after is None:
         yield Found("high", "commands no longer run in a sandbox: they reach every file, "
                     "process and network the agent's user can", ("filesystem",), ("filesystem",))
-    elif not dropped and both[0] is None:
+    elif not dropped and both.before is None:
         yield Found("low", "commands now run in a sandbox", ("filesystem",), ("filesystem",))
 
 
 def _sandbox_network(pair: AgentPair, gained: bool) -> Iterator[Found]:
-    both = _sandboxes(pair)
-    if both is None or both[0] is None or both[1] is None:
+    both = _sandboxes(pair, "network")
+    if both is None or both.before is None or both.after is None:
         return
-    was, now = bool(both[0].get("network")), bool(both[1].get("network"))
+    was, now = bool(both.before.get("network")), bool(both.after.get("network"))
     if gained and now and not was:
         yield Found("high", "sandboxed commands can now reach the network, the host's "
-                    "loopback services included", ("filesystem",), ("filesystem",))
+                    "loopback services included", both.old_at, both.new_at)
     elif not gained and was and not now:
-        yield Found("low", "sandboxed commands no longer reach the network", ("filesystem",),
-                    ("filesystem",))
+        yield Found("low", "sandboxed commands no longer reach the network", both.old_at,
+                    both.new_at)
 
 
 def _mounts(definition: Mapping[str, Any]) -> dict[str, str]:
@@ -492,28 +574,30 @@ def _mounts(definition: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _sandbox_mounts(pair: AgentPair, added: bool) -> Iterator[Found]:
-    both = _sandboxes(pair)
-    if both is None or both[0] is None or both[1] is None:
+    both = _sandboxes(pair, "mounts")
+    if both is None or both.before is None or both.after is None:
         return
-    old, new = _mounts(both[0]), _mounts(both[1])
+    old, new = _mounts(both.before), _mounts(both.after)
     if added:
         for target in sorted(new):
             if old.get(target) != new[target]:
                 yield Found("high", f"sandboxed commands now read the host directory "
-                            f"`{new[target]}` at `{target}`", ("filesystem",), ("filesystem",))
+                            f"`{new[target]}` at `{target}`", both.old_at, both.new_at)
     else:
         for target in sorted(old.keys() - new.keys()):
-            yield Found("low", f"sandboxed commands no longer see `{target}`", ("filesystem",),
-                        ("filesystem",))
+            yield Found("low", f"sandboxed commands no longer see `{target}`", both.old_at,
+                        both.new_at)
 
 
 def _sandbox_limits(pair: AgentPair) -> Iterator[Found]:
     both = _sandboxes(pair)
-    if both is None or both[0] is None or both[1] is None:
+    if both is None or both.before is None or both.after is None:
         return
     for key in _SANDBOX_LIMITS:
-        yield from limit(f"sandbox {key}", both[0].get(key), both[1].get(key), ("filesystem",),
-                         ("filesystem",))
+        at = _sandboxes(pair, key)
+        assert at is not None
+        yield from limit(f"sandbox {key}", both.before.get(key), both.after.get(key),
+                         at.old_at, at.new_at)
 
 
 def braces_note(old: str, new: str) -> str:
@@ -935,6 +1019,8 @@ TREE_RULES: tuple[TreeRule, ...] = (
     TreeRule(codes.AGENT_ADDED, ("AppNode.root", "AgentFields.name"), _added),
     TreeRule(codes.AGENT_REMOVED, ("AppNode.root", "AgentFields.name"), _removed),
     TreeRule(codes.AGENT_RENAMED, ("AgentFields.name",), _renamed),
+    TreeRule(codes.SPEC_ADDED, ("AppNode.root",), _spec_added),
+    TreeRule(codes.SPEC_REMOVED, ("AppNode.root",), _spec_removed),
 )
 
 AGENT_RULES: tuple[Rule[AgentPair], ...] = (
@@ -1009,7 +1095,8 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.STATE_ADDED, ("AppNode.state",), _state_added),
     Rule(codes.STATE_CHANGED, ("AppNode.state",), _state_changed),
     Rule(codes.STATE_REMOVED, ("AppNode.state",), _state_removed),
-    Rule(codes.PLUGIN_ADDED, ("AppNode.plugins", "PyObject.*"), _plugin_added),
+    Rule(codes.PLUGIN_ADDED, ("AppNode.plugins", "PyObject.*"), _plugin_added,
+         on_new_spec=True),
     Rule(codes.PLUGIN_REMOVED, ("AppNode.plugins", "PyObject.*"), _plugin_removed),
     Rule(codes.PLUGIN_CHANGED, ("AppNode.plugins", "PyObject.*"), _plugin_changed),
     Rule(codes.GLOBAL_INSTRUCTION_CHANGED, ("AppNode.global_instruction",), _global_instruction),
