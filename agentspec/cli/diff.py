@@ -107,8 +107,9 @@ def _markdown(changes: list[Any], counts: Counter[str], spec: str) -> str:
     lines = [f"**agentspec diff** `{spec}`: {counts['high']} high, {counts['medium']} medium, "
              f"{counts['low']} low", "", "| risk | agent | change | what | old | new |",
              "|---|---|---|---|---|---|"]
-    lines += [f"| {c.risk} | {', '.join(f'`{a}`' for a in c.agents)} | `{c.change}` | {_cell(c.reason)} | "
-              f"{_cell(c.old or '')} | {_cell(c.new or '')} |" for c in changes]
+    lines += [f"| {c.risk} | {', '.join(f'`{a}`' for a in c.agents)} | `{c.change}` | "
+              f"{_cell(c.reason)} | {_cell(c.old or '')} | {_cell(c.new or '')} |"
+              for c in changes]
     for change in changes:
         if change.detail:
             lines += ["", f"<details><summary>{change.agent}: {change.change}</summary>", "",

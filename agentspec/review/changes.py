@@ -45,7 +45,7 @@ class Change:
         return replace(self, agent=f"{self.agent}, {agent}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "agents": list(self.agents), "change": self.change, "code": self.code,
-                "risk": self.risk, "reason": self.reason,
+        return {"agent": self.agent, "agents": list(self.agents), "change": self.change,
+                "code": self.code, "risk": self.risk, "reason": self.reason,
                 "old": str(self.old) if self.old else None,
                 "new": str(self.new) if self.new else None, "detail": self.detail}

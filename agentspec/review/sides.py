@@ -40,12 +40,11 @@ class Side:
         """The resolved document's value at `path` (None when there is none)."""
         value: Any = None if self.result.document is None else self.result.document.data
         for part in path:
-            if isinstance(value, dict) and part in value:
-                value = value[part]
-            elif isinstance(value, list) and isinstance(part, int) and part < len(value):
-                value = value[part]
-            else:
+            inside = part in value if isinstance(value, dict) else isinstance(
+                value, list) and isinstance(part, int) and 0 <= part < len(value)
+            if not inside:
                 return None
+            value = value[part]
         return value
 
     def defined(self, section: str, name: str | None, *under: str | int) -> Where | None:
