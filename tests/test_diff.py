@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
-from agentspec.review.diff import Where, compare, load_side
+from agentspec.review.diff import Where, absent_side, compare, load_side
 from tests.buildkit import ROOT
 
 CASES = Path(__file__).parent / "diff_cases"
@@ -26,9 +26,10 @@ def _pos(where: Where | None) -> str:
 def test_golden_diff(case: str) -> None:
     folder = CASES / case
     env = (folder / "env").read_text().strip() if (folder / "env").exists() else None
-    old = load_side(folder / "old.yaml", "old.yaml", environment=env, environ={})
-    new = load_side(folder / "new.yaml", "new.yaml", environment=env, environ={})
-    assert old.app is not None and new.app is not None, old.problems + new.problems
+    old, new = (load_side(folder / name, name, environment=env, environ={})
+                if (folder / name).exists() else absent_side(folder / name, name)
+                for name in ("old.yaml", "new.yaml"))  # one missing: a spec added or removed
+    assert (old.app or old.absent) and (new.app or new.absent), old.problems + new.problems
     found = [f"{c.change} {c.agent} {c.risk} {_pos(c.old)} {_pos(c.new)}"
              for c in compare(old, new)]
     assert found == (folder / "expected.txt").read_text().splitlines()
