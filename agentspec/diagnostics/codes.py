@@ -347,6 +347,28 @@ UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
     and matches none of them, so `build` would fail (AS404) wherever it runs. Whether an id
     that needs an optional package resolves depends on the installation; `build` checks
     those.""")
+UNKNOWN_MODEL_ID = _code("AS251", "unknown-model-id",
+    "A Gemini model id that no known model has", """
+    ADK's registry resolves every `gemini-*` id, so a misspelled one (`gemini-2.5-flsh`)
+    builds and fails only when the model's server refuses the first request. agentspec keeps
+    a table of the Gemini models google-genai and ADK name (`agentspec.contract.known_models`,
+    with the date it was taken), and warns about an id that is neither one of them nor a
+    release of one (`-001`, `-preview-MM-DD`, `-exp-...`), naming the closest. A model newer
+    than the table is a warning to ignore (or to report, so the table is refreshed). Other
+    providers' ids are not judged: no installed library lists them.""", warning=True)
+PYTHON_NAME_NOT_FOUND = _code("AS252", "python-name-not-found",
+    "A python reference to a name its module does not define", """
+    `validate` reads the source of the spec's own modules (beside the spec), without
+    importing them: the name after `:` must be bound at the module's top level, by `def`,
+    `class`, an assignment or an import (`from x import y as name`). A module that
+    star-imports (`from x import *`) or defines `__getattr__` can bind any name, so it is not
+    judged; nor are modules installed elsewhere on the Python path. `build` would fail to
+    import the name.""")
+PYTHON_MODULE_SYNTAX = _code("AS253", "python-module-syntax",
+    "A module that a python reference names does not parse", """
+    The module's source has a syntax error (its file, line and column are in the message),
+    so importing it fails when the agent is built or loaded. `validate` parses the spec's own
+    modules with Python's `ast`, without running them.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
