@@ -821,8 +821,8 @@ SESSIONS_CHANGED = _change("AS577", "sessions-changed", "medium",
 SPEC_ADDED = _change("AS578", "spec-added", "medium", "A spec that did not exist runs", """
     `diff --base REV SPEC` (or `REV:path`) on a spec the revision does not have: every agent
     it runs is reported as added (AS501), with its tools as gained capabilities (AS506,
-    AS512) and its plugins as added (AS537), so `--fail-on` judges a new spec by what it
-    can do.""")
+    AS512), its plugins as added (AS537), its `outside_project` entries (AS529) and a job
+    webhook (AS553), so `--fail-on` judges a new spec by what it can do.""")
 SPEC_REMOVED = _change("AS579", "spec-removed", "low", "A spec no longer exists", """
     The revision has the spec and the working tree does not: its agents no longer run
     (AS502).""")

@@ -1090,7 +1090,8 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
 )
 
 APP_RULES: tuple[Rule[AppPair], ...] = (
-    Rule(codes.OUTSIDE_PROJECT_WIDENED, ("AppNode.outside_project",), _widened),
+    Rule(codes.OUTSIDE_PROJECT_WIDENED, ("AppNode.outside_project",), _widened,
+         on_new_spec=True),
     Rule(codes.OUTSIDE_PROJECT_NARROWED, ("AppNode.outside_project",), _narrowed),
     Rule(codes.STATE_ADDED, ("AppNode.state",), _state_added),
     Rule(codes.STATE_CHANGED, ("AppNode.state",), _state_changed),
@@ -1105,7 +1106,8 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.JOBS_STORE_CHANGED, ("AppNode.jobs", "JobsNode.store", "JobsNode.sqlite_path"),
          _jobs_store),
     Rule(codes.LIMIT_CHANGED, ("JobsNode.max_attempts", "JobsNode.lease_seconds"), _jobs_limits),
-    Rule(codes.JOBS_WEBHOOK_CHANGED, ("JobsNode.webhook", "JobsNode.headers"), _jobs_webhook),
+    Rule(codes.JOBS_WEBHOOK_CHANGED, ("JobsNode.webhook", "JobsNode.headers"), _jobs_webhook,
+         on_new_spec=True),
     Rule(codes.APP_RENAMED, ("AppNode.name",), _app_name),
     Rule(codes.SUMMARIZATION_HISTORY_CHANGED, ("AppNode.compaction", "Compaction.history"),
          _summarization_history),
