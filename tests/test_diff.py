@@ -167,14 +167,15 @@ def test_markdown_lists_high_risks_first_and_a_shared_edit_once(tmp_path: Path) 
     rows = [line for line in done.output.splitlines() if line.startswith("| ") and
             not line.startswith("| risk")]
     risks = [row.split(" | ")[0].removeprefix("| ") for row in rows]
-    assert risks == sorted(risks, key=["high", "medium", "low"].index) and len(rows) == 4
-    assert "2 high, 2 medium, 0 low" in done.output
+    assert risks == sorted(risks, key=["high", "medium", "low"].index) and len(rows) == 5
+    assert "2 high, 3 medium, 0 low" in done.output
     assert all("`lead`, `billing`, `support`" in row for row in rows)
     text = invoke(str(folder / "old.yaml"), str(folder / "new.yaml")).output
-    assert text.splitlines()[-1] == "4 change(s): 2 high, 2 medium, 0 low"
+    assert text.splitlines()[-1] == "5 change(s): 2 high, 3 medium, 0 low"
     data = json.loads(invoke(str(folder / "old.yaml"), str(folder / "new.yaml"),
                              "--format", "json").output)
-    assert {tuple(c["agents"]) for c in data["changes"]} == {("lead", "billing", "support")}
+    assert {tuple(c["agents"]) for c in data["changes"]} == {
+        ("lead", "billing", "support"), ("lead", "billing", "support", "triage")}
 
 
 def test_the_shipped_specs_compare_clean_with_themselves() -> None:

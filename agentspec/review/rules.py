@@ -253,16 +253,38 @@ def _kind(pair: AgentPair) -> Iterator[Found]:
 
 
 def _model_changed(pair: AgentPair) -> Iterator[Found]:
-    """Another model id or provider (a chain's or route's members are AS560-AS562's)."""
-    was, now = model_text(pair.old_llm.model), model_text(pair.new_llm.model)
-    if was != now:
-        yield Found("medium", f"model {was} -> {now}", ("model",), ("model",))
+    """Another model id or provider: the agent's own, or (positioned at its definition,
+    where every agent that reaches it sees the same change) a model it shares or calls
+    through a chain or route."""
+    was, now = pair.old_llm.model, pair.new_llm.model
+    if model_text(was) != model_text(now):
+        shared = _model_name(pair, False)
+        if shared is not None and shared == _model_name(pair, True):
+            yield Found("medium", f"model `{shared}`: {model_text(was)} -> {model_text(now)}",
+                        pair.old.defined("models", shared), pair.new.defined("models", shared))
+        else:
+            yield Found("medium", f"model {model_text(was)} -> {model_text(now)}", ("model",),
+                        ("model",))
+        return
+    if was is None or now is None:
+        return
+    old, new = _endpoints(was), _endpoints(now)
+    for key in sorted((old.keys() & new.keys()) - {now.id}):
+        before, after = _called(old[key][0], old[key][-1]), _called(new[key][0], new[key][-1])
+        if before != after:
+            name, new_at = _model_at(pair, key, True)
+            yield Found("medium", f"model `{name}`: {before} -> {after}",
+                        _model_at(pair, key, False)[1], new_at)
+
+
+def _called(provider: str, model_id: str) -> str:
+    return model_text(ModelNode(model_id, provider))
 
 
 def _endpoints(model: ModelNode) -> dict[str, tuple[Any, ...]]:
     """Every model a call may reach, by name, with where and how it is called."""
     found: dict[str, tuple[Any, ...]] = {
-        model.id: (model.provider, model.base_url, model.api_key, model.args)}
+        model.id: (model.provider, model.base_url, model.api_key, model.args, model.id)}
     for name, member in model.members:
         found |= {f"{name}/{key}" if key != member.id else name: value
                   for key, value in _endpoints(member).items()}
@@ -354,21 +376,29 @@ def _model_routing(pair: AgentPair) -> Iterator[Found]:
 
 
 def _model_settings(pair: AgentPair) -> Iterator[Found]:
+    """A model the agent reaches is called with another key, arguments or (a server already
+    called) endpoint; another id is AS505's, a new server AS560's, the order AS561's."""
     both = _same_model(pair)
     if both is None:
         return
     was, now = both
-    if _routing(was) != _routing(now) or _servers(now) - _servers(was):
-        return
+    added = _servers(now) - _servers(was)
     old, new = _endpoints(was), _endpoints(now)
-    changed = sorted(key for key in old.keys() & new.keys() if old[key] != new[key])
+
+    def differ(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+        """key or arguments, or the endpoint unless it is a new server"""
+        return before[2:4] != after[2:4] or (after[1] not in added and before[1] != after[1])
+
+    changed = [key for key in sorted(old.keys() & new.keys()) if differ(old[key], new[key])]
     for key in changed:
         name, new_at = _model_at(pair, key, True)
         yield Found("medium", f"model `{name}` is called with other settings (its key, "
                     "arguments or endpoint)", _model_at(pair, key, False)[1], new_at)
-    if not changed:
-        yield Found("medium", f"model `{now.id}` is called with other settings (key, "
-                    "arguments or a member's endpoint)", ("model",), ("model",))
+    if not changed and not added and _routing(was) == _routing(now) and not any(
+            _called(old[k][0], old[k][-1]) != _called(new[k][0], new[k][-1])
+            for k in old.keys() & new.keys()):
+        yield Found("medium", f"model `{now.id}` is called with other settings",
+                    ("model",), ("model",))
 
 
 def _tool_added(pair: AgentPair) -> Iterator[Found]:
