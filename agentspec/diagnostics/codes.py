@@ -604,7 +604,9 @@ KIND_CHANGED = _change("AS504", "kind-changed", "medium", "An agent's kind chang
     how it runs changed as a whole.""")
 MODEL_CHANGED = _change("AS505", "model-changed", "medium", "An agent's model changed", """
     The model id or provider an agent runs on changed (directly or through a named model or
-    an environment): answers, cost and latency change.""")
+    an environment), or that of a member of its fallback chain or route: answers, cost and
+    latency change. An edit to a model under `models` is one change at its definition,
+    naming every agent that reaches it.""")
 TOOL_ADDED = _change("AS506", "tool-added", "high", "An agent gains a tool", """
     The agent can do something it could not: a tool, an agent called as a tool, the file
     tools, todos or `task`. A new capability is what a reviewer must look at first.""")
@@ -776,9 +778,9 @@ MODEL_ROUTING_CHANGED = _change("AS561", "model-routing-changed", "medium",
     model answers a call changes.""")
 MODEL_SETTINGS_CHANGED = _change("AS562", "model-settings-changed", "medium",
                                  "A model is called with other settings", """
-    The same model, on the same servers, is called with another key (`api_key`), other call
-    arguments (`args`), or a member of its chain or route calls differently: answers, cost
-    and which account pays can change. Key values are never shown.""")
+    The same model, or a member of its chain or route, is called with another key
+    (`api_key`), other call arguments (`args`) or another `base_url` it already called:
+    answers, cost and which account pays can change. Key values are never shown.""")
 SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed", "medium",
                                         "Where summarized conversations are kept changed", """
     `summarization.history`: the text of the events each summary replaces is now written
