@@ -22,7 +22,8 @@ changed in each version:
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
-App-level changes are reported under `(spec)`. The text of a file outside the project is
+A spec one version does not have is compared with no spec: `spec-added` (medium, with what
+its agents can do) or `spec-removed` (low). App-level changes are reported under `(spec)`. The text of a file outside the project is
 never shown, nor the password of a store URL.
 """
 
