@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import stat
 from dataclasses import dataclass
 from functools import cache
 
@@ -54,8 +55,14 @@ def _parse(path: str, stamp: tuple[int, int]) -> ast.Module | SyntaxProblem | No
     """`stamp` (size, mtime) keys the cache, so a file that changes is read again."""
     if stamp[0] > MAX_SOURCE:
         return None
+    try:  # never blocks: a FIFO put in the file's place is not read
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
             source = handle.read(MAX_SOURCE + 1)
     except OSError:
         return None

@@ -23,8 +23,8 @@ changed in each version:
   `outside_project` narrowed.
 
 A spec one version does not have is compared with no spec: `spec-added` (medium, with what
-its agents can do) or `spec-removed` (low). App-level changes are reported under `(spec)`. The text of a file outside the project is
-never shown, nor the password of a store URL.
+its agents can do) or `spec-removed` (low). App-level changes are reported under `(spec)`.
+The text of a file outside the project is never shown, nor the password of a store URL.
 """
 
 from __future__ import annotations

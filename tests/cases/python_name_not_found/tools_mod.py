@@ -1,4 +1,4 @@
-from helpers import thing as guard
+from helpers import thing as guard  # noqa: F401 - the test: bound by an import
 
 first, (second, third) = 1, (2, 3)
 LIMIT: int = 3
