@@ -35,14 +35,17 @@ class Change:
     new: Where | None = None
     detail: str = ""  # the instruction's unified diff, old -> new values, ...
     code: str = ""  # the rule's code, AS5xx
+    #: every agent it reaches, when that is more than `agent`
+    reaches: tuple[str, ...] = ()
 
     @property
     def agents(self) -> tuple[str, ...]:
-        return tuple(self.agent.split(", "))
+        return self.reaches or (self.agent,)
 
     def reaching(self, agent: str) -> Change:
         """The same change, reaching `agent` too."""
-        return replace(self, agent=f"{self.agent}, {agent}")
+        agents = (*self.agents, agent)
+        return replace(self, agent=", ".join(agents), reaches=agents)
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "agents": list(self.agents), "change": self.change,
