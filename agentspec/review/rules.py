@@ -232,8 +232,7 @@ def _spec_removed(trees: Trees) -> Iterator[Change]:
     if trees.new.absent and not trees.old.absent:
         yield Change(SPEC, codes.SPEC_REMOVED.name, codes.SPEC_REMOVED.risk or "",
                      f"the spec is gone: {trees.new.label} does not exist", trees.old.where(),
-                     None, "",
-                     codes.SPEC_REMOVED.code)
+                     None, "", codes.SPEC_REMOVED.code)
 
 
 def _renamed(trees: Trees) -> Iterator[Change]:
