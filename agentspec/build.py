@@ -45,14 +45,21 @@ class Compiled:
     def spec_dir(self) -> Path:
         return resolved(self.check.path).parent
 
+    @property
+    def unset(self) -> list[Diagnostic]:
+        """Where the spec reads an `${env.X}` this environment does not set."""
+        return [d for d in self.diagnostics if d.code == codes.ENV_UNSET.code]
+
 
 def compile_spec(path: Path, *, environment: str | None = None,
-                 environ: Mapping[str, str] | None = None) -> Compiled:
+                 environ: Mapping[str, str] | None = None,
+                 unset_allowed: bool = False) -> Compiled:
     """Check `path` for one environment and plan its construction; unset `${env.X}` without
-    a default is an error here (the generated code would fail to load)."""
+    a default is an error here (the generated code would fail to load), unless
+    `unset_allowed` (the generated files hold the reference, never its value)."""
     result = check(path, environment=environment, environ=environ, all_environments=False)
-    diagnostics = [d.as_error() if d.code == codes.ENV_UNSET.code else d
-                   for d in result.diagnostics]
+    diagnostics = [d.as_error() if d.code == codes.ENV_UNSET.code and not unset_allowed
+                   else d for d in result.diagnostics]
     compiled = Compiled(result, diagnostics=diagnostics)
     if any(d.is_error for d in diagnostics):
         return compiled

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
 import sys
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Any
 
+from agentspec.pysource import module_file, parsed
+
 __all__ = ["is_refused_module", "live_origin", "source_origin"]
 
 _REFUSED = frozenset(sys.stdlib_module_names) | {"builtins", "__main__", "__future__"}
-#: module sources larger than this are not read (the reference is then judged at build)
-MAX_SOURCE = 1_000_000
 #: modules and attributes followed for one reference at most
 MAX_STEPS = 64
 
@@ -114,31 +113,12 @@ def _bind(node: ast.stmt, module: str, package: bool,
 
 
 @cache
-def _bindings(path: str, stamp: tuple[int, int], module: str,
-              package: bool) -> dict[str, list[_Binding]]:
-    """The module-level bindings of a source file (`stamp`: its size and mtime, so a file
-    that changes is read again)."""
-    try:
-        with open(path, "rb") as handle:
-            tree = ast.parse(handle.read(MAX_SOURCE + 1) if stamp[0] <= MAX_SOURCE else b"")
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+def _bindings(tree: ast.Module, module: str, package: bool) -> dict[str, list[_Binding]]:
+    """The module-level bindings of a module's syntax tree."""
     bindings: dict[str, list[_Binding]] = {}
     for node in _statements(tree.body):
         _bind(node, module, package, bindings)
     return bindings
-
-
-def _module_file(module: str, roots: tuple[str, ...]) -> tuple[str, bool] | None:
-    """The source of `module` under `roots` (and whether it is a package), without import."""
-    parts = module.split(".")
-    for root in roots:
-        base = os.path.join(root, *parts)
-        for candidate, package in ((base + ".py", False),
-                                   (os.path.join(base, "__init__.py"), True)):
-            if os.path.isfile(candidate):
-                return candidate, package
-    return None
 
 
 def source_origin(module: str, attrs: tuple[str, ...], roots: tuple[str, ...]) -> str | None:
@@ -154,15 +134,12 @@ def source_origin(module: str, attrs: tuple[str, ...], roots: tuple[str, ...]) -
         seen.add((current, rest))
         if is_refused_module(current):
             return current.split(".")[0]
-        found = _module_file(current, roots) if rest else None
-        if found is None:
+        found = module_file(current, roots) if rest else None
+        tree = parsed(found[0]) if found is not None else None
+        if found is None or not isinstance(tree, ast.Module):
             continue
-        path, package = found
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue
-        bindings = _bindings(path, (info.st_size, info.st_mtime_ns), current, package)
+        package = found[1]
+        bindings = _bindings(tree, current, package)
         head, tail = rest[0], rest[1:]
         for binding in bindings.get(head, []):
             if binding.kind == "module":

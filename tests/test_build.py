@@ -329,3 +329,21 @@ def test_committed_packages_match_their_specs(spec: str) -> None:
     assert compiled.ok, compiled.diagnostics
     files = emit_package(compiled, compiled.spec_dir)
     assert stale_files(files, compiled.spec_dir) == []
+
+
+def test_build_check_needs_no_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 20: `build --check` failed on an unset `${env.X}` (the shipped research desk
+    without GITHUB_TOKEN; a pull request from a fork has no secrets)."""
+    spec = ROOT / "specs" / "research_desk.yaml"
+    out = tmp_path / "out"
+    monkeypatch.setenv("GITHUB_TOKEN", "the-secret")
+    assert invoke("build", str(spec), "-o", str(out)).exit_code == 0
+    monkeypatch.delenv("GITHUB_TOKEN")
+    assert invoke("build", str(spec), "-o", str(out)).exit_code == 1  # a build still needs it
+    done = invoke("build", str(spec), "-o", str(out), "--check")
+    assert done.exit_code == 0, done.output
+    assert "GITHUB_TOKEN" in done.output and "not constructed" in done.output
+    assert "up to date" in done.output and "the-secret" not in done.output
+    agent = out / "research_desk" / "agent.py"
+    agent.write_text(agent.read_text() + "# edited\n")
+    assert invoke("build", str(spec), "-o", str(out), "--check").exit_code == 1

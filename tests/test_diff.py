@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
-from agentspec.review.diff import Where, compare, load_side
+from agentspec.review.diff import Where, absent_side, compare, load_side
 from tests.buildkit import ROOT
 
 CASES = Path(__file__).parent / "diff_cases"
@@ -26,9 +26,10 @@ def _pos(where: Where | None) -> str:
 def test_golden_diff(case: str) -> None:
     folder = CASES / case
     env = (folder / "env").read_text().strip() if (folder / "env").exists() else None
-    old = load_side(folder / "old.yaml", "old.yaml", environment=env, environ={})
-    new = load_side(folder / "new.yaml", "new.yaml", environment=env, environ={})
-    assert old.app is not None and new.app is not None, old.problems + new.problems
+    old, new = (load_side(folder / name, name, environment=env, environ={})
+                if (folder / name).exists() else absent_side(folder / name, name)
+                for name in ("old.yaml", "new.yaml"))  # one missing: a spec added or removed
+    assert (old.app or old.absent) and (new.app or new.absent), old.problems + new.problems
     found = [f"{c.change} {c.agent} {c.risk} {_pos(c.old)} {_pos(c.new)}"
              for c in compare(old, new)]
     assert found == (folder / "expected.txt").read_text().splitlines()
@@ -110,8 +111,71 @@ def test_between_two_git_revisions(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "instruction-changed"]  # an absolute path is the same file at HEAD, not itself
     escape = invoke("HEAD:../../outside.yaml", "desk.yaml")
     assert escape.exit_code == 2 and "outside the repository" in escape.output
-    missing = invoke("HEAD:specs/nope.yaml", "desk.yaml")
-    assert missing.exit_code == 2 and "does not exist in revision HEAD" in missing.output
+    added = invoke("HEAD:specs/nope.yaml", "desk.yaml", "--format", "json")
+    assert added.exit_code == 0, added.output  # a spec the revision lacks is a new one
+    assert json.loads(added.output)["changes"][-1]["change"] == "spec-added"
+    neither = invoke("HEAD:specs/nope.yaml", "HEAD:specs/none.yaml")
+    assert neither.exit_code == 2 and "neither" in neither.output
+
+
+TOOLED = ("agentspec: 1\nname: tooled\nagents:\n  main:\n    model: gemini-2.5-flash\n"
+                        "    instruction: Hi.\n    tools: [{python: 'tools:lookup'}]\n")
+
+
+def test_a_spec_added_or_removed_since_base_is_reported_as_such(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 20: `diff --base` exited 2 on a spec the pull request adds."""
+    repo = _repository(tmp_path, {"specs/gone.yaml": SMALL})
+    _commit(repo)
+    (repo / "specs" / "gone.yaml").unlink()
+    (repo / "specs" / "new.yaml").write_text(SMALL)
+    (repo / "specs" / "tooled.yaml").write_text(TOOLED)
+    (repo / "specs" / "tools.py").write_text("def lookup(q: str) -> str:\n    return q\n")
+    monkeypatch.chdir(repo)
+    added = invoke("--base", "HEAD", "specs/new.yaml", "--format", "json")
+    assert added.exit_code == 0, added.output
+    data = json.loads(added.output)
+    assert [(c["change"], c["code"], c["agent"]) for c in data["changes"]] == [
+        ("agent-added", "AS501", "main"), ("spec-added", "AS578", "(spec)")]
+    assert data["changes"][1]["new"] == "specs/new.yaml:1:1"
+    assert invoke("--base", "HEAD", "specs/new.yaml", "--fail-on", "high").exit_code == 0
+    assert invoke("--base", "HEAD", "specs/new.yaml", "--fail-on", "medium").exit_code == 1
+    tooled = invoke("--base", "HEAD", "specs/tooled.yaml", "--fail-on", "high")
+    assert tooled.exit_code == 1 and "HIGH   tool-added" in tooled.output, tooled.output
+    removed = invoke("--base", "HEAD", "specs/gone.yaml")
+    assert removed.exit_code == 0, removed.output
+    assert "LOW    spec-removed" in removed.output and "LOW    agent-removed" in removed.output
+    assert removed.output.splitlines()[-1] == "2 change(s): 0 high, 0 medium, 2 low"
+    neither = invoke("--base", "HEAD", "specs/never.yaml")
+    assert neither.exit_code == 2 and "neither" in neither.output
+
+
+def test_markdown_lists_high_risks_first_and_a_shared_edit_once(tmp_path: Path) -> None:
+    two = ("agentspec: 1\nname: app\nagents:\n  main: {model: gemini-2.5-flash, "
+           "instruction: Hi., sub_agents: [helper]}\n  helper: {model: gemini-2.5-flash, "
+           "instruction: Help.}\n")
+    (tmp_path / "old.yaml").write_text(two)
+    (tmp_path / "new.yaml").write_text(two.replace("Hi.", "Hello.").replace(
+        "instruction: Help.", "instruction: Help., tools: [{builtin: google_search}]"))
+    table = invoke(str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"), "--format",
+                   "markdown").output
+    assert table.index("| high | `helper`") < table.index("| medium | `main`"), table
+    folder = CASES / "shared_definitions_edited"
+    done = invoke(str(folder / "old.yaml"), str(folder / "new.yaml"), "--format", "markdown",
+                  "--fail-on", "high")
+    assert done.exit_code == 1
+    rows = [line for line in done.output.splitlines() if line.startswith("| ") and
+            not line.startswith("| risk")]
+    risks = [row.split(" | ")[0].removeprefix("| ") for row in rows]
+    assert risks == sorted(risks, key=["high", "medium", "low"].index) and len(rows) == 5
+    assert "2 high, 3 medium, 0 low" in done.output
+    assert all("`lead`, `billing`, `support`" in row for row in rows)
+    text = invoke(str(folder / "old.yaml"), str(folder / "new.yaml")).output
+    assert text.splitlines()[-1] == "5 change(s): 2 high, 3 medium, 0 low"
+    data = json.loads(invoke(str(folder / "old.yaml"), str(folder / "new.yaml"),
+                             "--format", "json").output)
+    assert {tuple(c["agents"]) for c in data["changes"]} == {
+        ("lead", "billing", "support"), ("lead", "billing", "support", "triage")}
 
 
 def test_the_shipped_specs_compare_clean_with_themselves() -> None:

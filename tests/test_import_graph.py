@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentspec"
 #: the compiler's stages in pipeline order: a stage may import its own and earlier ones
 ORDER = ("core", "spec", "parse", "resolve", "kinds", "validate", "ir", "emit", "build",
          "bundle", "review", "adkimport", "testing", "init", "cli")
-CORE = {"source", "diagnostics", "paths", "safefs", "stdlib", "__init__"}
+CORE = {"source", "diagnostics", "paths", "pysource", "safefs", "stdlib", "__init__"}
 #: the parts of later stages a kind module holds (its node types, plan values, diff rules)
 KIND_PARTS = {"agentspec.ir.tree", "agentspec.ir.plan", "agentspec.ir.values",
               "agentspec.review.rule", "agentspec.review.changes"}

@@ -37,14 +37,21 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
         write_package,
     )
 
-    compiled = compile_spec(spec, environment=environment)
+    # the generated files hold `${env.X}` references, never their values: a check needs no
+    # secrets (a pull request from a fork has none)
+    compiled = compile_spec(spec, environment=environment, unset_allowed=check_only)
     if not compiled.ok:
         print_diagnostics(compiled.diagnostics, compiled.check.sources)
         sys.exit(2 if not compiled.check.readable else 1)
-    _, problems = build_objects(compiled)  # imports the user's modules: fail here, not later
-    if problems:
-        print_diagnostics(problems, compiled.check.sources)
-        sys.exit(1)
+    if check_only and compiled.unset:
+        print_diagnostics(compiled.unset, compiled.check.sources)
+        click.echo("note: the agents are not constructed (their modules not imported) while "
+                   "a variable they read is unset; the generated files are compared", err=True)
+    else:
+        _, problems = build_objects(compiled)  # imports the user's modules: fail here
+        if problems:
+            print_diagnostics(problems, compiled.check.sources)
+            sys.exit(1)
     default = compiled.spec_dir / "dist" if bundle else compiled.spec_dir
     target = out_dir if out_dir is not None else default
     assert compiled.plan is not None

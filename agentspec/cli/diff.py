@@ -38,7 +38,8 @@ def _inside(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo | None
 
 def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]]:
     """The spec file of one side; `REV:path` is extracted from git into a temporary tree
-    (the whole revision, so imports, instruction files and modules are there too)."""
+    (the whole revision, so imports, instruction files and modules are there too). A spec
+    the revision does not have comes back as a path that is not a file."""
     if ":" not in side or Path(side).exists():
         return Path(side), side, {}
     revision, path = side.split(":", 1)
@@ -63,8 +64,6 @@ def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]
     spec = (tree / path).resolve()
     if not spec.is_relative_to(tree.resolve()):
         raise click.UsageError(f"{path} is outside the repository")
-    if not spec.is_file():
-        raise click.UsageError(f"{path} does not exist in revision {revision}")
     return spec, side, {"prefix": str(tree), "revision": revision}
 
 
@@ -101,12 +100,16 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _markdown(changes: list[Any], counts: Counter[str]) -> str:
-    lines = [f"**agentspec diff**: {counts['high']} high, {counts['medium']} medium, "
+def _markdown(changes: list[Any], counts: Counter[str], spec: str) -> str:
+    from agentspec.review.diff import RISKS
+
+    changes = sorted(changes, key=lambda c: RISKS.index(c.risk))  # stable: agents' order kept
+    lines = [f"**agentspec diff** `{spec}`: {counts['high']} high, {counts['medium']} medium, "
              f"{counts['low']} low", "", "| risk | agent | change | what | old | new |",
              "|---|---|---|---|---|---|"]
-    lines += [f"| {c.risk} | `{c.agent}` | `{c.change}` | {_cell(c.reason)} | "
-              f"{_cell(c.old or '')} | {_cell(c.new or '')} |" for c in changes]
+    lines += [f"| {c.risk} | {', '.join(f'`{a}`' for a in c.agents)} | `{c.change}` | "
+              f"{_cell(c.reason)} | {_cell(c.old or '')} | {_cell(c.new or '')} |"
+              for c in changes]
     for change in changes:
         if change.detail:
             lines += ["", f"<details><summary>{change.agent}: {change.change}</summary>", "",
@@ -127,7 +130,7 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
             fail_on: str | None, environment: str | None) -> None:
     """Compare two versions of a spec: OLD and NEW are files or REV:path (from git). With
     --base REV, give only the file: its version at REV is compared with the working tree."""
-    from agentspec.review.diff import RISKS, compare, load_side
+    from agentspec.review.diff import RISKS, absent_side, compare, load_side
 
     if base is not None:
         if old is None or new is not None:
@@ -138,8 +141,16 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
         raise click.UsageError("give OLD and NEW (or one file with --base REV)")
     sides = []
     with ExitStack() as stack:
-        for given in (old, new):
-            path, label, where = _materialize(given, stack)
+        found = [_materialize(given, stack) for given in (old, new)]
+        # a spec added or removed since a revision is compared with no spec
+        missing = [not path.exists() and (where or base is not None)
+                   for path, _, where in found]
+        if all(missing):
+            raise click.UsageError(f"neither {old} nor {new} exists")
+        for (path, label, where), absent in zip(found, missing, strict=True):
+            if absent:
+                sides.append(absent_side(path, label))
+                continue
             side = load_side(path, label, environment=environment,
                              project=Path(where["prefix"]) if where else None)
             side.display = _display(side.result, where)
@@ -155,7 +166,7 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
         click.echo(json.dumps({"changes": [c.to_dict() for c in changes],
                                "summary": {r: counts[r] for r in RISKS}}, indent=2))
     elif fmt == "markdown":
-        click.echo(_markdown(changes, counts))
+        click.echo(_markdown(changes, counts, new))
     else:
         if changes:
             click.echo(_text(changes))

@@ -353,6 +353,28 @@ UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
     and matches none of them, so `build` would fail (AS404) wherever it runs. Whether an id
     that needs an optional package resolves depends on the installation; `build` checks
     those.""")
+UNKNOWN_MODEL_ID = _code("AS251", "unknown-model-id",
+    "A Gemini model id that no known model has", """
+    ADK's registry resolves every `gemini-*` id, so a misspelled one (`gemini-2.5-flsh`)
+    builds and fails only when the model's server refuses the first request. agentspec keeps
+    a table of the Gemini models google-genai and ADK name (`agentspec.contract.known_models`,
+    with the date it was taken), and warns about an id that is neither one of them nor a
+    release of one (`-001`, `-preview-MM-DD`, `-exp-...`), naming the closest. A model newer
+    than the table is a warning to ignore (or to report, so the table is refreshed). Other
+    providers' ids are not judged: no installed library lists them.""", warning=True)
+PYTHON_NAME_NOT_FOUND = _code("AS252", "python-name-not-found",
+    "A python reference to a name its module does not define", """
+    `validate` reads the source of the spec's own modules (beside the spec), without
+    importing them: the name after `:` must be bound at the module's top level, by `def`,
+    `class`, an assignment or an import (`from x import y as name`). A module that
+    star-imports (`from x import *`) or defines `__getattr__` can bind any name, so it is not
+    judged; nor are modules installed elsewhere on the Python path. `build` would fail to
+    import the name.""")
+PYTHON_MODULE_SYNTAX = _code("AS253", "python-module-syntax",
+    "A module that a python reference names does not parse", """
+    The module's source has a syntax error (its file, line and column are in the message),
+    so importing it fails when the agent is built or loaded. `validate` parses the spec's own
+    modules with Python's `ast`, without running them.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
@@ -601,7 +623,9 @@ KIND_CHANGED = _change("AS504", "kind-changed", "medium", "An agent's kind chang
     how it runs changed as a whole.""")
 MODEL_CHANGED = _change("AS505", "model-changed", "medium", "An agent's model changed", """
     The model id or provider an agent runs on changed (directly or through a named model or
-    an environment): answers, cost and latency change.""")
+    an environment), or that of a member of its fallback chain or route: answers, cost and
+    latency change. An edit to a model under `models` is one change at its definition,
+    naming every agent that reaches it.""")
 TOOL_ADDED = _change("AS506", "tool-added", "high", "An agent gains a tool", """
     The agent can do something it could not: a tool, an agent called as a tool, the file
     tools, todos or `task`. A new capability is what a reviewer must look at first.""")
@@ -773,9 +797,9 @@ MODEL_ROUTING_CHANGED = _change("AS561", "model-routing-changed", "medium",
     model answers a call changes.""")
 MODEL_SETTINGS_CHANGED = _change("AS562", "model-settings-changed", "medium",
                                  "A model is called with other settings", """
-    The same model, on the same servers, is called with another key (`api_key`), other call
-    arguments (`args`), or a member of its chain or route calls differently: answers, cost
-    and which account pays can change. Key values are never shown.""")
+    The same model, or a member of its chain or route, is called with another key
+    (`api_key`), other call arguments (`args`) or another `base_url` it already called:
+    answers, cost and which account pays can change. Key values are never shown.""")
 SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed", "medium",
                                         "Where summarized conversations are kept changed", """
     `summarization.history`: the text of the events each summary replaces is now written
@@ -818,6 +842,14 @@ SESSIONS_CHANGED = _change("AS577", "sessions-changed", "medium",
     `sessions` (or its default with `jobs.on_done: resume`): conversations of the old store
     are not seen, and front ends and workers must use the new one. A password in the URL is
     never shown.""")
+SPEC_ADDED = _change("AS578", "spec-added", "medium", "A spec that did not exist runs", """
+    `diff --base REV SPEC` (or `REV:path`) on a spec the revision does not have: every agent
+    it runs is reported as added (AS501), with its tools as gained capabilities (AS506,
+    AS512), its plugins as added (AS537), its `outside_project` entries (AS529) and a job
+    webhook (AS553), so `--fail-on` judges a new spec by what it can do.""")
+SPEC_REMOVED = _change("AS579", "spec-removed", "low", "A spec no longer exists", """
+    The revision has the spec and the working tree does not: its agents no longer run
+    (AS502).""")
 
 
 # 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec

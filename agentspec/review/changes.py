@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["RISKS", "SPEC", "Change", "Where"]
@@ -25,6 +25,8 @@ class Where:
 
 @dataclass(frozen=True)
 class Change:
+    #: the agent it concerns; for a definition several agents share, every agent it
+    #: reaches, joined by ", " (`agents` lists them)
     agent: str
     change: str  # the rule's name: tool-added, approval-dropped, ...
     risk: str
@@ -33,9 +35,20 @@ class Change:
     new: Where | None = None
     detail: str = ""  # the instruction's unified diff, old -> new values, ...
     code: str = ""  # the rule's code, AS5xx
+    #: every agent it reaches, when that is more than `agent`
+    reaches: tuple[str, ...] = ()
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return self.reaches or (self.agent,)
+
+    def reaching(self, agent: str) -> Change:
+        """The same change, reaching `agent` too."""
+        agents = (*self.agents, agent)
+        return replace(self, agent=", ".join(agents), reaches=agents)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "change": self.change, "code": self.code,
-                "risk": self.risk, "reason": self.reason,
+        return {"agent": self.agent, "agents": list(self.agents), "change": self.change,
+                "code": self.code, "risk": self.risk, "reason": self.reason,
                 "old": str(self.old) if self.old else None,
                 "new": str(self.new) if self.new else None, "detail": self.detail}

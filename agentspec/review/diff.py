@@ -22,22 +22,25 @@ changed in each version:
 * low: a capability lost, an approval added, a limit lowered, an agent removed or renamed,
   `outside_project` narrowed.
 
-App-level changes are reported under `(spec)`. The text of a file outside the project is
-never shown, nor the password of a store URL.
+A spec one version does not have is compared with no spec: `spec-added` (medium, with what
+its agents can do) or `spec-removed` (low). App-level changes are reported under `(spec)`.
+The text of a file outside the project is never shown, nor the password of a store URL.
 """
 
 from __future__ import annotations
 
 from agentspec.review.rule import AgentPair, AppPair
 from agentspec.review.rules import AGENT_RULES, APP_RULES, TREE_RULES, Trees, blank
-from agentspec.review.sides import RISKS, SPEC, Change, Side, Where, load_side
+from agentspec.review.sides import RISKS, SPEC, Change, Side, Where, absent_side, load_side
 
-__all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "compare", "load_side"]
+__all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "absent_side", "compare", "grouped",
+           "load_side"]
 
 
 def compare(old: Side, new: Side) -> list[Change]:
     """Every change from `old` to `new`, per agent, in the new version's order (changes to
-    the spec as a whole last)."""
+    the spec as a whole last); one edit of a definition several agents share (a model, a
+    backend, a tool) is one change that names every agent it reaches."""
     trees = Trees(old, new)
     changes = [change for rule in TREE_RULES for change in rule.check(trees)]
     pairs = [AgentPair(old, new, new_name, old_name, trees.before[old_name],
@@ -51,8 +54,25 @@ def compare(old: Side, new: Side) -> list[Change]:
         pair = AgentPair(old, new, name, name, blank(agent), agent)
         changes += [pair.resolve(found, rule.code) for rule in AGENT_RULES if rule.on_new_agent
                     for found in rule.check(pair)]
-    app = AppPair(old, new)
-    changes += [app.resolve(found, rule.code) for rule in APP_RULES for found in rule.check(app)]
+    if not new.absent:
+        app = AppPair(old, new)
+        changes += [app.resolve(found, rule.code) for rule in APP_RULES
+                    if rule.on_new_spec or not old.absent for found in rule.check(app)]
     order = {name: index for index, name in enumerate(trees.after)}
-    return sorted(changes, key=lambda c: (order.get(c.agent, len(order)),
-                                          RISKS.index(c.risk), c.change))
+    return sorted(grouped(changes), key=lambda c: (order.get(c.agents[0], len(order)),
+                                                   RISKS.index(c.risk), c.change))
+
+
+def grouped(changes: list[Change]) -> list[Change]:
+    """Changes that say the same at the same positions (a shared definition's edit, found
+    once per agent that uses it) as one change naming every agent, in the order found."""
+    merged: dict[tuple[object, ...], Change] = {}
+    for change in changes:
+        key = (change.code, change.change, change.risk, change.reason, change.old,
+               change.new, change.detail)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = change
+        elif change.agent not in first.agents:
+            merged[key] = first.reaching(change.agent)
+    return list(merged.values())

@@ -52,6 +52,8 @@ class Rule(Generic[P]):
     check: Callable[[P], Iterable[Found]]
     #: agent rules: also run for an agent only the new version has (against no agent)
     on_new_agent: bool = False
+    #: app rules: also run for a spec only the new version has (against no spec)
+    on_new_spec: bool = False
 
     @property
     def name(self) -> str:

@@ -28,7 +28,6 @@ from agentspec.ir.tree import (
     Compaction,
     LlmNode,
     McpToolNode,
-    ModelNode,
     PlannerNode,
     PyObject,
     PythonToolNode,
@@ -37,6 +36,12 @@ from agentspec.ir.tree import (
     tools_of,
 )
 from agentspec.kinds import KINDS
+from agentspec.review.models import (
+    model_changed,
+    model_endpoint,
+    model_routing,
+    model_settings,
+)
 from agentspec.review.rule import (
     AgentPair,
     AppPair,
@@ -49,7 +54,7 @@ from agentspec.review.rule import (
     short,
     text_diff,
 )
-from agentspec.review.sides import Change, Side, Where
+from agentspec.review.sides import SPEC, Change, Side, Where
 
 __all__ = ["AGENT_RULES", "APP_RULES", "IGNORED", "RULES", "TREE_RULES", "AgentPair", "Found",
            "Rule", "TreeRule", "Trees", "capabilities"]
@@ -222,6 +227,20 @@ def _removed(trees: Trees) -> Iterator[Change]:
                            name, None)
 
 
+def _spec_added(trees: Trees) -> Iterator[Change]:
+    if trees.old.absent and not trees.new.absent:
+        yield Change(SPEC, codes.SPEC_ADDED.name, codes.SPEC_ADDED.risk or "",
+                     f"the spec is new: {trees.old.label} does not exist", None,
+                     trees.new.where(), "", codes.SPEC_ADDED.code)
+
+
+def _spec_removed(trees: Trees) -> Iterator[Change]:
+    if trees.new.absent and not trees.old.absent:
+        yield Change(SPEC, codes.SPEC_REMOVED.name, codes.SPEC_REMOVED.risk or "",
+                     f"the spec is gone: {trees.new.label} does not exist", trees.old.where(),
+                     None, "", codes.SPEC_REMOVED.code)
+
+
 def _renamed(trees: Trees) -> Iterator[Change]:
     for old_name, new_name in trees.renames:
         yield _tree_change(trees, new_name, codes.AGENT_RENAMED,
@@ -236,81 +255,6 @@ def _kind(pair: AgentPair) -> Iterator[Found]:
     if was != now:
         yield Found("medium", f"`{was}` became `{now}`", ("kind",),
                     ("kind",))
-
-
-def _model_changed(pair: AgentPair) -> Iterator[Found]:
-    """Another model id or provider (a chain's or route's members are AS560-AS562's)."""
-    was, now = model_text(pair.old_llm.model), model_text(pair.new_llm.model)
-    if was != now:
-        yield Found("medium", f"model {was} -> {now}", ("model",), ("model",))
-
-
-def _endpoints(model: ModelNode) -> dict[str, tuple[Any, ...]]:
-    """Every model a call may reach, by name, with where and how it is called."""
-    found: dict[str, tuple[Any, ...]] = {
-        model.id: (model.provider, model.base_url, model.api_key, model.args)}
-    for name, member in model.members:
-        found |= {f"{name}/{key}" if key != member.id else name: value
-                  for key, value in _endpoints(member).items()}
-    return found
-
-
-def _servers(model: ModelNode | None) -> set[str]:
-    return set() if model is None else {e[1] for e in _endpoints(model).values() if e[1]}
-
-
-def _routing(model: ModelNode) -> tuple[Any, ...]:
-    return (model.provider, tuple(name for name, _ in model.members), model.choices,
-            model.fallback, model.route_state, model.route_map, model.route_python)
-
-
-def _order(model: ModelNode) -> str:
-    if model.provider == "fallback":
-        return " -> ".join(model.fallback)
-    if model.provider == "route":
-        how = f"python `{model.route_python.ref}`" if model.route_python else \
-            f"state `{model.route_state}`" + (
-                f" ({', '.join(f'{k} -> {v}' for k, v in model.route_map)})"
-                if model.route_map else "")
-        return f"a route by {how} over {', '.join(model.choices)}" + (
-            f", then {' -> '.join(model.fallback)}" if model.fallback else "")
-    return f"`{model.id}` alone"
-
-
-def _same_model(pair: AgentPair) -> tuple[ModelNode, ModelNode] | None:
-    """The agent's two models when they have the same name but differ (another name is
-    AS505's)."""
-    was, now = pair.old_llm.model, pair.new_llm.model
-    if was is None or now is None or was == now or model_text(was) != model_text(now):
-        return None
-    return was, now
-
-
-def _model_endpoint(pair: AgentPair) -> Iterator[Found]:
-    """High: the conversation, and the key, go to a server the old version did not call
-    (whatever the model is named)."""
-    added = sorted(_servers(pair.new_llm.model) - _servers(pair.old_llm.model))
-    if added and pair.new_llm.model is not None:
-        yield Found("high", f"model `{pair.new_llm.model.id}` now sends requests to "
-                    f"{', '.join(added)}", ("model",), ("model",))
-
-
-def _model_routing(pair: AgentPair) -> Iterator[Found]:
-    both = _same_model(pair)
-    if both is not None and _routing(both[0]) != _routing(both[1]):
-        was, now = both
-        yield Found("medium", f"model `{now.id}` now tries {_order(now)} (was {_order(was)})",
-                    ("model",), ("model",))
-
-
-def _model_settings(pair: AgentPair) -> Iterator[Found]:
-    both = _same_model(pair)
-    if both is None:
-        return
-    was, now = both
-    if _routing(was) == _routing(now) and not _servers(now) - _servers(was):
-        yield Found("medium", f"model `{now.id}` is called with other settings (key, "
-                    "arguments or a member's endpoint)", ("model",), ("model",))
 
 
 def _tool_added(pair: AgentPair) -> Iterator[Found]:
@@ -336,10 +280,8 @@ def _tool_changed(pair: AgentPair) -> Iterator[Found]:
             "working directory, prefix or module directory)"
         # positioned at the definition, where it changed
         yield Found("high", reason,
-                    pair.old.where("tools", tool) or pair.old.where(
-                        "agents", pair.old_name, *old[tool][0]),
-                    pair.new.where("tools", tool) or pair.new.where(
-                        "agents", pair.name, *new[tool][0]))
+                    pair.old.defined("tools", tool) or old[tool][0],
+                    pair.new.defined("tools", tool) or new[tool][0])
 
 
 def _approval_dropped(pair: AgentPair) -> Iterator[Found]:
@@ -391,6 +333,13 @@ _SANDBOX_LIMITS = ("max_processes", "max_file_bytes", "max_memory_mb", "tmp_size
                    "max_workspace_mb")
 
 
+def _backend_at(pair: AgentPair, name: str, *under: str) -> tuple[Path | Where, Path | Where]:
+    """Where backend `name` (or a key under it) is defined in both versions: its entry under
+    `backends`, else the agent's `filesystem`."""
+    return (pair.old.defined("backends", name, *under) or ("filesystem",),
+            pair.new.defined("backends", name, *under) or ("filesystem",))
+
+
 def _backend_changed(pair: AgentPair) -> Iterator[Found]:
     """Another backend, or the same one set up differently (a root, the environment,
     routes); its limits and hard links are their own rules."""
@@ -404,11 +353,14 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
     old, new = dict(before.definitions), dict(after.definitions)
     rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_sockets",
             *_SANDBOX_LIMITS)
-    mine_old = {k: v for k, v in old.get(before.backend, {}).items() if k not in rest}
-    mine_new = {k: v for k, v in new.get(after.backend, {}).items() if k not in rest}
-    if mine_old != mine_new or old.keys() != new.keys():
-        yield Found("medium", f"backend `{after.backend}` is set up differently (root, "
-                    "environment or routes)", ("filesystem",), ("filesystem",))
+    for name in sorted(old.keys() | new.keys()):
+        mine_old = {k: v for k, v in old.get(name, {}).items() if k not in rest}
+        mine_new = {k: v for k, v in new.get(name, {}).items() if k not in rest}
+        keys = sorted(k for k in mine_old.keys() | mine_new.keys()
+                      if mine_old.get(k) != mine_new.get(k))
+        if keys:
+            yield Found("medium", f"backend `{name}` is set up differently (root, "
+                        "environment or routes)", *_backend_at(pair, name, keys[0]))
 
 
 def _backend_limits(pair: AgentPair) -> Iterator[Found]:
@@ -418,8 +370,8 @@ def _backend_limits(pair: AgentPair) -> Iterator[Found]:
     name = pair.new_llm.filesystem.backend if pair.new_llm.filesystem else ""
     before, after = both[0].get(name, {}), both[1].get(name, {})
     for key in _BACKEND_LIMITS:
-        yield from limit(f"backend {key}", before.get(key), after.get(key), ("filesystem",),
-                          ("filesystem",))
+        yield from limit(f"backend `{name}` {key}", before.get(key), after.get(key),
+                         *_backend_at(pair, name, key))
 
 
 def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
@@ -433,61 +385,76 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
         now = new[backend].get("hard_links") == "allow"
         if allowed and now and not was:
             yield Found("high", f"backend `{backend}` now reads files with several names "
-                        "(hard links), which may lie outside its root", ("filesystem",),
-                        ("filesystem",))
+                        "(hard links), which may lie outside its root",
+                        *_backend_at(pair, backend, "hard_links"))
         elif not allowed and was and not now:
             yield Found("low", f"backend `{backend}` no longer reads files with several names "
-                        "(hard links)", ("filesystem",), ("filesystem",))
+                        "(hard links)", *_backend_at(pair, backend, "hard_links"))
 
 
-def _executor(node: AgentNode) -> dict[str, Any] | None:
-    """The definition of the backend that runs the agent's commands (a composite's default),
-    when it has file tools."""
+def _executor(node: AgentNode) -> tuple[str, dict[str, Any]] | None:
+    """The backend that runs the agent's commands (a composite's default), by name with its
+    definition, when it has file tools."""
     filesystem = llm_view(node).filesystem
     if filesystem is None:
         return None
     definitions: dict[str, dict[str, Any]] = dict(filesystem.definitions)
-    definition = definitions.get(filesystem.backend)
+    name = filesystem.backend
     seen: set[str] = set()
-    while definition is not None and definition["type"] == "composite" and \
-            definition["default"] not in seen:
-        seen.add(definition["default"])
-        definition = definitions.get(definition["default"])
-    return definition
+    while name in definitions and definitions[name]["type"] == "composite" and \
+            definitions[name]["default"] not in seen:
+        seen.add(definitions[name]["default"])
+        name = definitions[name]["default"]
+    return (name, definitions[name]) if name in definitions else None
 
 
-def _sandboxes(pair: AgentPair) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
-    """Where the agent's commands run in each version (a sandbox's definition, else None);
-    None when the new version runs no commands or a version has no file tools."""
+@dataclass(frozen=True)
+class _Sandboxes:
+    """Where the agent's commands run in each version: a sandbox's definition, else None."""
+
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    old_at: Path | Where
+    new_at: Path | Where
+
+
+def _sandboxes(pair: AgentPair, *under: str) -> _Sandboxes | None:
+    """None when the new version runs no commands or a version has no file tools; the
+    positions are the sandboxes' definitions (or `under` them), else the agent's files."""
     before, after = _executor(pair.before), _executor(pair.after)
     if before is None or after is None or not _runs_commands(pair.after):
         return None
-    return (before if before["type"] == "sandbox" else None,
-            after if after["type"] == "sandbox" else None)
+    old_at = pair.old.defined("backends", before[0], *under) if \
+        before[1]["type"] == "sandbox" else None
+    new_at = pair.new.defined("backends", after[0], *under) if \
+        after[1]["type"] == "sandbox" else None
+    return _Sandboxes(before[1] if before[1]["type"] == "sandbox" else None,
+                      after[1] if after[1]["type"] == "sandbox" else None,
+                      old_at or ("filesystem",), new_at or ("filesystem",))
 
 
 def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
     both = _sandboxes(pair)
-    if both is None or (both[0] is None) == (both[1] is None):
+    if both is None or (both.before is None) == (both.after is None):
         return
-    if dropped and both[1] is None:
+    if dropped and both.after is None:
         yield Found("high", "commands no longer run in a sandbox: they reach every file, "
                     "process and network the agent's user can", ("filesystem",), ("filesystem",))
-    elif not dropped and both[0] is None:
+    elif not dropped and both.before is None:
         yield Found("low", "commands now run in a sandbox", ("filesystem",), ("filesystem",))
 
 
 def _sandbox_network(pair: AgentPair, gained: bool) -> Iterator[Found]:
-    both = _sandboxes(pair)
-    if both is None or both[0] is None or both[1] is None:
+    both = _sandboxes(pair, "network")
+    if both is None or both.before is None or both.after is None:
         return
-    was, now = bool(both[0].get("network")), bool(both[1].get("network"))
+    was, now = bool(both.before.get("network")), bool(both.after.get("network"))
     if gained and now and not was:
         yield Found("high", "sandboxed commands can now reach the network, the host's "
-                    "loopback services included", ("filesystem",), ("filesystem",))
+                    "loopback services included", both.old_at, both.new_at)
     elif not gained and was and not now:
-        yield Found("low", "sandboxed commands no longer reach the network", ("filesystem",),
-                    ("filesystem",))
+        yield Found("low", "sandboxed commands no longer reach the network", both.old_at,
+                    both.new_at)
 
 
 def _mounts(definition: Mapping[str, Any]) -> dict[str, str]:
@@ -495,35 +462,39 @@ def _mounts(definition: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _sandbox_mounts(pair: AgentPair, added: bool) -> Iterator[Found]:
-    both = _sandboxes(pair)
-    if both is None or both[0] is None or both[1] is None:
+    both = _sandboxes(pair, "mounts")
+    if both is None or both.before is None or both.after is None:
         return
-    old, new = _mounts(both[0]), _mounts(both[1])
-    was, now = bool(both[0].get("allow_sockets")), bool(both[1].get("allow_sockets"))
-    if added and now and not was:
-        yield Found("high", "sandboxed commands can now talk to host services through Unix "
-                    "sockets in their mounts (`allow_sockets`)", ("filesystem",), ("filesystem",))
-    elif not added and was and not now:
-        yield Found("low", "sandboxed commands no longer reach Unix sockets in their mounts",
-                    ("filesystem",), ("filesystem",))
+    old, new = _mounts(both.before), _mounts(both.after)
+    was, now = bool(both.before.get("allow_sockets")), bool(both.after.get("allow_sockets"))
+    if was != now:
+        at = _sandboxes(pair, "allow_sockets") or both
+        if added and now:
+            yield Found("high", "sandboxed commands can now talk to host services through "
+                        "Unix sockets in their mounts (`allow_sockets`)", at.old_at, at.new_at)
+        elif not added and was:
+            yield Found("low", "sandboxed commands no longer reach Unix sockets in their "
+                        "mounts", at.old_at, at.new_at)
     if added:
         for target in sorted(new):
             if old.get(target) != new[target]:
                 yield Found("high", f"sandboxed commands now read the host directory "
-                            f"`{new[target]}` at `{target}`", ("filesystem",), ("filesystem",))
+                            f"`{new[target]}` at `{target}`", both.old_at, both.new_at)
     else:
         for target in sorted(old.keys() - new.keys()):
-            yield Found("low", f"sandboxed commands no longer see `{target}`", ("filesystem",),
-                        ("filesystem",))
+            yield Found("low", f"sandboxed commands no longer see `{target}`", both.old_at,
+                        both.new_at)
 
 
 def _sandbox_limits(pair: AgentPair) -> Iterator[Found]:
     both = _sandboxes(pair)
-    if both is None or both[0] is None or both[1] is None:
+    if both is None or both.before is None or both.after is None:
         return
     for key in _SANDBOX_LIMITS:
-        yield from limit(f"sandbox {key}", both[0].get(key), both[1].get(key), ("filesystem",),
-                         ("filesystem",))
+        at = _sandboxes(pair, key)
+        assert at is not None
+        yield from limit(f"sandbox {key}", both.before.get(key), both.after.get(key),
+                         at.old_at, at.new_at)
 
 
 def braces_note(old: str, new: str) -> str:
@@ -967,12 +938,14 @@ TREE_RULES: tuple[TreeRule, ...] = (
     TreeRule(codes.AGENT_ADDED, ("AppNode.root", "AgentFields.name"), _added),
     TreeRule(codes.AGENT_REMOVED, ("AppNode.root", "AgentFields.name"), _removed),
     TreeRule(codes.AGENT_RENAMED, ("AgentFields.name",), _renamed),
+    TreeRule(codes.SPEC_ADDED, ("AppNode.root",), _spec_added),
+    TreeRule(codes.SPEC_REMOVED, ("AppNode.root",), _spec_removed),
 )
 
 AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.KIND_CHANGED, ("WorkflowNode.kind",), _kind),  # and the node's class
     Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.id", "ModelNode.provider"),
-         _model_changed),
+         model_changed),
     Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
     Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
     Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
@@ -1029,19 +1002,21 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.SANDBOX_MOUNT_REMOVED, _SANDBOX, lambda pair: _sandbox_mounts(pair, False)),
     Rule(codes.LIMIT_CHANGED, _SANDBOX, _sandbox_limits),
     Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
-                                        "ModelNode.members"), _model_endpoint),
-    Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, _model_routing),
+                                        "ModelNode.members"), model_endpoint),
+    Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, model_routing),
     Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
-                                        "ModelNode.members"), _model_settings),
+                                        "ModelNode.members"), model_settings),
 )
 
 APP_RULES: tuple[Rule[AppPair], ...] = (
-    Rule(codes.OUTSIDE_PROJECT_WIDENED, ("AppNode.outside_project",), _widened),
+    Rule(codes.OUTSIDE_PROJECT_WIDENED, ("AppNode.outside_project",), _widened,
+         on_new_spec=True),
     Rule(codes.OUTSIDE_PROJECT_NARROWED, ("AppNode.outside_project",), _narrowed),
     Rule(codes.STATE_ADDED, ("AppNode.state", "AppNode.inputs"), _state_added),
     Rule(codes.STATE_CHANGED, ("AppNode.state", "AppNode.inputs"), _state_changed),
     Rule(codes.STATE_REMOVED, ("AppNode.state", "AppNode.inputs"), _state_removed),
-    Rule(codes.PLUGIN_ADDED, ("AppNode.plugins", "PyObject.*"), _plugin_added),
+    Rule(codes.PLUGIN_ADDED, ("AppNode.plugins", "PyObject.*"), _plugin_added,
+         on_new_spec=True),
     Rule(codes.PLUGIN_REMOVED, ("AppNode.plugins", "PyObject.*"), _plugin_removed),
     Rule(codes.PLUGIN_CHANGED, ("AppNode.plugins", "PyObject.*"), _plugin_changed),
     Rule(codes.GLOBAL_INSTRUCTION_CHANGED, ("AppNode.global_instruction",), _global_instruction),
@@ -1050,7 +1025,8 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.JOBS_STORE_CHANGED, ("AppNode.jobs", "JobsNode.store", "JobsNode.sqlite_path"),
          _jobs_store),
     Rule(codes.LIMIT_CHANGED, ("JobsNode.max_attempts", "JobsNode.lease_seconds"), _jobs_limits),
-    Rule(codes.JOBS_WEBHOOK_CHANGED, ("JobsNode.webhook", "JobsNode.headers"), _jobs_webhook),
+    Rule(codes.JOBS_WEBHOOK_CHANGED, ("JobsNode.webhook", "JobsNode.headers"), _jobs_webhook,
+         on_new_spec=True),
     Rule(codes.APP_RENAMED, ("AppNode.name",), _app_name),
     Rule(codes.SUMMARIZATION_HISTORY_CHANGED, ("AppNode.compaction", "Compaction.history"),
          _summarization_history),

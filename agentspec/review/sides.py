@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentspec.diagnostics import Diagnostic
 from agentspec.ir.lower import lower
@@ -12,7 +13,7 @@ from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
 from agentspec.review.changes import RISKS, SPEC, Change, Where
 from agentspec.validate.check import CheckResult, check
 
-__all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "agents", "load_side"]
+__all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "absent_side", "agents", "load_side"]
 
 @dataclass
 class Side:
@@ -23,6 +24,8 @@ class Side:
     app: AppNode | None
     problems: list[Diagnostic] = field(default_factory=list)
     display: Mapping[str, str] = field(default_factory=dict)  # source file -> shown name
+    #: the spec does not exist in this version (added or removed since)
+    absent: bool = False
 
     @property
     def agents(self) -> dict[str, AgentNode]:
@@ -32,6 +35,24 @@ class Side:
         """Whether the resolved document has an entry at `path`."""
         document = self.result.document
         return document is not None and document.pos.find(path) is not None
+
+    def value(self, *path: str | int) -> Any:
+        """The resolved document's value at `path` (None when there is none)."""
+        value: Any = None if self.result.document is None else self.result.document.data
+        for part in path:
+            inside = part in value if isinstance(value, dict) else isinstance(
+                value, list) and isinstance(part, int) and 0 <= part < len(value)
+            if not inside:
+                return None
+            value = value[part]
+        return value
+
+    def defined(self, section: str, name: str | None, *under: str | int) -> Where | None:
+        """Where a definition agents share (an entry of `models`, `backends`, `tools`), or a
+        key under it, is; None when the spec has no such definition."""
+        if name is None or not self.has(section, name):
+            return None
+        return self.where(section, name, *under)
 
     def where(self, *path: str | int, key: bool = False) -> Where | None:
         """The position of `path` in the resolved document (the key or the value)."""
@@ -63,6 +84,11 @@ def load_side(path: Path, label: str, *, environment: str | None = None,
         return Side(label, result, None, errors, dict(display or {}))
     app, problems = lower(result)
     return Side(label, result, app, problems, dict(display or {}))
+
+
+def absent_side(path: Path, label: str) -> Side:
+    """A version that has no spec at `path`: what an added spec is compared with."""
+    return Side(label, CheckResult(path), None, absent=True)
 
 
 def agents(root: AgentNode) -> Iterator[tuple[str, AgentNode]]:

@@ -8,9 +8,11 @@ from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path as FsPath
 
-from agentspec.diagnostics import codes
+from agentspec.diagnostics import Related, codes, did_you_mean
 from agentspec.parse import Path
-from agentspec.paths import is_dir, is_file, list_dir
+from agentspec.paths import display_name, is_dir, is_file, list_dir
+from agentspec.pysource import SyntaxProblem, module_file, parsed, top_names
+from agentspec.source import Span
 from agentspec.spec.agents import (
     LlmAgent,
     PlannerAgent,
@@ -121,3 +123,32 @@ def check_python_refs(ctx: Context) -> None:
                 f"`{ref}` leads into the standard library module `{reached}` through "
                 f"`{module}`'s imports", span,
                 hint="wrap what you need in a function of your own module"))
+            continue
+        _check_source(ctx, ref, span, roots[0])
+
+
+def _check_source(ctx: Context, ref: str, span: Span, directory: str) -> None:
+    """The spec's own module (beside the spec) parses and binds the referenced name."""
+    module, attr = ref.split(":", 1)
+    found = module_file(module, (directory,))
+    if found is None or ctx.project.judge(FsPath(found[0])) != "inside":
+        return  # installed elsewhere, compiled, or (a link) out of the project: build judges
+    tree = parsed(found[0])
+    if tree is None:
+        return  # unreadable or too large
+    shown = display_name(FsPath(found[0]))
+    if isinstance(tree, SyntaxProblem):
+        place = Span.at(shown, tree.line, tree.col)
+        ctx.report(codes.PYTHON_MODULE_SYNTAX(
+            f"module `{module}` does not parse: {tree.message} ({shown}:{tree.line}:"
+            f"{tree.col})", span, hint=f"fix the syntax error in `{shown}`",
+            related=[Related(place, "the syntax error")]))
+        return
+    names = top_names(tree)
+    head = attr.split(".")[0]
+    if names.open or head in names.bound or (
+            found[1] and module_file(f"{module}.{head}", (directory,)) is not None):
+        return  # bound, possibly bound, or a submodule of the package
+    ctx.report(codes.PYTHON_NAME_NOT_FOUND(
+        f"module `{module}` ({shown}) defines no `{head}`", span,
+        hint=did_you_mean(head, names.bound) or f"define `{head}` in `{shown}`"))

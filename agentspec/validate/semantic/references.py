@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Sequence
 
+from agentspec.contract import known_models
 from agentspec.contract.adk_models import never_resolves
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.resolve.interpolate import has_env_ref
@@ -29,12 +30,22 @@ _GIVEN_BY = {**dict.fromkeys(FILE_TOOLS, "`filesystem: BACKEND` (or `filesystem:
 
 
 def _model_id(ctx: Context, model_id: str, *path: str | int) -> None:
-    """An id ADK's registry resolves (`provider: adk`): AS250 when it never can."""
-    if not has_env_ref(model_id) and never_resolves(model_id):
+    """An id ADK's registry resolves (`provider: adk`): AS250 when it never can, AS251 when
+    it does but names no Gemini model known (a misspelling the registry lets through)."""
+    if has_env_ref(model_id):
+        return
+    if never_resolves(model_id):
         ctx.report(codes.UNRESOLVABLE_MODEL_ID(
             f"ADK's model registry resolves no model id `{model_id}`", ctx.at(*path),
             hint="use an id such as `gemini-2.5-flash` or `claude-sonnet-4-5`, or a LiteLLM "
             "id such as `openai/gpt-4o` with `provider: litellm`"))
+    elif known_models.is_judged(model_id) and not known_models.is_known(model_id):
+        near = known_models.closest(model_id)
+        ctx.report(codes.UNKNOWN_MODEL_ID(
+            f"`{model_id}` is not a Gemini model agentspec knows (its table is of "
+            f"{known_models.TAKEN})", ctx.at(*path),
+            hint=("did you mean " + " or ".join(f"`{m}`" for m in near) + "?") if near
+            else "check the id against https://ai.google.dev/gemini-api/docs/models"))
 
 
 def _model(ctx: Context, value: str | None, *path: str | int) -> None:

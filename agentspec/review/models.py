@@ -1,0 +1,163 @@
+"""The diff rules about models: an agent's model, and the models it reaches through a
+chain or route, each change positioned at the definition it is in (under `models`), so an
+edit every agent sees is found once per agent at the same place and reported once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from agentspec.ir.tree import ModelNode
+from agentspec.review.rule import AgentPair, Found, Path, model_text
+from agentspec.review.sides import Where
+
+__all__ = ["model_changed", "model_endpoint", "model_routing", "model_settings"]
+
+
+def model_changed(pair: AgentPair) -> Iterator[Found]:
+    """Another model id or provider: the agent's own, or (positioned at its definition,
+    where every agent that reaches it sees the same change) a model it shares or calls
+    through a chain or route."""
+    was, now = pair.old_llm.model, pair.new_llm.model
+    if model_text(was) != model_text(now):
+        shared = _model_name(pair, False)
+        if shared is not None and shared == _model_name(pair, True):
+            yield Found("medium", f"model `{shared}`: {model_text(was)} -> {model_text(now)}",
+                        pair.old.defined("models", shared), pair.new.defined("models", shared))
+        else:
+            yield Found("medium", f"model {model_text(was)} -> {model_text(now)}", ("model",),
+                        ("model",))
+        return
+    if was is None or now is None:
+        return
+    old, new = _endpoints(was), _endpoints(now)
+    for key in sorted((old.keys() & new.keys()) - {now.id}):
+        before, after = _called(old[key][0], old[key][-1]), _called(new[key][0], new[key][-1])
+        if before != after:
+            name, new_at = _model_at(pair, key, True)
+            yield Found("medium", f"model `{name}`: {before} -> {after}",
+                        _model_at(pair, key, False)[1], new_at)
+
+
+def _called(provider: str, model_id: str) -> str:
+    return model_text(ModelNode(model_id, provider))
+
+
+def _endpoints(model: ModelNode) -> dict[str, tuple[Any, ...]]:
+    """Every model a call may reach, by name, with where and how it is called."""
+    found: dict[str, tuple[Any, ...]] = {
+        model.id: (model.provider, model.base_url, model.api_key, model.args, model.id)}
+    for name, member in model.members:
+        found |= {f"{name}/{key}" if key != member.id else name: value
+                  for key, value in _endpoints(member).items()}
+    return found
+
+
+def _servers(model: ModelNode | None) -> set[str]:
+    return set() if model is None else {e[1] for e in _endpoints(model).values() if e[1]}
+
+
+def _routing(model: ModelNode) -> tuple[Any, ...]:
+    return (model.provider, tuple(name for name, _ in model.members), model.choices,
+            model.fallback, model.route_state, model.route_map, model.route_python)
+
+
+def _order(model: ModelNode) -> str:
+    if model.provider == "fallback":
+        return " -> ".join(model.fallback)
+    if model.provider == "route":
+        how = f"python `{model.route_python.ref}`" if model.route_python else \
+            f"state `{model.route_state}`" + (
+                f" ({', '.join(f'{k} -> {v}' for k, v in model.route_map)})"
+                if model.route_map else "")
+        return f"a route by {how} over {', '.join(model.choices)}" + (
+            f", then {' -> '.join(model.fallback)}" if model.fallback else "")
+    return f"`{model.id}` alone"
+
+
+def _same_model(pair: AgentPair) -> tuple[ModelNode, ModelNode] | None:
+    """The agent's two models when they have the same name but differ (another name is
+    AS505's)."""
+    was, now = pair.old_llm.model, pair.new_llm.model
+    if was is None or now is None or was == now or model_text(was) != model_text(now):
+        return None
+    return was, now
+
+
+def _model_name(pair: AgentPair, new: bool) -> str | None:
+    """The name under `models` the agent's model has, when it names one there."""
+    side, name = (pair.new, pair.name) if new else (pair.old, pair.old_name)
+    named = side.value("agents", name, "model")
+    return named if isinstance(named, str) and side.has("models", named) else None
+
+
+def _model_at(pair: AgentPair, key: str, new: bool, *under: str) -> tuple[str, Path | Where]:
+    """A model the agent reaches, by its key in `_endpoints`: the name it is shown by, and
+    its definition (or the agent's `model` when it is not a shared one)."""
+    model = pair.new_llm.model if new else pair.old_llm.model
+    side = pair.new if new else pair.old
+    if model is not None and key == model.id:  # the agent's own model, not a member
+        name = _model_name(pair, new) or (key if side.has("models", key) else None)
+        return name or key, side.defined("models", name, *under) or ("model", *under)
+    name = key.rsplit("/", 1)[-1]
+    return name, side.defined("models", name, *under) or ("model",)
+
+
+def model_endpoint(pair: AgentPair) -> Iterator[Found]:
+    """High: the conversation, and the key, go to a server the old version did not call
+    (whatever the model is named); one change per model definition, at its `base_url`."""
+    was, now = pair.old_llm.model, pair.new_llm.model
+    if now is None:
+        return
+    added = _servers(now) - _servers(was)
+    old = _endpoints(was) if was is not None else {}
+    for key, (_, url, *_rest) in sorted(_endpoints(now).items()):
+        if url in added:
+            name, new_at = _model_at(pair, key, True, "base_url")
+            old_at = _model_at(pair, key, False, "base_url")[1] if key in old else None
+            yield Found("high", f"model `{name}` now sends requests to {url}", old_at, new_at)
+
+
+def _routing_key(was: ModelNode, now: ModelNode) -> str:
+    """The key of a fallback or route definition that changed."""
+    if was.fallback != now.fallback and now.provider == "fallback":
+        return "fallback"
+    if (was.route_state, was.route_map, was.route_python) != \
+            (now.route_state, now.route_map, now.route_python):
+        return "route"
+    return "models"
+
+
+def model_routing(pair: AgentPair) -> Iterator[Found]:
+    both = _same_model(pair)
+    if both is not None and _routing(both[0]) != _routing(both[1]):
+        was, now = both
+        key = _routing_key(was, now)
+        yield Found("medium", f"model `{now.id}` now tries {_order(now)} (was {_order(was)})",
+                    _model_at(pair, was.id, False, key)[1], _model_at(pair, now.id, True, key)[1])
+
+
+def model_settings(pair: AgentPair) -> Iterator[Found]:
+    """A model the agent reaches is called with another key, arguments or (a server already
+    called) endpoint; another id is AS505's, a new server AS560's, the order AS561's."""
+    both = _same_model(pair)
+    if both is None:
+        return
+    was, now = both
+    added = _servers(now) - _servers(was)
+    old, new = _endpoints(was), _endpoints(now)
+
+    def differ(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+        """key or arguments, or the endpoint unless it is a new server"""
+        return before[2:4] != after[2:4] or (after[1] not in added and before[1] != after[1])
+
+    changed = [key for key in sorted(old.keys() & new.keys()) if differ(old[key], new[key])]
+    for key in changed:
+        name, new_at = _model_at(pair, key, True)
+        yield Found("medium", f"model `{name}` is called with other settings (its key, "
+                    "arguments or endpoint)", _model_at(pair, key, False)[1], new_at)
+    if not changed and not added and _routing(was) == _routing(now) and not any(
+            _called(old[k][0], old[k][-1]) != _called(new[k][0], new[k][-1])
+            for k in old.keys() & new.keys()):
+        yield Found("medium", f"model `{now.id}` is called with other settings",
+                    ("model",), ("model",))

@@ -1,0 +1,5 @@
+"""A tool module with a syntax error."""
+
+
+def run(:
+    pass

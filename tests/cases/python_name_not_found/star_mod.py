@@ -1,0 +1,1 @@
+from tools_mod import *  # noqa: F403 - the test: a star import binds any name
