@@ -13,6 +13,7 @@ from typing import Any
 from agentspec import safefs
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
+from agentspec.extras import install
 from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
@@ -134,7 +135,7 @@ def _construction_problem(error: Any) -> Diagnostic:
         return codes.MISSING_EXTRA(str(cause), span)
     if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] == "mcp":
         return codes.MISSING_EXTRA("MCP tools need the `mcp` package", span,
-                                   hint="install it: pip install 'agentspec[mcp]'")
+                                   hint=f"install it: {install('mcp')}")
     return codes.PYTHON_IMPORT_FAILED(
         f"building `{binding.var}` failed: {type(cause).__name__}: {cause}", span)
 

@@ -308,7 +308,7 @@ def test_version() -> None:
 
     result = run("--version")
     assert result.exit_code == 0
-    assert version("agentspec") in result.stdout
+    assert version("agentspec-adk") in result.stdout
 
 
 def test_help_lists_commands() -> None:

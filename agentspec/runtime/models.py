@@ -11,6 +11,8 @@ from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
+from agentspec.extras import install
+
 __all__ = ["SCRIPTED", "MissingExtra", "Unavailable", "litellm", "registry_model"]
 
 # LiteLLM downloads its model cost map from GitHub when it is imported, unless told to use
@@ -46,7 +48,7 @@ def litellm(model: str, *, base_url: str | None = None, api_key: str | None = No
         from google.adk.models.lite_llm import LiteLlm
     except ImportError as exc:
         reason = (f"model {model!r} uses provider: litellm, which needs LiteLLM: "
-                  "pip install 'agentspec[litellm]'")
+                  f"{install('litellm')}")
         if SCRIPTED.get():
             return Unavailable(model=model, reason=reason)
         raise MissingExtra(reason) from exc
