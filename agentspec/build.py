@@ -11,9 +11,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec import safefs
+from agentspec.contract.extras import install
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
-from agentspec.extras import install
 from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentspec.contract.extras import install
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
-from agentspec.extras import install
 from agentspec.parse import Key
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from agentspec.bundle.copying import secret_name
-from agentspec.extras import DISTRIBUTION
+from agentspec.contract.extras import DISTRIBUTION
 
 __all__ = ["DISTRIBUTION", "NotInstalled", "agentspec_wheel", "distribution", "version"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from agentspec.extras import DISTRIBUTION
+from agentspec.contract.extras import DISTRIBUTION
 
 __all__ = ["main"]
 

@@ -11,7 +11,7 @@ from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
-from agentspec.extras import install
+from agentspec.contract.extras import install
 
 __all__ = ["SCRIPTED", "MissingExtra", "Unavailable", "litellm", "registry_model"]
 

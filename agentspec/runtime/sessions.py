@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentspec.contract.extras import install
 from agentspec.contract.urls import redacted
-from agentspec.extras import install
 
 __all__ = ["SESSIONS_OVERRIDE", "SessionsError", "open_sessions", "reachable", "redacted",
            "sessions_url"]

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentspec.extras import install
+from agentspec.contract.extras import install
 from agentspec.runtime.jobs import (
     Clock,
     Job,
