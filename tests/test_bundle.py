@@ -339,6 +339,7 @@ def test_a_postgres_job_store_brings_the_postgres_extra_and_sqlite_state_is_not_
         assert not any(p.name.startswith(".") for p in package.rglob("*"))  # no .agentspec/
 
 
+@pytest.mark.slow  # over 5 s of CPU (tests/conftest.py measures it)
 def test_every_shipped_spec_bundles_and_loads_alone(tmp_path: Path) -> None:
     """Each required shipped spec's bundle, copied away from the repository, loads through
     ADK's AgentLoader in a fresh interpreter, its modules imported from the bundle."""
