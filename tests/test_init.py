@@ -149,6 +149,11 @@ def test_init_appends_what_gitignore_lacks_without_clobbering_it(tmp_path: Path)
     again = invoke("init", str(tmp_path), "--name", "other")
     assert again.exit_code == 0, again.output
     assert (tmp_path / ".gitignore").read_text() == "*.pyc\n/.adk\n.env\n.agentspec/\n"
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / ".gitignore").write_text("!.agentspec/\r\n")  # the project keeps it on purpose
+    assert invoke("init", str(kept), "--name", "helper").exit_code == 0
+    assert (kept / ".gitignore").read_bytes() == b"!.agentspec/\r\n.adk/\n"
 
 
 def test_an_existing_schema_is_kept_and_a_gitignore_link_is_refused(tmp_path: Path) -> None:

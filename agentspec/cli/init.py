@@ -118,8 +118,9 @@ def _write(directory: Path, files: dict[PurePosixPath, str], section: str) -> No
 
 
 def _ignore(project: int, directory: Path, text: str | None) -> None:
-    """Appends to .gitignore (or writes it) the IGNORED entries it lacks."""
-    present = {line.strip().strip("/") for line in (text or "").splitlines()}
+    """Appends to .gitignore (or writes it) the IGNORED entries it lacks; one the file
+    names, or un-ignores (`!.adk/`), is left to it."""
+    present = {line.strip().lstrip("!").strip("/") for line in (text or "").splitlines()}
     missing = [entry for entry in IGNORED if entry.strip("/") not in present]
     if not missing:
         return
