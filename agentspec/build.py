@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec import safefs
+from agentspec.contract.extras import install
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
@@ -141,7 +142,7 @@ def _construction_problem(error: Any) -> Diagnostic:
         return codes.MISSING_EXTRA(str(cause), span)
     if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] == "mcp":
         return codes.MISSING_EXTRA("MCP tools need the `mcp` package", span,
-                                   hint="install it: pip install 'agentspec[mcp]'")
+                                   hint=f"install it: {install('mcp')}")
     return codes.PYTHON_IMPORT_FAILED(
         f"building `{binding.var}` failed: {type(cause).__name__}: {cause}", span)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,10 +29,87 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 Located = tuple[str, int, int, str]
 
 
+#: a test that costs more CPU seconds than this is marked `slow` (CONTRIBUTING.md)
+SLOW_CPU = 5.0
+#: ... and fails the run past this, when AGENTSPEC_CHECK_MARKERS=1 (.ci/run): CPU time, not
+#: wall time, so a loaded machine hardly moves it, and half again as much to spare
+SLOW_CPU_FAIL = SLOW_CPU * 1.5
+#: the inner loop for compiler work (`-m compiler`): parse, resolve, validate, golden cases,
+#: diff, graph, schema; no ADK objects are built, no process started
+COMPILER_FILES = frozenset({
+    "test_parse.py", "test_resolve.py", "test_validate.py", "test_golden.py", "test_diff.py",
+    "test_diff_rules.py", "test_graph.py", "test_schema.py", "test_globs.py", "test_render.py",
+    "test_stdlib_refs.py", "test_dangling.py", "test_kinds.py", "test_import_graph.py"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow tests first (the order within each group kept): spread over the workers from the
-    start, the longest do not begin last and leave the other workers idle at the end."""
+    start, the longest do not begin last and leave the other workers idle at the end. The
+    compiler's own test files are marked `compiler`."""
+    for item in items:
+        if item.path.name in COMPILER_FILES:
+            item.add_marker(pytest.mark.compiler)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+_CPU_START = pytest.StashKey[float]()
+#: (test, CPU seconds) of the tests over SLOW_CPU that are not marked slow
+_REPORTED: list[tuple[str, float]] = []
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the child processes it has waited for."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    item.stash[_CPU_START] = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """The test's CPU time, setup to teardown, goes with its teardown report (which xdist
+    sends from the worker to the process that reports)."""
+    yield
+    start = item.stash.get(_CPU_START, None)
+    if start is not None:
+        item.user_properties.append(("cpu_seconds", _cpu_seconds() - start))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "teardown" or "slow" in report.keywords:
+        return
+    cpu = dict(report.user_properties).get("cpu_seconds")
+    if isinstance(cpu, float) and cpu > SLOW_CPU:
+        _REPORTED.append((report.nodeid, cpu))
+
+
+def _strict() -> bool:
+    return os.environ.get("AGENTSPEC_CHECK_MARKERS") == "1"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controller reports
+        return
+    if _strict() and any(cpu > SLOW_CPU_FAIL for _, cpu in _REPORTED) and \
+            session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _REPORTED:
+        return
+    terminalreporter.section(f"tests over {SLOW_CPU:g} s of CPU without @pytest.mark.slow")
+    for nodeid, cpu in sorted(_REPORTED, key=lambda r: -r[1]):
+        failing = _strict() and cpu > SLOW_CPU_FAIL
+        terminalreporter.write_line(f"{cpu:7.1f} s  {nodeid}"
+                                    f"{'  (fails the run)' if failing else ''}")
+    terminalreporter.write_line(
+        f"mark each @pytest.mark.slow (CONTRIBUTING.md); with AGENTSPEC_CHECK_MARKERS=1, as in "
+        f".ci/run, one over {SLOW_CPU_FAIL:g} s fails the run")
 
 
 def located(result: CheckResult) -> list[Located]:

@@ -169,7 +169,7 @@ def _every_file(directory: Path) -> set[str]:
 def test_the_bundle_holds_the_modules_and_files_the_app_needs_and_no_secret(
         project: Path, tmp_path: Path) -> None:
     package = bundle(project, tmp_path / "out")
-    wheel = f"agentspec-{version()}-py3-none-any.whl"
+    wheel = f"agentspec_adk-{version()}-py3-none-any.whl"
     assert _every_file(package) - {p for p in _every_file(package) if "__pycache__" in p} == {
         "__init__.py", "agent.py", "_paths.py", "requirements.txt", f"_wheels/{wheel}",
         "_project/agents/AGENTS.md", "_project/agents/skills/refunds/SKILL.md",
@@ -180,11 +180,11 @@ def test_the_bundle_holds_the_modules_and_files_the_app_needs_and_no_secret(
                    if p.is_file() and p.suffix != ".whl")
     requirements = (package / "requirements.txt").read_text().splitlines()
     assert [line for line in requirements if not line.startswith("#")] == [
-        "--find-links ./_wheels", f"agentspec=={version()}"]
+        "--find-links ./_wheels", f"agentspec-adk=={version()}"]
     with zipfile.ZipFile(package / "_wheels" / wheel) as archive:
         names = archive.namelist()
         assert "agentspec/bundle/__init__.py" in names and not any(".pyc" in n for n in names)
-        assert f"agentspec-{version()}.dist-info/entry_points.txt" in names
+        assert f"agentspec_adk-{version()}.dist-info/entry_points.txt" in names
 
 
 def test_the_bundle_reports_what_it_left_out(project: Path, tmp_path: Path) -> None:
@@ -305,7 +305,7 @@ def test_what_the_modules_import_is_pinned_unless_agentspec_brings_it(
     assert done.exit_code == 0, done.output
     requirements = (tmp_path / "out/desk/requirements.txt").read_text().splitlines()
     assert [line for line in requirements if not line.startswith(("#", "--"))] == [
-        f"agentspec=={version()}", f"hypothesis=={metadata.version('hypothesis')}"]
+        f"agentspec-adk=={version()}", f"hypothesis=={metadata.version('hypothesis')}"]
     assert "note: not pinned: the modules import `zq_not_installed`, which is not installed " \
            "here" in done.output
 
@@ -322,7 +322,7 @@ def test_the_extras_follow_the_spec_and_an_mcp_working_directory_is_copied(
     assert done.exit_code == 0, done.output
     package = tmp_path / "out/desk"
     assert (package / "_project/agents/servers/calc_server.py").is_file()
-    assert f"agentspec[mcp]=={version()}" in (package / "requirements.txt").read_text()
+    assert f"agentspec-adk[mcp]=={version()}" in (package / "requirements.txt").read_text()
     assert "cwd=spec_path('servers')" in (package / "agent.py").read_text()
 
 
@@ -335,10 +335,11 @@ def test_a_postgres_job_store_brings_the_postgres_extra_and_sqlite_state_is_not_
                       *(["--env", env] if env else []))
         assert done.exit_code == 0, done.output
         package = out / "deal_desk"
-        assert f"agentspec{extra}=={version()}" in (package / "requirements.txt").read_text()
+        assert f"agentspec-adk{extra}=={version()}" in (package / "requirements.txt").read_text()
         assert not any(p.name.startswith(".") for p in package.rglob("*"))  # no .agentspec/
 
 
+@pytest.mark.slow  # over 5 s of CPU (tests/conftest.py measures it)
 def test_every_shipped_spec_bundles_and_loads_alone(tmp_path: Path) -> None:
     """Each required shipped spec's bundle, copied away from the repository, loads through
     ADK's AgentLoader in a fresh interpreter, its modules imported from the bundle."""
@@ -534,7 +535,7 @@ def test_adk_deploy_staging_installs_in_a_fresh_venv_and_serves(
          "-r", str(source / "agents/desk/requirements.txt")],
         cwd=source, capture_output=True, text=True)
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    shown = subprocess.run([str(venv / "bin/python"), "-m", "pip", "show", "-f", "agentspec"],
+    shown = subprocess.run([str(venv / "bin/python"), "-m", "pip", "show", "-f", "agentspec-adk"],
                            capture_output=True, text=True, check=True).stdout
     assert f"Version: {version()}" in shown and "Editable project location" not in shown
 

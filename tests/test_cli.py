@@ -303,12 +303,29 @@ def test_schema_prints_the_json_schema() -> None:
     assert json.loads(result.stdout) == json_schema()
 
 
+def test_schema_writes_the_schema_into_a_project_and_never_through_a_link(
+        tmp_path: Path) -> None:
+    target = tmp_path / "editor" / "agentspec.schema.json"
+    written = run("schema", "-o", str(target))
+    assert written.exit_code == 0, written.output
+    assert json.loads(target.read_text()) == json_schema()
+    target.write_text("{}")
+    assert run("schema", "--output", str(target)).exit_code == 0  # an older one is replaced
+    assert json.loads(target.read_text()) == json_schema()
+    outside = tmp_path / "outside.json"
+    outside.write_text("mine")
+    (tmp_path / "link.json").symlink_to(outside)
+    refused = run("schema", "-o", str(tmp_path / "link.json"))
+    assert refused.exit_code == 1 and "symbolic link" in refused.output, refused.output
+    assert outside.read_text() == "mine"
+
+
 def test_version() -> None:
     from importlib.metadata import version
 
     result = run("--version")
     assert result.exit_code == 0
-    assert version("agentspec") in result.stdout
+    assert version("agentspec-adk") in result.stdout
 
 
 def test_help_lists_commands() -> None:

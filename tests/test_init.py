@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
 from agentspec.cli.init import TEMPLATES
+from agentspec.spec.schema import schema_text
 from tests.buildkit import purge
 
 
@@ -28,7 +29,13 @@ def test_a_template_passes_validate_build_and_test(template: str, tmp_path: Path
     name = f"my_{template}"
     assert sorted(p.relative_to(project).as_posix() for p in project.rglob("*")
                   if p.is_file()) == sorted(["README.md", f"{name}.yaml", f"{name}_tools.py",
-                                             f"scenarios/{name}.yaml"])
+                                             f"scenarios/{name}.yaml", ".gitignore",
+                                             "agentspec.schema.json"])
+    # the modeline names the schema written beside the spec, so an editor finds it
+    assert (project / f"{name}.yaml").read_text().startswith(
+        "# yaml-language-server: $schema=agentspec.schema.json\n")
+    assert (project / "agentspec.schema.json").read_text() == schema_text()
+    assert (project / ".gitignore").read_text() == ".adk/\n.agentspec/\n"
     spec = str(project / f"{name}.yaml")
     monkeypatch.chdir(project)
     saved = list(sys.path)
@@ -129,3 +136,36 @@ def test_a_directory_that_is_a_file_is_a_message(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     refused = invoke("init", str(tmp_path / "file"))
     assert refused.exit_code == 1 and "internal error" not in refused.output
+
+
+# --- .gitignore and the schema (issue 20) ---------------------------------------------------
+
+
+def test_init_appends_what_gitignore_lacks_without_clobbering_it(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("*.pyc\n/.adk\n.env")  # no final newline
+    made = invoke("init", str(tmp_path), "--name", "helper")
+    assert made.exit_code == 0, made.output
+    assert (tmp_path / ".gitignore").read_text() == "*.pyc\n/.adk\n.env\n.agentspec/\n"
+    again = invoke("init", str(tmp_path), "--name", "other")
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / ".gitignore").read_text() == "*.pyc\n/.adk\n.env\n.agentspec/\n"
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / ".gitignore").write_text("!.agentspec/\r\n")  # the project keeps it on purpose
+    assert invoke("init", str(kept), "--name", "helper").exit_code == 0
+    assert (kept / ".gitignore").read_bytes() == b"!.agentspec/\r\n.adk/\n"
+
+
+def test_an_existing_schema_is_kept_and_a_gitignore_link_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "agentspec.schema.json").write_text("{}\n")
+    made = invoke("init", str(tmp_path), "--name", "helper")
+    assert made.exit_code == 0, made.output
+    assert (tmp_path / "agentspec.schema.json").read_text() == "{}\n"
+    project, outside = tmp_path / "p", tmp_path / "outside"
+    project.mkdir()
+    outside.write_text("mine\n")
+    (project / ".gitignore").symlink_to(outside)
+    refused = invoke("init", str(project), "--name", "helper")
+    assert refused.exit_code == 1 and ".gitignore" in refused.output, refused.output
+    assert "internal error" not in refused.output
+    assert _written(project) == [".gitignore"] and outside.read_text() == "mine\n"

@@ -122,6 +122,7 @@ def _resumed_turns(events: list[Any], job_id: str) -> list[Any]:
             and e.author == "lead" and e.is_final_response()]
 
 
+@pytest.mark.slow  # over 5 s of CPU (tests/conftest.py measures it)
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_worker_resumes_the_parent_before_any_new_user_message(backend: str,
                                                                  tmp_path: Path) -> None:
@@ -157,6 +158,7 @@ def test_a_worker_resumes_the_parent_before_any_new_user_message(backend: str,
         ("lead", FOLLOW_UP), ("user", "Thanks"), ("lead", "You are welcome.")]
 
 
+@pytest.mark.slow  # over 5 s of CPU (tests/conftest.py measures it)
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_worker_killed_mid_resume_leaves_one_resumed_turn(backend: str,
                                                             tmp_path: Path) -> None:

@@ -194,6 +194,7 @@ def _import_with_sockets_blocked(imports: str, env: dict[str, str]) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow  # over 5 s of CPU (tests/conftest.py measures it)
 def test_importing_litellm_through_agentspec_reaches_no_network() -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
     imports = textwrap.dedent("""

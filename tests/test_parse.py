@@ -571,6 +571,7 @@ def test_all_diagnostics_are_errors_with_registered_codes() -> None:
             assert diag.is_error
 
 
+@pytest.mark.slow  # over 5 s of CPU (tests/conftest.py measures it)
 @pytest.mark.parametrize("text", ["[" * 30000 + "]" * 30000, "- " * 30000 + "x"])
 def test_nesting_the_c_parser_would_crash_on_is_a_diagnostic(text: str) -> None:
     # libyaml's composer recursed in C: 30,000 nested sequences killed the process (SIGSEGV);

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentspec.contract.extras import install
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Key
 
@@ -48,10 +49,20 @@ def _config_classes() -> dict[str, type[BaseModel]]:
         from google.adk.agents.parallel_agent_config import ParallelAgentConfig
         from google.adk.agents.sequential_agent_config import SequentialAgentConfig
         from google.adk.tools.agent_tool import AgentToolConfig
-        from google.adk.tools.mcp_tool.mcp_toolset import McpToolsetConfig
     return {"llm": LlmAgentConfig, "sequential": SequentialAgentConfig,
             "parallel": ParallelAgentConfig, "loop": LoopAgentConfig,
-            "agent_tool": AgentToolConfig, "mcp": McpToolsetConfig}
+            "agent_tool": AgentToolConfig}
+
+
+def _mcp_config_class() -> type[BaseModel] | None:
+    """ADK's `McpToolsetConfig`, None without the `mcp` extra (ADK's module imports `mcp`)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from google.adk.tools.mcp_tool.mcp_toolset import McpToolsetConfig
+    except ImportError:
+        return None
+    return McpToolsetConfig
 
 
 def _path(data: Any, loc: tuple[Any, ...]) -> tuple[Key, ...]:
@@ -121,8 +132,13 @@ def check_schema(file: AdkFile) -> list[Diagnostic]:
     for index, tool in enumerate(file.data.get("tools") or []):
         if not isinstance(tool, dict) or not isinstance(tool.get("args"), dict):
             continue
-        which = "agent_tool" if tool.get("name") in AGENT_TOOL_NAMES else \
-            "mcp" if tool.get("name") in MCP_TOOLSET_NAMES else None
-        if which is not None:
-            problems += _validate(file, classes[which], tool["args"], ("tools", index, "args"))
+        where = ("tools", index, "args")
+        if tool.get("name") in AGENT_TOOL_NAMES:
+            problems += _validate(file, classes["agent_tool"], tool["args"], where)
+        elif tool.get("name") in MCP_TOOLSET_NAMES:
+            mcp = _mcp_config_class()
+            problems += [codes.MISSING_EXTRA(
+                "checking an MCP toolset against ADK's `McpToolsetConfig` needs the `mcp` "
+                "package", file.at("tools", index, "name"), hint=f"install it: {install('mcp')}"
+            )] if mcp is None else _validate(file, mcp, tool["args"], where)
     return problems

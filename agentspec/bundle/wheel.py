@@ -1,7 +1,7 @@
 """A wheel of the agentspec that is running, for a bundle to install from.
 
-agentspec is not on PyPI (another project holds the name), so a bundle carries the exact
-agentspec that compiled it. The wheel is assembled from the installed package and its own
+agentspec is not necessarily on the package index in this version, so a bundle carries the
+exact agentspec that compiled it. The wheel is assembled from the installed package and its own
 metadata, which works for an editable install as for a regular one; it is byte-for-byte
 the same for the same code (fixed timestamps, sorted entries).
 """
@@ -16,10 +16,10 @@ from importlib import metadata
 from pathlib import Path
 
 from agentspec.bundle.copying import secret_name
+from agentspec.contract.extras import DISTRIBUTION
 
 __all__ = ["DISTRIBUTION", "NotInstalled", "agentspec_wheel", "distribution", "version"]
 
-DISTRIBUTION = "agentspec"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 _WHEEL = "Wheel-Version: 1.0\nGenerator: agentspec\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 
@@ -66,7 +66,8 @@ def agentspec_wheel() -> tuple[str, bytes]:
 
     dist = distribution()
     number = dist.version
-    info = f"{DISTRIBUTION}-{number}.dist-info"
+    stem = f"{DISTRIBUTION.replace('-', '_')}-{number}"  # a wheel's file names use `_`
+    info = f"{stem}.dist-info"
     entries = _package_files(Path(agentspec.__file__).resolve().parent)
     meta = dist.read_text("METADATA") or ""
     entries.append((f"{info}/METADATA", meta.encode("utf-8")))
@@ -84,4 +85,4 @@ def agentspec_wheel() -> tuple[str, bytes]:
             item.external_attr = 0o644 << 16
             item.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(item, data)
-    return f"{DISTRIBUTION}-{number}-py3-none-any.whl", buffer.getvalue()
+    return f"{stem}-py3-none-any.whl", buffer.getvalue()

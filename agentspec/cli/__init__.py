@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from agentspec.contract.extras import DISTRIBUTION
+
 __all__ = ["main"]
 
 COMMANDS = {
@@ -62,7 +64,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="agentspec", prog_name="agentspec")
+@click.version_option(package_name=DISTRIBUTION, prog_name="agentspec")
 def cli() -> None:
     """Author Google ADK agents in YAML: validate, build and review agent specs."""
 

@@ -12,11 +12,18 @@ import click
 
 from agentspec import safefs
 from agentspec.spec.common import IDENTIFIER, is_reserved_word
+from agentspec.spec.schema import schema_text
 from agentspec.validate.semantic.references import GENERATED_IMPORTS
 
 TEMPLATES = ("deep", "router", "planner", "pipeline")
-#: at most this much of an existing README is read (the section is appended to it)
+#: at most this much of an existing README or .gitignore is read (init appends to them)
 MAX_README = 2 * 1024 * 1024
+#: the JSON Schema beside the spec, which the spec's modeline names (for editors)
+SCHEMA = "agentspec.schema.json"
+MODELINE = f"# yaml-language-server: $schema={SCHEMA}\n"
+#: what .gitignore gets: ADK's local sessions and artifacts (`adk web`, `adk run`), and
+#: agentspec's job and session stores (`sqlite:///.agentspec/...`)
+IGNORED = (".adk/", ".agentspec/")
 
 
 def _project_name(directory: Path) -> str:
@@ -43,7 +50,7 @@ def _files(template: str, name: str) -> dict[PurePosixPath, str]:
     def read(path: str) -> str:
         return (root / path).read_text(encoding="utf-8").replace("__NAME__", name)
 
-    return {PurePosixPath(f"{name}.yaml"): read("spec.yaml"),
+    return {PurePosixPath(f"{name}.yaml"): MODELINE + read("spec.yaml"),
             PurePosixPath(f"{name}_tools.py"): read("tools.py"),
             PurePosixPath("scenarios") / f"{name}.yaml": read("scenarios/spec.yaml")}
 
@@ -82,9 +89,11 @@ def command(directory: Path, template: str, name: str | None) -> None:
 
 def _write(directory: Path, files: dict[PurePosixPath, str], section: str) -> None:
     """Everything is checked first, so a refusal leaves nothing half-written; nothing is
-    written through a link, and no existing file is replaced except the README (appended)."""
+    written through a link, and no existing file is replaced except the README and
+    .gitignore (appended to)."""
     with safefs.directory(directory, create=True) as project:
-        existing = _check(project, directory, files)
+        readme, ignored = _check(project, directory, files)
+        existing = readme or ""
         for path, text in files.items():
             target = directory / path
             if len(path.parts) == 2:
@@ -100,11 +109,34 @@ def _write(directory: Path, files: dict[PurePosixPath, str], section: str) -> No
         safefs.write_file(project, "README.md", joined.encode("utf-8"),
                           shown=str(directory / "README.md"), replace=True)
         click.echo(f"{'added a section to' if existing else 'wrote'} {directory / 'README.md'}")
+        _ignore(project, directory, ignored)
+        if safefs.kind(project, SCHEMA) == "missing":
+            safefs.write_file(project, SCHEMA, schema_text().encode("utf-8"),
+                              shown=str(directory / SCHEMA), replace=False)
+            click.echo(f"wrote {directory / SCHEMA} (refresh it after upgrading: "
+                       f"agentspec schema -o {SCHEMA})")
 
 
-def _check(project: int, directory: Path, files: dict[PurePosixPath, str]) -> str:
+def _ignore(project: int, directory: Path, text: str | None) -> None:
+    """Appends to .gitignore (or writes it) the IGNORED entries it lacks; one the file
+    names, or un-ignores (`!.adk/`), is left to it."""
+    present = {line.strip().lstrip("!").strip("/") for line in (text or "").splitlines()}
+    missing = [entry for entry in IGNORED if entry.strip("/") not in present]
+    if not missing:
+        return
+    before = text or ""
+    joined = before + ("\n" if before and not before.endswith("\n") else "") + \
+        "".join(f"{entry}\n" for entry in missing)
+    safefs.write_file(project, ".gitignore", joined.encode("utf-8"),
+                      shown=str(directory / ".gitignore"), replace=True)
+    click.echo(f"{'added' if text is not None else 'wrote'} {', '.join(missing)} "
+               f"{'to' if text is not None else 'in'} {directory / '.gitignore'}")
+
+
+def _check(project: int, directory: Path, files: dict[PurePosixPath, str]
+           ) -> tuple[str | None, str | None]:
     """Refuse, before anything is written, what init would overwrite or could not use;
-    returns the README's text ('' when there is none)."""
+    returns the texts of the README and .gitignore (None for one there is not)."""
     taken = [str(directory / path) for path in files
              if len(path.parts) == 1 and safefs.kind(project, path.name) != "missing"]
     folder = safefs.kind(project, "scenarios")
@@ -118,14 +150,21 @@ def _check(project: int, directory: Path, files: dict[PurePosixPath, str]) -> st
     if taken:
         _fail(f"not overwriting {', '.join(sorted(taken))}; choose another directory or "
               "--name")
-    if safefs.kind(project, "README.md") == "missing":
-        return ""
-    shown = directory / "README.md"
-    raw = safefs.read_file(project, "README.md", shown=str(shown), limit=MAX_README + 1)
+    if safefs.kind(project, SCHEMA) not in ("missing", "file"):
+        raise safefs.UnsafePath(f"`{directory / SCHEMA}` is not a regular file")
+    return _text(project, directory, "README.md"), _text(project, directory, ".gitignore")
+
+
+def _text(project: int, directory: Path, name: str) -> str | None:
+    """The text of the file `name` init appends to (None when there is none)."""
+    if safefs.kind(project, name) == "missing":
+        return None
+    shown = directory / name
+    raw = safefs.read_file(project, name, shown=str(shown), limit=MAX_README + 1)
     if len(raw) > MAX_README:
         raise safefs.UnsafePath(f"`{shown}` is larger than {MAX_README:,} bytes")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise safefs.UnsafePath(f"`{shown}` is not UTF-8 text, so init cannot add its "
-                                "section to it") from None
+        raise safefs.UnsafePath(f"`{shown}` is not UTF-8 text, so init cannot add to it") \
+            from None

@@ -150,7 +150,8 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
         finally:
             SCRIPTED.reset(token)
         if problems:
-            return [f"cannot build: {p.code} {p.message}" for p in problems]
+            return [f"cannot build: {p.code} {p.message}" + (f" ({p.hint})" if p.hint else "")
+                    for p in problems]
         try:
             offline_mcp(app.root_agent)
             script_problems = (script or partial(

@@ -539,8 +539,9 @@ NOT_YET_BUILDABLE = _code(
 MISSING_EXTRA = _code(
     "AS402", "missing-extra",
     "An optional dependency the spec needs is not installed", """
-    MCP tools need the `mcp` package (`pip install 'agentspec[mcp]'`), `provider: litellm`
-    models need LiteLLM (`pip install 'agentspec[litellm]'`).""")
+    MCP tools need the `mcp` package (`pip install 'agentspec-adk[mcp]'`), `provider: litellm`
+    models need LiteLLM (`pip install 'agentspec-adk[litellm]'`), a `postgresql://` job or
+    session store needs psycopg and SQLAlchemy (`pip install 'agentspec-adk[postgres]'`).""")
 PYTHON_IMPORT_FAILED = _code(
     "AS403", "python-import-failed",
     "A python reference that cannot be imported or called", """

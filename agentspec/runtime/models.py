@@ -11,6 +11,7 @@ from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 
+from agentspec.contract.extras import install
 from agentspec.runtime import adk
 
 __all__ = ["SCRIPTED", "MissingExtra", "Unavailable", "litellm", "registry_model"]
@@ -48,7 +49,7 @@ def litellm(model: str, *, base_url: str | None = None, api_key: str | None = No
         from google.adk.models.lite_llm import LiteLlm
     except ImportError as exc:
         reason = (f"model {model!r} uses provider: litellm, which needs LiteLLM: "
-                  "pip install 'agentspec[litellm]'")
+                  f"{install('litellm')}")
         if SCRIPTED.get():
             return Unavailable(model=model, reason=reason)
         raise MissingExtra(reason) from exc

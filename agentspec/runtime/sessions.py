@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentspec.contract.extras import install
 from agentspec.contract.urls import redacted
 
 __all__ = ["SESSIONS_OVERRIDE", "SessionsError", "open_sessions", "reachable", "redacted",
@@ -80,7 +81,7 @@ def open_sessions(url: str | None) -> tuple[Any, Any]:
             service = DatabaseSessionService(db_url=database)
     except Exception as error:  # noqa: BLE001 - ADK raises ValueError, drivers their own
         missing = isinstance(error, ImportError) or isinstance(error.__cause__, ImportError)
-        hint = " (install the driver: pip install 'agentspec[postgres]' for PostgreSQL)" \
+        hint = f" (install the driver: {install('postgres')} for PostgreSQL)" \
             if missing else ""
         raise SessionsError(f"cannot open the session store {redacted(url)}: "
                             f"{_scrubbed(error, url)}{hint}") from error

@@ -73,7 +73,7 @@ class ModelDef(Model):
                     examples=["gemini-2.5-pro", "anthropic/claude-sonnet-4-5"], min_length=1)
     provider: Literal["adk", "litellm"] = Field(
         "adk", description="`adk`: ADK's model registry picks the class from the id (Gemini, "
-        "Claude, ...). `litellm`: use ADK's LiteLlm wrapper (needs agentspec[litellm]).")
+        "Claude, ...). `litellm`: use ADK's LiteLlm wrapper (needs agentspec-adk[litellm]).")
     generate: GenerateConfig | None = Field(None, description="Default generation settings.")
     thinking: ThinkingConfig | None = Field(None, description="Default thinking settings.")
     context_window: int | None = Field(None, ge=1, description="The model's context window in "

@@ -36,6 +36,7 @@ that the script replaces.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,7 +119,10 @@ class _OfflineTool(BaseTool):
 
 def offline_mcp(root: Any) -> int:
     """Replaces every MCP toolset under `root` with an OfflineToolset; how many."""
-    from google.adk.tools.mcp_tool.mcp_toolset import McpToolset
+    module = sys.modules.get("google.adk.tools.mcp_tool.mcp_toolset")
+    if module is None:  # never imported, so no toolset was built (and `mcp` may be missing)
+        return 0
+    McpToolset = module.McpToolset  # noqa: N806 - the class, named as ADK names it
 
     replaced = 0
     for agent in walk(root):

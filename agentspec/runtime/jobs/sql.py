@@ -2,7 +2,7 @@
 
 SQLite (the standard library's driver): WAL journal, a busy timeout, and `BEGIN IMMEDIATE`
 around every change, so several worker processes on one machine claim jobs one at a time.
-PostgreSQL (psycopg 3, the `agentspec[postgres]` extra): a claim selects the oldest runnable
+PostgreSQL (psycopg 3, the `postgres` extra): a claim selects the oldest runnable
 row `FOR UPDATE SKIP LOCKED`, so workers on many machines never wait on, or take, the same row.
 
 The schema is versioned in `agentspec_schema`; `MIGRATIONS` are applied in order, once, under
@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentspec.contract.extras import install
 from agentspec.runtime.jobs import (
     Clock,
     Job,
@@ -86,8 +87,8 @@ class SqlStore:
             try:
                 import psycopg
             except ImportError as error:
-                raise StoreError("a postgresql:// job store needs psycopg: pip install "
-                                 "'agentspec[postgres]'") from error
+                raise StoreError("a postgresql:// job store needs psycopg: "
+                                 f"{install('postgres')}") from error
             try:
                 return psycopg.connect(self.url, autocommit=True)
             except psycopg.Error as error:

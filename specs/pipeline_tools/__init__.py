@@ -1,1 +1,0 @@
-"""Tools for the content pipeline spec (pipeline.yaml)."""

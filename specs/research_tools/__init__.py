@@ -1,1 +1,0 @@
-"""Tools and callbacks for the research specs (research_desk, planner, deep_agent)."""

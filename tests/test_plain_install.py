@@ -1,0 +1,112 @@
+"""Without its extras (`mcp`, LiteLLM, psycopg, SQLAlchemy) agentspec runs every command on a
+spec that does not need them, and a spec that does is AS402 naming the extra to install.
+
+The development environment has every extra installed, so a subprocess hides them with an
+import hook (as a plain `pip install agentspec-adk` lacks them) and runs the commands there,
+in one interpreter. `.ci/smoke` does the same against a real wheel installed without extras.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy")
+
+#: runs in the subprocess: argv[1] is a JSON list of [directory, [args...]]
+RUNNER = textwrap.dedent("""\
+    import json, os, sys
+
+    BLOCKED = set(sys.argv[2].split(","))
+
+    class Blocked:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, Blocked())
+    from click.testing import CliRunner
+    from agentspec.cli import cli
+
+    results = []
+    for directory, args in json.loads(sys.argv[1]):
+        os.chdir(directory)
+        done = CliRunner().invoke(cli, args, prog_name="agentspec")
+        results.append({"args": args, "code": done.exit_code, "output": done.output})
+    leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+    print(json.dumps({"results": results, "leaked": leaked}))
+    """)
+
+MCP_SPEC = """\
+agentspec: 1
+name: notes_app
+tools:
+  notes:
+    mcp: {command: python3, args: [notes_server.py]}
+agents:
+  helper:
+    model: gemini-2.5-flash
+    instruction: Keep notes.
+    tools: [notes]
+"""
+
+MCP_SCENARIO = """\
+scenarios:
+  - name: answers
+    messages: [hi]
+    replies:
+      helper: [{text: hello}]
+    expect: {final: {contains: hello}}
+"""
+
+
+def _run(commands: list[tuple[Path, list[str]]]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, json.dumps([[str(d), a] for d, a in commands]),
+         ",".join(BLOCKED)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_a_plain_install_runs_every_command_and_names_the_extra_a_spec_needs(
+        tmp_path: Path) -> None:
+    project, mcp = tmp_path / "digest", tmp_path / "mcp"
+    mcp.mkdir()
+    (mcp / "scenarios").mkdir()
+    (mcp / "notes.yaml").write_text(MCP_SPEC)
+    (mcp / "scenarios" / "notes.yaml").write_text(MCP_SCENARIO)
+    configs = REPO / "tests/data/adk_configs"
+    ran = _run([
+        (tmp_path, ["init", str(project), "--template", "pipeline"]),
+        (project, ["validate", "digest.yaml"]),
+        (project, ["build", "digest.yaml"]),
+        (project, ["test", "digest.yaml"]),
+        (project, ["run", "digest.yaml", "--script", "scenarios/digest.yaml"]),
+        (tmp_path, ["import", "adk", str(configs / "basic_agent"), "-o", "basic.yaml"]),
+        (tmp_path, ["validate", "basic.yaml"]),
+        (mcp, ["validate", "notes.yaml"]),
+        (mcp, ["build", "notes.yaml"]),
+        (mcp, ["test", "notes.yaml"]),
+        (tmp_path, ["import", "adk", str(configs / "mcp_notes"), "-o", "mcp_notes.yaml"]),
+    ])
+    results = ran["results"]
+    assert isinstance(results, list)
+    for result in results:
+        assert "internal error" not in result["output"], result
+        assert "Traceback" not in result["output"], result
+    codes = [r["code"] for r in results]
+    assert codes[:8] == [0] * 8, results
+    assert "1 passed" in results[3]["output"]
+    assert "wrote basic.yaml" in results[5]["output"]
+    install = "pip install 'agentspec-adk[mcp]'"
+    for refused in results[8:]:  # build, test and import of what has an MCP toolset
+        assert refused["code"] == 1 and "AS402" in refused["output"] \
+            and install in refused["output"], refused
+    assert ran["leaked"] == []
