@@ -25,6 +25,7 @@ from agentspec.runtime.backends import (
     GREP_LIMIT,
     BackendError,
     FileInfo,
+    GlobBudget,
     GrepMatch,
     apply_edit,
     glob_match,
@@ -324,17 +325,19 @@ class FilesystemBackend:
         virtual = normalize(path)
         base = virtual.rstrip("/")
         out = []
+        budget = GlobBudget()
         for vpath, _, _, is_link in self._walk(virtual):
             rel = vpath[len(base) + 1:] if vpath != virtual else vpath.rsplit("/", 1)[-1]
-            if glob_match(pattern, rel) and (not is_link or self._inside(vpath)):
+            if glob_match(pattern, rel, budget) and (not is_link or self._inside(vpath)):
                 out.append(vpath)
         return out
 
     def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
         require_pattern(pattern)
         out: list[GrepMatch] = []
+        budget = GlobBudget()
         for vpath, parent, name, is_link in self._walk(normalize(path)):
-            if is_link or not grep_glob_match(glob, vpath):
+            if is_link or not grep_glob_match(glob, vpath, budget):
                 continue
             try:
                 data = self._read_bytes(vpath, parent, name)
