@@ -245,9 +245,35 @@ def _deep_tree(root: Path, levels: int) -> None:
         os.close(fd)
 
 
-def test_a_3000_level_tree_is_a_plain_error_not_a_recursion_error(tmp_path: Path) -> None:
+def _remove_deep_tree(root: Path) -> None:
+    """Removes what `_deep_tree` made, bottom up (pytest's own cleanup recurses, and would
+    fail on it in a later session)."""
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        while "d" in os.listdir(fds[-1]):
+            fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        for name in os.listdir(fds[-1]):
+            os.unlink(name, dir_fd=fds[-1])
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+@pytest.fixture
+def deep_root(tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "root"
     root.mkdir()
+    try:
+        yield root
+    finally:
+        _remove_deep_tree(root)
+
+
+def test_a_3000_level_tree_is_a_plain_error_not_a_recursion_error(deep_root: Path) -> None:
+    root = deep_root
     (root / "top.txt").write_text("needle\n")
     _deep_tree(root, 3000)
     backend = FilesystemBackend(root)
@@ -258,11 +284,10 @@ def test_a_3000_level_tree_is_a_plain_error_not_a_recursion_error(tmp_path: Path
     assert backend.ls("/") and backend.read("/top.txt") == "needle\n"  # still usable
 
 
-def test_a_tree_as_deep_as_the_limit_is_searched_whole(tmp_path: Path) -> None:
+def test_a_tree_as_deep_as_the_limit_is_searched_whole(deep_root: Path) -> None:
     from agentspec.runtime.backends.filesystem import MAX_DEPTH
 
-    root = tmp_path / "root"
-    root.mkdir()
+    root = deep_root
     _deep_tree(root, MAX_DEPTH)
     assert FilesystemBackend(root).glob("f") == ["/d" * MAX_DEPTH + "/f"]
 

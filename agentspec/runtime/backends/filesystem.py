@@ -35,6 +35,7 @@ from agentspec.runtime.backends import (
     require_pattern,
 )
 from agentspec.runtime.backends.confined import DIR_FLAGS, Confined, Outside
+from agentspec.runtime.backends.roots import open_directory
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "FilesystemBackend"]
 
@@ -124,8 +125,10 @@ class FilesystemBackend:
     """Files under `root`; the virtual path `/a/b.md` is `root/a/b.md`."""
 
     def __init__(self, root: Path | str, hard_links: bool = False) -> None:
-        os.makedirs(root, exist_ok=True)
-        self.root = os.path.realpath(root)
+        # taken literally and opened without following links (roots.py): a root whose
+        # path a command turned into a link to `/` is refused, not resolved to `/`
+        self.root = os.path.normpath(os.path.abspath(root))
+        os.close(open_directory(self.root, create=True))
         self.hard_links = hard_links
         self._confined = Confined(self.root)
 

@@ -21,6 +21,10 @@ and network unless `network` is set) with every capability dropped:
 * no new user namespaces inside (bubblewrap 0.8's `--disable-userns`, where available), so
   commands cannot make themselves a root with capabilities again;
 * `mounts` are extra host directories bound read-only where the spec says;
+* the root and each mount source are opened from `/` one name at a time without following
+  links (`roots.py`) on every call, and bwrap binds those descriptors (`--bind-fd`), so a
+  directory swapped for `ln -s /` by another sandbox's command is refused, never mounted;
+  a mount source inside a writable root (this one's or another backend's) is refused;
 * limits: at most `max_processes` processes (RLIMIT_NPROC inside the sandbox's user
   namespace; the kernel exempts a host root from it, so when this process runs as root a
   pids cgroup with the same bound is used when one can be made) and files of at most
@@ -38,7 +42,6 @@ import os
 import re
 import select
 import shutil
-import stat
 import struct
 import subprocess
 import time
@@ -47,6 +50,7 @@ from pathlib import Path
 
 from agentspec.contract.sandbox import SYSTEM_TOP, WORKSPACE
 from agentspec.runtime.backends import BackendError, ExecuteResult
+from agentspec.runtime.backends.roots import inside, open_directory
 from agentspec.runtime.backends.shell import (
     ShellBackend,
     call_timeout,
@@ -126,12 +130,14 @@ def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], dict[st
     return outside, inside
 
 
-def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
-                 mounts: Sequence[tuple[str, str]], max_processes: int, max_file_bytes: int,
+def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
+                 mounts: Sequence[tuple[int, str]], max_processes: int, max_file_bytes: int,
                  seccomp_fd: int | None = None, info_fd: int | None = None,
                  setenv: Mapping[str, str] | None = None) -> list[str]:
     """The bwrap command line running `command`; every value is one argument (no shell
-    sees the spec's strings except the command itself, inside the sandbox)."""
+    sees the spec's strings except the command itself, inside the sandbox). The root and
+    the mounts' sources are open descriptors (each used once: bwrap closes it), inherited
+    by bwrap."""
     argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(_SANDBOX_UID),
             "--gid", str(_SANDBOX_UID), "--hostname", "sandbox", "--die-with-parent",
             "--new-session", "--cap-drop", "ALL"]
@@ -147,9 +153,9 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
     for name in _ETC + (_ETC_NETWORK if network else ()):
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-             "--bind", root, WORKSPACE]
-    for source, target in mounts:
-        argv += ["--ro-bind", source, target]
+             "--bind-fd", str(root_fd), WORKSPACE]
+    for source_fd, target in mounts:
+        argv += ["--ro-bind-fd", str(source_fd), target]
     # the sandbox's own top directory: nothing new in it; /proc: no kernel settings
     # (/proc/sys), whatever the uid the sandbox's user stands for on the host
     argv += ["--remount-ro", "/", "--remount-ro", "/proc"]
@@ -264,13 +270,16 @@ class SandboxBackend(ShellBackend):
     def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
                  env: Mapping[str, str] | None = None, hard_links: bool = False,
                  network: bool = False, mounts: Sequence[tuple[str, str]] = (),
-                 max_processes: int = 256, max_file_bytes: int = 1 << 30) -> None:
+                 max_processes: int = 256, max_file_bytes: int = 1 << 30,
+                 writable_roots: Sequence[str] = ()) -> None:
         super().__init__(root, timeout=timeout, max_output_bytes=max_output_bytes, env=env,
                          hard_links=hard_links)
         if max_processes < 1 or max_file_bytes < 1:
             raise ValueError("max_processes and max_file_bytes must be at least 1")
         self.network = network
-        self.mounts = [(_mount_source(source, self.root), target) for source, target in mounts]
+        # the app's other writable roots: a mount source there could be swapped for a link
+        writable = [self.root, *(os.path.normpath(os.path.abspath(r)) for r in writable_roots)]
+        self.mounts = [(_mount_source(source, writable), target) for source, target in mounts]
         self.max_processes = int(max_processes)
         self.max_file_bytes = int(max_file_bytes)
 
@@ -279,17 +288,19 @@ class SandboxBackend(ShellBackend):
         limit = call_timeout(self.timeout, timeout)
         bwrap = bubblewrap()
         outside, inside = sandbox_environment(self.env)
-        with _pids_cgroup(self.max_processes + 4) as group, \
+        with _held_directories(self.root, self.mounts) as (root_fd, mounts), \
+                _pids_cgroup(self.max_processes + 4) as group, \
                 _filter_fd() as seccomp_fd, _info_pipe() as (info_read, info_write):
             # + 4: bwrap's own two processes, with room
-            argv = sandbox_argv(bwrap, command, root=self.root, network=self.network,
-                                mounts=self.mounts, max_processes=self.max_processes,
+            argv = sandbox_argv(bwrap, command, root_fd=root_fd, network=self.network,
+                                mounts=mounts, max_processes=self.max_processes,
                                 max_file_bytes=self.max_file_bytes, seccomp_fd=seccomp_fd,
                                 info_fd=info_write, setenv=inside)
             if group is not None:  # join it before bwrap starts, so every child is counted
                 argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
                         str(group / "cgroup.procs"), *argv]
-            fds = (info_write,) if seccomp_fd is None else (seccomp_fd, info_write)
+            fds = (info_write, root_fd, *(fd for fd, _ in mounts))
+            fds += () if seccomp_fd is None else (seccomp_fd,)
             try:
                 return run_captured(argv, cwd="/", env=outside, timeout=limit,
                                     max_output_bytes=self.max_output_bytes, pass_fds=fds)
@@ -348,16 +359,30 @@ def _filter_fd() -> Iterator[int | None]:
             os.close(write)
 
 
-def _mount_source(source: str, root: str) -> str:
-    """A mount's host directory as a real path; it must exist and be a directory, and not
-    lie in the root: a command could swap it for a link that the next sandbox would follow."""
-    real = os.path.realpath(source)
-    if any(Path(p).is_relative_to(root) for p in (os.path.abspath(source), real)):
-        raise BackendError(f"The sandbox mount {source!r} is inside the sandbox's root.")
+def _mount_source(source: str, writable: Sequence[str]) -> str:
+    """A mount's host directory, absolute: it must be a directory reached without links,
+    and not be or lie in a writable root, where a command (of this sandbox or another) could
+    swap it for a link that a later call would follow."""
+    path = os.path.normpath(os.path.abspath(source))
+    found = inside(path, writable)
+    if found is not None:
+        whose = "the sandbox's root" if found == writable[0] else f"the writable root {found}"
+        raise BackendError(f"The sandbox mount {source!r} is inside {whose}.")
+    os.close(open_directory(path, what="sandbox mount"))
+    return path
+
+
+@contextlib.contextmanager
+def _held_directories(root: str, mounts: Sequence[tuple[str, str]]
+                      ) -> Iterator[tuple[int, list[tuple[int, str]]]]:
+    """The root's and each mount source's descriptors, opened now without following links
+    (roots.py), for bwrap to bind; closed afterwards."""
+    held: list[int] = []
     try:
-        mode = os.stat(real).st_mode
-    except OSError:
-        raise BackendError(f"The sandbox mount {source!r} does not exist.") from None
-    if not stat.S_ISDIR(mode):
-        raise BackendError(f"The sandbox mount {source!r} is not a directory.")
-    return real
+        held.append(open_directory(root))
+        for source, _ in mounts:
+            held.append(open_directory(source, what="sandbox mount"))
+        yield held[0], [(fd, target) for fd, (_, target) in zip(held[1:], mounts, strict=True)]
+    finally:
+        for fd in held:
+            os.close(fd)
