@@ -180,3 +180,91 @@ def test_inside_is_a_prefix_of_whole_names(path: str, roots: list[str]) -> None:
     found = inside(path, roots)
     expected = [r for r in roots if Path(path).is_relative_to(r)]
     assert found == (expected[0] if expected else None)
+
+
+# -- validate: roots and mount sources compared where they lead (items 2, 3, 4) --------------
+def _check(project: Path, backends: str, *, agent_backend: str = "box",
+           extra: str = "") -> list[tuple[str, str]]:
+    """(code, the spec text it points at) of each error of a spec with these backends."""
+    from agentspec.validate.check import check
+
+    (project / ".git").mkdir(parents=True, exist_ok=True)
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    path = project / "spec.yaml"
+    path.write_text(f"agentspec: 1\nname: box_app\n{extra}backends:\n{backends}agents:\n"
+                    "  helper:\n    model: gemini-2.5-flash\n    instruction: Work.\n"
+                    f"    filesystem: {agent_backend}\n")
+    lines = path.read_text().splitlines()
+    return [(d.code, lines[d.span.start.line - 1][d.span.start.col - 1:].split(",")[0]
+             .split("}")[0]) for d in check(path, environ={}).diagnostics if d.is_error]
+
+
+def test_a_mount_source_written_absolute_or_through_a_link_is_still_in_the_root(
+        tmp_path: Path) -> None:
+    """Item 2: compared as written, `/abs/.../other/shared` and `./ref -> other/shared`
+    passed AS260; the other sandbox swaps `shared` for `ln -s /`."""
+    project = tmp_path / "project"
+    (project / "other/shared").mkdir(parents=True)
+    (project / "work").mkdir()
+    (project / "ref").symlink_to("other/shared")
+    other = "  other: {type: sandbox, root: ./other}\n"
+    absolute = _check(project, other + "  box:\n    type: sandbox\n    root: ./work\n"
+                      f"    mounts: [{{source: {project}/other/shared, target: /d}}]\n")
+    assert absolute == [("AS260", f"{project}/other/shared")]
+    linked = _check(project, other + "  box:\n    type: sandbox\n    root: ./work\n"
+                    "    mounts: [{source: ./ref, target: /d}]\n")
+    assert linked == [("AS260", "./ref"), ("AS292", "./ref")]
+
+
+@pytest.mark.parametrize(("backends", "expected"), [
+    # item 3: a sandbox inside a sandbox, a filesystem root inside a sandbox's
+    ("  box: {type: sandbox, root: ./outer}\n  in: {type: sandbox, root: ./outer/inner}\n",
+     [("AS290", "./outer/inner")]),
+    ("  box: {type: sandbox, root: ./outer}\n  fs: {type: filesystem, root: outer/x/../in}\n",
+     [("AS290", "outer/x/../in")]),
+    ("  box: {type: sandbox, root: ./outer}\n  sh: {type: shell, root: ./outer/sh}\n",
+     [("AS290", "./outer/sh")]),
+    # a filesystem backend never makes links; two backends may share a root
+    ("  box: {type: sandbox, root: ./outer/inner}\n  fs: {type: filesystem, root: ./outer}\n",
+     []),
+    ("  box: {type: sandbox, root: ./outer}\n  two: {type: sandbox, root: outer}\n", []),
+    ("  box: {type: sandbox, root: ./outer}\n  fs: {type: filesystem, root: ./outerx}\n", []),
+])
+def test_a_root_inside_a_sandboxs_root_is_an_error(
+        tmp_path: Path, backends: str, expected: list[tuple[str, str]]) -> None:
+    assert _check(tmp_path / "project", backends) == expected
+
+
+def test_a_root_inside_a_sandboxs_root_through_an_absolute_path_or_a_link(
+        tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "outer/inner").mkdir(parents=True)
+    (project / "alias").symlink_to("outer/inner")
+    found = _check(project, "  box: {type: sandbox, root: ./outer}\n"
+                   f"  fs: {{type: filesystem, root: {project}/outer/inner}}\n"
+                   "  ln: {type: filesystem, root: ./alias}\n", agent_backend="fs")
+    assert found == [("AS290", f"{project}/outer/inner"), ("AS290", "./alias"),
+                     ("AS292", "./alias")]
+
+
+@pytest.mark.parametrize(("root", "setup", "extra", "expected"), [
+    (".", "", "", [("AS291", ".")]),  # the spec itself
+    ("./tools", "tools/__init__.py", "", [("AS291", "./tools")]),  # a python module
+    ("./box_app", "", "", [("AS291", "./box_app")]),  # the generated package
+    ("./state", "", "sessions: sqlite:///state/sessions.db\n", [("AS291", "./state")]),
+    ("./workspace", "", "", []),
+])
+def test_a_sandbox_root_holding_the_projects_files_is_an_error_unless_allowed(
+        tmp_path: Path, root: str, setup: str, extra: str,
+        expected: list[tuple[str, str]]) -> None:
+    """Item 4: a command edits the tools module (or the spec, the package, a store) and the
+    next load on the host runs it unsandboxed."""
+    project = tmp_path / "project"
+    project.mkdir()
+    if setup:
+        (project / setup).parent.mkdir(parents=True, exist_ok=True)
+        (project / setup).write_text("def tool():\n    return 1\n")
+    tools = ("tools:\n  t: {python: tools:tool}\n" if setup else "") + extra
+    box = f"  box:\n    type: sandbox\n    root: {root}\n"
+    assert _check(project, box, extra=tools) == expected
+    assert _check(project, box + "    allow_project_files: true\n", extra=tools) == []

@@ -448,6 +448,32 @@ MODEL_NESTING = _code(
     "AS289", "model-nesting-too-deep", "Fallback chains and routes nested too deeply", """
     A chain or route may name other chains and routes, at most 10 levels deep: each level is
     one more model object per call, and the build follows them one inside the other.""")
+NESTED_BACKEND_ROOT = _code(
+    "AS290", "nested-backend-root", "A backend root inside a sandbox's root", """
+    A `sandbox` backend's commands can replace any directory under its root with a symbolic
+    link, to `/` say. Another backend whose root lies inside it (a second sandbox, a
+    filesystem or shell backend) would then have the link's target as its root: the host's
+    `/`, read-write. The run time refuses a root reached through a link, so the other
+    backend stops working; give it a directory beside the sandbox's root instead. Roots
+    inside a `filesystem` backend's root are fine (its file tools never make links), and
+    two backends may share one root.""")
+SANDBOX_HOLDS_PROJECT = _code(
+    "AS291", "sandbox-holds-project", "A sandbox root that holds the project's own files", """
+    The sandbox's root (its commands read and write it all) holds a file the host loads and
+    runs outside the sandbox: a spec file, a Python module the spec names, the package
+    `agentspec build` writes, an SQLite job or session store, or the git repository (whose
+    hooks run on the next commit). A command could change it, and the next load would run
+    the change unsandboxed. Give the sandbox a directory of its own, such as
+    `./workspace`; if its commands really must change the project, set
+    `allow_project_files: true` on the backend (`diff` reports that as a high risk).""")
+BACKEND_PATH_LINK = _code(
+    "AS292", "backend-path-link", "A backend root or sandbox mount that runs through a link",
+    """
+    At run time a backend's root and a sandbox mount's source are opened one name at a time
+    without following symbolic links (a link on the way might have been swapped in by a
+    sandboxed command), so a path written through a link does not work. The spec's own
+    directory may be reached through links; the part of the path the spec writes may not.
+    Write the directory's real path, or replace the link with the directory.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """

@@ -88,6 +88,10 @@ class SandboxBackend(Model):
                                "run at once (bounds fork bombs).")
     max_file_bytes: int = Field(1 << 30, ge=1, description="Largest file a command may "
                                 "write, in bytes.")
+    allow_project_files: bool | None = Field(
+        None, description="Let the root hold the project's own files (the spec, its Python "
+        "modules, the built package, SQLite stores, `.git`), which commands could then "
+        "change and the host would run unsandboxed. Off by default (AS291).")
 
 
 RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/([^/]+/)*$")]

@@ -55,7 +55,10 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
                     mounts=[(mount["source"], mount["target"])
                             for mount in definition.get("mounts", ())],
                     max_processes=definition.get("max_processes", 256),
-                    max_file_bytes=definition.get("max_file_bytes", 1 << 30))
+                    max_file_bytes=definition.get("max_file_bytes", 1 << 30),
+                    # the other roots it knows of: a mount source there is refused
+                    writable_roots=[d["root"] for n, d in definitions.items()
+                                    if n != backend and "root" in d])
             else:
                 made[backend] = FilesystemBackend(definition["root"], hard_links=hard_links)
         return made[backend]
