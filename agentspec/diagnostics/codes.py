@@ -350,8 +350,11 @@ UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
-    sandbox. A target may not be `/`, `/workspace` or below it (that would create the mount
-    point inside the backend's root, on the host), `/proc`, `/dev`, `/tmp`, `/usr`, `/etc`,
+    sandbox. A source may not be or lie in any backend's root (compared as written and
+    resolved, so an absolute path or a link counts): a command there could swap it for a link
+    to any host directory. A target may not be `/`, `/workspace` or below it (that would
+    create the mount point inside the backend's root, on the host), `/proc`, `/dev`, `/tmp`,
+    `/usr`, `/etc`,
     the system directories (`/bin`, `/lib`, ...) or below them, and two mounts may not use
     the same target or one inside the other; `.` and `..` are not allowed in it. Use a path
     such as `/data` or `/mnt/reference`.""")
@@ -792,11 +795,14 @@ SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and
     is not any more: commands now reach every file, process and network the agent's user
-    can.""")
+    can. Also reported when the sandbox gains `allow_project_files: true`: its commands may
+    then change the spec, its Python modules or the built package, which the host runs
+    unsandboxed.""")
 SANDBOX_GAINED = _change("AS571", "sandbox-gained", "low",
                          "An agent's commands now run in a sandbox", """
     The agent's commands (`execute`) now run under a `type: sandbox` backend: they see only
-    its root, the system's read-only directories and its mounts.""")
+    its root, the system's read-only directories and its mounts. Also reported when the
+    sandbox drops `allow_project_files: true`.""")
 SANDBOX_NETWORK_GAINED = _change("AS572", "sandbox-network-gained", "high",
                                  "Sandboxed commands can now reach the network", """
     `network: true` on the sandbox that runs the agent's commands: they can reach the internet

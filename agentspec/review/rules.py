@@ -400,7 +400,8 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
                     ("filesystem",), ("filesystem",))
         return
     old, new = dict(before.definitions), dict(after.definitions)
-    rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", *_SANDBOX_LIMITS)
+    rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_project_files",
+            *_SANDBOX_LIMITS)
     mine_old = {k: v for k, v in old.get(before.backend, {}).items() if k not in rest}
     mine_new = {k: v for k, v in new.get(after.backend, {}).items() if k not in rest}
     if mine_old != mine_new or old.keys() != new.keys():
@@ -465,13 +466,32 @@ def _sandboxes(pair: AgentPair) -> tuple[dict[str, Any] | None, dict[str, Any] |
 
 def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
     both = _sandboxes(pair)
-    if both is None or (both[0] is None) == (both[1] is None):
+    if both is None:
+        return
+    if both[0] is not None and both[1] is not None:
+        yield from _project_files(both[0], both[1], dropped)
+        return
+    if (both[0] is None) == (both[1] is None):
         return
     if dropped and both[1] is None:
         yield Found("high", "commands no longer run in a sandbox: they reach every file, "
                     "process and network the agent's user can", ("filesystem",), ("filesystem",))
     elif not dropped and both[0] is None:
         yield Found("low", "commands now run in a sandbox", ("filesystem",), ("filesystem",))
+
+
+def _project_files(old: Mapping[str, Any], new: Mapping[str, Any],
+                   dropped: bool) -> Iterator[Found]:
+    """`allow_project_files` turned on lets commands change what the host runs unsandboxed:
+    as good as no sandbox for that code."""
+    was, now = bool(old.get("allow_project_files")), bool(new.get("allow_project_files"))
+    if dropped and now and not was:
+        yield Found("high", "sandboxed commands may now change the project's own files (the "
+                    "spec, its Python modules, the built package, stores), which the host "
+                    "runs unsandboxed", ("filesystem",), ("filesystem",))
+    elif not dropped and was and not now:
+        yield Found("low", "sandboxed commands may no longer change the project's own files",
+                    ("filesystem",), ("filesystem",))
 
 
 def _sandbox_network(pair: AgentPair, gained: bool) -> Iterator[Found]:
