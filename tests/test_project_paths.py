@@ -76,7 +76,7 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("FilesystemBackend", "hard_links"), ("ShellBackend", "hard_links"),
              ("SandboxBackend", "env"), ("SandboxBackend", "hard_links"),
              ("SandboxBackend", "mounts"), ("SandboxBackend", "max_file_bytes"),
-             ("SandboxMount", "target"),
+             ("SandboxMount", "target"), ("SandboxBackend", "allow_project_files"),
              # a directory of the root agent's file tools (a backend path), and a key that
              # is never written into generated files
              ("Summarization", "history"), ("ModelDef", "api_key")}
