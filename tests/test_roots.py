@@ -268,3 +268,10 @@ def test_a_sandbox_root_holding_the_projects_files_is_an_error_unless_allowed(
     box = f"  box:\n    type: sandbox\n    root: {root}\n"
     assert _check(project, box, extra=tools) == expected
     assert _check(project, box + "    allow_project_files: true\n", extra=tools) == []
+
+
+@pytest.mark.parametrize("path", ["relative/dir", "/tmp/a\x00b", "/tmp/" + "x" * 300,
+                                  "/etc/hostname/below"])
+def test_a_path_that_cannot_be_a_root_is_a_root_error_not_a_crash(path: str) -> None:
+    with pytest.raises(RootError):
+        open_directory(path)

@@ -36,8 +36,8 @@ def open_directory(path: str, *, what: str = "backend root", create: bool = Fals
     """An `O_PATH` descriptor of the directory `path` (absolute), found from `/` one name at
     a time without following any link; `create` makes missing directories on the way.
     RootError names the link, the missing name or the file in the way."""
-    if not os.path.isabs(path):
-        raise RootError(f"The {what} {path} is not an absolute path.")
+    if not os.path.isabs(path) or "\x00" in path:
+        raise RootError(f"The {what} {path!r} is not an absolute path without NUL bytes.")
     fd = os.open("/", PATH_FLAGS)
     walked = ""
     try:
