@@ -227,3 +227,100 @@ def _operations(backend: FilesystemBackend, path: str) -> Iterator[Callable[[], 
     yield lambda: backend.edit(path, SECRET, "pwned")
     yield lambda: backend.write(path, "pwned")
     yield lambda: backend.write(path + "/x", "pwned")
+
+
+# -- issue 21, item 16: a tree deeper than the interpreter's stack ---------------------------
+def _deep_tree(root: Path, levels: int) -> None:
+    """`levels` nested directories `d` with a file `f` at the bottom, made from descriptors
+    (the path is longer than the kernel's PATH_MAX), as a sandboxed command can."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def _remove_deep_tree(root: Path) -> None:
+    """Removes what `_deep_tree` made, bottom up (pytest's own cleanup recurses, and would
+    fail on it in a later session)."""
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        while "d" in os.listdir(fds[-1]):
+            fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        for name in os.listdir(fds[-1]):
+            os.unlink(name, dir_fd=fds[-1])
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+@pytest.fixture
+def deep_root(tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "root"
+    root.mkdir()
+    try:
+        yield root
+    finally:
+        _remove_deep_tree(root)
+
+
+def test_a_3000_level_tree_is_a_plain_error_not_a_recursion_error(deep_root: Path) -> None:
+    root = deep_root
+    (root / "top.txt").write_text("needle\n")
+    _deep_tree(root, 3000)
+    backend = FilesystemBackend(root)
+    for call in (lambda: backend.glob("**"), lambda: backend.grep("needle"),
+                 lambda: backend.glob("*.txt", "/d")):
+        with pytest.raises(BackendError, match="more than 256 directories below /"):
+            call()
+    assert backend.ls("/") and backend.read("/top.txt") == "needle\n"  # still usable
+
+
+def test_a_tree_as_deep_as_the_limit_is_searched_whole(deep_root: Path) -> None:
+    from agentspec.runtime.backends.filesystem import MAX_DEPTH
+
+    root = deep_root
+    _deep_tree(root, MAX_DEPTH)
+    assert FilesystemBackend(root).glob("f") == ["/d" * MAX_DEPTH + "/f"]
+
+
+def _reference_walk(root: Path) -> list[str]:
+    out: list[str] = []
+
+    def visit(directory: Path, base: str) -> None:
+        entries = sorted(os.listdir(directory))
+        out.extend(f"{base}/{n}" for n in entries
+                   if not (directory / n).is_dir() or (directory / n).is_symlink())
+        for name in entries:
+            if (directory / name).is_dir() and not (directory / name).is_symlink():
+                visit(directory / name, f"{base}/{name}")
+
+    visit(root, "")
+    return out
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(layout=st.lists(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=6),
+                       max_size=12))
+def test_the_walk_finds_what_a_recursive_walk_finds_in_its_order(
+        tmp_path_factory: pytest.TempPathFactory, layout: list[list[str]]) -> None:
+    root = tmp_path_factory.mktemp("walk")
+    for parts in layout:
+        *dirs, name = parts
+        directory = root.joinpath(*dirs)
+        if any(p.is_file() for p in (directory, *directory.parents) if p != root):
+            continue
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / (name + ".txt")
+        if not target.exists():
+            target.write_text("x\n")
+    assert FilesystemBackend(root).glob("**") == _reference_walk(root)

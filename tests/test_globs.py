@@ -9,6 +9,7 @@ timeout for the tools themselves.
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
@@ -195,3 +196,69 @@ def test_the_glob_tools_finish_on_the_issues_pattern(tmp_path: Path) -> None:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("No ") == 3, done.stdout
+
+
+# -- issue 21, item 20: a pattern linear per character but costly per call -----------------
+COSTLY = "*a" + "?" * 200  # 204 states whose DFA keeps being forgotten
+
+
+@SETTINGS
+@given(case=st.one_of(st.tuples(patterns, names), pattern_and_name()), more=names)
+def test_a_budget_charges_exactly_the_work_and_changes_no_answer(
+        case: tuple[str, str], more: str) -> None:
+    pattern, text = case
+    compiled, budget = GlobPattern(pattern), globs.GlobBudget()
+    compiled.steps = 0  # compiling is not matching
+    found = [compiled.matches(t, budget) for t in (text, more)]
+    assert found == [GlobPattern(pattern).matches(t) for t in (text, more)]
+    assert 0 <= globs.MAX_GLOB_STEPS - budget.left <= compiled.steps
+
+
+@pytest.mark.parametrize("pattern", [COSTLY, *PATHOLOGICAL], ids=lambda p: f"{p[:8]}…{len(p)}")
+def test_a_spent_budget_stops_the_match_within_a_bounded_overshoot(pattern: str) -> None:
+    """A pattern whose DFA keeps growing is stopped, a little past its budget; one that is
+    cheap once built (most of the pathological ones) runs to the end."""
+    rng = random.Random(3)
+    texts = ["".join(rng.choice("ab") for _ in range(400)) for _ in range(200)]
+    compiled, budget = GlobPattern(pattern), globs.GlobBudget(20_000)
+    try:
+        for text in texts:
+            compiled.matches(text, budget)
+    except globs.GlobTooCostly as stopped:
+        assert "too costly" in str(stopped)
+        # checked every 4096 visits; one character costs at most a few passes over the states
+        assert -budget.left <= 4096 + 3 * len(compiled.states)
+    else:
+        assert pattern != COSTLY
+
+
+def test_the_issues_costly_glob_is_a_tool_error_after_bounded_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """2,000 files and `*a` + 200 `?` cost 13.7 s of CPU before the fix, unbounded; now a
+    call spends its budget (here a smaller one, on fewer files) and the model reads an
+    error. `bench/globs.py` prints the figure at the real budget."""
+    monkeypatch.setattr(globs, "MAX_GLOB_STEPS", 300_000)
+    from agentspec.runtime.backends import BackendError
+    from agentspec.runtime.backends.filesystem import FilesystemBackend
+    from agentspec.runtime.backends.state import StateBackend
+
+    root = tmp_path / "root"
+    root.mkdir()
+    rng = random.Random(1)
+    names = ["".join(rng.choice("ab") for _ in range(rng.randint(150, 250))) for _ in range(300)]
+    for name in names:
+        (root / name).touch()
+    compiled = globs.compile_glob(COSTLY)
+    for backend in (FilesystemBackend(root),
+                    StateBackend({"files": {f"/{n}": {"content": "x"} for n in names}},
+                                 key="files")):
+        before = compiled.steps
+        with pytest.raises(BackendError, match="too costly"):
+            backend.glob(COSTLY)
+        assert compiled.steps - before <= globs.MAX_GLOB_STEPS + 2 * 4096 + 3 * len(
+            compiled.states)
+        before = compiled.steps
+        with pytest.raises(BackendError, match="too costly"):
+            backend.grep("x", "/", COSTLY)
+        assert compiled.steps - before <= globs.MAX_GLOB_STEPS + 2 * 4096 + 3 * len(
+            compiled.states)

@@ -77,7 +77,7 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("SandboxBackend", "env"), ("SandboxBackend", "hard_links"),
              ("SandboxBackend", "mounts"), ("SandboxBackend", "max_file_bytes"),
              ("SandboxBackend", "max_workspace_mb"),
-             ("SandboxMount", "target"),
+             ("SandboxMount", "target"), ("SandboxBackend", "allow_project_files"),
              # a directory of the root agent's file tools (a backend path), and a key that
              # is never written into generated files
              ("Summarization", "history"), ("ModelDef", "api_key")}

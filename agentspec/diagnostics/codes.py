@@ -378,8 +378,11 @@ PYTHON_MODULE_SYNTAX = _code("AS253", "python-module-syntax",
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
-    sandbox. A target may not be `/`, `/workspace` or below it (that would create the mount
-    point inside the backend's root, on the host), `/proc`, `/dev`, `/tmp`, `/usr`, `/etc`,
+    sandbox. A source may not be or lie in any backend's root (compared as written and
+    resolved, so an absolute path or a link counts): a command there could swap it for a link
+    to any host directory. A target may not be `/`, `/workspace` or below it (that would
+    create the mount point inside the backend's root, on the host), `/proc`, `/dev`, `/tmp`,
+    `/usr`, `/etc`,
     the system directories (`/bin`, `/lib`, ...) or below them, and two mounts may not use
     the same target or one inside the other; `.` and `..` are not allowed in it. Use a path
     such as `/data` or `/mnt/reference`.""")
@@ -489,6 +492,32 @@ MODEL_NESTING = _code(
     "AS289", "model-nesting-too-deep", "Fallback chains and routes nested too deeply", """
     A chain or route may name other chains and routes, at most 10 levels deep: each level is
     one more model object per call, and the build follows them one inside the other.""")
+NESTED_BACKEND_ROOT = _code(
+    "AS290", "nested-backend-root", "A backend root inside a sandbox's root", """
+    A `sandbox` backend's commands can replace any directory under its root with a symbolic
+    link, to `/` say. Another backend whose root lies inside it (a second sandbox, a
+    filesystem or shell backend) would then have the link's target as its root: the host's
+    `/`, read-write. The run time refuses a root reached through a link, so the other
+    backend stops working; give it a directory beside the sandbox's root instead. Roots
+    inside a `filesystem` backend's root are fine (its file tools never make links), and
+    two backends may share one root.""")
+SANDBOX_HOLDS_PROJECT = _code(
+    "AS291", "sandbox-holds-project", "A sandbox root that holds the project's own files", """
+    The sandbox's root (its commands read and write it all) holds a file the host loads and
+    runs outside the sandbox: a spec file, a Python module the spec names, the package
+    `agentspec build` writes, an SQLite job or session store, or the git repository (whose
+    hooks run on the next commit). A command could change it, and the next load would run
+    the change unsandboxed. Give the sandbox a directory of its own, such as
+    `./workspace`; if its commands really must change the project, set
+    `allow_project_files: true` on the backend (`diff` reports that as a high risk).""")
+BACKEND_PATH_LINK = _code(
+    "AS292", "backend-path-link", "A backend root or sandbox mount that runs through a link",
+    """
+    At run time a backend's root and a sandbox mount's source are opened one name at a time
+    without following symbolic links (a link on the way might have been swapped in by a
+    sandboxed command), so a path written through a link does not work. The spec's own
+    directory may be reached through links; the part of the path the spec writes may not.
+    Write the directory's real path, or replace the link with the directory.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
@@ -810,11 +839,14 @@ SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and
     is not any more: commands now reach every file, process and network the agent's user
-    can.""")
+    can. Also reported when the sandbox gains `allow_project_files: true`: its commands may
+    then change the spec, its Python modules or the built package, which the host runs
+    unsandboxed.""")
 SANDBOX_GAINED = _change("AS571", "sandbox-gained", "low",
                          "An agent's commands now run in a sandbox", """
     The agent's commands (`execute`) now run under a `type: sandbox` backend: they see only
-    its root, the system's read-only directories and its mounts.""")
+    its root, the system's read-only directories and its mounts. Also reported when the
+    sandbox drops `allow_project_files: true`.""")
 SANDBOX_NETWORK_GAINED = _change("AS572", "sandbox-network-gained", "high",
                                  "Sandboxed commands can now reach the network", """
     `network: true` on the sandbox that runs the agent's commands: they can reach the internet

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,9 @@ def _evaluate(value: Value, scope: dict[str, Any], spec_dir: Path) -> Any:
     if isinstance(value, Env):
         return expand(value.template)
     if isinstance(value, SpecPath):
-        return str((spec_dir / value.relative).resolve())
+        # the spec's directory resolved, the spec's own part taken literally: a backend
+        # root through a link is refused at run time, not resolved here to where it leads
+        return os.path.normpath(spec_dir.resolve() / value.relative)
     if isinstance(value, ListOf):
         return [_evaluate(v, scope, spec_dir) for v in value.items]
     if isinstance(value, DictOf):

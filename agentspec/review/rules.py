@@ -352,6 +352,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
         return
     old, new = dict(before.definitions), dict(after.definitions)
     rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_sockets",
+            "allow_project_files",
             *_SANDBOX_LIMITS)
     for name in sorted(old.keys() | new.keys()):
         mine_old = {k: v for k, v in old.get(name, {}).items() if k not in rest}
@@ -435,13 +436,36 @@ def _sandboxes(pair: AgentPair, *under: str) -> _Sandboxes | None:
 
 def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
     both = _sandboxes(pair)
-    if both is None or (both.before is None) == (both.after is None):
+    if both is None:
+        return
+    if both.before is not None and both.after is not None:
+        yield from _project_files(pair, both.before, both.after, dropped)
+        return
+    if (both.before is None) == (both.after is None):
         return
     if dropped and both.after is None:
         yield Found("high", "commands no longer run in a sandbox: they reach every file, "
                     "process and network the agent's user can", ("filesystem",), ("filesystem",))
     elif not dropped and both.before is None:
         yield Found("low", "commands now run in a sandbox", ("filesystem",), ("filesystem",))
+
+
+def _project_files(pair: AgentPair, old: Mapping[str, Any], new: Mapping[str, Any],
+                   dropped: bool) -> Iterator[Found]:
+    """`allow_project_files` turned on lets commands change what the host runs unsandboxed:
+    as good as no sandbox for that code."""
+    was, now = bool(old.get("allow_project_files")), bool(new.get("allow_project_files"))
+    if was == now:
+        return
+    at = _sandboxes(pair, "allow_project_files")
+    where = (at.old_at, at.new_at) if at is not None else (("filesystem",), ("filesystem",))
+    if dropped and now:
+        yield Found("high", "sandboxed commands may now change the project's own files (the "
+                    "spec, its Python modules, the built package, stores), which the host "
+                    "runs unsandboxed", *where)
+    elif not dropped and was:
+        yield Found("low", "sandboxed commands may no longer change the project's own files",
+                    *where)
 
 
 def _sandbox_network(pair: AgentPair, gained: bool) -> Iterator[Found]:

@@ -99,6 +99,10 @@ class SandboxBackend(Model):
     allow_sockets: bool = Field(False, description="Let `mounts` hold Unix sockets, through "
                                 "which commands reach the host services behind them. Off by "
                                 "default: a mount holding one is refused.")
+    allow_project_files: bool | None = Field(
+        None, description="Let the root hold the project's own files (the spec, its Python "
+        "modules, the built package, SQLite stores, `.git`), which commands could then "
+        "change and the host would run unsandboxed. Off by default (AS291).")
 
 
 RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/([^/]+/)*$")]

@@ -5,7 +5,9 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-SPEC_DIR = os.path.normpath(os.path.join(_HERE, '..'))
+# resolved once: the paths the spec wrote are joined to it and then opened
+# without following links (a backend root through a link is refused)
+SPEC_DIR = os.path.realpath(os.path.join(_HERE, '..'))
 
 for _relative in ('..',):
     _path = os.path.normpath(os.path.join(_HERE, _relative))

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from agentspec.contract.paths import MAX_NAME_CHARS, MAX_PATH_CHARS, BackendError, normalize
-from agentspec.runtime.backends.globs import glob_match, grep_glob_match
+from agentspec.runtime.backends.globs import GlobBudget, glob_match, grep_glob_match
 
 __all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",
-           "ExecuteResult", "FileInfo", "GrepMatch", "ShellCapable", "apply_edit",
+           "ExecuteResult", "FileInfo", "GlobBudget", "GrepMatch", "ShellCapable", "apply_edit",
            "glob_match", "grep_glob_match", "matching_lines", "normalize", "relative_to",
            "require_pattern"]
 

@@ -10,6 +10,7 @@ from agentspec.runtime.backends import (
     BackendError,
     ExecuteResult,
     FileInfo,
+    GlobBudget,
     GrepMatch,
     ShellCapable,
     glob_match,
@@ -106,6 +107,7 @@ class CompositeBackend:
     def glob(self, pattern: str, path: str = "/") -> list[str]:
         virtual = normalize(path)
         out: set[str] = set()
+        budget = GlobBudget()
         for backend, inner, prefix in self._involved(virtual):
             try:
                 paths = backend.glob("**", inner)
@@ -114,7 +116,7 @@ class CompositeBackend:
             for found in paths:
                 outer = self._outer(prefix, found)
                 rel = relative_to(outer, virtual)
-                if rel and not self._shadowed(prefix, outer) and glob_match(pattern, rel):
+                if rel and not self._shadowed(prefix, outer) and glob_match(pattern, rel, budget):
                     out.add(outer)
         return sorted(out)
 
@@ -122,6 +124,7 @@ class CompositeBackend:
         require_pattern(pattern)
         virtual = normalize(path)
         out: list[GrepMatch] = []
+        budget = GlobBudget()
         for backend, inner, prefix in self._involved(virtual):
             try:
                 matches = backend.grep(pattern, inner,
@@ -130,7 +133,7 @@ class CompositeBackend:
                 continue
             for match in matches:
                 outer = self._outer(prefix, match.path)
-                if self._shadowed(prefix, outer) or not grep_glob_match(glob, outer):
+                if self._shadowed(prefix, outer) or not grep_glob_match(glob, outer, budget):
                     continue
                 out.append(GrepMatch(outer, match.line_number, match.line))
         out.sort(key=lambda m: (m.path, m.line_number))

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator
 
 from agentspec.runtime.backends import BackendError
+from agentspec.runtime.backends.roots import open_directory
 
 __all__ = ["DIR_FLAGS", "MAX_LINKS", "Confined", "Outside"]
 
@@ -33,10 +34,16 @@ class Confined:
     """A root directory whose paths are found by `located`."""
 
     def __init__(self, root: str) -> None:
-        self.root = root  # a real path (no symbolic links in it)
+        self.root = root  # absolute, normalized; a path through a link is refused
 
     def open_root(self) -> int:
-        return os.open(self.root, DIR_FLAGS)
+        """The root, found from `/` without following links (a directory of its path
+        swapped for one is refused, not followed)."""
+        held = open_directory(self.root)
+        try:
+            return os.open(".", DIR_FLAGS, dir_fd=held)
+        finally:
+            os.close(held)
 
     @contextlib.contextmanager
     def located(self, virtual: str, *, create: bool = False) -> Iterator[tuple[int, str]]:

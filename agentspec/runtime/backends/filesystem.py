@@ -25,6 +25,7 @@ from agentspec.runtime.backends import (
     GREP_LIMIT,
     BackendError,
     FileInfo,
+    GlobBudget,
     GrepMatch,
     apply_edit,
     glob_match,
@@ -34,8 +35,9 @@ from agentspec.runtime.backends import (
     require_pattern,
 )
 from agentspec.runtime.backends.confined import DIR_FLAGS, Confined, Outside
+from agentspec.runtime.backends.roots import open_directory
 
-__all__ = ["MAX_FILE_BYTES", "FilesystemBackend"]
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "FilesystemBackend"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are not read (read fails; grep skips them)."""
@@ -56,13 +58,17 @@ def _addressable(name: str) -> bool:
     return True
 
 
-def _files(fd: int, base: str) -> Iterator[tuple[str, int, str, bool]]:
-    """The files under the open directory `fd` (closed afterwards): its own files, then each
-    subdirectory's, in name order. Subdirectories are opened from `fd` with O_NOFOLLOW, so a
-    link is never entered, not even one swapped in for a directory meanwhile."""
+MAX_DEPTH = 256
+"""Directories glob and grep descend below the path they search (each is held open on the
+way down, so this also bounds the descriptors a walk holds)."""
+
+
+def _listing(fd: int) -> tuple[list[tuple[str, bool]], list[str]]:
+    """(files with whether each is a symbolic link, subdirectories) of an open directory,
+    in name order; empty when it cannot be read."""
+    files: list[tuple[str, bool]] = []
+    directories: list[str] = []
     try:
-        files: list[tuple[str, bool]] = []
-        directories: list[str] = []
         with os.scandir(fd) as entries:
             for entry in entries:
                 if not _addressable(entry.name):
@@ -73,26 +79,56 @@ def _files(fd: int, base: str) -> Iterator[tuple[str, int, str, bool]]:
                     files.append((entry.name, False))
                 elif not entry.is_dir():  # a link to a directory is neither walked nor listed
                     files.append((entry.name, True))
-        for name, is_link in sorted(files):
-            yield f"{base}/{name}", fd, name, is_link
-        for name in sorted(directories):
-            try:
-                child = os.open(name, DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue
-            yield from _files(child, f"{base}/{name}")
     except OSError:
-        return
+        return [], []
+    return sorted(files), sorted(directories)
+
+
+def _files(top: int, base: str) -> Iterator[tuple[str, int, str, bool]]:
+    """The files under the open directory `top` (closed afterwards): its own files, then each
+    subdirectory's, in name order. Subdirectories are opened from their parent's fd with
+    O_NOFOLLOW, so a link is never entered, not even one swapped in for a directory
+    meanwhile. A loop, not recursion: a tree thousands of levels deep (a command can make
+    one) stops with an error at MAX_DEPTH instead of exhausting the stack."""
+    stack: list[tuple[int, str, Iterator[str]]] = [(top, base, iter(()))]
+    try:
+        while stack:
+            fd, path, _ = stack[-1]
+            files, directories = _listing(fd)
+            stack[-1] = (fd, path, iter(directories))
+            for name, is_link in files:
+                yield f"{path}/{name}", fd, name, is_link
+            while stack:  # the next directory to enter, closing those done with
+                parent, parent_path, todo = stack[-1]
+                entry = next(todo, None)
+                if entry is None:
+                    os.close(stack.pop()[0])
+                    continue
+                try:
+                    child = os.open(entry, DIR_FLAGS, dir_fd=parent)
+                except OSError:
+                    continue
+                if len(stack) > MAX_DEPTH:
+                    os.close(child)
+                    raise BackendError(
+                        f"{parent_path}/{entry} is more than {MAX_DEPTH} directories below "
+                        f"{base or '/'}; glob and grep do not search that deep. Search a "
+                        "narrower path, or remove the deep tree.")
+                stack.append((child, f"{parent_path}/{entry}", iter(())))
+                break
     finally:
-        os.close(fd)
+        for fd, _, _ in stack:
+            os.close(fd)
 
 
 class FilesystemBackend:
     """Files under `root`; the virtual path `/a/b.md` is `root/a/b.md`."""
 
     def __init__(self, root: Path | str, hard_links: bool = False) -> None:
-        os.makedirs(root, exist_ok=True)
-        self.root = os.path.realpath(root)
+        # taken literally and opened without following links (roots.py): a root whose
+        # path a command turned into a link to `/` is refused, not resolved to `/`
+        self.root = os.path.normpath(os.path.abspath(root))
+        os.close(open_directory(self.root, create=True))
         self.hard_links = hard_links
         self._confined = Confined(self.root)
 
@@ -324,17 +360,19 @@ class FilesystemBackend:
         virtual = normalize(path)
         base = virtual.rstrip("/")
         out = []
+        budget = GlobBudget()
         for vpath, _, _, is_link in self._walk(virtual):
             rel = vpath[len(base) + 1:] if vpath != virtual else vpath.rsplit("/", 1)[-1]
-            if glob_match(pattern, rel) and (not is_link or self._inside(vpath)):
+            if glob_match(pattern, rel, budget) and (not is_link or self._inside(vpath)):
                 out.append(vpath)
         return out
 
     def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
         require_pattern(pattern)
         out: list[GrepMatch] = []
+        budget = GlobBudget()
         for vpath, parent, name, is_link in self._walk(normalize(path)):
-            if is_link or not grep_glob_match(glob, vpath):
+            if is_link or not grep_glob_match(glob, vpath, budget):
                 continue
             try:
                 data = self._read_bytes(vpath, parent, name)

@@ -9,6 +9,11 @@ DFA, as RE2 does): each character costs at most one pass over the states, never 
 Syntax: `**/` any number of directories, `**` anything (across `/`), `*` anything within one
 directory level, `?` one character other than `/`, `[abc]`, `[a-z]`, `[!abc]` (or `[^abc]`)
 a character set, `{a,b}` alternatives (not nested). Anything else is literal.
+
+Linear is not cheap: a pattern of a few hundred states (`*a` then 200 `?`) that keeps
+forgetting its DFA costs those hundreds of state visits per character, seconds over a few
+thousand names. So each tool call matches within a `GlobBudget` of state visits; past it the
+call fails with an error the model reads (`GlobTooCostly`) instead of running on.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["GlobPattern", "compile_glob", "glob_match", "grep_glob_match"]
+from agentspec.contract.paths import BackendError
+
+__all__ = ["MAX_GLOB_STEPS", "GlobBudget", "GlobPattern", "GlobTooCostly", "compile_glob",
+           "glob_match", "grep_glob_match"]
 
 _Test = Callable[[str], bool]
 
@@ -25,6 +33,30 @@ _Test = Callable[[str], bool]
 #: all its sets (bounds on memory, a few MB a pattern, not on time)
 _MAX_CACHED = 4096
 _MAX_CACHED_STATES = 50_000
+MAX_GLOB_STEPS = 2_000_000
+"""State visits one glob or grep call may spend building DFA transitions (about half a
+second of CPU; an ordinary pattern builds a few dozen transitions and then only looks them
+up, which is not charged)."""
+
+
+class GlobTooCostly(BackendError):
+    """A call's matching went past its budget."""
+
+
+class GlobBudget:
+    """The state visits a call has left; shared by every match of that call."""
+
+    def __init__(self, steps: int | None = None) -> None:
+        self.limit = MAX_GLOB_STEPS if steps is None else steps
+        self.left = self.limit
+
+    def spend(self, pattern: str, steps: int) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise GlobTooCostly(
+                f"The glob {pattern[:80]!r} is too costly to match against this many files "
+                f"(over {self.limit:,} steps); use a simpler pattern (fewer `*`, `?` and "
+                "alternatives) or a narrower path.")
 
 
 @dataclass
@@ -71,16 +103,24 @@ class GlobPattern:
             self._held += len(found)
         return number
 
-    def matches(self, text: str) -> bool:
-        """Whether the whole of `text` matches the pattern."""
+    def matches(self, text: str, budget: GlobBudget | None = None) -> bool:
+        """Whether the whole of `text` matches the pattern. The work of building the DFA
+        (a character's step from a set of states not seen with it before, the costly part)
+        is charged to `budget` as it is done: GlobTooCostly when spent."""
         if self._start is None:
             return False
         current = 0  # the start set's number
+        unpaid = 0
         for char in text:
             found = self._next.get((current, char))
             if found is None:
                 here = self._sets[current]
+                before = self.steps
                 reached = self._step(here, char)
+                unpaid += self.steps - before
+                if budget is not None and unpaid > 4096:
+                    budget.spend(self.pattern, unpaid)
+                    unpaid = 0
                 if len(self._next) >= _MAX_CACHED or self._held >= _MAX_CACHED_STATES:
                     self._forget()
                     current = self._id(here)
@@ -88,7 +128,9 @@ class GlobPattern:
             current = found
             self.steps += 1
             if not self._sets[current]:
-                return False
+                break
+        if budget is not None:
+            budget.spend(self.pattern, unpaid)
         return 0 in self._sets[current]
 
     def _step(self, current: frozenset[int], char: str) -> frozenset[int]:
@@ -217,21 +259,21 @@ def compile_glob(pattern: str) -> GlobPattern:
     return GlobPattern(pattern)
 
 
-def glob_match(pattern: str, relpath: str) -> bool:
+def glob_match(pattern: str, relpath: str, budget: GlobBudget | None = None) -> bool:
     """Whether `relpath` (relative, `/`-separated) matches a glob (`**`, `*`, `?`, `[]`, `{}`).
     As in deepagents (and .gitignore), a pattern without `/` matches the file's name at any
-    depth: `*.py` finds every Python file."""
+    depth: `*.py` finds every Python file. The work is charged to `budget`."""
     pattern = pattern.lstrip("/")
     if "/" not in pattern:
         relpath = relpath.rsplit("/", 1)[-1]
-    return compile_glob(pattern).matches(relpath)
+    return compile_glob(pattern).matches(relpath, budget)
 
 
-def grep_glob_match(glob: str | None, path: str) -> bool:
+def grep_glob_match(glob: str | None, path: str, budget: GlobBudget | None = None) -> bool:
     """grep's file filter: a pattern without `/` matches the file name, else the whole path."""
     if not glob:
         return True
     if "/" in glob:
-        return glob_match(glob.lstrip("/"), path.lstrip("/")) or glob_match(
-            "**/" + glob.lstrip("/"), path.lstrip("/"))
-    return glob_match(glob, path.rsplit("/", 1)[-1])
+        return glob_match(glob.lstrip("/"), path.lstrip("/"), budget) or glob_match(
+            "**/" + glob.lstrip("/"), path.lstrip("/"), budget)
+    return glob_match(glob, path.rsplit("/", 1)[-1], budget)

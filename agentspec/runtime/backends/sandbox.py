@@ -27,6 +27,10 @@ host, or, when this process is root, uid 2000000000 (`userns.py`: never the host
   commands cannot make themselves a root with capabilities again;
 * `mounts` are extra host directories bound read-only where the spec says; one holding a
   Unix socket is refused unless `allow_sockets` (looked for before each command);
+* the root and each mount source are opened from `/` one name at a time without following
+  links (`roots.py`) on every call, and bwrap binds those descriptors (`--bind-fd`), so a
+  directory swapped for `ln -s /` by another sandbox's command is refused, never mounted;
+  a mount source inside a writable root (this one's or another backend's) is refused;
 * limits: at most `max_processes` processes (RLIMIT_NPROC in the sandbox's own user
   namespace, which the kernel enforces since the sandbox's host user is never root; as root
   a pids cgroup too, where one can be made), files of at most `max_file_bytes`
@@ -43,11 +47,11 @@ may delete files, not write any).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
 import shutil
-import stat
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,6 +68,7 @@ from agentspec.runtime.backends.bwrap_fds import (
     wait_for_namespace,
 )
 from agentspec.runtime.backends.cgroups import sandbox_groups
+from agentspec.runtime.backends.roots import inside, open_directory
 from agentspec.runtime.backends.seccomp import seccomp_filter
 from agentspec.runtime.backends.shell import (
     ShellBackend,
@@ -176,16 +181,17 @@ def sandbox_limits(definition: Mapping[str, Any]) -> Limits:
                   workspace_bytes=definition.get("max_workspace_mb", 10240) << 20)
 
 
-def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
-                 mounts: Sequence[tuple[str, str]], limits: Limits,
+def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
+                 mounts: Sequence[tuple[int, str]], limits: Limits,
                  seccomp_fd: int | None = None, info_fd: int | None = None,
                  args_fd: int | None = None, full: bool = False,
                  userns_fd: int | None = None) -> list[str]:
     """The bwrap command line running `command`; every value is one argument (no shell
-    sees the spec's strings except the command itself, inside the sandbox). `args_fd`
-    holds more options (the environment's `--setenv`), kept off the command line. `full`:
-    the workspace is over its quota, no file may grow. `userns_fd`: the namespace of a host
-    root's sandbox (`userns.py`)."""
+    sees the spec's strings except the command itself, inside the sandbox). The root and
+    the mounts' sources are open descriptors (each used once: bwrap closes it), inherited by
+    bwrap. `args_fd` holds more options (the environment's `--setenv`), kept off the command
+    line. `full`: the workspace is over its quota, no file may grow. `userns_fd`: the
+    namespace of a host root's sandbox (`userns.py`)."""
     if userns_fd is None:  # bwrap maps the sandbox's user to this process's
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(INSIDE_ID),
                 "--gid", str(INSIDE_ID), "--cap-drop", "ALL"]
@@ -213,9 +219,9 @@ def sandbox_argv(bwrap: str, command: str, *, root: str, network: bool,
         argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
     # bwrap mounts every bind nosuid and nodev: nothing set-uid runs from the workspace
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes),
-             "--tmpfs", "/tmp", "--bind", root, WORKSPACE]
-    for source, target in mounts:
-        argv += ["--ro-bind", source, target]
+             "--tmpfs", "/tmp", "--bind-fd", str(root_fd), WORKSPACE]
+    for source_fd, target in mounts:
+        argv += ["--ro-bind-fd", str(source_fd), target]
     # the sandbox's own top directory: nothing new in it; /proc: no kernel settings
     # (/proc/sys), whatever the uid the sandbox's user stands for on the host
     argv += ["--remount-ro", "/", "--remount-ro", "/proc"]
@@ -240,11 +246,14 @@ class SandboxBackend(ShellBackend):
     def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
                  env: Mapping[str, str] | None = None, hard_links: bool = False,
                  network: bool = False, mounts: Sequence[tuple[str, str]] = (),
-                 limits: Limits | None = None, allow_sockets: bool = False) -> None:
+                 limits: Limits | None = None, allow_sockets: bool = False,
+                 writable_roots: Sequence[str] = ()) -> None:
         super().__init__(root, timeout=timeout, max_output_bytes=max_output_bytes, env=env,
                          hard_links=hard_links)
         self.network = network
-        self.mounts = [(_mount_source(source, self.root), target) for source, target in mounts]
+        # the app's other writable roots: a mount source there could be swapped for a link
+        writable = [self.root, *(os.path.normpath(os.path.abspath(r)) for r in writable_roots)]
+        self.mounts = [(_mount_source(source, writable), target) for source, target in mounts]
         self.limits = limits or Limits()
         self.allow_sockets = allow_sockets
         self._full = False  # the last sweep found the workspace over its quota
@@ -253,15 +262,24 @@ class SandboxBackend(ShellBackend):
         check_command(command)
         limit = call_timeout(self.timeout, timeout)
         bwrap = bubblewrap()
-        self._check_mounts()
-        full = self._over_quota()
         outside, inside = sandbox_environment(self.env)
+        # the root and mounts as held descriptors: what is checked, bound and swept is one
+        # directory each, whatever a command (of this sandbox or another) renames meanwhile
+        with _held_directories(self.root, self.mounts) as (root_fd, mounts):
+            self._check_mounts(mounts)
+            full = self._over_quota(root_fd)
+            result = self._run(bwrap, command, limit, outside, inside, root_fd, mounts, full)
+            return self._after(root_fd, result, [full] if full else [])
+
+    def _run(self, bwrap: str, command: str, limit: float, outside: Mapping[str, str],
+             inside: list[str], root_fd: int, mounts: list[tuple[int, str]],
+             full: str | None) -> ExecuteResult:
         # + 4: bwrap's own two processes, with room
         with sandbox_groups(self.limits.processes + 4, self.limits.memory_bytes) as groups, \
                 filter_fd() as seccomp_fd, info_pipe() as (info_read, info_write), \
                 args_fd(inside) as env_fd, root_namespace() as userns_fd:
-            argv = sandbox_argv(bwrap, command, root=self.root, network=self.network,
-                                mounts=self.mounts, limits=self.limits, seccomp_fd=seccomp_fd,
+            argv = sandbox_argv(bwrap, command, root_fd=root_fd, network=self.network,
+                                mounts=mounts, limits=self.limits, seccomp_fd=seccomp_fd,
                                 info_fd=info_write, args_fd=env_fd, full=full is not None,
                                 userns_fd=userns_fd)
             if groups.procs:  # join them before bwrap starts, so every child is counted
@@ -269,32 +287,31 @@ class SandboxBackend(ShellBackend):
                                 for index in range(len(groups.procs)))
                 argv = ["/bin/sh", "-c", f'{joins}shift {len(groups.procs)} && exec "$@"',
                         "agentspec-sandbox", *map(str, groups.procs), *argv]
-            fds = tuple(fd for fd in (seccomp_fd, info_write, env_fd, userns_fd)
-                        if fd is not None)
+            fds = tuple(fd for fd in (seccomp_fd, info_write, env_fd, userns_fd, root_fd,
+                                      *(fd for fd, _ in mounts)) if fd is not None)
             try:
-                result = run_captured(argv, cwd="/", env=outside, timeout=limit,
-                                      max_output_bytes=self.max_output_bytes, pass_fds=fds)
+                return run_captured(argv, cwd="/", env=outside, timeout=limit,
+                                    max_output_bytes=self.max_output_bytes, pass_fds=fds)
             finally:
                 wait_for_namespace(info_read)
-        return self._after(result, [full] if full else [])
 
-    def _over_quota(self) -> str | None:
+    def _over_quota(self, root_fd: int) -> str | None:
         """While the workspace is over its quota, a note saying so: such a command may
         delete files but not write any (RLIMIT_FSIZE 0). Measured again first, since files
         may have been removed."""
         quota = self.limits.workspace_bytes
         if not self._full:
             return None
-        used = sweep(self.root).used_bytes
+        used = sweep(root_fd).used_bytes
         self._full = used > quota
         return _full_note(used, quota, "this command could not write files") \
             if self._full else None
 
-    def _check_mounts(self) -> None:
+    def _check_mounts(self, held: list[tuple[int, str]]) -> None:
         if self.allow_sockets:
             return
-        for source, target in self.mounts:
-            sockets, unchecked = sockets_in(source)
+        for (source, target), (source_fd, _) in zip(self.mounts, held, strict=True):
+            sockets, unchecked = sockets_in(source_fd)
             if sockets or unchecked:
                 what = f"the Unix socket `{sockets[0]}`" if sockets else \
                     f"a directory it cannot look into for sockets (`{unchecked[0]}`: " \
@@ -304,10 +321,10 @@ class SandboxBackend(ShellBackend):
                     "commands could talk to the host service behind it, network or not. "
                     "Mount a directory without sockets, or set `allow_sockets: true`.")
 
-    def _after(self, result: ExecuteResult, notes: list[str]) -> ExecuteResult:
+    def _after(self, root_fd: int, result: ExecuteResult, notes: list[str]) -> ExecuteResult:
         """The host-side sweep of the workspace once nothing of the sandbox runs: set-id
         bits removed, the space it uses checked against the quota."""
-        found = sweep(self.root)
+        found = sweep(root_fd)
         if found.stripped:
             notes.append("set-uid/set-gid bits removed from " + ", ".join(found.stripped[:5]))
         if found.shared:
@@ -332,16 +349,30 @@ def _full_note(used: int, quota: int, then: str) -> str:
             f"{quota >> 20}: {then}")
 
 
-def _mount_source(source: str, root: str) -> str:
-    """A mount's host directory as a real path; it must exist and be a directory, and not
-    lie in the root: a command could swap it for a link that the next sandbox would follow."""
-    real = os.path.realpath(source)
-    if any(Path(p).is_relative_to(root) for p in (os.path.abspath(source), real)):
-        raise BackendError(f"The sandbox mount {source!r} is inside the sandbox's root.")
+def _mount_source(source: str, writable: Sequence[str]) -> str:
+    """A mount's host directory, absolute: it must be a directory reached without links,
+    and not be or lie in a writable root, where a command (of this sandbox or another) could
+    swap it for a link that a later call would follow."""
+    path = os.path.normpath(os.path.abspath(source))
+    found = inside(path, writable)
+    if found is not None:
+        whose = "the sandbox's root" if found == writable[0] else f"the writable root {found}"
+        raise BackendError(f"The sandbox mount {source!r} is inside {whose}.")
+    os.close(open_directory(path, what="sandbox mount"))
+    return path
+
+
+@contextlib.contextmanager
+def _held_directories(root: str, mounts: Sequence[tuple[str, str]]
+                      ) -> Iterator[tuple[int, list[tuple[int, str]]]]:
+    """The root's and each mount source's descriptors, opened now without following links
+    (roots.py), for bwrap to bind; closed afterwards."""
+    held: list[int] = []
     try:
-        mode = os.stat(real).st_mode
-    except OSError:
-        raise BackendError(f"The sandbox mount {source!r} does not exist.") from None
-    if not stat.S_ISDIR(mode):
-        raise BackendError(f"The sandbox mount {source!r} is not a directory.")
-    return real
+        held.append(open_directory(root))
+        for source, _ in mounts:
+            held.append(open_directory(source, what="sandbox mount"))
+        yield held[0], [(fd, target) for fd, (_, target) in zip(held[1:], mounts, strict=True)]
+    finally:
+        for fd in held:
+            os.close(fd)

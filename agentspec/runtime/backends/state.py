@@ -9,6 +9,7 @@ from agentspec.runtime.backends import (
     GREP_LIMIT,
     BackendError,
     FileInfo,
+    GlobBudget,
     GrepMatch,
     apply_edit,
     glob_match,
@@ -105,9 +106,10 @@ class StateBackend:
     def glob(self, pattern: str, path: str = "/") -> list[str]:
         path = normalize(path)
         out = []
+        budget = GlobBudget()
         for name in self._files():
             rel = relative_to(name, path)
-            if rel and glob_match(pattern, rel):
+            if rel and glob_match(pattern, rel, budget):
                 out.append(name)
         return sorted(out)
 
@@ -116,8 +118,9 @@ class StateBackend:
         path = normalize(path)
         out: list[GrepMatch] = []
         files = self._files()
+        budget = GlobBudget()
         for name in sorted(files):
-            if relative_to(name, path) is None or not grep_glob_match(glob, name):
+            if relative_to(name, path) is None or not grep_glob_match(glob, name, budget):
                 continue
             for number, line in matching_lines(str(files[name].get("content", "")), pattern):
                 out.append(GrepMatch(name, number, line))

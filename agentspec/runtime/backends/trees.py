@@ -29,10 +29,11 @@ class Sweep:
     unchecked: list[str] = field(default_factory=list)  # directories it could not enter
 
 
-def _walk(root: str, sweep: Sweep) -> Iterator[tuple[int, str, os.stat_result, str]]:
-    """(directory fd, name, lstat, relative path) of everything under `root`, the root's
-    own entry first (fd of the root, name ".")."""
-    top = os.open(root, DIR_FLAGS)
+def _walk(root: int, sweep: Sweep) -> Iterator[tuple[int, str, os.stat_result, str]]:
+    """(directory fd, name, lstat, relative path) of everything under the directory `root`
+    (a descriptor the caller opened without following links, and keeps; an O_PATH one
+    will do), the root's own entry first (fd of the root, name ".")."""
+    top = os.open(".", DIR_FLAGS, dir_fd=root)
     stack: list[tuple[int, str, Iterator[str]]] = []
     try:
         yield top, ".", os.fstat(top), "."
@@ -82,8 +83,9 @@ def _names(fd: int) -> list[str]:
         return [entry.name for entry in entries]
 
 
-def sweep(root: str) -> Sweep:
-    """Strip set-uid and set-gid bits from everything in `root` and sum what it uses."""
+def sweep(root: int) -> Sweep:
+    """Strip set-uid and set-gid bits from everything in the directory `root` (a held
+    descriptor) and sum what it uses."""
     found = Sweep()
     seen: set[tuple[int, int]] = set()
     for fd, name, info, path in _walk(root, found):
@@ -115,9 +117,10 @@ def _strip(parent: int, name: str, seen: os.stat_result) -> None:
         os.close(target)
 
 
-def sockets_in(source: str) -> tuple[list[str], list[str]]:
-    """(paths of the Unix sockets under `source`, directories it could not look into: too
-    deep, or unreadable to this process), each relative to `source`."""
+def sockets_in(source: int) -> tuple[list[str], list[str]]:
+    """(paths of the Unix sockets under the directory `source` (a held descriptor),
+    directories it could not look into: too deep, or unreadable to this process), each
+    relative to `source`."""
     found = Sweep()
     sockets = [path for _, _, info, path in _walk(source, found)
                if stat.S_ISSOCK(info.st_mode)]

@@ -55,7 +55,10 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
                     mounts=[(mount["source"], mount["target"])
                             for mount in definition.get("mounts", ())],
                     limits=sandbox_limits(definition),
-                    allow_sockets=definition.get("allow_sockets", False))
+                    allow_sockets=definition.get("allow_sockets", False),
+                    # the other roots it knows of: a mount source there is refused
+                    writable_roots=[d["root"] for n, d in definitions.items()
+                                    if n != backend and "root" in d])
             else:
                 made[backend] = FilesystemBackend(definition["root"], hard_links=hard_links)
         return made[backend]

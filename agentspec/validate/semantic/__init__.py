@@ -15,6 +15,7 @@ from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.project import check_project
 from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
+from agentspec.validate.semantic.roots import check_roots
 from agentspec.validate.semantic.sandbox import check_sandboxes
 from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.sessions import check_resume_root, check_sessions
@@ -28,7 +29,7 @@ __all__ = ["semantic"]
 #: check_project first: the checks after it never look at a path it refused
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
           check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
-          check_state, check_placeholders, check_schemas)
+          check_roots, check_state, check_placeholders, check_schemas)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],

@@ -3,13 +3,12 @@ exist; a sandbox given the network or the sockets in its mounts is pointed out."
 
 from __future__ import annotations
 
-import posixpath
-
 from agentspec.contract.sandbox import RESERVED_TARGETS
 from agentspec.diagnostics import codes
 from agentspec.spec.backends import SandboxBackend
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import existing_path
+from agentspec.validate.semantic.roots import located, roots
 
 __all__ = ["check_sandboxes", "reserved"]
 
@@ -49,10 +48,11 @@ def _mounts(ctx: Context, name: str, backend: SandboxBackend) -> None:
                 f"the mount target `{target}` overlaps the mount at `{clash}`",
                 ctx.at(*where, "target"), hint="give each mount its own directory"))
         placed.append(target)
-        writable = [(other, root) for other, b in (ctx.spec.backends or {}).items()
-                    if isinstance(root := getattr(b, "root", None), str)]
-        inside = next((other for other, root in writable if _within(
-            posixpath.normpath(mount.source), posixpath.normpath(root))), None)
+        # compared as written and resolved: an absolute path or a link to a directory in a
+        # root is as much in that root
+        source = located(ctx, mount.source, (*where, "source"))
+        inside = None if source is None else next(
+            (other for other, _, root in roots(ctx) if source.within(root)), None)
         if inside is not None:
             ctx.report(codes.SANDBOX_MOUNT_TARGET(
                 f"the mount source `{mount.source}` is inside the root of the backend "
