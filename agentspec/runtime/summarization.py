@@ -24,9 +24,7 @@ the whole conversation and logs the failure), so no event is ever dropped unreco
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -46,6 +44,7 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from agentspec.runtime.backends import BackendError, normalize
+from agentspec.runtime.userpaths import path_segment
 
 __all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "SummaryConfig",
            "history_file", "install_check", "markdown", "prompt_tokens"]
@@ -54,21 +53,12 @@ __all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "Summ
 SESSION: ContextVar[Session | None] = ContextVar("agentspec_summarization_session",
                                                  default=None)
 
-_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
-
-
 def history_file(directory: str, session: Session) -> str:
-    """The history file of a conversation, `<directory>/<user id>/<session id>.md`: each id
-    as it is when it is a plain name, else a cleaned prefix of it and a digest of it, so no
-    id can name another path or collide with another id."""
-    return normalize(f"{directory}/{_name(session.user_id)}/{_name(session.id)}.md")
-
-
-def _name(text: str) -> str:
-    if _SAFE.fullmatch(text):
-        return text
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{re.sub(r'[^A-Za-z0-9_-]', '_', text)[:40]}-{digest}"
+    """The history file of a conversation, `<directory>/<user id>/<session id>.md`, each id
+    encoded by `path_segment`: injective, so no id can name another path or another
+    conversation's file."""
+    return normalize(f"{directory}/{path_segment(session.user_id)}/"
+                     f"{path_segment(session.id)}.md")
 
 
 def markdown(events: list[Event], when: datetime) -> str:
