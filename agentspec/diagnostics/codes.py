@@ -394,6 +394,13 @@ PASSWORD_IN_URL = _code("AS273", "password-in-url",
     project's history, in `diff` output and in every copy of the file. Write it as
     `${env.NAME}` (read when the app runs, never written to generated files or printed).""",
     warning=True)
+MODEL_URL_INVALID = _code(
+    "AS274", "model-url-invalid", "A model `base_url` that is no model server's URL", """
+    `base_url` is where a LiteLLM model's requests, with the conversation and its key, are
+    sent: an `http://` or `https://` URL with a host. Other schemes (`file://`, `gopher://`)
+    and link-local or cloud metadata addresses (`169.254.169.254`, `fe80::1`,
+    `metadata.google.internal`, in any spelling), where a machine's own credentials are
+    served, are refused. A URL given whole by `${env.NAME}` is the environment's.""")
 
 HISTORY_NEEDS_FILES = _code(
     "AS280", "history-needs-files",
@@ -435,9 +442,13 @@ ENDPOINT_NEEDS_LITELLM = _code(
     and extra call arguments are LiteLLM's (`provider: litellm`), which also reaches
     self-hosted OpenAI-compatible servers such as vLLM and Ollama.""")
 API_KEY_LITERAL = _code(
-    "AS287", "api-key-literal", "An API key written into the spec", """
+    "AS287", "api-key-literal", "An API key or other credential written into the spec", """
     `api_key` must be read from the environment (`${env.NAME}`) when the app is loaded: a key
-    written in the spec would be in version control and in every generated package.""")
+    written in the spec would be in version control, in `diff` output and in every generated
+    package. The same holds for the other places a model's credentials go: the user info and
+    the secret-named query values of `base_url` (`https://user:${env.PASSWORD}@host`), and
+    `args` values named like secrets (`aws_secret_access_key`, an `extra_headers` entry such
+    as `Authorization` or `X-Api-Key`) or shaped like one (`Bearer ...`, `sk-...`).""")
 MEMBER_SETTINGS_UNUSED = _code(
     "AS288", "member-settings-unused",
     "Generation settings of a model that is only called through a chain or route", """

@@ -291,7 +291,7 @@ def _model_endpoint(pair: AgentPair) -> Iterator[Found]:
     added = sorted(_servers(pair.new_llm.model) - _servers(pair.old_llm.model))
     if added and pair.new_llm.model is not None:
         yield Found("high", f"model `{pair.new_llm.model.id}` now sends requests to "
-                    f"{', '.join(added)}", ("model",), ("model",))
+                    f"{', '.join(redacted(url) for url in added)}", ("model",), ("model",))
 
 
 def _model_routing(pair: AgentPair) -> Iterator[Found]:
