@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from agentspec.contract.secrets import secret_name
 
-__all__ = ["endpoint_problem", "redacted", "scrubbed", "url_secrets"]
+__all__ = ["endpoint_problem", "redacted", "scrubbed", "unencoded_password", "url_secrets"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: `password=...` in a libpq connection string (`host=h password='p w'`)
@@ -65,6 +65,12 @@ def _secrets(url: str) -> set[str]:
     if userinfo is not None and ":" in userinfo:
         password = userinfo.split(":", 1)[1]
         found |= {password, unquote(password), userinfo, unquote(userinfo)}
+        # a parser that splits the URL at a character of the password quotes a piece of it
+        # (libpq: `invalid percent-encoded token: "p%q w"` for the password `p%q w@x?y`)
+        cuts = [match.start() for match in re.finditer(r"[@/?#:\[\]]", password)]
+        for start in [0, *(cut + 1 for cut in cuts)]:
+            for end in [*(cut for cut in cuts if cut > start), len(password)]:
+                found.add(password[start:end])
     query = rest.split("#", 1)[0].partition("?")[2]
     for pair in query.split("&"):
         value = pair.partition("=")[2]
@@ -73,6 +79,14 @@ def _secrets(url: str) -> set[str]:
         for match in _PAIR.finditer(url):
             found |= {match.group(3), match.group(3).strip("'")}
     return {secret for secret in found if len(secret) >= _MIN_SECRET}
+
+
+def unencoded_password(url: str) -> bool:
+    """Whether the password of `url` holds a character a URL parser reads otherwise (`@`,
+    `/`, `?`, `#`, a space, a `%` that starts no `%XX`): it must be percent-encoded."""
+    _, userinfo, _ = _split(url)
+    password = userinfo.partition(":")[2] if userinfo is not None else ""
+    return re.search(r"[\s@/?#\[\]]|%(?![0-9A-Fa-f]{2})", password) is not None
 
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*")
