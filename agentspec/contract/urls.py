@@ -15,7 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 from agentspec.contract.secrets import secret_name
 
-__all__ = ["endpoint_problem", "redacted", "scrubbed", "unencoded_password", "url_secrets"]
+__all__ = ["endpoint_problem", "redacted", "scrubbed", "unencoded_password", "url_secret_parts",
+           "url_secrets"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: `password=...` in a libpq connection string (`host=h password='p w'`)
@@ -175,3 +176,26 @@ def url_secrets(url: str) -> list[str]:
 
 def _env_only(text: str) -> bool:
     return re.fullmatch(r"(\$\{env\.[^}]*\})+", text) is not None
+
+
+def url_secret_parts(url: str) -> list[tuple[int, int, str]]:
+    """Where `url` writes a secret literally (as `url_secrets` finds them), in order: (start,
+    end, what: `password`, `user` or the query parameter's name)."""
+    head, userinfo, rest = _split(url)
+    found = []
+    if userinfo is not None:
+        user, colon, password = userinfo.partition(":")
+        start = len(head) + (len(user) + 1 if colon else 0)
+        if not _env_only(password if colon else user):
+            found.append((start, len(head) + len(userinfo), "password" if colon else "user"))
+    offset = len(url) - len(rest)
+    query_at = rest.find("?")
+    if query_at >= 0:
+        position = offset + query_at + 1
+        for pair in rest[query_at + 1:].split("#", 1)[0].split("&"):
+            name, equals, value = pair.partition("=")
+            if equals and value and not _env_only(value) and secret_name(unquote(name)):
+                found.append((position + len(name) + 1, position + len(pair),
+                              re.sub(r"[^A-Za-z0-9_]", "_", unquote(name))))
+            position += len(pair) + 1
+    return found

@@ -884,11 +884,15 @@ ADK_TOOL_ARGS = _code("AS614", "adk-tool-args", "A tool given as code with `args
     writes a small module (`adk_shims.py` beside the spec) that builds the tool the way ADK
     does; without it the import refuses. Argument names must be Python identifiers.""")
 ADK_SECRET = _code(
-    "AS615", "adk-secret", "A literal secret in an MCP server's `env` or `headers`", """
-    The value looks like a credential (its name mentions a token, key, secret, password or
-    authorization, or it starts with `Bearer`). A spec reads secrets from the environment, so
-    the import writes `${env.NAME}` in its place and never copies the value. Set NAME in the
-    environment that runs the agent.""", warning=True)
+    "AS615", "adk-secret",
+    "A literal secret in an MCP server's `env`, `headers`, `args` or `url`", """
+    The value looks like a credential: its name mentions a token, key, secret, password or
+    authorization (an `env` entry, a header, any `X-Api-*` header, a command-line flag such
+    as `--api-key=...` or the argument after `--token`, a query parameter of the URL), it is
+    the password or lone user name of the URL, or it has a key's shape (`Bearer ...`,
+    `sk-...`, `ghp_...`). A spec reads secrets from the environment, so the import writes
+    `${env.NAME}` in its place and never copies the value. Set NAME in the environment that
+    runs the agent.""", warning=True)
 ADK_SHARED_FILE = _code(
     "AS616", "adk-shared-file", "A file used as the sub-agent of two parents", """
     ADK builds a new agent each time a file is referenced, so one file can be the sub-agent
