@@ -14,6 +14,7 @@ from google.genai import types
 
 from agentspec.runtime.harness.callbacks import AfterTool
 from agentspec.runtime.harness.files import BackendFactory
+from agentspec.runtime.userpaths import LARGE_RESULTS
 
 __all__ = ["CHARS_PER_TOKEN", "result_limit_callback"]
 
@@ -50,7 +51,7 @@ def result_limit_callback(tokens: int, backend: BackendFactory | None = None) ->
             "so it was saved instead of shown."), "preview": text[:PREVIEW_CHARS]}
         try:
             if backend is not None:
-                path = f"/large_tool_results/{tool.name}_{call}.txt"
+                path = f"{LARGE_RESULTS}/{tool.name}_{call}.txt"
                 backend(tool_context).write(path, text)
                 return {**summary, "saved_to": path, "how_to_read":
                         f"read_file('{path}', offset=..., limit=...) reads it in pages"}
