@@ -138,6 +138,25 @@ class HistoryScope(BasePlugin):
         SESSION.set(invocation_context.session)
 
 
+def located(name: str, definitions: Mapping[str, Mapping[str, Any]], path: str
+            ) -> tuple[str, str]:
+    """The backend that holds virtual path `path` of backend `name` (a composite's routes
+    followed), and the path inside it."""
+    backend, inner = name, normalize(path)
+    while definitions[backend]["type"] == "composite":
+        definition = definitions[backend]
+        routes = sorted((definition.get("routes") or {}).items(),
+                        key=lambda item: len(normalize(item[0])), reverse=True)
+        for prefix, target in routes:
+            clean = normalize(prefix)
+            if inner == clean or inner.startswith(clean + "/"):
+                backend, inner = target, "/" + inner[len(clean):].lstrip("/")
+                break
+        else:
+            backend = definition["default"]
+    return backend, inner
+
+
 def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
                       ) -> Callable[[str], tuple[Any, str]]:
     """For a virtual path of backend `name`'s file tools: the directory backend that holds
@@ -147,18 +166,7 @@ def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
     made: dict[str, FilesystemBackend] = {}
 
     def find(path: str) -> tuple[Any, str]:
-        backend, inner = name, normalize(path)
-        while definitions[backend]["type"] == "composite":
-            definition = definitions[backend]
-            routes = sorted((definition.get("routes") or {}).items(),
-                            key=lambda item: len(normalize(item[0])), reverse=True)
-            for prefix, target in routes:
-                clean = normalize(prefix)
-                if inner == clean or inner.startswith(clean + "/"):
-                    backend, inner = target, "/" + inner[len(clean):].lstrip("/")
-                    break
-            else:
-                backend = definition["default"]
+        backend, inner = located(name, definitions, path)
         definition = definitions[backend]
         if definition["type"] not in ("filesystem", "shell"):
             raise RuntimeError(f"summarization.history: {path} is on backend `{backend}` "
