@@ -84,3 +84,52 @@ def test_no_spelling_of_a_path_reaches_another_users_file(noise: list[str],
         except BackendError:
             return
         assert "4417" not in text
+
+
+def test_a_shared_backend_shows_every_users_folder(tmp_path: Path) -> None:
+    definitions, _ = _setup(tmp_path)
+    definitions["files"]["conversation_files"] = "shared"
+    alice = path_segment("alice@example.com")
+    bob = _as(definitions, "bob")
+    assert "4417" in bob.read(f"/large_tool_results/{alice}/secret.txt")
+    assert alice in str(_ls(bob, "/conversation_history"))
+
+
+SPEC = """\
+agentspec: 1
+name: desk
+backends:
+  work: {{type: filesystem, root: ./work{setting}}}
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Read the project.
+    filesystem: work
+    tool_result_limit: {{tokens: 2000}}
+"""
+
+
+@pytest.mark.parametrize("setting", ["", ", conversation_files: shared",
+                                     ", conversation_files: private"])
+def test_the_setting_reaches_the_live_app_and_the_generated_package(tmp_path: Path,
+                                                                     setting: str) -> None:
+    import asyncio
+
+    from agentspec.build import build_objects, compile_spec, emit_package
+
+    (tmp_path / "spec.yaml").write_text(SPEC.format(setting=setting))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+    source = "".join(emit_package(compiled, tmp_path / "out").values())
+    shared = "shared" in setting
+    assert ("'conversation_files': 'shared'" in source) == shared
+    app, problems = build_objects(compiled)
+    assert problems == []
+    toolset = next(t for t in app.root_agent.tools if type(t).__name__ == "FileToolset")
+    alice = path_segment("alice")
+    (tmp_path / "work" / "large_tool_results" / alice).mkdir(parents=True)
+    (tmp_path / "work" / "large_tool_results" / alice / "r.txt").write_text("4417\n")
+    read = next(tool for tool in toolset._tools if tool.name == "read_file")
+    answer = asyncio.run(read.func(file_path=f"/large_tool_results/{alice}/r.txt",
+                                   tool_context=SimpleNamespace(user_id="bob", state={})))
+    assert ("4417" in str(answer)) == shared, answer

@@ -405,7 +405,8 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
     mine_new = {k: v for k, v in new.get(after.backend, {}).items() if k not in rest}
     if mine_old != mine_new or old.keys() != new.keys():
         yield Found("medium", f"backend `{after.backend}` is set up differently (root, "
-                    "environment or routes)", ("filesystem",), ("filesystem",))
+                    "environment, routes or whose conversation files it shows)",
+                    ("filesystem",), ("filesystem",))
 
 
 def _backend_limits(pair: AgentPair) -> Iterator[Found]:

@@ -32,9 +32,11 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
     made: dict[str, Backend] = {}
 
     def build(backend: str, context: ToolContext) -> Backend:
-        user = getattr(context, "user_id", None)
         definition = definitions[backend]
-        return scoped(unscoped(backend, context), user,
+        inner = unscoped(backend, context)
+        if definition.get("conversation_files") == "shared":
+            return inner
+        return scoped(inner, getattr(context, "user_id", None),
                       private_folders(definition.get("root")))
 
     def unscoped(backend: str, context: ToolContext) -> Backend:
