@@ -401,6 +401,15 @@ MODEL_URL_INVALID = _code(
     and link-local or cloud metadata addresses (`169.254.169.254`, `fe80::1`,
     `metadata.google.internal`, in any spelling), where a machine's own credentials are
     served, are refused. A URL given whole by `${env.NAME}` is the environment's.""")
+CONVERSATION_FILES_EXECUTE = _code(
+    "AS275", "conversation-files-execute",
+    "Per-user large tool results on a backend whose commands read every user's", """
+    Large tool results are saved under `/large_tool_results/<user>/`, and one user's file
+    tools cannot reach another user's folder (`conversation_files: private`, the default). A
+    command run by `execute` is not confined that way: it reads whatever the backend's root
+    holds, other users' results included. Keep results on a backend without `execute`, or
+    set `conversation_files: shared` on the backend to say that users may read each other's
+    (a single-user app, say).""", info=True)
 
 HISTORY_NEEDS_FILES = _code(
     "AS280", "history-needs-files",
