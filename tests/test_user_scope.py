@@ -54,6 +54,8 @@ def test_another_user_can_neither_read_nor_list_them(tmp_path: Path, intruder: s
                 bob.write(path, "overwritten")
             with pytest.raises(BackendError, match="another user"):
                 bob.ls(f"{prefix}{folder}/{alice}")
+            with pytest.raises(BackendError, match="another user"):  # case-insensitive disks
+                bob.read(f"{prefix}{folder.upper()}/{alice.upper()}/secret.txt")
             assert alice not in str(_ls(bob, f"{prefix}{folder}"))
         assert "locker" not in str(_grep(bob, "4417", "/", None, "content"))
         assert "secret.txt" not in str(_glob(bob, "**/*.txt", "/"))

@@ -57,13 +57,15 @@ class UserScope:
         self.own = path_segment(user)
 
     def _foreign(self, path: str) -> bool:
-        """Whether `path` is inside another user's folder."""
-        clean = normalize(path)
+        """Whether `path` is inside another user's folder. Compared without case: on a
+        case-insensitive file system `/LARGE_TOOL_RESULTS/<user>` is the same folder (and
+        `path_segment` keeps users apart whatever the case)."""
+        clean = normalize(path).casefold()
         for folder in self.folders:
-            if clean.startswith(folder.rstrip("/") + "/"):
-                user = clean[len(folder.rstrip("/")) + 1:].split("/", 1)[0]
-                if user != self.own:
-                    return True
+            prefix = folder.rstrip("/").casefold() + "/"
+            if clean.startswith(prefix) and \
+                    clean[len(prefix):].split("/", 1)[0] != self.own.casefold():
+                return True
         return False
 
     def _check(self, path: str) -> None:
