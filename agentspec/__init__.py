@@ -6,7 +6,14 @@ The public API; names are imported when first used so that `import agentspec` st
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+# LiteLLM downloads its model cost map from GitHub when it is imported, unless told to use the
+# copy it ships with. ADK's model registry imports it for any `provider/model` id (in build,
+# and in a generated package), so it is set here, before any module of ours or ADK's can
+# import it: validate, build and the agents never reach the network by importing it.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 if TYPE_CHECKING:
     from agentspec.diagnostics import Diagnostic, Severity, render

@@ -266,6 +266,7 @@ class _FailingBackend(StateBackend):
 
 class _Context:
     function_call_id = "call-1"
+    user_id = "u"
 
     def __init__(self, fail: bool = False) -> None:
         self.state: dict[str, Any] = {}

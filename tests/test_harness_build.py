@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -279,7 +280,8 @@ def test_tool_result_limit_saves_big_results(tmp_path: Path, monkeypatch: pytest
     assert "result_too_large" in evicted and "row 0 about eels" in evicted["preview"]
     assert "row 199" not in evicted["preview"]
     if filesystem:
-        assert evicted["saved_to"].startswith("/large_tool_results/big_search_")
+        assert re.fullmatch(r"/large_tool_results/[^/]+/big_search_.+\.txt",
+                            evicted["saved_to"])
         assert "row 0 about eels" in str(results[1])  # read back with read_file
     else:
         assert evicted["saved_as_artifact"] in turn.artifacts

@@ -552,3 +552,49 @@ def wait_for_lease(settings: JobSettings, job_id: str) -> None:
 
     wait_for(lambda: (settings.open().get(job_id) or job_id).lease_owner,  # type: ignore[union-attr]
              what="the worker to claim the resumption")
+
+
+# concurrent resumptions of one conversation ------------------------------------------------
+
+
+def test_concurrent_resumptions_of_one_conversation_all_resume_once(office: Any) -> None:
+    """Attack (issue 21, item 17): eight parents of one conversation resumed at once; the
+    session store refuses the writes of all but one of those racing (`StaleSessionError`),
+    and a refused resumption used to be reported as a failed turn and never run again."""
+    import os
+
+    from agentspec.runtime.jobs.delegation import app_job_settings
+    from agentspec.testing.scripted import install_script
+
+    settings = app_job_settings(office)
+    assert settings is not None
+    install_script(office.root_agent, {"lead": [{"text": f"Noted {i}."} for i in range(200)]})
+    sessions, _ = open_sessions(os.environ["SESSIONS_URL"])
+    waits: list[float] = []
+
+    async def no_wait(seconds: float) -> None:  # the backoff, without the waiting
+        waits.append(seconds)
+        await asyncio.sleep(0)
+
+    resumer = Resumer(office, sessions, sleep=no_wait)
+
+    async def main() -> tuple[list[str], list[Any]]:
+        session = await sessions.create_session(app_name="office", user_id="user")
+        jobs = [_finished_job(settings, session.id, f"Report {i}.", f"report {i}")
+                for i in range(8)]
+        outcomes = await asyncio.gather(*(resumer.resume(settings, job) for job in jobs))
+        stored = await sessions.get_session(app_name="office", user_id="user",
+                                            session_id=session.id)
+        assert stored is not None
+        return [job.id for job in jobs] if set(outcomes) == {"resumed"} else list(
+            outcomes), list(stored.events)
+
+    ids, events = asyncio.run(main())
+    for job_id in ids:
+        delivered = [e for e in events
+                     if ((e.custom_metadata or {}).get("agentspec_job") or {}).get("job_id")
+                     == job_id]
+        answers = [e for e in events if e.invocation_id == f"agentspec-resume-{job_id}"
+                   and e.author == "lead" and e.is_final_response()]
+        assert (len(delivered), len(answers)) == (1, 1), job_id
+    assert waits, "no resumption met a stale session: the test no longer races"

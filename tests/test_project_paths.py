@@ -80,7 +80,10 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("SandboxMount", "target"), ("SandboxBackend", "allow_project_files"),
              # a directory of the root agent's file tools (a backend path), and a key that
              # is never written into generated files
-             ("Summarization", "history"), ("ModelDef", "api_key")}
+             ("Summarization", "history"), ("ModelDef", "api_key"),
+             # whose folders a backend's file tools show: a choice, not a path
+             *((kind, "conversation_files") for kind in (
+                 "FilesystemBackend", "ShellBackend", "SandboxBackend", "CompositeBackend"))}
 _INHERITED = {"DeepAgent": "LlmAgent", "Defaults": "LlmAgent"}
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.testing.scripted import install_script
@@ -228,9 +230,43 @@ def test_history_file_names_stay_in_the_history_directory(user: str, session: st
     path = history_file("/history", Session(id=session, app_name="a", user_id=user))
     parts = path.split("/")
     assert parts[:2] == ["", "history"] and len(parts) == 4 and path.endswith(".md")
-    assert all(part not in ("", ".", "..") and len(part) <= 80 for part in parts[2:])
+    assert all(part not in ("", ".", "..") and len(part) <= 123 for part in parts[2:])
     other = history_file("/history", Session(id=session + "x", app_name="a", user_id=user))
     assert other != path  # distinct ids, distinct files
+
+
+def test_an_id_shaped_like_another_ids_encoding_gets_its_own_history_file() -> None:
+    """Attack (issue 21, item 5): `alice@example.com` used to be kept as the cleaned name
+    `alice_example_com-<digest>`, which is itself a plain name, so a user with that id wrote
+    into and read another user's history."""
+    from google.adk.sessions.session import Session
+
+    from agentspec.runtime.summarization import history_file
+
+    def path(user: str) -> str:
+        return history_file("/h", Session(id="s", app_name="a", user_id=user))
+
+    assert path("alice@example.com") != path("alice_example_com-ff8d9819fc0e12bf")
+    assert path("Alice").lower() != path("alice").lower()  # case-insensitive file systems
+
+
+_IDS = st.text(st.characters(codec="utf-8"), max_size=70) | st.sampled_from(
+    ["", "~", "~~", "~41", "A", "a", "alice@example.com", "x" * 200, "X" * 200, ".", ".."])
+
+
+@given(first=st.tuples(_IDS, _IDS), second=st.tuples(_IDS, _IDS))
+def test_history_files_are_an_injective_function_of_user_and_session(
+        first: tuple[str, str], second: tuple[str, str]) -> None:
+    from google.adk.sessions.session import Session
+
+    from agentspec.runtime.summarization import history_file
+
+    def path(ids: tuple[str, str]) -> str:
+        return history_file("/h", Session(id=ids[1], app_name="a", user_id=ids[0]))
+
+    one, two = path(first), path(second)
+    assert (one.casefold() == two.casefold()) == (first == second)
+    assert one.count("/") == 3 and one.startswith("/h/")
 
 
 def test_history_is_not_written_through_a_link_out_of_the_root(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentspec.adkimport.schema import AGENT_TOOL_NAMES, MCP_TOOLSET_NAMES
 from agentspec.adkimport.text import escape
+from agentspec.contract.secrets import secret_flag, secret_name, secret_value
+from agentspec.contract.urls import url_secret_parts
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.parse import Key
 from agentspec.spec.tools import BUILTIN_TOOLS
@@ -21,8 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Shim", "code_ref", "convert_tool"]
 
-_SECRET_NAME = re.compile(r"(?i)token|secret|passw|key|auth|credential|cookie|\bpat\b")
-_SECRET_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+\S")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: keys of the connection parameters the spec's MCP servers take, per ADK parameter class
 _STDIO = {"command", "args", "env", "cwd"}
@@ -52,7 +52,7 @@ def code_ref(file: AdkFile, name: str) -> str:
 
 
 def _secret(key: str, value: str) -> bool:
-    return bool(_SECRET_NAME.search(key) or _SECRET_VALUE.search(value))
+    return secret_name(key) or secret_value(value)
 
 
 def _env_name(key: str) -> str:
@@ -188,13 +188,53 @@ class _Tools:
             elif key in ("env", "headers"):
                 out[key] = {k: self.secret(str(k), str(v), (*at, key, k))
                             for k, v in value.items()}
+            elif key == "args" and isinstance(value, list):
+                out[key] = self.arguments([str(arg) for arg in value], (*at, key))
+            elif key == "url" and isinstance(value, str):
+                out[key] = self.url(value, (*at, key))
             else:
                 out[key] = self.conv.data(value)
         return out
 
+    def arguments(self, args: list[str], at: tuple[Key, ...]) -> list[str]:
+        """A server's command line, each secret in it (`--api-key=...`, the argument after
+        `--token`, a value shaped like a key) read from the environment instead."""
+        out: list[str] = []
+        flag: str | None = None  # the secret flag the previous argument was, value to come
+        for index, arg in enumerate(args):
+            found = secret_flag(arg)
+            if flag is not None and not arg.startswith("-"):
+                out.append(self.moved(flag, (*at, index)))
+            elif found is not None and found[1]:
+                out.append(escape(arg[:len(arg) - len(found[1])]) +
+                           self.moved(found[0], (*at, index)))
+            elif found is None and secret_value(arg):
+                out.append(self.moved(f"mcp_arg_{index}", (*at, index)))
+            else:
+                out.append(escape(arg))
+            flag = found[0] if found is not None and found[1] is None else None
+        return out
+
+    def url(self, url: str, at: tuple[Key, ...]) -> str:
+        """A server's URL, its password, a lone user name (a token) and secret-named query
+        values read from the environment instead."""
+        parts = url_secret_parts(url)
+        if not parts:
+            return escape(url)
+        out, last = [], 0
+        for start, end, what in parts:
+            out += [escape(url[last:start]), self.moved(f"mcp_url_{what}", at)]
+            last = end
+        return "".join([*out, escape(url[last:])])
+
     def secret(self, key: str, value: str, at: tuple[Key, ...]) -> str:
         if not _secret(key, value):
             return escape(value)
+        return self.moved(key, at)
+
+    def moved(self, key: str, at: tuple[Key, ...]) -> str:
+        """`${env.NAME}` for the secret at `at`, which is not copied, with the diagnostic
+        and the note that say so."""
         name = _env_name(key)
         self.conv.diagnostics.append(codes.ADK_SECRET(
             f"`{key}` holds what looks like a secret; the spec reads it from `${{env.{name}}}`",

@@ -438,6 +438,22 @@ PASSWORD_IN_URL = _code("AS273", "password-in-url",
     project's history, in `diff` output and in every copy of the file. Write it as
     `${env.NAME}` (read when the app runs, never written to generated files or printed).""",
     warning=True)
+MODEL_URL_INVALID = _code(
+    "AS274", "model-url-invalid", "A model `base_url` that is no model server's URL", """
+    `base_url` is where a LiteLLM model's requests, with the conversation and its key, are
+    sent: an `http://` or `https://` URL with a host. Other schemes (`file://`, `gopher://`)
+    and link-local or cloud metadata addresses (`169.254.169.254`, `fe80::1`,
+    `metadata.google.internal`, in any spelling), where a machine's own credentials are
+    served, are refused. A URL given whole by `${env.NAME}` is the environment's.""")
+CONVERSATION_FILES_EXECUTE = _code(
+    "AS275", "conversation-files-execute",
+    "Per-user large tool results on a backend whose commands read every user's", """
+    Large tool results are saved under `/large_tool_results/<user>/`, and one user's file
+    tools cannot reach another user's folder (`conversation_files: private`, the default). A
+    command run by `execute` is not confined that way: it reads whatever the backend's root
+    holds, other users' results included. Keep results on a backend without `execute`, or
+    set `conversation_files: shared` on the backend to say that users may read each other's
+    (a single-user app, say).""", info=True)
 
 HISTORY_NEEDS_FILES = _code(
     "AS280", "history-needs-files",
@@ -479,9 +495,13 @@ ENDPOINT_NEEDS_LITELLM = _code(
     and extra call arguments are LiteLLM's (`provider: litellm`), which also reaches
     self-hosted OpenAI-compatible servers such as vLLM and Ollama.""")
 API_KEY_LITERAL = _code(
-    "AS287", "api-key-literal", "An API key written into the spec", """
+    "AS287", "api-key-literal", "An API key or other credential written into the spec", """
     `api_key` must be read from the environment (`${env.NAME}`) when the app is loaded: a key
-    written in the spec would be in version control and in every generated package.""")
+    written in the spec would be in version control, in `diff` output and in every generated
+    package. The same holds for the other places a model's credentials go: the user info and
+    the secret-named query values of `base_url` (`https://user:${env.PASSWORD}@host`), and
+    `args` values named like secrets (`aws_secret_access_key`, an `extra_headers` entry such
+    as `Authorization` or `X-Api-Key`) or shaped like one (`Bearer ...`, `sk-...`).""")
 MEMBER_SETTINGS_UNUSED = _code(
     "AS288", "member-settings-unused",
     "Generation settings of a model that is only called through a chain or route", """
@@ -960,11 +980,15 @@ ADK_TOOL_ARGS = _code("AS614", "adk-tool-args", "A tool given as code with `args
     writes a small module (`adk_shims.py` beside the spec) that builds the tool the way ADK
     does; without it the import refuses. Argument names must be Python identifiers.""")
 ADK_SECRET = _code(
-    "AS615", "adk-secret", "A literal secret in an MCP server's `env` or `headers`", """
-    The value looks like a credential (its name mentions a token, key, secret, password or
-    authorization, or it starts with `Bearer`). A spec reads secrets from the environment, so
-    the import writes `${env.NAME}` in its place and never copies the value. Set NAME in the
-    environment that runs the agent.""", warning=True)
+    "AS615", "adk-secret",
+    "A literal secret in an MCP server's `env`, `headers`, `args` or `url`", """
+    The value looks like a credential: its name mentions a token, key, secret, password or
+    authorization (an `env` entry, a header, any `X-Api-*` header, a command-line flag such
+    as `--api-key=...` or the argument after `--token`, a query parameter of the URL), it is
+    the password or lone user name of the URL, or it has a key's shape (`Bearer ...`,
+    `sk-...`, `ghp_...`). A spec reads secrets from the environment, so the import writes
+    `${env.NAME}` in its place and never copies the value. Set NAME in the environment that
+    runs the agent.""", warning=True)
 ADK_SHARED_FILE = _code(
     "AS616", "adk-shared-file", "A file used as the sub-agent of two parents", """
     ADK builds a new agent each time a file is referenced, so one file can be the sub-agent

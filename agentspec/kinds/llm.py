@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
 from agentspec.ir.tree import (
@@ -220,7 +221,7 @@ def label(node: LlmNode | DeepNode) -> list[str]:
 def _model_line(model: ModelNode) -> str:
     """A model as one line: its id and server, or what a chain or route calls."""
     if model.provider in ("adk", "litellm"):
-        return model.id + (f" @ {model.base_url}" if model.base_url else "")
+        return model.id + (f" @ {redacted(model.base_url)}" if model.base_url else "")
     shown = {name: f"{name} ({_model_line(member)})" for name, member in model.members}
     if model.provider == "fallback":
         return " -> ".join(shown[name] for name in model.fallback)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from agentspec.contract.urls import redacted
 from agentspec.ir.tree import ModelNode
 from agentspec.review.rule import AgentPair, Found, Path, model_text
 from agentspec.review.sides import Where
@@ -115,7 +116,8 @@ def model_endpoint(pair: AgentPair) -> Iterator[Found]:
         if url in added:
             name, new_at = _model_at(pair, key, True, "base_url")
             old_at = _model_at(pair, key, False, "base_url")[1] if key in old else None
-            yield Found("high", f"model `{name}` now sends requests to {url}", old_at, new_at)
+            yield Found("high", f"model `{name}` now sends requests to {redacted(url)}", old_at,
+                        new_at)
 
 
 def _routing_key(was: ModelNode, now: ModelNode) -> str:

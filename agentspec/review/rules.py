@@ -352,8 +352,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
         return
     old, new = dict(before.definitions), dict(after.definitions)
     rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_sockets",
-            "allow_project_files",
-            *_SANDBOX_LIMITS)
+            "allow_project_files", *_SANDBOX_LIMITS)
     for name in sorted(old.keys() | new.keys()):
         mine_old = {k: v for k, v in old.get(name, {}).items() if k not in rest}
         mine_new = {k: v for k, v in new.get(name, {}).items() if k not in rest}
@@ -361,7 +360,8 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
                       if mine_old.get(k) != mine_new.get(k))
         if keys:
             yield Found("medium", f"backend `{name}` is set up differently (root, "
-                        "environment or routes)", *_backend_at(pair, name, keys[0]))
+                        "environment, routes or whose conversation files it shows)",
+                        *_backend_at(pair, name, keys[0]))
 
 
 def _backend_limits(pair: AgentPair) -> Iterator[Found]:

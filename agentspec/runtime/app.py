@@ -26,11 +26,18 @@ def compaction(*, summarizer_model: Any = None, history: str | None = None,
         summarizer: Any = LlmEventSummarizer(llm=summarizer_model) if summarizer_model \
             else None
         if history is not None:
-            from agentspec.runtime.summarization import HistorySummarizer, directory_backend
+            from agentspec.runtime.harness.scope import register_private
+            from agentspec.runtime.summarization import (
+                HistorySummarizer,
+                directory_backend,
+                located,
+            )
 
             if summarizer is None or backend is None or definitions is None:
                 raise ValueError("summarization.history needs a summarizer model and the "
                                  "backend of the root agent's file tools")
+            holder, folder = located(backend, definitions, history)
+            register_private(str(definitions[holder].get("root")), folder)
             summarizer = HistorySummarizer(summarizer, history,
                                            directory_backend(backend, definitions))
         from agentspec.runtime.summarization import SummaryConfig, install_check

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator
 from contextvars import ContextVar
 from typing import Any
@@ -15,10 +14,6 @@ from agentspec.contract.extras import install
 from agentspec.runtime import adk
 
 __all__ = ["SCRIPTED", "MissingExtra", "Unavailable", "litellm", "registry_model"]
-
-# LiteLLM downloads its model cost map from GitHub when it is imported, unless told to use
-# the copy it ships with: an agent (or a test) must not reach the network by importing it
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 #: set while building for a scripted run: every model is replaced before it is called, so a
 #: provider package that is not installed is no reason to refuse the build

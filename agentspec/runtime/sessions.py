@@ -16,10 +16,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from agentspec.contract.extras import install
-from agentspec.contract.urls import redacted
+from agentspec.contract.urls import redacted, scrubbed
 
 __all__ = ["SESSIONS_OVERRIDE", "SessionsError", "open_sessions", "reachable", "redacted",
            "sessions_url"]
@@ -84,7 +83,7 @@ def open_sessions(url: str | None) -> tuple[Any, Any]:
         hint = f" (install the driver: {install('postgres')} for PostgreSQL)" \
             if missing else ""
         raise SessionsError(f"cannot open the session store {redacted(url)}: "
-                            f"{_scrubbed(error, url)}{hint}") from error
+                            f"{_scrubbed(error, url)}{hint}") from None
     return service, InMemoryArtifactService()
 
 
@@ -98,11 +97,9 @@ async def reachable(service: Any, url: str | None, app_name: str) -> None:
         await service.list_sessions(app_name=app_name, user_id="user")
     except Exception as error:  # noqa: BLE001 - whatever the driver raises
         raise SessionsError(f"cannot use the session store {redacted(url)}: "
-                            f"{_scrubbed(error, url)}") from error
+                            f"{_scrubbed(error, url)}") from None
 
 
 def _scrubbed(error: BaseException, url: str) -> str:
     """The error's text without the URL's password, whatever the driver put in it."""
-    text = f"{type(error).__name__}: {error}"
-    password = urlsplit(url).password if "://" in url else None
-    return text.replace(password, "***") if password else text
+    return scrubbed(f"{type(error).__name__}: {error}", url, _database_url(url))

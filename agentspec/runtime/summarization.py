@@ -24,9 +24,7 @@ the whole conversation and logs the failure), so no event is ever dropped unreco
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -43,6 +41,7 @@ from google.genai import types
 
 from agentspec.runtime import adk
 from agentspec.runtime.backends import BackendError, normalize
+from agentspec.runtime.userpaths import path_segment
 
 __all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "SummaryConfig",
            "history_file", "install_check", "markdown", "prompt_tokens"]
@@ -51,21 +50,12 @@ __all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "Summ
 SESSION: ContextVar[Session | None] = ContextVar("agentspec_summarization_session",
                                                  default=None)
 
-_SAFE = re.compile(r"[A-Za-z0-9_-]{1,80}")
-
-
 def history_file(directory: str, session: Session) -> str:
-    """The history file of a conversation, `<directory>/<user id>/<session id>.md`: each id
-    as it is when it is a plain name, else a cleaned prefix of it and a digest of it, so no
-    id can name another path or collide with another id."""
-    return normalize(f"{directory}/{_name(session.user_id)}/{_name(session.id)}.md")
-
-
-def _name(text: str) -> str:
-    if _SAFE.fullmatch(text):
-        return text
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{re.sub(r'[^A-Za-z0-9_-]', '_', text)[:40]}-{digest}"
+    """The history file of a conversation, `<directory>/<user id>/<session id>.md`, each id
+    encoded by `path_segment`: injective, so no id can name another path or another
+    conversation's file."""
+    return normalize(f"{directory}/{path_segment(session.user_id)}/"
+                     f"{path_segment(session.id)}.md")
 
 
 def markdown(events: list[Event], when: datetime) -> str:
@@ -145,6 +135,25 @@ class HistoryScope(BasePlugin):
         SESSION.set(invocation_context.session)
 
 
+def located(name: str, definitions: Mapping[str, Mapping[str, Any]], path: str
+            ) -> tuple[str, str]:
+    """The backend that holds virtual path `path` of backend `name` (a composite's routes
+    followed), and the path inside it."""
+    backend, inner = name, normalize(path)
+    while definitions[backend]["type"] == "composite":
+        definition = definitions[backend]
+        routes = sorted((definition.get("routes") or {}).items(),
+                        key=lambda item: len(normalize(item[0])), reverse=True)
+        for prefix, target in routes:
+            clean = normalize(prefix)
+            if inner == clean or inner.startswith(clean + "/"):
+                backend, inner = target, "/" + inner[len(clean):].lstrip("/")
+                break
+        else:
+            backend = definition["default"]
+    return backend, inner
+
+
 def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
                       ) -> Callable[[str], tuple[Any, str]]:
     """For a virtual path of backend `name`'s file tools: the directory backend that holds
@@ -154,18 +163,7 @@ def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
     made: dict[str, FilesystemBackend] = {}
 
     def find(path: str) -> tuple[Any, str]:
-        backend, inner = name, normalize(path)
-        while definitions[backend]["type"] == "composite":
-            definition = definitions[backend]
-            routes = sorted((definition.get("routes") or {}).items(),
-                            key=lambda item: len(normalize(item[0])), reverse=True)
-            for prefix, target in routes:
-                clean = normalize(prefix)
-                if inner == clean or inner.startswith(clean + "/"):
-                    backend, inner = target, "/" + inner[len(clean):].lstrip("/")
-                    break
-            else:
-                backend = definition["default"]
+        backend, inner = located(name, definitions, path)
         definition = definitions[backend]
         if definition["type"] not in ("filesystem", "shell"):
             raise RuntimeError(f"summarization.history: {path} is on backend `{backend}` "

@@ -21,6 +21,12 @@ class StateBackend(Model):
 
 
 HardLinks = Literal["refuse", "allow"]
+_CONVERSATION_FILES = (
+    "Whose are the files agentspec keeps here for a conversation (large tool results under "
+    "`/large_tool_results/`, `summarization.history`), one folder per user: `private` (the "
+    "default) lets a user's file tools reach only their own folder; `shared` lets every user's "
+    "file tools reach every folder.")
+ConversationFiles = Literal["private", "shared"]
 _HARD_LINKS = ("Files with more than one name (hard links) are not read (`refuse`, the default): "
                "another name may lie outside the root. `allow` reads them.")
 
@@ -32,6 +38,7 @@ class FilesystemBackend(Model):
     root: DirectoryPath = Field(description="Directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
+    conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
 
 
 class ShellBackend(Model):
@@ -41,6 +48,7 @@ class ShellBackend(Model):
     root: DirectoryPath = Field(description="Working directory, relative to the spec file.",
                       examples=["./workspace"], min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
+    conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
     timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and its "
                            "children are killed.", examples=[60])
     max_output_bytes: int = Field(100_000, ge=1, description="Output beyond this is cut, with "
@@ -74,6 +82,7 @@ class SandboxBackend(Model):
                                 "commands see it as `/workspace`.", examples=["./workspace"],
                                 min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
+    conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
     timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and "
                            "the whole sandbox are killed.", examples=[60])
     max_output_bytes: int = Field(100_000, ge=1, description="Output beyond this is cut, with "
@@ -116,6 +125,7 @@ class CompositeBackend(Model):
     routes: dict[RoutePrefix, str] = Field(
         default_factory=dict, description="Path prefix (starting and ending with `/`) -> "
         "backend name.", examples=[{"/workspace/": "workspace"}])
+    conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
 
 
 def _backend_type(value: object) -> str | None:

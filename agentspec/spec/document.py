@@ -116,7 +116,8 @@ class Summarization(Model):
     history: str | None = Field(
         None, description="A directory of the root agent's file tools (a virtual path such "
         "as `/conversation_history`): the events each summary replaces are appended as "
-        "Markdown to `<history>/<user id>/<session id>.md` there, and the summary tells the "
+        "Markdown to `<history>/<user id>/<session id>.md` there (other users' file tools "
+        "cannot reach it), and the summary tells the "
         "agents the file's path, so they can read their own past with `read_file`. Needs "
         "`filesystem` on the root agent, on a directory backend.",
         examples=["/conversation_history"], min_length=1, max_length=1024)

@@ -18,6 +18,7 @@ from agentspec.runtime.backends.sandbox import SandboxBackend, sandbox_limits
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
+from agentspec.runtime.harness.scope import private_folders, scoped
 
 __all__ = ["FileToolset", "backend_factory", "file_toolset"]
 
@@ -25,11 +26,20 @@ Definitions = Mapping[str, Mapping[str, Any]]
 
 
 def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
-    """Builds backend `name` for each tool call. State backends live in that call's session
-    state (one store per backend name); directory backends are made once and reused."""
+    """Builds backend `name` for each tool call, as the call's user may see it (`scope`).
+    State backends live in that call's session state (one store per backend name); directory
+    backends are made once and reused."""
     made: dict[str, Backend] = {}
 
     def build(backend: str, context: ToolContext) -> Backend:
+        definition = definitions[backend]
+        inner = unscoped(backend, context)
+        if definition.get("conversation_files") == "shared":
+            return inner
+        return scoped(inner, getattr(context, "user_id", None),
+                      private_folders(definition.get("root")))
+
+    def unscoped(backend: str, context: ToolContext) -> Backend:
         definition = definitions[backend]
         kind = definition["type"]
         if kind == "state":  # one store per backend name; the implicit deep default is plain

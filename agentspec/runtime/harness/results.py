@@ -14,6 +14,7 @@ from google.genai import types
 
 from agentspec.runtime.harness.callbacks import AfterTool
 from agentspec.runtime.harness.files import BackendFactory
+from agentspec.runtime.userpaths import LARGE_RESULTS, path_segment
 
 __all__ = ["CHARS_PER_TOKEN", "result_limit_callback"]
 
@@ -33,7 +34,8 @@ def _text(result: Any) -> str:
 
 def result_limit_callback(tokens: int, backend: BackendFactory | None = None) -> AfterTool:
     """An `after_tool_callback` replacing results longer than `tokens` (about 4 characters
-    each): saved to `/large_tool_results/` on `backend` (read back with `read_file`), or as a
+    each): saved to `/large_tool_results/<user>/` on `backend` (read back with `read_file`;
+    other users' file tools cannot reach it, see `scope`), or as a
     session artifact when the agent has no file tools (read back with `load_artifacts`)."""
     limit = tokens * CHARS_PER_TOKEN
 
@@ -50,7 +52,8 @@ def result_limit_callback(tokens: int, backend: BackendFactory | None = None) ->
             "so it was saved instead of shown."), "preview": text[:PREVIEW_CHARS]}
         try:
             if backend is not None:
-                path = f"/large_tool_results/{tool.name}_{call}.txt"
+                user = path_segment(tool_context.user_id)
+                path = f"{LARGE_RESULTS}/{user}/{tool.name}_{call}.txt"
                 backend(tool_context).write(path, text)
                 return {**summary, "saved_to": path, "how_to_read":
                         f"read_file('{path}', offset=..., limit=...) reads it in pages"}

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
+from agentspec.contract.urls import redacted
+
 __all__ = ["FINISHED", "ON_DONE", "STATUSES", "Clock", "Job", "JobRequest", "JobStore",
            "StoreError", "new_job", "now", "open_store"]
 
@@ -213,7 +215,7 @@ def open_store(url: str, clock: Clock = now) -> JobStore:
         from agentspec.runtime.jobs.sql import SqlStore
 
         return SqlStore(url, clock)
-    raise StoreError(f"unknown job store {url!r}: use memory://, sqlite:///PATH or "
+    raise StoreError(f"unknown job store {redacted(url)!r}: use memory://, sqlite:///PATH or "
                      "postgresql://...")
 
 

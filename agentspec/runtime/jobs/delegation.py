@@ -34,6 +34,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from agentspec.contract.urls import redacted, scrubbed
 from agentspec.runtime.agents import walk
 from agentspec.runtime.jobs import Job, JobRequest, JobStore, open_store
 
@@ -64,6 +65,12 @@ class JobSettings:
         """The store's URL; `AGENTSPEC_JOBS_STORE` overrides the spec's (a test or a
         staging run can use another store without editing the spec)."""
         return os.environ.get(STORE_OVERRIDE) or self.store
+
+    def scrubbed(self, text: str) -> str:
+        """`text` (an error, for a log, a job row, the model or a webhook) without the
+        secrets of the store's or the webhook's URL, or of any URL it quotes."""
+        return scrubbed(text, self.url, self.store, *([self.webhook] if self.webhook else []),
+                        *(value for value in self.headers.values() if len(value) >= 3))
 
     def open(self) -> JobStore:
         """The store, opened once per process."""
@@ -103,9 +110,10 @@ async def enqueue(settings: JobSettings, agent: BaseAgent, request: str,
     try:
         job, created = await asyncio.to_thread(settings.open().enqueue, asked)
     except Exception as error:  # noqa: BLE001 - the model is told; the conversation goes on
-        log.warning("queueing %s failed: %s", agent.name, error)
-        return {"error": f"The background job could not be queued ({type(error).__name__}: "
-                         f"{error}). Tell the user; it can be tried again later."}
+        why = settings.scrubbed(f"{type(error).__name__}: {error}")
+        log.warning("queueing %s failed: %s", agent.name, why)
+        return {"error": f"The background job could not be queued ({why}). Tell the user; "
+                         "it can be tried again later."}
     answer = job.summary()
     if created:
         answer["note"] = (
@@ -235,7 +243,8 @@ class JobDelivery(BasePlugin):
             await deliver(self.settings, invocation_context.session_service,
                           invocation_context.session, invocation_context.invocation_id)
         except Exception as error:  # noqa: BLE001 - delivery waits for the next message
-            log.warning("delivering finished jobs failed: %s", error)
+            log.warning("delivering finished jobs failed: %s", self.settings.scrubbed(
+                str(error)))
         return None
 
 
@@ -292,10 +301,12 @@ async def notify(settings: JobSettings, job: Job) -> None:
             status = response.status_code
     except TimeoutError:
         log.warning("job %s: the webhook %s did not answer within %g seconds", job.id,
-                    settings.webhook, WEBHOOK_SECONDS)
+                    redacted(settings.webhook), WEBHOOK_SECONDS)
         return
     except Exception as error:  # noqa: BLE001 - a notification never fails the job
-        log.warning("job %s: the webhook %s failed: %s", job.id, settings.webhook, error)
+        log.warning("job %s: the webhook %s failed: %s", job.id, redacted(settings.webhook),
+                    settings.scrubbed(str(error)))
         return
     if not 200 <= status < 300:
-        log.warning("job %s: the webhook %s answered %s", job.id, settings.webhook, status)
+        log.warning("job %s: the webhook %s answered %s", job.id, redacted(settings.webhook),
+                    status)

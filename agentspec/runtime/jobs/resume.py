@@ -13,6 +13,12 @@ leaves work that the next one finishes without doing any of it twice:
    conversation holds one resumed turn whatever happened;
 3. `end_resume` records it (`resumed_at`).
 
+Two resumptions of one conversation at once (eight jobs of one parent finishing together, on
+one worker or several) race for the conversation: the session store refuses the writes of
+all but one (`StaleSessionError`). That is no failure: the refused one starts over, from a
+fresh read of the conversation, after a backoff (doubling, with jitter, through the
+injectable `sleep`), and the steps above make starting over safe.
+
 A turn that fails (the model service is down, say) is not run again: the job is in the
 conversation, where the parent meets it on the next turn, and the failure is reported
 (`TurnFailed`). A failure before that (the session store is unreachable) leaves the lease to
@@ -26,10 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from google.adk.errors import StaleSessionError
 from google.adk.events.event import Event
 from google.adk.runners import Runner
 
@@ -74,10 +82,32 @@ class Resumer:
     sessions: Any  # its session service
     artifacts: Any = None
     on_event: Callable[[Event], None] = lambda event: None  # noqa: E731
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    #: starts over after a stale session at most this many times (then the lease expires
+    #: and the resumption is tried again a lease later, by any worker)
+    stale_retries: int = 40
+    first_backoff: float = 0.05
+    max_backoff: float = 2.0
 
     async def resume(self, settings: JobSettings, job: Job) -> str:
-        """Delivers `job` and runs its parent's turn, whatever part of that is still to do;
+        """Delivers `job` and runs its parent's turn, whatever part of that is still to do,
+        starting over while the conversation changes under it (see the module docstring);
         what it did: "resumed", "already resumed" or "no conversation"."""
+        delay = self.first_backoff
+        for retry in range(self.stale_retries + 1):
+            try:
+                return await self._resume_once(settings, job)
+            except (StaleSessionError, TurnFailed) as error:
+                stale = error if isinstance(error, StaleSessionError) else error.__cause__
+                if not isinstance(stale, StaleSessionError) or retry == self.stale_retries:
+                    raise
+                log.info("job %s: its conversation changed while resuming it; starting "
+                         "over", job.id)
+            await self.sleep(random.uniform(delay / 2, delay))
+            delay = min(delay * 2, self.max_backoff)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    async def _resume_once(self, settings: JobSettings, job: Job) -> str:
         session = await self.sessions.get_session(
             app_name=job.app_name, user_id=job.user_id, session_id=job.session_id)
         if session is None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentspec.contract.extras import install
+from agentspec.contract.urls import redacted, scrubbed, unencoded_password
 from agentspec.runtime.jobs import (
     Clock,
     Job,
@@ -92,7 +93,11 @@ class SqlStore:
             try:
                 return psycopg.connect(self.url, autocommit=True)
             except psycopg.Error as error:
-                raise StoreError(f"cannot connect to the job store: {error}") from error
+                # libpq quotes a URL it cannot read, or the part of the password it took for a
+                # host; the cause is not chained, so no traceback shows the text unscrubbed
+                raise StoreError(f"cannot connect to the job store {redacted(self.url)}: "
+                                 f"{scrubbed(str(error), self.url)}{_encoding_hint(self.url)}"
+                                 ) from None
         path = Path(self.url.removeprefix("sqlite:///"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -370,3 +375,8 @@ class SqlStore:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def _encoding_hint(url: str) -> str:
+    return (" (the password holds characters a URL must percent-encode: write each as %XX, "
+            "a space as %20, `@` as %40, `%` as %25)") if unencoded_password(url) else ""

@@ -36,6 +36,7 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
+from agentspec.contract.urls import scrubbed
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed
@@ -113,7 +114,8 @@ class Worker:
                                                   self.settings.lease_seconds,
                                                   tuple(self.agents))
                 except Exception as error:  # noqa: BLE001 - the store may come back
-                    log.warning("worker %s: claiming failed: %s", self.owner, error)
+                    log.warning("worker %s: claiming failed: %s", self.owner,
+                                self.settings.scrubbed(str(error)))
                     await asyncio.wait([stopping], timeout=self.poll_seconds * 4)
                     continue
             if job is None and len(running) < self.concurrency and self.resumer is not None:
@@ -123,7 +125,7 @@ class Worker:
                                                   tuple(self.agents))
                 except Exception as error:  # noqa: BLE001 - the store may come back
                     log.warning("worker %s: claiming a resumption failed: %s", self.owner,
-                                error)
+                                self.settings.scrubbed(str(error)))
                 if job is not None:
                     running[asyncio.create_task(self._resume(job))] = job
                     continue
@@ -191,7 +193,8 @@ class Worker:
             return  # the lease was lost: another worker has the job
         except Exception as error:  # noqa: BLE001 - the job failed; the worker goes on
             after = await asyncio.to_thread(
-                store.fail, job.id, self.owner, f"{type(error).__name__}: {error}",
+                store.fail, job.id, self.owner,
+                self.settings.scrubbed(f"{type(error).__name__}: {error}"),
                 backoff(job.attempts, self.backoff_base))
             if after is not None:
                 self.failed += after.status == "FAILED"
@@ -255,12 +258,12 @@ class Worker:
                 raise
             return
         except TurnFailed as error:
-            what, failure = "resume failed", str(error)
-            log.warning("job %s: its parent's resumed turn failed: %s", job.id, error)
+            what, failure = "resume failed", self.settings.scrubbed(str(error))
+            log.warning("job %s: its parent's resumed turn failed: %s", job.id, failure)
         except Exception as error:  # noqa: BLE001 - tried again when the lease expires
-            log.warning("job %s: resuming its parent failed: %s: %s", job.id,
-                        type(error).__name__, error)
-            self.report("resume failed", replace(job, error=f"{type(error).__name__}: {error}"))
+            why = self.settings.scrubbed(f"{type(error).__name__}: {error}")
+            log.warning("job %s: resuming its parent failed: %s", job.id, why)
+            self.report("resume failed", replace(job, error=why))
             return
         finally:
             lease.stop()
@@ -292,7 +295,8 @@ class _Lease(threading.Thread):
             try:
                 held = self.renew()
             except Exception as error:  # noqa: BLE001 - try again at the next beat
-                log.warning("job %s: renewing the lease failed: %s", self.job_id, error)
+                log.warning("job %s: renewing the lease failed: %s", self.job_id,
+                            scrubbed(str(error)))
                 continue
             if not held and not self._stopped.is_set():
                 self.lost()

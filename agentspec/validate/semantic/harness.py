@@ -140,9 +140,34 @@ def _nested_approvals(ctx: Context, name: str, agent: LlmAgent) -> None:
             hint=f"remove `{tool}` from `interrupt_on`, or {fix}"))
 
 
+def _results_readable_by_commands(ctx: Context, name: str, agent: LlmAgent) -> None:
+    """Large results are kept per user, but a command run by `execute` reads the whole
+    root: other users' commands can read them, unless the spec says they are shared."""
+    backends = ctx.spec.backends or {}
+    kit = harness(agent, backends)
+    if kit.result_limit is None or kit.backend is None or agent.tool_result_limit is None or \
+            not {"execute", "read_file"} <= set(kit.file_tools):
+        return
+    backend: str | None = kit.backend
+    seen: set[str] = set()
+    while backend is not None and backend not in seen:  # the composite, then its default
+        seen.add(backend)
+        definition = backends.get(backend)
+        if getattr(definition, "conversation_files", None) == "shared":
+            return
+        backend = getattr(definition, "default", None)
+    ctx.report(codes.CONVERSATION_FILES_EXECUTE(
+        f"`{name}` keeps each user's large tool results on backend `{kit.backend}`, whose "
+        "`execute` commands can read every user's", ctx.key_at("agents", name,
+                                                                "tool_result_limit"),
+        hint="give the agent a backend without `execute` for them, or set "
+        f"`conversation_files: shared` on `{kit.backend}` if users may read each other's"))
+
+
 def check_harness(ctx: Context) -> None:
     for name, agent in ctx.llm_agents():
         _execute(ctx, name, agent)
+        _results_readable_by_commands(ctx, name, agent)
         if name not in ctx.broken:  # its tools may have been cut out
             _approvals(ctx, name, agent)
             _nested_approvals(ctx, name, agent)

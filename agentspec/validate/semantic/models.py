@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from agentspec.contract.secrets import secret_name, secret_value
+from agentspec.contract.urls import endpoint_problem, url_secrets
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.spec.models import FallbackModel, ModelDef, RoutedModel
@@ -48,6 +52,48 @@ def _endpoint(ctx: Context, name: str, model: ModelDef) -> None:
         ctx.report(codes.API_KEY_LITERAL(
             f"the API key of `{name}` is written in the spec", ctx.at("models", name, "api_key"),
             hint="write `api_key: ${env.NAME}` and set NAME in the environment"))
+    if model.base_url is not None:
+        _base_url(ctx, name, model.base_url)
+    unmanaged = {key: value for key, value in (model.args or {}).items()
+                 if key not in _MANAGED}  # those are refused above
+    for path, _ in _literal_secrets(unmanaged, ()):
+        shown = ".".join(str(key) for key in path)
+        ctx.report(codes.API_KEY_LITERAL(
+            f"`args.{shown}` of `{name}` holds a credential written in the spec",
+            ctx.at("models", name, "args", *path),
+            hint="write it as `${env.NAME}` and set NAME in the environment"))
+
+
+def _base_url(ctx: Context, name: str, url: str) -> None:
+    problem = endpoint_problem(url)
+    if problem is not None:
+        ctx.report(codes.MODEL_URL_INVALID(
+            f"`base_url` of `{name}` cannot be a model server: {problem}",
+            ctx.at("models", name, "base_url"),
+            hint="give the server's `http://` or `https://` URL, such as "
+            "`http://localhost:8000/v1`"))
+    for what in url_secrets(url):
+        ctx.report(codes.API_KEY_LITERAL(
+            f"`base_url` of `{name}` writes {what} in the spec",
+            ctx.at("models", name, "base_url"),
+            hint="write each secret part as `${env.NAME}` "
+            "(`https://user:${env.PASSWORD}@host/v1`), or use `api_key: ${env.NAME}`"))
+
+
+def _literal_secrets(value: Any, path: tuple[str | int, ...]
+                     ) -> list[tuple[tuple[str | int, ...], str]]:
+    """The string values under `value` (LiteLLM `args`) named like a secret, or shaped like
+    one, and not read from the environment; with their paths."""
+    if isinstance(value, dict):
+        return [found for key, item in value.items()
+                for found in _literal_secrets(item, (*path, key))]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value)
+                for found in _literal_secrets(item, (*path, index))]
+    if not isinstance(value, str) or not value or has_env_ref(value):
+        return []
+    named = bool(path) and isinstance(path[-1], str) and secret_name(path[-1])
+    return [(path, value)] if named or secret_value(value) else []
 
 
 def _members(ctx: Context, name: str, names: list[str], *path: str) -> None:
