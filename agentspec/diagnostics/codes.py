@@ -903,6 +903,13 @@ SPEC_ADDED = _change("AS578", "spec-added", "medium", "A spec that did not exist
 SPEC_REMOVED = _change("AS579", "spec-removed", "low", "A spec no longer exists", """
     The revision has the spec and the working tree does not: its agents no longer run
     (AS502).""")
+CONVERSATIONS_SHARED = _change("AS580", "conversation-files-shared", "high",
+                               "Every user's conversation files are readable by every user", """
+    A backend's `conversation_files` became `shared`: the summarized histories and evicted
+    tool results of every user of the agent sit where every user's file tools can list and
+    read them (`private`, the default, keeps each user's in a folder only that user's tools
+    reach). Turning it back to `private` is reported as a backend set up differently
+    (AS514).""")
 
 
 # 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec

@@ -354,6 +354,8 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
     rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_sockets",
             "allow_project_files", *_SANDBOX_LIMITS)
     for name in sorted(old.keys() | new.keys()):
+        if _shared_now(old.get(name, {}), new.get(name, {})):
+            continue  # AS580's
         mine_old = {k: v for k, v in old.get(name, {}).items() if k not in rest}
         mine_new = {k: v for k, v in new.get(name, {}).items() if k not in rest}
         keys = sorted(k for k in mine_old.keys() | mine_new.keys()
@@ -362,6 +364,24 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
             yield Found("medium", f"backend `{name}` is set up differently (root, "
                         "environment, routes or whose conversation files it shows)",
                         *_backend_at(pair, name, keys[0]))
+
+
+def _shared_now(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    return old.get("conversation_files") != "shared" and \
+        new.get("conversation_files") == "shared"
+
+
+def _conversations_shared(pair: AgentPair) -> Iterator[Found]:
+    """Conversation files of every user now shown to every user's file tools."""
+    before, after = pair.old_llm.filesystem, pair.new_llm.filesystem
+    if before is None or after is None or before.backend != after.backend:
+        return
+    old, new = dict(before.definitions), dict(after.definitions)
+    for name in sorted(old.keys() & new.keys()):
+        if _shared_now(old[name], new[name]):
+            yield Found("high", f"backend `{name}` now shows every user's conversation files "
+                        "(histories, evicted tool results) to every user's file tools",
+                        *_backend_at(pair, name, "conversation_files"))
 
 
 def _backend_limits(pair: AgentPair) -> Iterator[Found]:
@@ -980,6 +1000,7 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.EXECUTE_LOST, ("FilesystemNode.tools",), _execute_lost),
     Rule(codes.BACKEND_CHANGED, ("FilesystemNode.backend", "FilesystemNode.definitions"),
          _backend_changed),
+    Rule(codes.CONVERSATIONS_SHARED, ("FilesystemNode.definitions",), _conversations_shared),
     Rule(codes.HARD_LINKS_ALLOWED, ("FilesystemNode.definitions",),
          lambda pair: _hard_links(pair, True)),
     Rule(codes.HARD_LINKS_REFUSED, ("FilesystemNode.definitions",),
