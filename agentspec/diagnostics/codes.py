@@ -115,6 +115,10 @@ NUMBER_TOO_LARGE = _code("AS016", "number-too-large", "A number with too many di
     Integers in a spec have at most 100 digits: no count, limit or size needs more, and a
     number of thousands of digits only costs time (Python refuses to convert decimal text of
     more than 4300 digits). Quote the value if it is text.""")
+TAG_MISMATCH = _code("AS017", "tag-mismatch", "A value its YAML tag does not fit", """
+    A standard tag such as `!!int`, `!!float`, `!!bool` or `!!null` says what type a value
+    is; the text after it must be a value of that type (`!!int 3`, not `!!int offline`).
+    Remove the tag (agentspec reads plain values by their text), or fix the value.""")
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """
