@@ -248,32 +248,124 @@ def test_a_bundle_goes_to_dist_beside_the_spec_by_default(project: Path) -> None
     assert not (project / "agents/desk/_project").exists()  # the package beside it stays
 
 
-def test_a_backend_root_is_copied_without_bundles_environments_or_hidden_files(
-        project: Path, tmp_path: Path) -> None:
-    """A root of `.` holds the spec's directory: the bundle in dist/, a virtual environment
-    and hidden files are left out and listed; the rest is the agent's starting workspace."""
+def _with_root(project: Path, root: str, summarization: str = "") -> Path:
     spec = project / "agents/desk.yaml"
     spec.write_text(spec.read_text().replace("agents:\n", "backends:\n  here: {type: "
-                    "filesystem, root: .}\nagents:\n", 1).replace(
+                    f"filesystem, root: {root}}}\nagents:\n", 1).replace(
                     "    memory:", "    filesystem: {backend: here, tools: [ls, read_file]}\n"
-                    "    memory:"))
+                    "    memory:") + summarization)
+    return spec
+
+
+def test_a_backend_root_ships_no_data_only_what_include_names(
+        project: Path, tmp_path: Path) -> None:
+    """A root of `.` holds the spec's directory: its data (notes, a first bundle in dist/, a
+    virtual environment) is the agents', left out and listed; the modules and files the spec
+    names are still shipped, and `--include` adds a starting file."""
+    spec = _with_root(project, ".")
     (project / "agents/venv").mkdir()
     (project / "agents/venv/pyvenv.cfg").write_text("home = /usr/bin\n")
     (project / "agents/notes.md").write_text("a note\n")
+    (project / "agents/seed").mkdir()
+    (project / "agents/seed/start.md").write_text("start here\n")
+    (project / "agents/seed/other.md").write_text("not named\n")
     assert invoke("build", str(spec), "--bundle").exit_code == 0
-    done = invoke("build", str(spec), "--bundle")  # dist/ now holds the first bundle
+    done = invoke("build", str(spec), "--bundle",
+                  "--include", str(project / "agents/seed/start.md"))
     assert done.exit_code == 0, done.output
     package = project / "agents/dist/desk"
-    assert (package / "_project/agents/notes.md").read_text() == "a note\n"
-    assert (package / "_project/agents/desk.yaml").is_file()  # in the root: the agent sees it
-    assert list((package / "_project/agents/dist").iterdir()) == []
-    assert not (package / "_project/agents/venv").exists()
+    assert (package / "_project/agents/seed/start.md").read_text() == "start here\n"
+    assert (package / "_project/agents/AGENTS.md").is_file()  # memory: named by the spec
+    for gone in ("notes.md", "seed/other.md", "dist", "venv", "desk.yaml"):
+        assert not (package / "_project/agents" / gone).exists(), gone
     left_out = [line for line in done.output.splitlines() if line.startswith("left out")]
-    assert "left out `agents/dist/desk`: another agentspec bundle" in left_out
-    assert "left out `agents/venv`: a virtual environment" in left_out
+    data = "the agents' data in a backend root (ship a starting file with `--include {}`)"
+    for path in ("agents/notes.md", "agents/seed/other.md", "agents/dist", "agents/venv"):
+        assert f"left out `{path}`: {data.format(path)}" in left_out
     assert "left out `agents/.env`: it may hold secrets" in left_out
     assert not any(SECRET in p.read_text(errors="replace") for p in package.rglob("*")
                    if p.is_file() and p.suffix != ".whl")
+
+
+def test_a_bundle_never_ships_conversation_history_or_evicted_results(
+        project: Path, tmp_path: Path) -> None:
+    # build --bundle copied backend roots whole: every user's summarized conversations and
+    # evicted tool results went into the deployed package
+    spec = _with_root(project, "./workspace", "summarization:\n  trigger: {tokens: 60}\n"
+                      "  keep: {events: 5}\n  history: /conversation_history\n")
+    work = project / "agents/workspace"
+    for name in ("conversation_history/alice/s1.md", "large_tool_results/grep_1.txt",
+                 "README.md"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(f"PRIVATE-{name}\n")
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"),
+                  "--include", str(work))  # the whole root: still no history, no results
+    assert done.exit_code == 0, done.output
+    shipped = tmp_path / "out/desk/_project/agents/workspace"
+    assert sorted(p.name for p in shipped.iterdir()) == ["README.md"]
+    assert "left out `agents/workspace/conversation_history`: conversation history" \
+        in done.output
+    assert "left out `agents/workspace/large_tool_results`: evicted tool results" in done.output
+    named = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out2"),
+                   "--include", str(work / "conversation_history/alice/s1.md"))
+    assert named.exit_code == 1
+    assert "`agents/workspace/conversation_history/alice/s1.md` is conversation history: " \
+        "a bundle never ships it" in named.output
+    empty = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out3"))
+    assert empty.exit_code == 0, empty.output
+    assert list((tmp_path / "out3/desk/_project/agents/workspace").iterdir()) == []
+
+
+SECRET_NAMES = ["client_secret_123.apps.json", "token.json", "service_account.json",
+                "gcp-key.json", "secrets.yaml", "credentials.ini", "deploy_key", "cert.pem.txt"]
+SECRET_SHAPES = {
+    "notes.txt": "-----BEGIN RSA PRIVATE KEY-----\nMIIE...\n-----END RSA PRIVATE KEY-----\n",
+    "config.json": '{"type": "service_account", "project_id": "p"}',
+    "settings.py": "KEY = 'AIza" + "x" * 35 + "'\n",
+    "ci.txt": "token ghp_" + "a" * 36 + "\n",
+    "aws.cfg": "id = AKIA" + "A" * 16 + "\n"}
+
+
+def test_secret_names_and_contents_are_left_out_and_include_ships_one(
+        project: Path, tmp_path: Path) -> None:
+    skills = project / "agents/skills/refunds"
+    for name in SECRET_NAMES:
+        (skills / name).write_text(f"{SECRET}\n")
+    for name, text in SECRET_SHAPES.items():
+        (skills / name).write_text(text)
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                  str(tmp_path / "out"), "--include", str(skills / "config.json"))
+    assert done.exit_code == 0, done.output
+    shipped = {p.name for p in (tmp_path / "out/desk/_project/agents/skills/refunds").iterdir()}
+    assert shipped == {"SKILL.md", "config.json"}
+    for name in SECRET_NAMES:
+        assert f"left out `agents/skills/refunds/{name}`: it may hold secrets" in done.output
+    for name in set(SECRET_SHAPES) - {"config.json"}:
+        assert f"left out `agents/skills/refunds/{name}`: it looks like it holds" in done.output
+
+
+def test_a_file_the_spec_names_that_holds_a_private_key_is_refused(
+        project: Path, tmp_path: Path) -> None:
+    (project / "agents/AGENTS.md").write_text(SECRET_SHAPES["notes.txt"])
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                  str(tmp_path / "out"))
+    assert done.exit_code == 1
+    assert "AS425" in done.output and "looks like it holds a private key block" in done.output
+    assert "--include agents/AGENTS.md" in done.output
+    included = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                      str(tmp_path / "out"), "--include", str(project / "agents/AGENTS.md"))
+    assert included.exit_code == 0, included.output
+
+
+def test_include_outside_the_project_or_missing_is_refused(
+        project: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("x\n")
+    for path in (tmp_path / "outside.txt", project / "agents/nothing.txt"):
+        done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                      str(tmp_path / "out"), "--include", str(path))
+        assert done.exit_code == 1 and "AS425" in done.output, done.output
+    assert invoke("build", str(project / "agents/desk.yaml"), "--include",
+                  str(project / "agents/AGENTS.md")).exit_code == 2
 
 
 def test_a_bundle_replaces_its_own_output_only(project: Path, tmp_path: Path) -> None:

@@ -51,21 +51,34 @@ class Contents:
     pins: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)
+    #: backend roots (project-relative): their data is the agents', not the app's; only
+    #: what an entry or `--include` names inside them is shipped
+    roots: set[str] = field(default_factory=set)
+    #: backend roots that the spec also names otherwise (memory, skills): shipped whole
+    named_roots: set[str] = field(default_factory=set)
+    #: what `--include` names (project-relative)
+    included: set[str] = field(default_factory=set)
+    #: summarization `history` directories (backend paths such as `/conversation_history`)
+    history: set[str] = field(default_factory=set)
 
 
-def _walk(value: Value, callee: str = "") -> Iterator[tuple[Value, str]]:
-    """Every value inside `value`, with the name of the call it is an argument of."""
-    yield value, callee
+def _walk(value: Value, callee: str = "",
+          key: str = "") -> Iterator[tuple[Value, str, str]]:
+    """Every value inside `value`, with the name of the call it is an argument of and the
+    key or keyword it is the value of."""
+    yield value, callee, key
     if isinstance(value, ListOf):
         for item in value.items:
-            yield from _walk(item, callee)
+            yield from _walk(item, callee, key)
     elif isinstance(value, DictOf):
-        for _, item in value.items:
-            yield from _walk(item, callee)
+        for name, item in value.items:
+            yield from _walk(item, callee, str(name))
     elif isinstance(value, Call):
-        yield value.callee, callee
-        for item in (*value.args, *(v for _, v in value.kwargs)):
+        yield value.callee, callee, key
+        for item in value.args:
             yield from _walk(item, value.callee.name)
+        for name, item in value.kwargs:
+            yield from _walk(item, value.callee.name, name)
 
 
 def _extra(symbol: Import) -> str | None:
@@ -115,9 +128,12 @@ class _Collector:
 
     # paths the generated code names ----------------------------------------------------
 
-    def spec_path(self, value: SpecPath, callee: str) -> None:
+    def spec_path(self, value: SpecPath, callee: str, key: str) -> None:
         if callee in _STATE:
             return  # created where the app runs (the job store makes its directory)
+        if key == "root":
+            self.root_dir(value)
+            return
         if os.path.isabs(value.relative):
             self.found.notes.append(f"not copied: `{value.relative}` is an absolute path, "
                                     "read where the app runs")
@@ -126,7 +142,36 @@ class _Collector:
         if not os.path.lexists(named):
             self.found.notes.append(f"not copied: `{value.relative}` does not exist (yet)")
             return
+        if named.is_relative_to(self.root):
+            self.found.named_roots.add(named.relative_to(self.root).as_posix())
         self.add(named, value.relative)
+
+    def root_dir(self, value: SpecPath) -> None:
+        """A backend root: made (empty) in the bundle, its contents left to `--include`."""
+        if os.path.isabs(value.relative):
+            self.found.notes.append(f"not copied: `{value.relative}` is an absolute path, "
+                                    "read where the app runs")
+            return
+        named = Path(posixpath.normpath((self.spec_dir / value.relative).as_posix()))
+        target = self.target(named, value.relative)
+        if target is not None:
+            self.found.roots.add(target.as_posix())
+            if os.path.lexists(named):
+                self.add(named, value.relative)
+
+    def include(self, path: Path, shown: str) -> None:
+        """A path `--include` names: shipped even where a backend root's data or a name
+        that may hold secrets would leave it out."""
+        named = Path(os.path.normpath(os.path.abspath(path)))
+        if not os.path.lexists(named):
+            self.found.problems.append(codes.BUNDLE_REFUSED(
+                f"`{shown}` given to `--include` does not exist", None,
+                hint="name a file or directory of the project"))
+            return
+        target = self.target(named, shown)
+        if target is not None:
+            self.found.included.add(target.as_posix())
+            self.add(named, shown)
 
     # modules ---------------------------------------------------------------------------
 
@@ -187,9 +232,11 @@ class _Collector:
     def collect(self) -> Contents:
         user: set[str] = set()
         for binding in self.plan.bindings:
-            for value, callee in _walk(binding.value):
+            for value, callee, key in _walk(binding.value):
                 if isinstance(value, SpecPath):
-                    self.spec_path(value, callee)
+                    self.spec_path(value, callee, key)
+                elif key == "history" and callee == "compaction" and isinstance(value, str):
+                    self.found.history.add(value)
                 elif isinstance(value, Import):
                     extra = _extra(value)
                     if extra is not None:
@@ -261,6 +308,11 @@ def _outermost(entries: list[Entry]) -> list[Entry]:
     return sorted(kept, key=lambda e: e.target.as_posix())
 
 
-def contents(plan: Plan, spec_dir: Path, root: Path) -> Contents:
-    """What the bundle of `plan` holds; `spec_dir` and the project `root` are resolved."""
-    return _Collector(plan, spec_dir, root).collect()
+def contents(plan: Plan, spec_dir: Path, root: Path,
+             include: tuple[Path, ...] = ()) -> Contents:
+    """What the bundle of `plan` holds; `spec_dir` and the project `root` are resolved;
+    `include` are the paths `--include` names."""
+    collector = _Collector(plan, spec_dir, root)
+    for path in include:
+        collector.include(path, str(path))
+    return collector.collect()

@@ -563,9 +563,13 @@ BUNDLE_REFUSED = _code(
     spec read it in place, which a deployed copy cannot), a symbolic link or a FIFO inside a
     copied directory (the bundle neither follows links nor opens anything but regular files),
     a file with several names (a hard link, whose other name may lie outside the project),
-    and an environment or key file the spec names (`.env`, `*.pem`, ...), which would ship a
-    secret. Inside copied directories such files, hidden entries, caches and virtual
-    environments are left out, and `build` lists what it left out.""")
+    an environment or key file the spec names (`.env`, `*.pem`, `token.json`, ...) or one
+    whose content looks like a secret (a private key block, a service-account key, a token
+    of a known shape), and a conversation history or evicted tool results in a backend
+    root. Inside copied directories such files, hidden entries, caches and virtual
+    environments are left out, and so is the data in a backend root (the agents' files,
+    not the app's): `--include PATH` ships a starting file of a root, or a file you have
+    checked that the secret checks leave out. `build` lists what it left out.""")
 
 
 # 5xx: diff (what a spec change changes; `risk` is the change's risk class)
