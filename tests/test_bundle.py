@@ -175,7 +175,8 @@ def test_the_bundle_holds_the_modules_and_files_the_app_needs_and_no_secret(
         "_project/agents/AGENTS.md", "_project/agents/skills/refunds/SKILL.md",
         "_project/agents/zq_bundle_tools/__init__.py", "_project/agents/zq_bundle_tools/orders.py",
         "_project/agents/zq_bundle_tools/orders.json", "_project/agents/zq_bundle_tools/model.py",
-        "_project/agents/zq_bundle_pricing.py"}  # imported by orders.py: found through its imports
+        "_project/agents/zq_bundle_pricing.py",  # imported by orders.py: through its imports
+        "_project/agents/desk.yaml"}  # for `agentspec worker` and `agentspec jobs`
     assert not any(SECRET in p.read_text(errors="replace") for p in package.rglob("*")
                    if p.is_file() and p.suffix != ".whl")
     requirements = (package / "requirements.txt").read_text().splitlines()
@@ -276,7 +277,8 @@ def test_a_backend_root_ships_no_data_only_what_include_names(
     package = project / "agents/dist/desk"
     assert (package / "_project/agents/seed/start.md").read_text() == "start here\n"
     assert (package / "_project/agents/AGENTS.md").is_file()  # memory: named by the spec
-    for gone in ("notes.md", "seed/other.md", "dist", "venv", "desk.yaml"):
+    assert (package / "_project/agents/desk.yaml").is_file()  # the spec: for the worker
+    for gone in ("notes.md", "seed/other.md", "dist", "venv"):
         assert not (package / "_project/agents" / gone).exists(), gone
     left_out = [line for line in done.output.splitlines() if line.startswith("left out")]
     data = "the agents' data in a backend root (ship a starting file with `--include {}`)"
@@ -668,3 +670,71 @@ def test_a_file_inside_a_secret_directory_the_spec_names_is_refused(
     assert done.exit_code == 1, done.output
     assert "AS425" in done.output and "may hold secrets" in done.output
     assert not (tmp_path / "out" / "desk").exists()
+
+
+JOBS_SPEC = """\
+    agentspec: 1
+    name: crunch
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate.
+        tools: [{agent: cruncher}]
+      cruncher:
+        description: Answers at once.
+        model: gemini-2.5-flash
+        instruction_file: prompts/cruncher.md
+        execution_mode: offline
+    jobs:
+      store: "${env.JOBS_URL}"
+    environments:
+      prod:
+        jobs: {store: "${env.JOBS_URL}", max_attempts: 2}
+    """
+
+
+def test_worker_and_jobs_run_from_the_bundle_with_the_project_gone(tmp_path: Path) -> None:
+    # the bundle held no spec: `agentspec worker` could not start from the deployed folder
+    from agentspec.runtime.jobs import JobRequest, open_store
+
+    project = tmp_path / "project"
+    (project / "agents/prompts").mkdir(parents=True)
+    (project / "agents/crunch.yaml").write_text(textwrap.dedent(JOBS_SPEC))
+    (project / "agents/prompts/cruncher.md").write_text("Answer at once.\n")
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    os.environ["JOBS_URL"] = url  # build resolves ${env.X}: CliRunner takes os.environ
+    try:
+        done = invoke("build", str(project / "agents/crunch.yaml"), "--bundle",
+                      "-o", str(tmp_path / "out"), "--env", "prod")
+    finally:
+        del os.environ["JOBS_URL"]
+    assert done.exit_code == 0, done.output
+    alone = tmp_path / "deployed"
+    shutil.copytree(tmp_path / "out/crunch", alone)
+    shutil.rmtree(project)
+    store = open_store(url)
+    try:
+        job, _ = store.enqueue(JobRequest(agent="cruncher", input="go", app_name="crunch",
+                                          user_id="u", session_id="s1", tool="cruncher"))
+    finally:
+        store.close()
+    replies = {"replies": {"cruncher": [{"text": "crunched"}]}}
+    (tmp_path / "script.json").write_text(json.dumps(replies))
+    env = {**{k: v for k, v in os.environ.items()
+              if k not in ("PYTHONPATH", "AGENTSPEC_JOBS_STORE", "GOOGLE_API_KEY",
+                           "GEMINI_API_KEY")}, "JOBS_URL": url}
+    spec = "_project/crunch.yaml"  # no git work tree: the project is the spec's directory
+    assert f"background jobs: cd {tmp_path / 'out/crunch'} && agentspec worker {spec}" \
+        in done.output
+    agentspec = [sys.executable, "-m", "agentspec"]
+    worker = subprocess.run([*agentspec, "worker", spec, "--env", "prod", "--until-idle",
+                             "--script", str(tmp_path / "script.json"), "--quiet"],
+                            cwd=alone, env=env, capture_output=True, text=True, timeout=300)
+    assert worker.returncode == 0, worker.stdout + worker.stderr
+    shown = subprocess.run([*agentspec, "jobs", "--spec", spec, "--env", "prod", "--json",
+                            "show", job.id], cwd=alone, env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["status"] == "DONE"
+    assert "crunched" in shown.stdout

@@ -7,8 +7,11 @@
                                          spec's modules import, pinned
       _wheels/agentspec-<v>-py3-none-any.whl
       _project/                          the project's files the app needs, at their
-                                         project-relative paths: the spec's modules (whole
-                                         top-level packages) and the files its agents read
+                                         project-relative paths: the spec (with the files
+                                         it reads; `agentspec worker _project/<spec>`
+                                         runs its background jobs), its modules (whole
+                                         top-level packages) and the files its agents read;
+                                         of a backend root only what is named in it
 
 `adk deploy` copies the agent folder and runs `pip install -r .../requirements.txt`; pip
 reads a relative `--find-links` from the requirements file's own directory, so the wheel is
@@ -52,6 +55,8 @@ class Written:
     copied: Copied
     contents: Contents
     wheel: str
+    #: the spec inside the package (`_project/...`), for `agentspec worker` and `jobs`
+    spec: str
 
 
 def requirements(spec_file: str, found: Contents, version: str, wheel: str) -> str:
@@ -150,7 +155,7 @@ def _policy(found: Contents, excluded: Callable[[int], str | None]) -> Policy:
                 (posixpath.normpath(h).lstrip("/"), "conversation history")
                 for h in sorted(found.history))):
             never.append((posixpath.normpath(f"{root}/{name}"), why))
-    named = {e.target.as_posix() for e in found.entries} - found.roots | found.named_roots
+    named = found.named - found.roots | found.named_roots
     return Policy(excluded, frozenset(found.roots), frozenset(named | found.included),
                   frozenset(found.included), tuple(never))
 
@@ -159,7 +164,11 @@ def _contents(compiled: Compiled, include: tuple[Path, ...]) -> Contents:
     assert compiled.plan is not None
     project = compiled.check.project
     root = resolved(project.root if project else project_root(compiled.check.path))
-    return contents(compiled.plan, compiled.spec_dir, root, include)
+    # every file the front end read (the spec, its imports, instruction files): the worker
+    # compiles the spec again where the bundle runs
+    spec_files = tuple(sorted({resolved(source.path)
+                               for source in compiled.check.sources.values()}))
+    return contents(compiled.plan, compiled.spec_dir, root, include, spec_files)
 
 
 def _refusals(error: Exception, out_dir: Path) -> list[Diagnostic]:
@@ -252,7 +261,10 @@ def write_bundle(compiled: Compiled, out_dir: Path,
             raise
     except (Refused, NotInstalled, OSError) as error:
         return None, _refusals(error, out_dir)
-    return Written(shown, copied, found, wheel), []
+    root = resolved(compiled.check.project.root if compiled.check.project
+                    else project_root(compiled.check.path))
+    spec = PurePosixPath(PROJECT) / resolved(compiled.check.path).relative_to(root).as_posix()
+    return Written(shown, copied, found, wheel, spec.as_posix()), []
 
 
 def _swap(out_dir: Path, name: str, staging: Path) -> None:

@@ -54,6 +54,8 @@ class Contents:
     #: backend roots (project-relative): their data is the agents', not the app's; only
     #: what an entry or `--include` names inside them is shipped
     roots: set[str] = field(default_factory=set)
+    #: every path added, before entries inside others were folded into them
+    named: set[str] = field(default_factory=set)
     #: backend roots that the spec also names otherwise (memory, skills): shipped whole
     named_roots: set[str] = field(default_factory=set)
     #: what `--include` names (project-relative)
@@ -125,6 +127,7 @@ class _Collector:
                 hint="copy what it points to into the project"))
             return
         self.found.entries.append(Entry(source, target))
+        self.found.named.add(target.as_posix())
 
     # paths the generated code names ----------------------------------------------------
 
@@ -308,11 +311,15 @@ def _outermost(entries: list[Entry]) -> list[Entry]:
     return sorted(kept, key=lambda e: e.target.as_posix())
 
 
-def contents(plan: Plan, spec_dir: Path, root: Path,
-             include: tuple[Path, ...] = ()) -> Contents:
+def contents(plan: Plan, spec_dir: Path, root: Path, include: tuple[Path, ...] = (),
+             spec_files: tuple[Path, ...] = ()) -> Contents:
     """What the bundle of `plan` holds; `spec_dir` and the project `root` are resolved;
-    `include` are the paths `--include` names."""
+    `include` are the paths `--include` names; `spec_files` the spec and the files it
+    imports (with its environments), shipped so that `agentspec worker` and `agentspec jobs`
+    run from the bundle."""
     collector = _Collector(plan, spec_dir, root)
+    for path in spec_files:
+        collector.add(Path(os.path.normpath(path)), str(path))
     for path in include:
         collector.include(path, str(path))
     return collector.collect()

@@ -85,6 +85,7 @@ def _bundle(compiled: Compiled, target: Path, include: tuple[Path, ...]) -> None
     for path, why in written.copied.left_out:
         click.echo(f"left out `{path}`: {why}", err=True)
     extras = ", ".join(sorted(written.contents.extras)) or "none"
+    click.echo(f"background jobs: cd {written.package} && agentspec worker {written.spec}")
     click.echo(f"wrote the bundle {written.package}: {written.copied.files} project files "
                f"({written.copied.size} bytes), {written.wheel} (extras: {extras})")
 
