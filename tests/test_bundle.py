@@ -738,3 +738,31 @@ def test_worker_and_jobs_run_from_the_bundle_with_the_project_gone(tmp_path: Pat
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["status"] == "DONE"
     assert "crunched" in shown.stdout
+
+
+@pytest.mark.parametrize("git", [True, False])
+def test_what_gitignore_excludes_is_left_out_and_listed(
+        project: Path, tmp_path: Path, git: bool) -> None:
+    # a bundle copied files that .gitignore excludes (build output, local data, logs)
+    shutil.rmtree(project / ".git")
+    if git:
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    # the project is the git work tree, or else the spec's directory
+    root, inside = (project, "agents/") if git else (project / "agents", "")
+    (root / ".gitignore").write_text(f"# local\n*.log\n/{inside}skills/refunds/scratch/\n"
+                                     "cache/\n")
+    refunds = project / "agents/skills/refunds"
+    (refunds / "run.log").write_text("log\n")
+    (refunds / "scratch").mkdir()
+    (refunds / "scratch/tmp.md").write_text("tmp\n")
+    (refunds / "cache").mkdir()
+    (refunds / "cache/x.md").write_text("x\n")
+    (refunds / "kept.md").write_text("kept\n")
+    spec = project / "agents/desk.yaml"
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    shipped = tmp_path / f"out/desk/_project/{inside}skills/refunds"
+    assert sorted(p.name for p in shipped.iterdir()) == ["SKILL.md", "kept.md"]
+    why = "ignored by git (.gitignore)" if git else "matched by .gitignore"
+    for path in ("run.log", "scratch", "cache"):
+        assert f"left out `{inside}skills/refunds/{path}`: {why}" in done.output

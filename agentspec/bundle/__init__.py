@@ -35,6 +35,7 @@ from agentspec import safefs
 from agentspec.build import BUNDLED, Compiled, emit_package
 from agentspec.bundle.contents import Contents, contents
 from agentspec.bundle.copying import Copied, Policy, Refused, copy_entry
+from agentspec.bundle.ignored import ignored_by_git
 from agentspec.bundle.wheel import DISTRIBUTION, NotInstalled, agentspec_wheel
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.emit.source import HEADER, comment
@@ -123,7 +124,7 @@ def _fill(staging: Path, compiled: Compiled, found: Contents,
     for relative, text in files.items():
         (staging / relative.name).write_text(text, encoding="utf-8")
     copied = Copied()
-    policy = _policy(found, _excluder(avoid))
+    policy = _policy(found, _excluder(avoid), root)
     for path in sorted(policy.included):
         for never, why in policy.never:
             if path == never or path.startswith(f"{never}/"):
@@ -146,18 +147,20 @@ def _fill(staging: Path, compiled: Compiled, found: Contents,
 RESULTS_DIR = "large_tool_results"
 
 
-def _policy(found: Contents, excluded: Callable[[int], str | None]) -> Policy:
+def _policy(found: Contents, excluded: Callable[[int], str | None], root: Path) -> Policy:
     """Backend roots ship only what is named inside them, and never a conversation history
-    (summarization `history`) or evicted tool results, whatever `--include` says."""
+    (summarization `history`) or evicted tool results, whatever `--include` says; what the
+    project's .gitignore excludes is left out of copied directories."""
     never = []
-    for root in sorted(found.roots):
+    for backend in sorted(found.roots):
         for name, why in ((RESULTS_DIR, "evicted tool results"), *(
                 (posixpath.normpath(h).lstrip("/"), "conversation history")
                 for h in sorted(found.history))):
-            never.append((posixpath.normpath(f"{root}/{name}"), why))
+            never.append((posixpath.normpath(f"{backend}/{name}"), why))
     named = found.named - found.roots | found.named_roots
+    ignored, why = ignored_by_git(root)
     return Policy(excluded, frozenset(found.roots), frozenset(named | found.included),
-                  frozenset(found.included), tuple(never))
+                  frozenset(found.included), tuple(never), ignored, why)
 
 
 def _contents(compiled: Compiled, include: tuple[Path, ...]) -> Contents:

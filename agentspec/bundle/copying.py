@@ -77,6 +77,9 @@ class Policy:
     included: frozenset[str] = frozenset()
     #: directories never shipped, with why (conversation history, evicted tool results)
     never: tuple[tuple[str, str], ...] = ()
+    #: whether the project's .gitignore excludes a path (and a directory), and why
+    ignored: Callable[[str, bool], bool] = lambda _path, _directory: False
+    ignored_why: str = "ignored by .gitignore"
 
 
 def secret_name(name: str) -> bool:
@@ -129,6 +132,11 @@ def _copy_file(parent: int, name: str, shown: str, target: Path, copied: Copied,
     copied.files += 1
 
 
+def _wanted(path: str, policy: Policy) -> bool:
+    """Whether `path` is, or leads to, what an entry or `--include` names."""
+    return path in policy.wanted or any(w.startswith(f"{path}/") for w in policy.wanted)
+
+
 def _copy_dir(fd: int, shown: str, target: Path, copied: Copied, policy: Policy,
               seeding: bool = False) -> None:
     """Copy the directory `fd`; `seeding`: it is (inside) a backend root, so only what
@@ -140,8 +148,7 @@ def _copy_dir(fd: int, shown: str, target: Path, copied: Copied, policy: Policy,
         if any(fnmatch.fnmatch(name, pattern) for pattern in _CACHES):
             continue
         reason = _skipped(name, here, policy)
-        if reason is None and seeding and here not in policy.wanted and not any(
-                w.startswith(f"{here}/") for w in policy.wanted):
+        if reason is None and seeding and not _wanted(here, policy):
             copied.left_out.append((here, "the agents' data in a backend root (ship a "
                                           f"starting file with `--include {here}`)"))
             continue
@@ -149,6 +156,9 @@ def _copy_dir(fd: int, shown: str, target: Path, copied: Copied, policy: Policy,
             copied.left_out.append((here, reason))
             continue
         kind = safefs.kind(fd, name)
+        if not _wanted(here, policy) and policy.ignored(here, kind == "directory"):
+            copied.left_out.append((here, policy.ignored_why))
+            continue
         if kind == "link":
             raise Refused(f"`{here}` is a symbolic link",
                           "replace the link by what it points to, or remove it")
