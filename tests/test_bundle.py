@@ -766,3 +766,108 @@ def test_what_gitignore_excludes_is_left_out_and_listed(
     why = "ignored by git (.gitignore)" if git else "matched by .gitignore"
     for path in ("run.log", "scratch", "cache"):
         assert f"left out `{inside}skills/refunds/{path}`: {why}" in done.output
+
+
+POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
+
+
+def _postgres_schema() -> str:
+    """A schema of its own on the test server (as tests/test_job_store.py makes one)."""
+    import uuid
+
+    import psycopg
+
+    assert POSTGRES is not None
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in POSTGRES else "?"
+    return f"{POSTGRES}{separator}options=-csearch_path%3D{schema}"
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=120) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(POSTGRES is None, reason="AGENTSPEC_TEST_POSTGRES_URL is not set "
+                                             "(.ci/postgres starts a server and prints it)")
+def test_a_deployed_bundle_serves_and_its_worker_resumes_on_postgres(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundle installed in a fresh venv, with the project gone: `adk api_server` serves
+    it and `agentspec worker` runs from the same folder, both on one PostgreSQL job store and
+    session store; the job the web turn queued is done by the worker and the conversation
+    resumed."""
+    from tests.test_jobs_resume import FRONT_END_MODELS
+    from tests.test_jobs_resume import SPEC as OFFICE
+
+    jobs, sessions = _postgres_schema(), _postgres_schema()
+    project = tmp_path / "project"
+    project.mkdir()
+    callback = "    callbacks: {before_model: [office_models:scripted]}\n"
+    (project / "spec.yaml").write_text(textwrap.dedent(OFFICE).replace(
+        "    tools: [{python: office_tools:notify}]\n", callback).replace(
+        "    execution_mode: offline\n", "    execution_mode: offline\n" + callback))
+    (project / "office_models.py").write_text(FRONT_END_MODELS)
+    env = {"JOBS_URL": jobs, "SESSIONS_URL": sessions}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    done = invoke("build", str(project / "spec.yaml"), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    deployed = tmp_path / "deployed"
+    shutil.copytree(tmp_path / "out", deployed)
+    shutil.rmtree(project)
+    shutil.rmtree(tmp_path / "out")
+    folder = deployed / "office"
+    assert f"agentspec[postgres]=={version()}" in (folder / "requirements.txt").read_text()
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    installed = subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "--quiet",
+         "--disable-pip-version-check", "-r", "requirements.txt"],
+        cwd=folder, capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("PYTHONPATH", "GOOGLE_API_KEY", "GEMINI_API_KEY",
+                          "AGENTSPEC_JOBS_STORE", "AGENTSPEC_SESSIONS")}
+    clean["ADK_DISABLE_LOAD_DOTENV"] = "1"
+    port = _free_port()
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            [str(venv / "bin/adk"), "api_server", "--host", "127.0.0.1", f"--port={port}",
+             "--session_service_uri=" + sessions.replace("postgresql://",
+                                                         "postgresql+psycopg://", 1),
+             "--artifact_service_uri=memory://", str(deployed)],
+            cwd=tmp_path, stdout=output, stderr=subprocess.STDOUT, env={**clean, **env})
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_for(f"{base}/list-apps", server, log)
+        session = _post(f"{base}/apps/office/users/user/sessions", {})["id"]
+        events = _post(f"{base}/run", {
+            "app_name": "office", "user_id": "user", "session_id": session,
+            "new_message": {"role": "user", "parts": [{"text": "Write the Q3 report"}]}})
+        assert [e for e in events if e.get("errorCode")] == [], log.read_text()
+        (tmp_path / "none.yaml").write_text("replies: {}\n")  # the callbacks answer
+        worker = subprocess.run(
+            [str(venv / "bin/agentspec"), "worker", "_project/spec.yaml", "--until-idle",
+             "--script", str(tmp_path / "none.yaml")],
+            cwd=folder, env={**clean, **env}, capture_output=True, text=True, timeout=300)
+        assert worker.returncode == 0, worker.stdout + worker.stderr
+        assert "1 done, 0 failed, 1 resumed" in worker.stdout
+        listed = subprocess.run(
+            [str(venv / "bin/agentspec"), "jobs", "--spec", "_project/spec.yaml", "--json",
+             "list"], cwd=folder, env={**clean, **env}, capture_output=True, text=True,
+            timeout=300)
+        assert listed.returncode == 0, listed.stderr
+        assert [j["status"] for j in json.loads(listed.stdout)] == ["DONE"]
+        got = _get(f"{base}/apps/office/users/user/sessions/{session}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    said = [(e["author"], p["text"].splitlines()[0]) for e in got["events"]
+            for p in (e.get("content") or {}).get("parts", []) if p.get("text")]
+    assert said[0] == ("user", "Write the Q3 report") and said[1] == ("lead", "Queued.")
+    assert said[-1] == ("lead", "Your report is in."), said

@@ -171,7 +171,9 @@ def _contents(compiled: Compiled, include: tuple[Path, ...]) -> Contents:
     # compiles the spec again where the bundle runs
     spec_files = tuple(sorted({resolved(source.path)
                                for source in compiled.check.sources.values()}))
-    return contents(compiled.plan, compiled.spec_dir, root, include, spec_files)
+    spec = compiled.check.spec
+    sessions = spec.sessions if spec is not None else None
+    return contents(compiled.plan, compiled.spec_dir, root, include, spec_files, sessions)
 
 
 def _refusals(error: Exception, out_dir: Path) -> list[Diagnostic]:

@@ -92,9 +92,16 @@ def _extra(symbol: Import) -> str | None:
     return None
 
 
-def _postgres(value: Value) -> bool:
+_ENV = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _postgres(value: Value | None) -> bool:
+    """Whether a store URL is PostgreSQL; `${env.X}` as it is where the bundle is built
+    (build refuses an unset one), the deployment's value being the same kind of store."""
     text = value if isinstance(value, str) else value.template if isinstance(value, Env) \
         else None
+    if text is not None and isinstance(value, Env):
+        text = _ENV.sub(lambda m: os.environ.get(m[1], m[2] or ""), text)
     return text is not None and _POSTGRES.search(text) is not None
 
 
@@ -312,12 +319,14 @@ def _outermost(entries: list[Entry]) -> list[Entry]:
 
 
 def contents(plan: Plan, spec_dir: Path, root: Path, include: tuple[Path, ...] = (),
-             spec_files: tuple[Path, ...] = ()) -> Contents:
+             spec_files: tuple[Path, ...] = (), sessions: str | None = None) -> Contents:
     """What the bundle of `plan` holds; `spec_dir` and the project `root` are resolved;
     `include` are the paths `--include` names; `spec_files` the spec and the files it
     imports (with its environments), shipped so that `agentspec worker` and `agentspec jobs`
     run from the bundle."""
     collector = _Collector(plan, spec_dir, root)
+    if sessions is not None and _postgres(Env(sessions)):  # the worker's conversation store
+        collector.found.extras.add("postgres")
     for path in spec_files:
         collector.add(Path(os.path.normpath(path)), str(path))
     for path in include:
