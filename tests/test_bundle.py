@@ -871,3 +871,18 @@ def test_a_deployed_bundle_serves_and_its_worker_resumes_on_postgres(
             for p in (e.get("content") or {}).get("parts", []) if p.get("text")]
     assert said[0] == ("user", "Write the Q3 report") and said[1] == ("lead", "Queued.")
     assert said[-1] == ("lead", "Your report is in."), said
+
+
+def test_a_secret_split_between_read_chunks_is_still_found(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.bundle import copying
+
+    monkeypatch.setattr(copying, "_CHUNK", 7)  # every shape spans several chunks
+    (project / "agents/skills/refunds/notes.txt").write_text(
+        "x" * 5 + SECRET_SHAPES["notes.txt"])
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                  str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    assert "left out `agents/skills/refunds/notes.txt`: it looks like it holds a private " \
+        "key block" in done.output
+    assert not (tmp_path / "out/desk/_project/agents/skills/refunds/notes.txt").exists()

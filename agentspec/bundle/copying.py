@@ -105,19 +105,35 @@ def _skipped(name: str, shown: str, policy: Policy) -> str | None:
     return None
 
 
+#: bytes kept from the end of one chunk for the next, so no shape is split between two
+_OVERLAP = 4096
+_CHUNK = 1 << 20
+
+
 def _copy_file(parent: int, name: str, shown: str, target: Path, copied: Copied,
                policy: Policy, named: bool = False) -> None:
     """Copy one file; one whose content looks like a secret is left out (or, when the spec
     or a path names it, `named`, refused) unless `--include` names it."""
+    secret = None
+    size = 0
     with safefs.open_file(parent, name, shown=shown) as source:
         info = os.fstat(source.fileno())
         if info.st_nlink > 1:
             raise Refused(f"`{shown}` has {info.st_nlink} names (hard links), and another one "
                           "may lie outside the project", "replace it by a copy")
         mode = info.st_mode & 0o755  # no set-id bits, no write for others
-        data = source.read()
-    secret = None if shown in policy.included else secret_content(data)
+        check = shown not in policy.included
+        with open(target, "xb") as out:
+            tail = b""
+            while chunk := source.read(_CHUNK):
+                out.write(chunk)
+                size += len(chunk)
+                if check and secret is None:
+                    window = tail + chunk
+                    secret = secret_content(window)
+                    tail = window[-_OVERLAP:]
     if secret is not None:
+        os.unlink(target)
         if named:
             raise Refused(f"`{shown}` looks like it holds {secret}: a bundle never ships it",
                           f"keep secrets out of the files agents read (pass them as "
@@ -125,9 +141,7 @@ def _copy_file(parent: int, name: str, shown: str, target: Path, copied: Copied,
         copied.left_out.append((shown, f"it looks like it holds {secret} (ship it anyway "
                                        f"with `--include {shown}`)"))
         return
-    with open(target, "xb") as out:
-        out.write(data)
-        copied.size += len(data)
+    copied.size += size
     os.chmod(target, mode | 0o600)
     copied.files += 1
 
