@@ -24,9 +24,14 @@ _SECRETS = (".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jk
             "*.keystore", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc",
             ".pypirc", ".npmrc", ".git-credentials", "credentials.json",
             "service-account*.json", "*-credentials.json", "credentials",
-            "credentials.*", "client_secret*.json", "token.json", "service_account*.json",
-            "*service-account*.json", "*-key.json", "gcp-key*.json", "secrets.*", "secret.*",
-            "deploy_key*", "*.pem.*", "*.key.*", "*.ppk", "*.kdbx",
+            "client_secret*.json", "token.json", "service_account*.json",
+            "*service-account*.json", "*-key.json", "gcp-key*.json", "deploy_key",
+            "*.pem.txt", "*.pem.bak", "*.key.txt", "*.key.bak", "*.ppk", "*.kdbx",
+            # data files only: a module `secrets.py` is code, and agentspec's own wheel
+            # leaves out what matches here
+            *(f"{stem}.{suffix}" for stem in ("secrets", "secret", "credentials")
+              for suffix in ("json", "yaml", "yml", "toml", "ini", "cfg", "conf", "txt",
+                             "env", "xml", "properties")),
             # directories of tools' credentials (a git remote URL may carry a token)
             ".git", ".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".gcloud")
 _CACHES = ("__pycache__", "*.pyc", "*.pyo")
