@@ -175,7 +175,8 @@ def test_the_bundle_holds_the_modules_and_files_the_app_needs_and_no_secret(
         "_project/agents/AGENTS.md", "_project/agents/skills/refunds/SKILL.md",
         "_project/agents/zq_bundle_tools/__init__.py", "_project/agents/zq_bundle_tools/orders.py",
         "_project/agents/zq_bundle_tools/orders.json", "_project/agents/zq_bundle_tools/model.py",
-        "_project/agents/zq_bundle_pricing.py"}  # imported by orders.py: found through its imports
+        "_project/agents/zq_bundle_pricing.py",  # imported by orders.py: through its imports
+        "_project/agents/desk.yaml"}  # for `agentspec worker` and `agentspec jobs`
     assert not any(SECRET in p.read_text(errors="replace") for p in package.rglob("*")
                    if p.is_file() and p.suffix != ".whl")
     requirements = (package / "requirements.txt").read_text().splitlines()
@@ -248,32 +249,125 @@ def test_a_bundle_goes_to_dist_beside_the_spec_by_default(project: Path) -> None
     assert not (project / "agents/desk/_project").exists()  # the package beside it stays
 
 
-def test_a_backend_root_is_copied_without_bundles_environments_or_hidden_files(
-        project: Path, tmp_path: Path) -> None:
-    """A root of `.` holds the spec's directory: the bundle in dist/, a virtual environment
-    and hidden files are left out and listed; the rest is the agent's starting workspace."""
+def _with_root(project: Path, root: str, summarization: str = "") -> Path:
     spec = project / "agents/desk.yaml"
     spec.write_text(spec.read_text().replace("agents:\n", "backends:\n  here: {type: "
-                    "filesystem, root: .}\nagents:\n", 1).replace(
+                    f"filesystem, root: {root}}}\nagents:\n", 1).replace(
                     "    memory:", "    filesystem: {backend: here, tools: [ls, read_file]}\n"
-                    "    memory:"))
+                    "    memory:") + summarization)
+    return spec
+
+
+def test_a_backend_root_ships_no_data_only_what_include_names(
+        project: Path, tmp_path: Path) -> None:
+    """A root of `.` holds the spec's directory: its data (notes, a first bundle in dist/, a
+    virtual environment) is the agents', left out and listed; the modules and files the spec
+    names are still shipped, and `--include` adds a starting file."""
+    spec = _with_root(project, ".")
     (project / "agents/venv").mkdir()
     (project / "agents/venv/pyvenv.cfg").write_text("home = /usr/bin\n")
     (project / "agents/notes.md").write_text("a note\n")
+    (project / "agents/seed").mkdir()
+    (project / "agents/seed/start.md").write_text("start here\n")
+    (project / "agents/seed/other.md").write_text("not named\n")
     assert invoke("build", str(spec), "--bundle").exit_code == 0
-    done = invoke("build", str(spec), "--bundle")  # dist/ now holds the first bundle
+    done = invoke("build", str(spec), "--bundle",
+                  "--include", str(project / "agents/seed/start.md"))
     assert done.exit_code == 0, done.output
     package = project / "agents/dist/desk"
-    assert (package / "_project/agents/notes.md").read_text() == "a note\n"
-    assert (package / "_project/agents/desk.yaml").is_file()  # in the root: the agent sees it
-    assert list((package / "_project/agents/dist").iterdir()) == []
-    assert not (package / "_project/agents/venv").exists()
+    assert (package / "_project/agents/seed/start.md").read_text() == "start here\n"
+    assert (package / "_project/agents/AGENTS.md").is_file()  # memory: named by the spec
+    assert (package / "_project/agents/desk.yaml").is_file()  # the spec: for the worker
+    for gone in ("notes.md", "seed/other.md", "dist", "venv"):
+        assert not (package / "_project/agents" / gone).exists(), gone
     left_out = [line for line in done.output.splitlines() if line.startswith("left out")]
-    assert "left out `agents/dist/desk`: another agentspec bundle" in left_out
-    assert "left out `agents/venv`: a virtual environment" in left_out
+    data = "the agents' data in a backend root (ship a starting file with `--include {}`)"
+    for path in ("agents/notes.md", "agents/seed/other.md", "agents/dist", "agents/venv"):
+        assert f"left out `{path}`: {data.format(path)}" in left_out
     assert "left out `agents/.env`: it may hold secrets" in left_out
     assert not any(SECRET in p.read_text(errors="replace") for p in package.rglob("*")
                    if p.is_file() and p.suffix != ".whl")
+
+
+def test_a_bundle_never_ships_conversation_history_or_evicted_results(
+        project: Path, tmp_path: Path) -> None:
+    # build --bundle copied backend roots whole: every user's summarized conversations and
+    # evicted tool results went into the deployed package
+    spec = _with_root(project, "./workspace", "summarization:\n  trigger: {tokens: 60}\n"
+                      "  keep: {events: 5}\n  history: /conversation_history\n")
+    work = project / "agents/workspace"
+    for name in ("conversation_history/alice/s1.md", "large_tool_results/grep_1.txt",
+                 "README.md"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(f"PRIVATE-{name}\n")
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"),
+                  "--include", str(work))  # the whole root: still no history, no results
+    assert done.exit_code == 0, done.output
+    shipped = tmp_path / "out/desk/_project/agents/workspace"
+    assert sorted(p.name for p in shipped.iterdir()) == ["README.md"]
+    assert "left out `agents/workspace/conversation_history`: conversation history" \
+        in done.output
+    assert "left out `agents/workspace/large_tool_results`: evicted tool results" in done.output
+    named = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out2"),
+                   "--include", str(work / "conversation_history/alice/s1.md"))
+    assert named.exit_code == 1
+    assert "`agents/workspace/conversation_history/alice/s1.md` is conversation history: " \
+        "a bundle never ships it" in named.output
+    empty = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out3"))
+    assert empty.exit_code == 0, empty.output
+    assert list((tmp_path / "out3/desk/_project/agents/workspace").iterdir()) == []
+
+
+SECRET_NAMES = ["client_secret_123.apps.json", "token.json", "service_account.json",
+                "gcp-key.json", "secrets.yaml", "credentials.ini", "deploy_key", "cert.pem.txt"]
+SECRET_SHAPES = {
+    "notes.txt": "-----BEGIN RSA PRIVATE KEY-----\nMIIE...\n-----END RSA PRIVATE KEY-----\n",
+    "config.json": '{"type": "service_account", "project_id": "p"}',
+    "settings.py": "KEY = 'AIza" + "x" * 35 + "'\n",
+    "ci.txt": "token ghp_" + "a" * 36 + "\n",
+    "aws.cfg": "id = AKIA" + "A" * 16 + "\n"}
+
+
+def test_secret_names_and_contents_are_left_out_and_include_ships_one(
+        project: Path, tmp_path: Path) -> None:
+    skills = project / "agents/skills/refunds"
+    for name in SECRET_NAMES:
+        (skills / name).write_text(f"{SECRET}\n")
+    for name, text in SECRET_SHAPES.items():
+        (skills / name).write_text(text)
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                  str(tmp_path / "out"), "--include", str(skills / "config.json"))
+    assert done.exit_code == 0, done.output
+    shipped = {p.name for p in (tmp_path / "out/desk/_project/agents/skills/refunds").iterdir()}
+    assert shipped == {"SKILL.md", "config.json"}
+    for name in SECRET_NAMES:
+        assert f"left out `agents/skills/refunds/{name}`: it may hold secrets" in done.output
+    for name in set(SECRET_SHAPES) - {"config.json"}:
+        assert f"left out `agents/skills/refunds/{name}`: it looks like it holds" in done.output
+
+
+def test_a_file_the_spec_names_that_holds_a_private_key_is_refused(
+        project: Path, tmp_path: Path) -> None:
+    (project / "agents/AGENTS.md").write_text(SECRET_SHAPES["notes.txt"])
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                  str(tmp_path / "out"))
+    assert done.exit_code == 1
+    assert "AS425" in done.output and "looks like it holds a private key block" in done.output
+    assert "--include agents/AGENTS.md" in done.output
+    included = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                      str(tmp_path / "out"), "--include", str(project / "agents/AGENTS.md"))
+    assert included.exit_code == 0, included.output
+
+
+def test_include_outside_the_project_or_missing_is_refused(
+        project: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("x\n")
+    for path in (tmp_path / "outside.txt", project / "agents/nothing.txt"):
+        done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                      str(tmp_path / "out"), "--include", str(path))
+        assert done.exit_code == 1 and "AS425" in done.output, done.output
+    assert invoke("build", str(project / "agents/desk.yaml"), "--include",
+                  str(project / "agents/AGENTS.md")).exit_code == 2
 
 
 def test_a_bundle_replaces_its_own_output_only(project: Path, tmp_path: Path) -> None:
@@ -577,3 +671,219 @@ def test_a_file_inside_a_secret_directory_the_spec_names_is_refused(
     assert done.exit_code == 1, done.output
     assert "AS425" in done.output and "may hold secrets" in done.output
     assert not (tmp_path / "out" / "desk").exists()
+
+
+JOBS_SPEC = """\
+    agentspec: 1
+    name: crunch
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate.
+        tools: [{agent: cruncher}]
+      cruncher:
+        description: Answers at once.
+        model: gemini-2.5-flash
+        instruction_file: prompts/cruncher.md
+        execution_mode: offline
+    jobs:
+      store: "${env.JOBS_URL}"
+    environments:
+      prod:
+        jobs: {store: "${env.JOBS_URL}", max_attempts: 2}
+    """
+
+
+def test_worker_and_jobs_run_from_the_bundle_with_the_project_gone(tmp_path: Path) -> None:
+    # the bundle held no spec: `agentspec worker` could not start from the deployed folder
+    from agentspec.runtime.jobs import JobRequest, open_store
+
+    project = tmp_path / "project"
+    (project / "agents/prompts").mkdir(parents=True)
+    (project / "agents/crunch.yaml").write_text(textwrap.dedent(JOBS_SPEC))
+    (project / "agents/prompts/cruncher.md").write_text("Answer at once.\n")
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    os.environ["JOBS_URL"] = url  # build resolves ${env.X}: CliRunner takes os.environ
+    try:
+        done = invoke("build", str(project / "agents/crunch.yaml"), "--bundle",
+                      "-o", str(tmp_path / "out"), "--env", "prod")
+    finally:
+        del os.environ["JOBS_URL"]
+    assert done.exit_code == 0, done.output
+    alone = tmp_path / "deployed"
+    shutil.copytree(tmp_path / "out/crunch", alone)
+    shutil.rmtree(project)
+    store = open_store(url)
+    try:
+        job, _ = store.enqueue(JobRequest(agent="cruncher", input="go", app_name="crunch",
+                                          user_id="u", session_id="s1", tool="cruncher"))
+    finally:
+        store.close()
+    replies = {"replies": {"cruncher": [{"text": "crunched"}]}}
+    (tmp_path / "script.json").write_text(json.dumps(replies))
+    env = {**{k: v for k, v in os.environ.items()
+              if k not in ("PYTHONPATH", "AGENTSPEC_JOBS_STORE", "GOOGLE_API_KEY",
+                           "GEMINI_API_KEY")}, "JOBS_URL": url}
+    spec = "_project/crunch.yaml"  # no git work tree: the project is the spec's directory
+    assert f"background jobs: cd {tmp_path / 'out/crunch'} && agentspec worker {spec}" \
+        in done.output
+    agentspec = [sys.executable, "-m", "agentspec"]
+    worker = subprocess.run([*agentspec, "worker", spec, "--env", "prod", "--until-idle",
+                             "--script", str(tmp_path / "script.json"), "--quiet"],
+                            cwd=alone, env=env, capture_output=True, text=True, timeout=300)
+    assert worker.returncode == 0, worker.stdout + worker.stderr
+    shown = subprocess.run([*agentspec, "jobs", "--spec", spec, "--env", "prod", "--json",
+                            "show", job.id], cwd=alone, env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["status"] == "DONE"
+    assert "crunched" in shown.stdout
+
+
+@pytest.mark.parametrize("git", [True, False])
+def test_what_gitignore_excludes_is_left_out_and_listed(
+        project: Path, tmp_path: Path, git: bool) -> None:
+    # a bundle copied files that .gitignore excludes (build output, local data, logs)
+    shutil.rmtree(project / ".git")
+    if git:
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    # the project is the git work tree, or else the spec's directory
+    root, inside = (project, "agents/") if git else (project / "agents", "")
+    (root / ".gitignore").write_text(f"# local\n*.log\n/{inside}skills/refunds/scratch/\n"
+                                     "cache/\n")
+    refunds = project / "agents/skills/refunds"
+    (refunds / "run.log").write_text("log\n")
+    (refunds / "scratch").mkdir()
+    (refunds / "scratch/tmp.md").write_text("tmp\n")
+    (refunds / "cache").mkdir()
+    (refunds / "cache/x.md").write_text("x\n")
+    (refunds / "kept.md").write_text("kept\n")
+    spec = project / "agents/desk.yaml"
+    done = invoke("build", str(spec), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    shipped = tmp_path / f"out/desk/_project/{inside}skills/refunds"
+    assert sorted(p.name for p in shipped.iterdir()) == ["SKILL.md", "kept.md"]
+    why = "ignored by git (.gitignore)" if git else "matched by .gitignore"
+    for path in ("run.log", "scratch", "cache"):
+        assert f"left out `{inside}skills/refunds/{path}`: {why}" in done.output
+
+
+POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
+
+
+def _postgres_schema() -> str:
+    """A schema of its own on the test server (as tests/test_job_store.py makes one)."""
+    import uuid
+
+    import psycopg
+
+    assert POSTGRES is not None
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in POSTGRES else "?"
+    return f"{POSTGRES}{separator}options=-csearch_path%3D{schema}"
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=120) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(POSTGRES is None, reason="AGENTSPEC_TEST_POSTGRES_URL is not set "
+                                             "(.ci/postgres starts a server and prints it)")
+def test_a_deployed_bundle_serves_and_its_worker_resumes_on_postgres(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundle installed in a fresh venv, with the project gone: `adk api_server` serves
+    it and `agentspec worker` runs from the same folder, both on one PostgreSQL job store and
+    session store; the job the web turn queued is done by the worker and the conversation
+    resumed."""
+    from tests.test_jobs_resume import FRONT_END_MODELS
+    from tests.test_jobs_resume import SPEC as OFFICE
+
+    jobs, sessions = _postgres_schema(), _postgres_schema()
+    project = tmp_path / "project"
+    project.mkdir()
+    callback = "    callbacks: {before_model: [office_models:scripted]}\n"
+    (project / "spec.yaml").write_text(textwrap.dedent(OFFICE).replace(
+        "    tools: [{python: office_tools:notify}]\n", callback).replace(
+        "    execution_mode: offline\n", "    execution_mode: offline\n" + callback))
+    (project / "office_models.py").write_text(FRONT_END_MODELS)
+    env = {"JOBS_URL": jobs, "SESSIONS_URL": sessions}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    done = invoke("build", str(project / "spec.yaml"), "--bundle", "-o", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    deployed = tmp_path / "deployed"
+    shutil.copytree(tmp_path / "out", deployed)
+    shutil.rmtree(project)
+    shutil.rmtree(tmp_path / "out")
+    folder = deployed / "office"
+    assert f"agentspec[postgres]=={version()}" in (folder / "requirements.txt").read_text()
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    installed = subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "--quiet",
+         "--disable-pip-version-check", "-r", "requirements.txt"],
+        cwd=folder, capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("PYTHONPATH", "GOOGLE_API_KEY", "GEMINI_API_KEY",
+                          "AGENTSPEC_JOBS_STORE", "AGENTSPEC_SESSIONS")}
+    clean["ADK_DISABLE_LOAD_DOTENV"] = "1"
+    port = _free_port()
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            [str(venv / "bin/adk"), "api_server", "--host", "127.0.0.1", f"--port={port}",
+             "--session_service_uri=" + sessions.replace("postgresql://",
+                                                         "postgresql+psycopg://", 1),
+             "--artifact_service_uri=memory://", str(deployed)],
+            cwd=tmp_path, stdout=output, stderr=subprocess.STDOUT, env={**clean, **env})
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_for(f"{base}/list-apps", server, log)
+        session = _post(f"{base}/apps/office/users/user/sessions", {})["id"]
+        events = _post(f"{base}/run", {
+            "app_name": "office", "user_id": "user", "session_id": session,
+            "new_message": {"role": "user", "parts": [{"text": "Write the Q3 report"}]}})
+        assert [e for e in events if e.get("errorCode")] == [], log.read_text()
+        (tmp_path / "none.yaml").write_text("replies: {}\n")  # the callbacks answer
+        worker = subprocess.run(
+            [str(venv / "bin/agentspec"), "worker", "_project/spec.yaml", "--until-idle",
+             "--script", str(tmp_path / "none.yaml")],
+            cwd=folder, env={**clean, **env}, capture_output=True, text=True, timeout=300)
+        assert worker.returncode == 0, worker.stdout + worker.stderr
+        assert "1 done, 0 failed, 1 resumed" in worker.stdout
+        listed = subprocess.run(
+            [str(venv / "bin/agentspec"), "jobs", "--spec", "_project/spec.yaml", "--json",
+             "list"], cwd=folder, env={**clean, **env}, capture_output=True, text=True,
+            timeout=300)
+        assert listed.returncode == 0, listed.stderr
+        assert [j["status"] for j in json.loads(listed.stdout)] == ["DONE"]
+        got = _get(f"{base}/apps/office/users/user/sessions/{session}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    said = [(e["author"], p["text"].splitlines()[0]) for e in got["events"]
+            for p in (e.get("content") or {}).get("parts", []) if p.get("text")]
+    assert said[0] == ("user", "Write the Q3 report") and said[1] == ("lead", "Queued.")
+    assert said[-1] == ("lead", "Your report is in."), said
+
+
+def test_a_secret_split_between_read_chunks_is_still_found(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.bundle import copying
+
+    monkeypatch.setattr(copying, "_CHUNK", 7)  # every shape spans several chunks
+    (project / "agents/skills/refunds/notes.txt").write_text(
+        "x" * 5 + SECRET_SHAPES["notes.txt"])
+    done = invoke("build", str(project / "agents/desk.yaml"), "--bundle", "-o",
+                  str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    assert "left out `agents/skills/refunds/notes.txt`: it looks like it holds a private " \
+        "key block" in done.output
+    assert not (tmp_path / "out/desk/_project/agents/skills/refunds/notes.txt").exists()

@@ -36,17 +36,17 @@ def work(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     expanded). Tests of hostile input assert that this stays bounded, never how long it took;
     a parse that hangs fails by the test's timeout."""
     counts = {"composed": 0, "converted": 0}
-    compose, convert = yaml_loader._compose, yaml_loader._Converter.convert
+    compose, convert = yaml_loader.compose, yaml_loader._Converter.convert
 
-    def counting_compose(text: str) -> list[object]:
+    def counting_compose(text: str, limit: int) -> list[object]:
         counts["composed"] += 1
-        return compose(text)
+        return compose(text, limit)
 
     def counting_convert(self: yaml_loader._Converter, node: object) -> object:
         counts["converted"] += 1
         return convert(self, node)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(yaml_loader, "_compose", counting_compose)
+    monkeypatch.setattr(yaml_loader, "compose", counting_compose)
     monkeypatch.setattr(yaml_loader._Converter, "convert", counting_convert)
     return counts
 
@@ -583,3 +583,79 @@ def test_nesting_the_c_parser_would_crash_on_is_a_diagnostic(text: str) -> None:
                           capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "AS004" in done.stdout
+
+
+@pytest.mark.parametrize(("value", "where"), [
+    ("!!int offline", (1, 4)), ("!!float abc", (1, 4)), ("!!bool maybe", (1, 4)),
+    ("!!null nothing", (1, 4)), ("!!int 1.5", (1, 4)), ("!!int 0x", (1, 4))])
+def test_explicit_tag_the_text_does_not_fit_is_a_diagnostic(
+        value: str, where: tuple[int, int]) -> None:
+    # `!!int offline` made int() raise: validate, graph, build and import adk failed with an
+    # internal error (exit 2)
+    parsed = parse(f"a: {value}\n")
+    assert codes_at(parsed) == [("AS017", where)]
+    assert not parsed.ok
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("!!int 0x1F", 31), ("!!int -0b101", -5), ("!!float 1.5", 1.5), ("!!bool True", True),
+    ("!!null ~", None), ("!!str 12", "12")])
+def test_explicit_tag_the_text_fits_is_read(value: str, expected: object) -> None:
+    parsed = parse(f"a: {value}\n")
+    assert parsed.diagnostics == [] and parsed.value == {"a": expected}
+
+
+def _scanner_work(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the simple keys the pure-Python scanner looks at (its work per token grows
+    with the number of open flow levels)."""
+    from ruamel.yaml.scanner import Scanner
+
+    seen = [0]
+    original = Scanner.stale_possible_simple_keys
+
+    def counting(self: Scanner) -> None:
+        seen[0] += len(self.possible_simple_keys)
+        original(self)
+
+    monkeypatch.setattr(Scanner, "stale_possible_simple_keys", counting)
+    return seen
+
+
+@pytest.mark.parametrize("prefix", ["", "t: {python: mod:attr}\n"])  # libyaml; pure Python
+def test_nested_flow_is_refused_at_the_level_past_the_limit(
+        monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
+    # 200 KB of `[` took 99 s: both scanners look at every open flow level at every token
+    seen = _scanner_work(monkeypatch)
+    work = []
+    for depth in (2_000, 8_000):
+        seen[0] = 0
+        parsed = parse(prefix + "x: " + "[" * depth + "]" * depth + "\n")
+        line = prefix.count("\n") + 1
+        assert codes_at(parsed) == [("AS004", (line, 4 + yaml_loader.MAX_FLOW_DEPTH))]
+        work.append(seen[0])
+    assert work[1] <= work[0] + 1_000  # stops at the limit: no more work for a deeper text
+    limit = yaml_loader.MAX_FLOW_DEPTH
+    at_limit = parse(prefix + "x: " + "[" * limit + "]" * limit + "\n")
+    assert at_limit.diagnostics == []
+
+
+def test_the_pure_parser_stops_composing_past_the_node_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yaml_loader, "MAX_NODES", 50)
+    parsed = parse("t: {python: mod:attr}\nx: [" + "a, " * 100 + "]\n")
+    # 7 nodes before the list's items (root, t, its mapping, python, mod:attr, x, the list):
+    # the 44th item is the 51st node
+    assert codes_at(parsed) == [("AS010", (2, 5 + 3 * 43))]
+
+
+@pytest.mark.parametrize(("value", "code", "where"), [
+    ("!!int offline", "AS017", (3, 14)),
+    ("[" * 5_000 + "]" * 5_000, "AS004", (3, 14 + yaml_loader.MAX_FLOW_DEPTH))])
+def test_import_adk_reads_through_the_same_bounds(
+        tmp_path: Path, value: str, code: str, where: tuple[int, int]) -> None:
+    from agentspec.adkimport.loader import load_adk
+
+    (tmp_path / "root_agent.yaml").write_text(
+        f"name: root\nmodel: gemini-2.5-flash\ninstruction: {value}\n", encoding="utf-8")
+    tree = load_adk(tmp_path)
+    assert [(d.code, start(d.span)) for d in tree.diagnostics] == [(code, where)]

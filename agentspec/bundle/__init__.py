@@ -7,8 +7,11 @@
                                          spec's modules import, pinned
       _wheels/agentspec-<v>-py3-none-any.whl
       _project/                          the project's files the app needs, at their
-                                         project-relative paths: the spec's modules (whole
-                                         top-level packages) and the files its agents read
+                                         project-relative paths: the spec (with the files
+                                         it reads; `agentspec worker _project/<spec>`
+                                         runs its background jobs), its modules (whole
+                                         top-level packages) and the files its agents read;
+                                         of a backend root only what is named in it
 
 `adk deploy` copies the agent folder and runs `pip install -r .../requirements.txt`; pip
 reads a relative `--find-links` from the requirements file's own directory, so the wheel is
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import posixpath
 import secrets
 import shutil
 import stat
@@ -30,7 +34,8 @@ from pathlib import Path, PurePosixPath
 from agentspec import safefs
 from agentspec.build import BUNDLED, Compiled, emit_package
 from agentspec.bundle.contents import Contents, contents
-from agentspec.bundle.copying import Copied, Refused, copy_entry
+from agentspec.bundle.copying import Copied, Policy, Refused, copy_entry
+from agentspec.bundle.ignored import ignored_by_git
 from agentspec.bundle.wheel import DISTRIBUTION, NotInstalled, agentspec_wheel
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.emit.source import HEADER, comment
@@ -51,6 +56,8 @@ class Written:
     copied: Copied
     contents: Contents
     wheel: str
+    #: the spec inside the package (`_project/...`), for `agentspec worker` and `jobs`
+    spec: str
 
 
 def requirements(spec_file: str, found: Contents, version: str, wheel: str) -> str:
@@ -117,11 +124,16 @@ def _fill(staging: Path, compiled: Compiled, found: Contents,
     for relative, text in files.items():
         (staging / relative.name).write_text(text, encoding="utf-8")
     copied = Copied()
-    excluded = _excluder(avoid)
+    policy = _policy(found, _excluder(avoid), root)
+    for path in sorted(policy.included):
+        for never, why in policy.never:
+            if path == never or path.startswith(f"{never}/"):
+                raise Refused(f"`{path}` is {why}: a bundle never ships it",
+                              "leave it out of `--include`")
     for entry in found.entries:
         target = staging / PROJECT / entry.target
         target.parent.mkdir(parents=True, exist_ok=True)
-        copy_entry(entry.source, entry.target.as_posix(), target, copied, excluded)
+        copy_entry(entry.source, entry.target.as_posix(), target, copied, policy)
     name, data = agentspec_wheel()
     (staging / WHEELS).mkdir()
     (staging / WHEELS / name).write_bytes(data)
@@ -131,11 +143,37 @@ def _fill(staging: Path, compiled: Compiled, found: Contents,
     return copied, name
 
 
-def _contents(compiled: Compiled) -> Contents:
+#: where the harness evicts large tool results, in every backend (runtime/harness/results.py)
+RESULTS_DIR = "large_tool_results"
+
+
+def _policy(found: Contents, excluded: Callable[[int], str | None], root: Path) -> Policy:
+    """Backend roots ship only what is named inside them, and never a conversation history
+    (summarization `history`) or evicted tool results, whatever `--include` says; what the
+    project's .gitignore excludes is left out of copied directories."""
+    never = []
+    for backend in sorted(found.roots):
+        for name, why in ((RESULTS_DIR, "evicted tool results"), *(
+                (posixpath.normpath(h).lstrip("/"), "conversation history")
+                for h in sorted(found.history))):
+            never.append((posixpath.normpath(f"{backend}/{name}"), why))
+    named = found.named - found.roots | found.named_roots
+    ignored, why = ignored_by_git(root)
+    return Policy(excluded, frozenset(found.roots), frozenset(named | found.included),
+                  frozenset(found.included), tuple(never), ignored, why)
+
+
+def _contents(compiled: Compiled, include: tuple[Path, ...]) -> Contents:
     assert compiled.plan is not None
     project = compiled.check.project
     root = resolved(project.root if project else project_root(compiled.check.path))
-    return contents(compiled.plan, compiled.spec_dir, root)
+    # every file the front end read (the spec, its imports, instruction files): the worker
+    # compiles the spec again where the bundle runs
+    spec_files = tuple(sorted({resolved(source.path)
+                               for source in compiled.check.sources.values()}))
+    spec = compiled.check.spec
+    sessions = spec.sessions if spec is not None else None
+    return contents(compiled.plan, compiled.spec_dir, root, include, spec_files, sessions)
 
 
 def _refusals(error: Exception, out_dir: Path) -> list[Diagnostic]:
@@ -151,13 +189,14 @@ def _refusals(error: Exception, out_dir: Path) -> list[Diagnostic]:
                                   hint="build into another directory with `-o`")]
 
 
-def stale_bundle(compiled: Compiled, out_dir: Path) -> tuple[list[str], list[Diagnostic]]:
+def stale_bundle(compiled: Compiled, out_dir: Path,
+                 include: tuple[Path, ...] = ()) -> tuple[list[str], list[Diagnostic]]:
     """How the bundle on disk differs from the one the spec makes now, one line per path
     (none when it is up to date); nothing is written but a scratch copy."""
     assert compiled.plan is not None
     name = compiled.plan.app_name
     try:
-        found = _contents(compiled)
+        found = _contents(compiled, include)
         if found.problems:
             return [], found.problems
         with tempfile.TemporaryDirectory() as scratch:
@@ -201,14 +240,15 @@ def _differences(fresh: Path, disk: Path) -> list[str]:
     return lines
 
 
-def write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, list[Diagnostic]]:
+def write_bundle(compiled: Compiled, out_dir: Path,
+                 include: tuple[Path, ...] = ()) -> tuple[Written | None, list[Diagnostic]]:
     """Write the bundle of `compiled` as `out_dir/<app>/`, replacing only a package that
     `build` wrote; it is made beside it and renamed into place."""
     assert compiled.plan is not None
     name = compiled.plan.app_name
     shown = out_dir / name
     try:
-        found = _contents(compiled)
+        found = _contents(compiled, include)
         if found.problems:
             return None, found.problems
         with safefs.directory(out_dir, create=True) as out:
@@ -226,7 +266,10 @@ def write_bundle(compiled: Compiled, out_dir: Path) -> tuple[Written | None, lis
             raise
     except (Refused, NotInstalled, OSError) as error:
         return None, _refusals(error, out_dir)
-    return Written(shown, copied, found, wheel), []
+    root = resolved(compiled.check.project.root if compiled.check.project
+                    else project_root(compiled.check.path))
+    spec = PurePosixPath(PROJECT) / resolved(compiled.check.path).relative_to(root).as_posix()
+    return Written(shown, copied, found, wheel, spec.as_posix()), []
 
 
 def _swap(out_dir: Path, name: str, staging: Path) -> None:

@@ -51,21 +51,36 @@ class Contents:
     pins: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)
+    #: backend roots (project-relative): their data is the agents', not the app's; only
+    #: what an entry or `--include` names inside them is shipped
+    roots: set[str] = field(default_factory=set)
+    #: every path added, before entries inside others were folded into them
+    named: set[str] = field(default_factory=set)
+    #: backend roots that the spec also names otherwise (memory, skills): shipped whole
+    named_roots: set[str] = field(default_factory=set)
+    #: what `--include` names (project-relative)
+    included: set[str] = field(default_factory=set)
+    #: summarization `history` directories (backend paths such as `/conversation_history`)
+    history: set[str] = field(default_factory=set)
 
 
-def _walk(value: Value, callee: str = "") -> Iterator[tuple[Value, str]]:
-    """Every value inside `value`, with the name of the call it is an argument of."""
-    yield value, callee
+def _walk(value: Value, callee: str = "",
+          key: str = "") -> Iterator[tuple[Value, str, str]]:
+    """Every value inside `value`, with the name of the call it is an argument of and the
+    key or keyword it is the value of."""
+    yield value, callee, key
     if isinstance(value, ListOf):
         for item in value.items:
-            yield from _walk(item, callee)
+            yield from _walk(item, callee, key)
     elif isinstance(value, DictOf):
-        for _, item in value.items:
-            yield from _walk(item, callee)
+        for name, item in value.items:
+            yield from _walk(item, callee, str(name))
     elif isinstance(value, Call):
-        yield value.callee, callee
-        for item in (*value.args, *(v for _, v in value.kwargs)):
+        yield value.callee, callee, key
+        for item in value.args:
             yield from _walk(item, value.callee.name)
+        for name, item in value.kwargs:
+            yield from _walk(item, value.callee.name, name)
 
 
 def _extra(symbol: Import) -> str | None:
@@ -77,9 +92,16 @@ def _extra(symbol: Import) -> str | None:
     return None
 
 
-def _postgres(value: Value) -> bool:
+_ENV = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _postgres(value: Value | None) -> bool:
+    """Whether a store URL is PostgreSQL; `${env.X}` as it is where the bundle is built
+    (build refuses an unset one), the deployment's value being the same kind of store."""
     text = value if isinstance(value, str) else value.template if isinstance(value, Env) \
         else None
+    if text is not None and isinstance(value, Env):
+        text = _ENV.sub(lambda m: os.environ.get(m[1], m[2] or ""), text)
     return text is not None and _POSTGRES.search(text) is not None
 
 
@@ -112,12 +134,16 @@ class _Collector:
                 hint="copy what it points to into the project"))
             return
         self.found.entries.append(Entry(source, target))
+        self.found.named.add(target.as_posix())
 
     # paths the generated code names ----------------------------------------------------
 
-    def spec_path(self, value: SpecPath, callee: str) -> None:
+    def spec_path(self, value: SpecPath, callee: str, key: str) -> None:
         if callee in _STATE:
             return  # created where the app runs (the job store makes its directory)
+        if key == "root":
+            self.root_dir(value)
+            return
         if os.path.isabs(value.relative):
             self.found.notes.append(f"not copied: `{value.relative}` is an absolute path, "
                                     "read where the app runs")
@@ -126,7 +152,36 @@ class _Collector:
         if not os.path.lexists(named):
             self.found.notes.append(f"not copied: `{value.relative}` does not exist (yet)")
             return
+        if named.is_relative_to(self.root):
+            self.found.named_roots.add(named.relative_to(self.root).as_posix())
         self.add(named, value.relative)
+
+    def root_dir(self, value: SpecPath) -> None:
+        """A backend root: made (empty) in the bundle, its contents left to `--include`."""
+        if os.path.isabs(value.relative):
+            self.found.notes.append(f"not copied: `{value.relative}` is an absolute path, "
+                                    "read where the app runs")
+            return
+        named = Path(posixpath.normpath((self.spec_dir / value.relative).as_posix()))
+        target = self.target(named, value.relative)
+        if target is not None:
+            self.found.roots.add(target.as_posix())
+            if os.path.lexists(named):
+                self.add(named, value.relative)
+
+    def include(self, path: Path, shown: str) -> None:
+        """A path `--include` names: shipped even where a backend root's data or a name
+        that may hold secrets would leave it out."""
+        named = Path(os.path.normpath(os.path.abspath(path)))
+        if not os.path.lexists(named):
+            self.found.problems.append(codes.BUNDLE_REFUSED(
+                f"`{shown}` given to `--include` does not exist", None,
+                hint="name a file or directory of the project"))
+            return
+        target = self.target(named, shown)
+        if target is not None:
+            self.found.included.add(target.as_posix())
+            self.add(named, shown)
 
     # modules ---------------------------------------------------------------------------
 
@@ -187,9 +242,11 @@ class _Collector:
     def collect(self) -> Contents:
         user: set[str] = set()
         for binding in self.plan.bindings:
-            for value, callee in _walk(binding.value):
+            for value, callee, key in _walk(binding.value):
                 if isinstance(value, SpecPath):
-                    self.spec_path(value, callee)
+                    self.spec_path(value, callee, key)
+                elif key == "history" and callee == "compaction" and isinstance(value, str):
+                    self.found.history.add(value)
                 elif isinstance(value, Import):
                     extra = _extra(value)
                     if extra is not None:
@@ -261,6 +318,17 @@ def _outermost(entries: list[Entry]) -> list[Entry]:
     return sorted(kept, key=lambda e: e.target.as_posix())
 
 
-def contents(plan: Plan, spec_dir: Path, root: Path) -> Contents:
-    """What the bundle of `plan` holds; `spec_dir` and the project `root` are resolved."""
-    return _Collector(plan, spec_dir, root).collect()
+def contents(plan: Plan, spec_dir: Path, root: Path, include: tuple[Path, ...] = (),
+             spec_files: tuple[Path, ...] = (), sessions: str | None = None) -> Contents:
+    """What the bundle of `plan` holds; `spec_dir` and the project `root` are resolved;
+    `include` are the paths `--include` names; `spec_files` the spec and the files it
+    imports (with its environments), shipped so that `agentspec worker` and `agentspec jobs`
+    run from the bundle."""
+    collector = _Collector(plan, spec_dir, root)
+    if sessions is not None and _postgres(Env(sessions)):  # the worker's conversation store
+        collector.found.extras.add("postgres")
+    for path in spec_files:
+        collector.add(Path(os.path.normpath(path)), str(path))
+    for path in include:
+        collector.include(path, str(path))
+    return collector.collect()

@@ -26,8 +26,12 @@ if TYPE_CHECKING:
               help="A self-contained package for `adk deploy`: the spec's modules and the "
                    "files its agents read copied inside, and a requirements.txt that "
                    "installs agentspec from a wheel inside it.")
+@click.option("--include", "include", multiple=True, type=click.Path(path_type=Path),
+              help="With --bundle: ship this file or directory too (repeatable): a starting "
+                   "file inside a backend root, whose data is otherwise left out, or a file "
+                   "the secret checks leave out that you have checked.")
 def command(spec: Path, out_dir: Path | None, environment: str | None, check_only: bool,
-            bundle: bool) -> None:
+            bundle: bool, include: tuple[Path, ...]) -> None:
     """Compile SPEC into the package OUT/<name>/ (agent.py with `app` and `root_agent`)."""
     from agentspec.build import (
         build_objects,
@@ -56,8 +60,10 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
     target = out_dir if out_dir is not None else default
     assert compiled.plan is not None
     package = target / compiled.plan.app_name
+    if include and not bundle:
+        raise click.UsageError("--include goes with --bundle")
     if bundle:
-        (_check_bundle if check_only else _bundle)(compiled, target)
+        (_check_bundle if check_only else _bundle)(compiled, target, include)
         return
     files = emit_package(compiled, target)
     if check_only:
@@ -74,10 +80,10 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
         click.echo(f"wrote {target / relative}")
 
 
-def _bundle(compiled: Compiled, target: Path) -> None:
+def _bundle(compiled: Compiled, target: Path, include: tuple[Path, ...]) -> None:
     from agentspec.bundle import write_bundle
 
-    written, refused = write_bundle(compiled, target)
+    written, refused = write_bundle(compiled, target, include)
     if written is None:
         print_diagnostics(refused, compiled.check.sources)
         sys.exit(1)
@@ -86,15 +92,16 @@ def _bundle(compiled: Compiled, target: Path) -> None:
     for path, why in written.copied.left_out:
         click.echo(f"left out `{path}`: {why}", err=True)
     extras = ", ".join(sorted(written.contents.extras)) or "none"
+    click.echo(f"background jobs: cd {written.package} && agentspec worker {written.spec}")
     click.echo(f"wrote the bundle {written.package}: {written.copied.files} project files "
                f"({written.copied.size} bytes), {written.wheel} (extras: {extras})")
 
 
-def _check_bundle(compiled: Compiled, target: Path) -> None:
+def _check_bundle(compiled: Compiled, target: Path, include: tuple[Path, ...]) -> None:
     from agentspec.bundle import stale_bundle
 
     assert compiled.plan is not None
-    differences, refused = stale_bundle(compiled, target)
+    differences, refused = stale_bundle(compiled, target, include)
     if refused:
         print_diagnostics(refused, compiled.check.sources)
         sys.exit(1)

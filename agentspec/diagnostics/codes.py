@@ -115,6 +115,10 @@ NUMBER_TOO_LARGE = _code("AS016", "number-too-large", "A number with too many di
     Integers in a spec have at most 100 digits: no count, limit or size needs more, and a
     number of thousands of digits only costs time (Python refuses to convert decimal text of
     more than 4300 digits). Quote the value if it is text.""")
+TAG_MISMATCH = _code("AS017", "tag-mismatch", "A value its YAML tag does not fit", """
+    A standard tag such as `!!int`, `!!float`, `!!bool` or `!!null` says what type a value
+    is; the text after it must be a value of that type (`!!int 3`, not `!!int offline`).
+    Remove the tag (agentspec reads plain values by their text), or fix the value.""")
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """
@@ -650,9 +654,13 @@ BUNDLE_REFUSED = _code(
     spec read it in place, which a deployed copy cannot), a symbolic link or a FIFO inside a
     copied directory (the bundle neither follows links nor opens anything but regular files),
     a file with several names (a hard link, whose other name may lie outside the project),
-    and an environment or key file the spec names (`.env`, `*.pem`, ...), which would ship a
-    secret. Inside copied directories such files, hidden entries, caches and virtual
-    environments are left out, and `build` lists what it left out.""")
+    an environment or key file the spec names (`.env`, `*.pem`, `token.json`, ...) or one
+    whose content looks like a secret (a private key block, a service-account key, a token
+    of a known shape), and a conversation history or evicted tool results in a backend
+    root. Inside copied directories such files, hidden entries, caches and virtual
+    environments are left out, and so is the data in a backend root (the agents' files,
+    not the app's): `--include PATH` ships a starting file of a root, or a file you have
+    checked that the secret checks leave out. `build` lists what it left out.""")
 
 
 # 5xx: diff (what a spec change changes; `risk` is the change's risk class)

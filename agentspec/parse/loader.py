@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import math
 import stat
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
-from ruamel.yaml.events import (
-    MappingEndEvent,
-    MappingStartEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-)
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agentspec.diagnostics import Diagnostic, Related, codes
+from agentspec.parse.compose import MAX_FLOW_DEPTH, TooDeep, TooMany, compose
 from agentspec.parse.positions import PosNode
 from agentspec.parse.syntax import mark_pos, syntax_error
 from agentspec.source import SourceFile, Span
@@ -61,11 +54,21 @@ def _span(file: str, node: Node) -> Span:
     return Span(file, mark_pos(node.start_mark), mark_pos(node.end_mark))
 
 
+_NULLS = ("", "~", "null", "Null", "NULL")
+_KINDS = {"int": "an integer", "float": "a number", "bool": "true or false", "null": "null"}
+
+
 def _scalar(node: ScalarNode) -> Any:
+    """The value of a scalar; ValueError when an explicit tag (`!!int offline`) names a type
+    the text is not."""
     tag, text = str(node.tag), node.value
     if tag == f"{_TAG}null":
+        if text not in _NULLS:  # `!!null text` is explicit: an implicit null is one of these
+            raise ValueError(text)
         return None
     if tag == f"{_TAG}bool":
+        if text.lower() not in ("true", "false"):
+            raise ValueError(text)
         return text.lower() == "true"
     if tag == f"{_TAG}int":
         return _int(text)
@@ -147,7 +150,15 @@ class _Converter:
                     f"the number has {_digits(node.value):,} digits; at most {MAX_DIGITS} are "
                     "allowed", span, hint="quote it if it is text"))
                 return None, PosNode(span)
-            value = _scalar(node)
+            try:
+                value = _scalar(node)
+            except ValueError:
+                kind = tag.removeprefix(_TAG)
+                shown = node.value if len(node.value) <= 40 else node.value[:39] + "…"
+                self.diagnostics.append(codes.TAG_MISMATCH(
+                    f"`{shown}` is not {_KINDS[kind]}, as the tag `!!{kind}` requires", span,
+                    hint="remove the tag, or write a value of that type"))
+                return None, PosNode(span)
             if self.restore and isinstance(value, str):
                 value = value.translate(self.restore)
             return value, PosNode(span)
@@ -291,49 +302,6 @@ def _hide_soft_breaks(text: str) -> tuple[str, dict[int, str]]:
     return hidden, {ord(v): k for k, v in stand_ins.items()}
 
 
-#: nesting the C composer is given (it recurses in C: 30,000 levels crashed the process);
-#: deeper text goes to the pure-Python parser, whose RecursionError is reported
-_C_DEPTH = 200
-
-
-_NESTING = {SequenceStartEvent: 1, MappingStartEvent: 1, SequenceEndEvent: -1,
-            MappingEndEvent: -1}
-
-
-def _depth(events: Any) -> int:
-    """How deeply the parser's events nest (libyaml's parser itself does not recurse)."""
-    depth = deepest = 0
-    try:
-        for event in events:
-            step = _NESTING.get(type(event))
-            if step:
-                depth += step
-                deepest = max(deepest, depth)
-    except Exception:  # noqa: BLE001 - the reference parser reports what is wrong
-        return _C_DEPTH + 1
-    return deepest
-
-
-def _compose(text: str) -> list[Node]:
-    """Compose the documents of `text` with ruamel.
-
-    The libyaml-based C parser (ruamel.yaml.clib) is about ten times faster than the pure-Python
-    one, but it scans YAML 1.1 and refuses some valid YAML 1.2, notably `{python: mod:attr}`
-    in flow mappings. So it is only a fast path: whenever it fails, the pure-Python YAML 1.2
-    parser decides, and its errors are the ones reported. Both use ruamel's resolver, so
-    scalars resolve to the same types either way.
-    """
-    fast = YAML(typ="safe")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # e.g. ReusedAnchorWarning: reusing anchors is legal
-        if fast.Parser.__name__ == "CParser" and _depth(fast.parse(text)) <= _C_DEPTH:
-            try:
-                return list(fast.compose_all(text))
-            except Exception:  # noqa: BLE001 - any failure is settled by the reference parser
-                pass
-        return list(YAML(typ="safe", pure=True).compose_all(text))
-
-
 def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
     """Parse spec text that is already decoded."""
     source = SourceFile(path, text, display or str(path))
@@ -344,13 +312,25 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
         return parsed
     hidden, restore = _hide_soft_breaks(text)
     try:
-        documents = [d for d in _compose(hidden) if not _is_empty_document(d)]
+        documents = [d for d in compose(hidden, MAX_NODES) if not _is_empty_document(d)]
     except YAMLError as exc:
         parsed.diagnostics.extend(syntax_error(exc, source))
         return parsed
     except RecursionError:
         parsed.diagnostics.append(codes.YAML_SYNTAX(
             "the YAML nests too deeply", Span.at(source.name, 1, 1)))
+        return parsed
+    except TooMany as many:
+        parsed.diagnostics.append(codes.FILE_TOO_LARGE(
+            f"the file holds more than {MAX_NODES:,} values",
+            Span(source.name, mark_pos(many.mark)),
+            hint="split the spec with `imports`"))
+        return parsed
+    except TooDeep as deep:
+        parsed.diagnostics.append(codes.YAML_SYNTAX(
+            f"`[` and `{{` nest more than {MAX_FLOW_DEPTH} levels deep here",
+            Span(source.name, mark_pos(deep.mark)),
+            hint="write the value with fewer nested brackets"))
         return parsed
     if not documents:
         parsed.diagnostics.append(codes.EMPTY_FILE(
