@@ -37,6 +37,7 @@ from agentspec.bundle.contents import Contents, contents
 from agentspec.bundle.copying import Copied, Policy, Refused, copy_entry
 from agentspec.bundle.ignored import ignored_by_git
 from agentspec.bundle.wheel import DISTRIBUTION, NotInstalled, agentspec_wheel
+from agentspec.contract.backends import LARGE_RESULTS
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.emit.source import HEADER, comment
 from agentspec.paths import project_root, resolved
@@ -144,7 +145,7 @@ def _fill(staging: Path, compiled: Compiled, found: Contents,
 
 
 #: where the harness evicts large tool results, in every backend (runtime/harness/results.py)
-RESULTS_DIR = "large_tool_results"
+RESULTS_DIR = LARGE_RESULTS.strip("/")
 
 
 def _policy(found: Contents, excluded: Callable[[int], str | None], root: Path) -> Policy:

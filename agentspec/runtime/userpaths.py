@@ -1,18 +1,15 @@
 """Where per-user files live in a backend: the names of the folders agentspec writes for a
 conversation, and the one encoding that turns a user or session id into a path segment.
 
-The bundle and the file tools read the folder names from here, so there is one place to
-change them."""
+The folder of large results is `contract.backends.LARGE_RESULTS` (the bundle reads it too)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 
-__all__ = ["LARGE_RESULTS", "MAX_SEGMENT_CHARS", "path_segment"]
+__all__ = ["MAX_SEGMENT_CHARS", "path_segment"]
 
-#: the folder of a backend that large tool results are saved in (`tool_result_limit`)
-LARGE_RESULTS = "/large_tool_results"
 
 #: the longest segment `path_segment` returns (a file name stays well under 255 bytes)
 MAX_SEGMENT_CHARS = 120

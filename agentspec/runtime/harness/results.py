@@ -12,9 +12,10 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from agentspec.contract.backends import LARGE_RESULTS
 from agentspec.runtime.harness.callbacks import AfterTool
 from agentspec.runtime.harness.files import BackendFactory
-from agentspec.runtime.userpaths import LARGE_RESULTS, path_segment
+from agentspec.runtime.userpaths import path_segment
 
 __all__ = ["CHARS_PER_TOKEN", "result_limit_callback"]
 

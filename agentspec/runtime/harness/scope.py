@@ -4,7 +4,7 @@ tools of one user neither reach nor list another user's folder there.
 
 `UserScope` wraps the backend of each file tool call, knowing the call's user: a path inside
 another user's folder is refused, and listings, globs and greps leave those folders out. The
-private folders are `userpaths.LARGE_RESULTS` on every backend, and the history directories
+private folders are `contract.backends.LARGE_RESULTS` on every backend, and the history directories
 `compaction` registers (`register_private`) for the directory backend they are on.
 
 `execute` cannot be confined this way: a shell command reads whatever the backend's root
@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 
+from agentspec.contract.backends import LARGE_RESULTS
 from agentspec.runtime.backends import (
     Backend,
     BackendError,
@@ -24,7 +25,7 @@ from agentspec.runtime.backends import (
     ShellCapable,
     normalize,
 )
-from agentspec.runtime.userpaths import LARGE_RESULTS, path_segment
+from agentspec.runtime.userpaths import path_segment
 
 __all__ = ["UserScope", "private_folders", "register_private", "scoped"]
 
