@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import shutil
 import sys
 import textwrap
@@ -149,12 +150,41 @@ def _scripted_decisions(decisions: list[Any]) -> Decide:
     return decide
 
 
-def _echo_event(event: Any) -> None:
-    for line in describe(event):
-        click.echo(line)
+class _Echo:
+    """Prints a run's events once each. An agent's failure is held back until the run goes
+    on: a run that ends on it ends with one message naming the party at fault instead."""
+
+    def __init__(self) -> None:
+        self.shown: set[str] = set()
+        self.held: Any = None
+        self.failed_agent: str | None = None
+
+    def __call__(self, event: Any) -> None:
+        self.flush()
+        if event.id in self.shown:
+            return
+        self.shown.add(event.id)
+        if event.error_code is not None and event.content is None:
+            self.held, self.failed_agent = event, event.author
+            return
+        for line in describe(event):
+            click.echo(line)
+
+    def flush(self) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            for line in describe(held):
+                click.echo(line)
 
 
-async def _deliveries(runner: Any, session_id: str) -> None:
+class _Switches(logging.Handler):
+    """One line per model switch after a failure (a fallback, a route asked again)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(record.getMessage())
+
+
+async def _deliveries(runner: Any, session_id: str, echo: _Echo) -> None:
     """Finished background jobs go into the conversation before the next message (the app's
     JobDelivery plugin would do it too, but out of sight), and are shown."""
     from agentspec.runtime.jobs.delegation import app_job_settings, deliver
@@ -166,21 +196,21 @@ async def _deliveries(runner: Any, session_id: str) -> None:
                                                         user_id="user", session_id=session_id)
     for event in await deliver(settings, runner.session_service, session,
                                "agentspec-run-delivery"):
-        for line in describe(event):
-            click.echo(line)
+        echo(event)
 
 
-async def _turn(runner: Any, session_id: str, message: str, decide: Decide) -> None:
+async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
+                echo: _Echo) -> None:
     from agentspec.testing.conversation import turn
 
-    await _deliveries(runner, session_id)
-    for pending in await turn(runner, session_id, message, decide=decide,
-                              on_event=_echo_event):
+    await _deliveries(runner, session_id, echo)
+    for pending in await turn(runner, session_id, message, decide=decide, on_event=echo):
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
+    echo.flush()
 
 
 async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
-                session_id: str, messages: list[str], decide: Decide) -> None:
+                session_id: str, messages: list[str], decide: Decide, echo: _Echo) -> None:
     from google.adk.runners import Runner
 
     from agentspec.runtime.sessions import reachable
@@ -193,7 +223,7 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
         if messages:
             for message in messages:
                 click.echo(f"you> {message}")
-                await _turn(runner, session_id, message, decide)
+                await _turn(runner, session_id, message, decide, echo)
             return
         while True:
             try:
@@ -203,9 +233,36 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
             if message.strip() in ("/quit", "/exit"):
                 return
             if message.strip():
-                await _turn(runner, session_id, message, decide)
+                await _turn(runner, session_id, message, decide, echo)
     finally:
         await runner.close()
+
+
+def run_failure(exc: BaseException, agent: str | None) -> str | None:
+    """What to say when a run ends on `exc`: whose fault it is (a model service, the user's
+    code, the script, the environment, a store); None for a failure of agentspec itself."""
+    import httpx
+    from google.genai.errors import APIError
+
+    from agentspec.runtime.blame import ModelError, UserCodeError, classified, model_error
+    from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.instructions import PlaceholderError
+    from agentspec.runtime.jobs import StoreError
+    from agentspec.runtime.router import RoutingError
+    from agentspec.runtime.sessions import SessionsError
+    from agentspec.testing.scripted import ScriptedFailure, ScriptError
+
+    found = classified(exc, agent)
+    if isinstance(found, (ModelError, UserCodeError)):
+        return str(found)
+    if isinstance(exc, (APIError, httpx.HTTPError, ConnectionError, TimeoutError)):
+        return str(model_error(None, exc, agent))
+    if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
+                        StoreError, PlaceholderError, SessionsError)):
+        return f"the run failed: {exc}"
+    if isinstance(exc, ValueError):  # e.g. ADK: "API key must be set ..." or "Model ... not found"
+        return str(exc)
+    return None
 
 
 @dataclass
@@ -274,33 +331,26 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
             raise click.UsageError(str(exc)) from exc
     else:
         require_credentials()
-    import httpx
-    from google.genai.errors import APIError
-
-    from agentspec.runtime.env import MissingEnvironmentVariable
-    from agentspec.runtime.instructions import PlaceholderError
-    from agentspec.runtime.jobs import StoreError
+    from agentspec.runtime.model_routing import SWITCHES
     from agentspec.runtime.nodes import FAILURES_REPORTED
-    from agentspec.runtime.router import RoutingError
-    from agentspec.runtime.sessions import SessionsError
-    from agentspec.testing.scripted import ScriptedFailure, ScriptError
 
+    echo = _Echo()
     reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
+    switches = _Switches()
+    SWITCHES.addHandler(switches)
+    SWITCHES.propagate = False
     try:
         asyncio.run(_chat(app, services(session_url), session_url, session_id, messages,
-                          decide))
-    except (APIError, ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
-            StoreError, PlaceholderError, SessionsError) as exc:
-        source = "the model service" if isinstance(exc, APIError) else "the run"
-        click.echo(f"agentspec: {source} failed: {exc}", err=True)
-        sys.exit(1)
-    except (httpx.HTTPError, ConnectionError) as exc:
-        click.echo(f"agentspec: cannot reach the model service: {exc}", err=True)
-        sys.exit(1)
-    except ValueError as exc:  # e.g. ADK: "API key must be set ..." or "Model ... not found"
-        click.echo(f"agentspec: {exc}", err=True)
+                          decide, echo))
+    except Exception as exc:  # noqa: BLE001 - said as whose fault it is; ours goes on up
+        message = run_failure(exc, echo.failed_agent)
+        if message is None:
+            raise
+        click.echo(f"agentspec: {message}", err=True)
         sys.exit(1)
     finally:
+        SWITCHES.removeHandler(switches)
+        SWITCHES.propagate = True
         FAILURES_REPORTED.reset(reported)
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
     if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong

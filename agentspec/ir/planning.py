@@ -144,6 +144,8 @@ class PlanBuilder:
                                    args=(lit(dict(node.state)),)))
         # calls an earlier run left unanswered are answered ("cancelled") before any model call
         plugins.append(Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
+        # a model call's failure names the agent, the model and its endpoint
+        plugins.append(Call(Import("agentspec.runtime.blame", "ModelErrors")))
         app = Call(APP, kwargs(
             name=node.name, root_agent=Ref("root_agent"),
             plugins=ListOf(tuple(plugins)),

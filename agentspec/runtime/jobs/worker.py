@@ -36,6 +36,7 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
+from agentspec.runtime.blame import describe
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed
@@ -191,7 +192,7 @@ class Worker:
             return  # the lease was lost: another worker has the job
         except Exception as error:  # noqa: BLE001 - the job failed; the worker goes on
             after = await asyncio.to_thread(
-                store.fail, job.id, self.owner, f"{type(error).__name__}: {error}",
+                store.fail, job.id, self.owner, describe(error, job.agent),
                 backoff(job.attempts, self.backoff_base))
             if after is not None:
                 self.failed += after.status == "FAILED"
