@@ -71,7 +71,7 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
-        require_credentials()
+        require_credentials(spec_built.gemini)
     state = initial_state(app)
     session_url = sessions_url(session_url, spec_built.sessions)
     resumer = None
