@@ -191,3 +191,102 @@ def test_secrets_in_urls_are_masked() -> None:
             "http://plain/v1")
     assert scrubbed(text) == ("failed at https://***@host/v1?key=***&x=*** and "
                               "https://***@h2/p and http://plain/v1")
+
+
+# the user's code ------------------------------------------------------------------------------
+
+HOOKS = '''\
+def lookup(city: str) -> dict:
+    """Look a city up."""
+    raise KeyError(f"no city {city}")
+
+
+def guard(tool, args, tool_context):
+    if args.get("city") == "Atlantis":
+        raise PermissionError("Atlantis is off limits")
+    return None
+
+
+def pick(names, ctx, failed):
+    raise LookupError("no tier table")
+
+
+def wrong(tool, arguments, context, extra):
+    return None
+'''
+
+USER_SPEC = """\
+agentspec: 1
+name: usercode
+tools:
+  lookup: {{python: blame_hooks:lookup}}
+agents:
+  helper:
+    model: gemini-2.5-flash
+    instruction: Look things up.
+    tools: [lookup]
+    tool_errors: raise
+    callbacks:
+      before_tool: [{callbacks}]
+"""
+
+
+@pytest.fixture
+def hooks(project: Path) -> Iterator[Path]:
+    import sys
+
+    from tests.buildkit import purge
+
+    (project / "blame_hooks.py").write_text(HOOKS)
+    saved = list(sys.path)
+    purge("blame_hooks")
+    yield project
+    purge("blame_hooks")
+    sys.path[:] = saved
+
+
+@pytest.mark.parametrize(("city", "expected"), [
+    ("Atlantis", "your code `guard` (blame_hooks.py:8) of agent `helper` raised "
+                 "PermissionError: Atlantis is off limits"),
+    ("Lisbon", "your code `lookup` (blame_hooks.py:3) of agent `helper` raised KeyError: "
+               "'no city Lisbon'"),
+], ids=["before_tool", "tool"])
+def test_user_code_that_raises_is_named_with_its_file_and_line(
+        hooks: Path, city: str, expected: str) -> None:
+    spec = hooks / "spec.yaml"
+    spec.write_text(USER_SPEC.format(callbacks='"blame_hooks:guard"'))
+    (hooks / "script.yaml").write_text(
+        f"replies:\n  helper:\n    - call: lookup\n      args: {{city: {city}}}\n"
+        "    - text: done\n")
+    result = _run(spec, "--script", "script.yaml")
+    said = _said(result)
+    assert result.exit_code == 1, said
+    assert f"agentspec: {expected}" in said
+    assert "bug in agentspec" not in said
+
+
+def test_a_route_function_that_raises_is_named(hooks: Path) -> None:
+    with openai_server(KEY, "never") as up:
+        spec = hooks / "spec.yaml"
+        spec.write_text(_spec(_litellm("a", up.url) + _litellm("b", up.url)
+                              + "picked: {route: {python: blame_hooks:pick}, models: [a, b]}\n",
+                              "picked"))
+        result = _run(spec)
+    said = _said(result)
+    assert result.exit_code == 1, said
+    assert ("agentspec: your code `pick` (blame_hooks.py:13) of agent `helper` raised "
+            "LookupError: no tier table") in said
+    assert not up.requests
+
+
+def test_build_refuses_a_callback_adk_cannot_call(hooks: Path) -> None:
+    spec = hooks / "spec.yaml"
+    spec.write_text(USER_SPEC.format(callbacks='"blame_hooks:guard", "blame_hooks:wrong"'))
+    result = CliRunner().invoke(cli, ["build", str(spec), "-o", str(hooks / "out")],
+                                prog_name="agentspec")
+    said = _said(result)
+    assert result.exit_code == 1, said
+    assert ("spec.yaml:12:42: AS415 Callback `blame_hooks:wrong` (blame_hooks.py:16) of agent "
+            "`helper` cannot take ADK's `before_tool` call (tool, args, tool_context)") in said
+    assert "guard" not in said.split("AS415", 1)[1].split("(hint", 1)[0].replace(
+        "blame_hooks:wrong", "")  # the right one is not named

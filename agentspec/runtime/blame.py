@@ -32,7 +32,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from agentspec.contract.urls import redacted
 
 __all__ = ["CALLING_AGENT", "GEMINI_ENDPOINT", "ModelError", "ModelErrors", "UserCodeError",
-           "cause", "classified", "describe", "endpoint", "model_error", "scrubbed",
+           "cause", "classified", "describe", "endpoint", "model_error", "relative_path", "scrubbed",
            "user_frame"]
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com"
@@ -254,11 +254,11 @@ def user_frame(error: BaseException) -> UserFrame | None:
         if file.startswith("<") or str(Path(file).resolve()).startswith(_OURS):
             continue
         found = UserFrame(frame.f_code.co_qualname if sys.version_info >= (3, 11)
-                          else frame.f_code.co_name, _relative(file), line)
+                          else frame.f_code.co_name, relative_path(file), line)
     return found
 
 
-def _relative(file: str) -> str:
+def relative_path(file: str) -> str:
     try:
         return os.path.relpath(file)
     except ValueError:
