@@ -330,7 +330,7 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
-        require_credentials()
+        require_credentials(spec_built.gemini)
     from agentspec.runtime.model_routing import SWITCHES
     from agentspec.runtime.nodes import FAILURES_REPORTED
 
