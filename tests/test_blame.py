@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
-from agentspec.runtime.blame import ModelError, UserCodeError, classified, cause, scrubbed
+from agentspec.runtime.blame import ModelError, cause, classified, scrubbed
 from agentspec.runtime.model_routing import ModelsFailed
 from tests.openai_server import closed_port, failing_server, openai_server
 

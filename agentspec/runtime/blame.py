@@ -32,8 +32,8 @@ from google.adk.plugins.base_plugin import BasePlugin
 from agentspec.contract.urls import redacted
 
 __all__ = ["CALLING_AGENT", "GEMINI_ENDPOINT", "ModelError", "ModelErrors", "UserCodeError",
-           "cause", "classified", "describe", "endpoint", "model_error", "relative_path", "scrubbed",
-           "user_frame"]
+           "cause", "classified", "describe", "endpoint", "model_error", "relative_path",
+           "scrubbed", "user_frame"]
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com"
 
@@ -239,7 +239,7 @@ _BLAME = "_agentspec_blame"
 # user code -----------------------------------------------------------------------------------
 
 _OURS = tuple(str(Path(p).resolve()) + os.sep for p in {
-    Path(__file__).resolve().parents[1],  # agentspec
+    str(Path(__file__).resolve().parents[1]),  # agentspec
     *(sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")),
 } if p)
 
