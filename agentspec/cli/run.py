@@ -199,14 +199,39 @@ async def _deliveries(runner: Any, session_id: str, echo: _Echo) -> None:
         echo(event)
 
 
+async def _caught_up(runner: Any, session_id: str, echo: _Echo, *, first: bool) -> None:
+    """Shows what others added to the conversation since it was last looked at: the answers
+    a parent resumed by a finished background job gave (the worker appends them). At the
+    start of a run, what came after the last message a person sent, from a resumed turn."""
+    from agentspec.runtime.jobs.resume import RESUME_PREFIX
+
+    session = await runner.session_service.get_session(app_name=runner.app_name,
+                                                        user_id="user", session_id=session_id)
+    events = list(session.events) if session is not None else []
+    if first:
+        sent = [i for i, event in enumerate(events) if event.author == "user"
+                and not (event.invocation_id or "").startswith(RESUME_PREFIX)]
+        echo.shown |= {event.id for event in events[:sent[-1] + 1 if sent else 0]}
+        echo.shown |= {event.id for event in events
+                       if not (event.invocation_id or "").startswith(RESUME_PREFIX)}
+    for event in events:
+        if event.author == "user" and event.id not in echo.shown:
+            echo.shown.add(event.id)  # a message this run sent, or a delivery's stand-in
+        elif not event.partial:
+            echo(event)
+    echo.flush()
+
+
 async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
                 echo: _Echo) -> None:
     from agentspec.testing.conversation import turn
 
+    await _caught_up(runner, session_id, echo, first=False)
     await _deliveries(runner, session_id, echo)
     for pending in await turn(runner, session_id, message, decide=decide, on_event=echo):
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
     echo.flush()
+    await _caught_up(runner, session_id, echo, first=False)
 
 
 async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
@@ -220,6 +245,7 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
     try:
         await reachable(sessions, session_url, app.name)
         await _session(runner, session_id)
+        await _caught_up(runner, session_id, echo, first=True)
         if messages:
             for message in messages:
                 click.echo(f"you> {message}")
