@@ -225,3 +225,33 @@ def test_answers_a_resumed_turn_added_are_shown_first_in_the_next_run(desk: Path
         "[specialist] The census job is done: 545923 people.",
         "you> Thanks",
         "[specialist] You are welcome."]
+
+
+def test_a_missing_state_key_is_said_once_naming_the_agent_whose_instruction_uses_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: statey
+        root: front
+        agents:
+          front:
+            model: gemini-2.5-flash
+            instruction: Route to the specialist.
+            sub_agents: [specialist, writer]
+          specialist:
+            model: gemini-2.5-flash
+            instruction: "Answer using {summary}."
+          writer:
+            model: gemini-2.5-flash
+            instruction: Write a summary.
+            output_key: summary
+        """))
+    (tmp_path / "script.yaml").write_text(
+        "replies:\n  front:\n    - transfer: specialist\n  specialist:\n    - text: ok\n")
+    result = invoke("run", "spec.yaml", "hi", "--script", "script.yaml")
+    assert result.exit_code == 1, result.output
+    said = result.stdout + result.stderr
+    assert said.count("has no `summary`") == 1
+    assert "agent `specialist`'s instruction uses `{summary}`" in said
+    assert "[front] failed" not in said
