@@ -23,6 +23,7 @@ from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
 from agentspec.runtime.jobs.worker import Worker
 from agentspec.runtime.sessions import open_sessions
 from tests.test_jobs import POSTGRES, agentspec, start_worker
+from tests.test_jobs import _environ as child_environ
 
 SPEC = """\
     agentspec: 1
@@ -155,6 +156,55 @@ def test_a_worker_resumes_the_parent_before_any_new_user_message(backend: str,
     assert thanks.returncode == 0, thanks.stderr
     assert _said(_events(env["SESSIONS_URL"]))[-3:] == [
         ("lead", FOLLOW_UP), ("user", "Thanks"), ("lead", "You are welcome.")]
+    # the run shows first what the resumed turn said, which nobody saw yet, then the chat
+    shown = thanks.stdout.splitlines()
+    assert shown[shown.index("you> Thanks") - 1] == f"[lead] {FOLLOW_UP}"
+    assert shown[shown.index("you> Thanks") + 1:] == ["[lead] You are welcome."]
+    again = agentspec(project, "run", "spec.yaml", "Bye", "--script", "thanks.yaml", env=env)
+    assert again.returncode == 0 and FOLLOW_UP not in again.stdout  # shown once
+
+
+def test_a_chat_waiting_for_the_person_shows_the_resumed_answer_when_it_arrives(
+        tmp_path: Path) -> None:
+    import queue
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    project, env = _project(tmp_path, "sqlite")
+    (project / "chat.yaml").write_text(json.dumps({"replies": {
+        "lead": [ASK, {"text": "Queued: I will tell you when it is ready."}]}}))
+    chat = subprocess.Popen([sys.executable, "-m", "agentspec", "run", "spec.yaml", "--script",
+                             "chat.yaml"], cwd=project, env=child_environ(env),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert chat.stdout is not None and chat.stdin is not None
+    threading.Thread(target=lambda: [lines.put(line) for line in chat.stdout or ()],
+                     daemon=True).start()
+
+    def wait_for(text: str) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if text in lines.get(timeout=1):
+                    return
+            except queue.Empty:
+                continue
+        raise AssertionError(f"run never printed {text!r}")
+
+    try:
+        chat.stdin.write("Write the Q3 report\n")
+        chat.stdin.flush()
+        wait_for("Queued: I will tell you when it is ready.")
+        worker = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script",
+                           "worker.yaml", env=env)
+        assert worker.returncode == 0, worker.stderr
+        wait_for(f"[lead] {FOLLOW_UP}")  # while the chat waits for the person's next message
+    finally:
+        chat.stdin.close()
+        chat.wait(timeout=120)
+    assert chat.returncode == 0
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

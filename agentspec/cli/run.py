@@ -222,6 +222,21 @@ async def _caught_up(runner: Any, session_id: str, echo: _Echo, *, first: bool) 
     echo.flush()
 
 
+#: how often a chat waiting for the person looks for answers a resumed turn added
+IDLE_POLL_SECONDS = 1.0
+
+
+async def _prompt(runner: Any, session_id: str, echo: _Echo) -> str:
+    """The person's next message; while they type, what a resumed turn adds to the
+    conversation is shown as it arrives."""
+    typed = asyncio.ensure_future(asyncio.to_thread(input, "you> "))
+    while True:
+        done, _ = await asyncio.wait({typed}, timeout=IDLE_POLL_SECONDS)
+        if done:
+            return typed.result()
+        await _caught_up(runner, session_id, echo, first=False)
+
+
 async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
                 echo: _Echo) -> None:
     from agentspec.testing.conversation import turn
@@ -253,7 +268,7 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
             return
         while True:
             try:
-                message = input("you> ")
+                message = await _prompt(runner, session_id, echo)
             except EOFError:
                 return
             if message.strip() in ("/quit", "/exit"):
