@@ -140,7 +140,7 @@ def test_an_unreachable_gemini_endpoint_is_named_without_its_secrets(
 
 def test_the_built_app_raises_the_classified_error(project: Path) -> None:
     """What `adk run` on the package sees: the error carries a note with the names, and
-    agentspec's classification of it (the ModelErrors plugin every App carries)."""
+    agentspec's classification of it (the Blame plugin every App carries)."""
     from google.adk.runners import InMemoryRunner
     from google.genai import types
 

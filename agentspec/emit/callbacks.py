@@ -10,7 +10,7 @@ from typing import Any
 
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.plan import Import
-from agentspec.ir.tree import AgentNode, AppNode, PyObject, agents_called
+from agentspec.ir.tree import AgentNode, AppNode, agents_called
 from agentspec.source import Span
 
 __all__ = ["ADK_CALLS", "callback_problems"]

@@ -144,8 +144,9 @@ class PlanBuilder:
                                    args=(lit(dict(node.state)),)))
         # calls an earlier run left unanswered are answered ("cancelled") before any model call
         plugins.append(Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
-        # a model call's failure names the agent, the model and its endpoint
-        plugins.append(Call(Import("agentspec.runtime.blame", "ModelErrors")))
+        # a failed model or tool call names the agent, the model and its endpoint, or the
+        # user's function
+        plugins.append(Call(Import("agentspec.runtime.blame", "Blame")))
         app = Call(APP, kwargs(
             name=node.name, root_agent=Ref("root_agent"),
             plugins=ListOf(tuple(plugins)),

@@ -2,9 +2,10 @@
 (`ModelError`), or the user's own code (`UserCodeError`), each naming the agent, the model
 and its endpoint (never a secret in it), or the function and the file and line it is at.
 
-`ModelErrors`, a plugin every built App carries, turns a model call's failure into a
-`ModelError` naming the calling agent, so `adk run` and `agentspec` print the same message;
-the commands classify what reaches them with `classified`.
+`Blame`, a plugin every built App carries, classifies a model or tool call's failure
+(naming the calling agent) on the error itself, so `adk run` shows the same words under its
+traceback that agentspec's commands print; the commands classify what reaches them with
+`classified`.
 """
 
 from __future__ import annotations
@@ -22,22 +23,25 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
 
 from agentspec.contract.urls import redacted
 
-__all__ = ["CALLING_AGENT", "GEMINI_ENDPOINT", "ModelError", "ModelErrors", "UserCodeError",
+__all__ = ["CALLING_AGENT", "GEMINI_ENDPOINT", "Blame", "ModelError", "UserCodeError",
            "cause", "classified", "describe", "endpoint", "model_error", "relative_path",
            "scrubbed", "user_frame"]
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com"
 
-#: the agent whose model call is in progress (set by `ModelErrors`)
+#: the agent whose model call is in progress (set by `Blame`)
 CALLING_AGENT: ContextVar[str | None] = ContextVar("agentspec_calling_agent", default=None)
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>()\[\]]+")
@@ -201,16 +205,18 @@ def model_error(llm: BaseLlm | str | None, error: BaseException,
     return ModelError(cause(error), model=name, endpoint=endpoint(llm), agent=agent)
 
 
-class ModelErrors(BasePlugin):
-    """Says whose fault a failed model call is: the error ADK raises on gets a note (shown
-    under its traceback) and, for agentspec's commands, the ModelError (naming the agent,
-    the model and where its calls go) or UserCodeError (a route function raised) it is.
+class Blame(BasePlugin):
+    """Says whose fault a failed model or tool call is: the error ADK raises on gets a note
+    (shown under its traceback) and, for agentspec's commands, the ModelError (naming the
+    agent, the model and where its calls go) or UserCodeError (a route function or a tool
+    raised; the function, its file and line, the agent) it is.
 
     A plugin cannot raise another error here (ADK would wrap it as the plugin's own failure),
-    so the original error travels on, carrying the classification."""
+    so the original error travels on, carrying the classification; returning None leaves
+    the agent's own error callbacks (`tool_errors: return`) to decide as before."""
 
     def __init__(self) -> None:
-        super().__init__(name="agentspec_model_errors")
+        super().__init__(name="agentspec_blame")
 
     async def before_model_callback(self, *, callback_context: CallbackContext,
                                     llm_request: LlmRequest) -> LlmResponse | None:
@@ -227,10 +233,20 @@ class ModelErrors(BasePlugin):
             llm = getattr(agent, "canonical_model", None)
             found = model_error(llm if isinstance(llm, BaseLlm) else llm_request.model, error,
                                 agent_name)
-        if found is not error:
-            setattr(error, _BLAME, found)
-            error.add_note(f"agentspec: {found}")
+        _annotate(error, found)
         return None
+
+    async def on_tool_error_callback(self, *, tool: BaseTool, tool_args: dict[str, Any],
+                                     tool_context: ToolContext, error: Exception
+                                     ) -> dict[str, Any] | None:
+        _annotate(error, classified(error, tool_context.agent_name))
+        return None
+
+
+def _annotate(error: BaseException, found: BaseException) -> None:
+    if found is not error and getattr(error, _BLAME, None) is None:
+        setattr(error, _BLAME, found)
+        error.add_note(f"agentspec: {found}")
 
 
 _BLAME = "_agentspec_blame"
@@ -259,10 +275,12 @@ def user_frame(error: BaseException) -> UserFrame | None:
 
 
 def relative_path(file: str) -> str:
+    """`file` relative to the working directory when it is below it, else absolute."""
     try:
-        return os.path.relpath(file)
+        shown = os.path.relpath(file)
     except ValueError:
         return file
+    return os.path.abspath(file) if shown.startswith("..") else shown
 
 
 def classified(error: BaseException, agent: str | None = None) -> BaseException:

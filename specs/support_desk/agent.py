@@ -2,7 +2,7 @@
 'A customer-support desk: each message is routed to exactly one specialist (billing, technical support, or general questions), with the general agent as the safety net.'
 
 from agentspec.runtime.app import resumable
-from agentspec.runtime.blame import ModelErrors
+from agentspec.runtime.blame import Blame
 from agentspec.runtime.dangling import PatchDanglingCalls
 from agentspec.runtime.harness.approvals import approval_gate, edit_note, gated
 from agentspec.runtime.router import router
@@ -159,7 +159,7 @@ app = App(
             ),
         ),
         PatchDanglingCalls(),
-        ModelErrors(),
+        Blame(),
     ],
     resumability_config=resumable(),
 )
