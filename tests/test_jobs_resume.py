@@ -380,7 +380,34 @@ def test_a_failed_resumed_turn_is_reported_and_not_run_again(office: Any) -> Non
     asyncio.run(main())
     whats = [what for what, _ in reported]
     assert whats == ["claimed", "done", "resuming", "resume failed"], reported
-    assert "503" in (reported[-1][1] or "")
+    assert "agent `lead`: model `scripted` failed: ScriptedFailure: lead: 503 UNAVAILABLE" in (
+        reported[-1][1] or "")
+
+
+def test_a_job_whose_model_fails_records_the_agent_model_and_endpoint(office: Any) -> None:
+    from agentspec.runtime.blame import ModelError
+    from agentspec.runtime.jobs.delegation import app_job_settings
+
+    settings = app_job_settings(office)
+    assert settings is not None
+
+    async def unreachable(agent: Any, request: str) -> str:
+        raise ModelError("connection refused (nothing listens there)",
+                         model="openai/local", endpoint="http://127.0.0.1:9/v1")
+
+    async def main() -> Job | None:
+        job, _ = settings.open().enqueue(JobRequest(
+            agent="reporter", input="Q3", app_name="office", user_id="user",
+            session_id="s", max_attempts=1))
+        worker = Worker({"reporter": object()}, settings,  # type: ignore[dict-item]
+                        run=unreachable, poll_seconds=0.05, report=lambda what, job: None)
+        await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 60)
+        return settings.open().get(job.id)
+
+    failed = asyncio.run(main())
+    assert failed is not None and failed.status == "FAILED"
+    assert failed.error == ("agent `reporter`: model `openai/local` at http://127.0.0.1:9/v1 "
+                            "failed: connection refused (nothing listens there)")
 
 
 def test_a_done_job_answers_the_same_request_with_its_stored_result(tmp_path: Path) -> None:

@@ -302,4 +302,6 @@ def classified(error: BaseException, agent: str | None = None) -> BaseException:
 def describe(error: BaseException, agent: str | None = None) -> str:
     """One line for `error` (see `classified`)."""
     found = classified(error, agent)
-    return str(found) if found is not error else f"{type(error).__name__}: {error}"
+    if isinstance(found, (ModelError, UserCodeError)):
+        return str(found)
+    return f"{type(error).__name__}: {error}"
