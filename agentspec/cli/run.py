@@ -8,6 +8,7 @@ import logging
 import shutil
 import sys
 import textwrap
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,14 +200,15 @@ async def _deliveries(runner: Any, session_id: str, echo: _Echo) -> None:
         echo(event)
 
 
-async def _caught_up(runner: Any, session_id: str, echo: _Echo, *, first: bool) -> None:
-    """Shows what others added to the conversation since it was last looked at: the answers
-    a parent resumed by a finished background job gave (the worker appends them). At the
-    start of a run, what came after the last message a person sent, from a resumed turn."""
+async def _unseen(service: Any, app_name: str, session_id: str, echo: _Echo, *,
+                  first: bool) -> list[Any]:
+    """What others added to the conversation since it was last looked at: the answers a
+    parent resumed by a finished background job gave (the worker appends them). At the start
+    of a run (`first`), what resumed turns said after the last message a person sent."""
     from agentspec.runtime.jobs.resume import RESUME_PREFIX
 
-    session = await runner.session_service.get_session(app_name=runner.app_name,
-                                                        user_id="user", session_id=session_id)
+    session = await service.get_session(app_name=app_name, user_id="user",
+                                        session_id=session_id)
     events = list(session.events) if session is not None else []
     if first:
         sent = [i for i, event in enumerate(events) if event.author == "user"
@@ -214,11 +216,21 @@ async def _caught_up(runner: Any, session_id: str, echo: _Echo, *, first: bool) 
         echo.shown |= {event.id for event in events[:sent[-1] + 1 if sent else 0]}
         echo.shown |= {event.id for event in events
                        if not (event.invocation_id or "").startswith(RESUME_PREFIX)}
+    unseen = []
     for event in events:
-        if event.author == "user" and event.id not in echo.shown:
+        if event.id in echo.shown or event.partial:
+            continue
+        if event.author == "user":
             echo.shown.add(event.id)  # a message this run sent, or a delivery's stand-in
-        elif not event.partial:
-            echo(event)
+        else:
+            unseen.append(event)
+    return unseen
+
+
+async def _caught_up(runner: Any, session_id: str, echo: _Echo, *, first: bool) -> None:
+    for event in await _unseen(runner.session_service, runner.app_name, session_id, echo,
+                               first=first):
+        echo(event)
     echo.flush()
 
 
@@ -226,15 +238,66 @@ async def _caught_up(runner: Any, session_id: str, echo: _Echo, *, first: bool) 
 IDLE_POLL_SECONDS = 1.0
 
 
-async def _prompt(runner: Any, session_id: str, echo: _Echo) -> str:
-    """The person's next message; while they type, what a resumed turn adds to the
-    conversation is shown as it arrives."""
-    typed = asyncio.ensure_future(asyncio.to_thread(input, "you> "))
-    while True:
-        done, _ = await asyncio.wait({typed}, timeout=IDLE_POLL_SECONDS)
-        if done:
-            return typed.result()
-        await _caught_up(runner, session_id, echo, first=False)
+class _Watch:
+    """While the chat waits for the person, a thread of its own reads the conversation store
+    every IDLE_POLL_SECONDS and shows what a resumed turn added (the person's `input` stays
+    in the main thread: Ctrl-C and the terminal's line editing work as ever). Only between
+    turns: `waiting` marks the time at the prompt, and a turn never starts while it shows."""
+
+    def __init__(self, url: str | None, app_name: str, session_id: str, echo: _Echo) -> None:
+        self.url, self.app_name, self.session_id, self.echo = url, app_name, session_id, echo
+        self.lock = threading.Lock()
+        self.idle = False
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="agentspec-run-watch",
+                                       daemon=True)
+
+    def __enter__(self) -> _Watch:
+        if self.url is not None:  # in memory: no other process can add to it
+            self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=30)
+
+    def prompt(self) -> str:
+        with self.lock:
+            self.idle = True
+        try:
+            return input("you> ")
+        finally:
+            with self.lock:
+                self.idle = False
+
+    def _watch(self) -> None:
+        from agentspec.runtime.sessions import open_sessions
+
+        loop = asyncio.new_event_loop()
+        try:
+            service, _ = open_sessions(self.url)
+            while not self.stop.wait(IDLE_POLL_SECONDS):
+                with self.lock:
+                    if not self.idle:
+                        continue
+                    try:
+                        unseen = loop.run_until_complete(_unseen(
+                            service, self.app_name, self.session_id, self.echo, first=False))
+                    except Exception:  # noqa: BLE001, S112 - busy: read it again next time
+                        continue  # (each turn reads it too, and fails the run if it cannot)
+                    self._show(unseen)
+        finally:
+            loop.close()
+
+    def _show(self, events: list[Any]) -> None:
+        if not events:
+            return
+        click.echo()  # off the prompt's line
+        for event in events:
+            self.echo(event)
+        self.echo.flush()
+        click.echo("you> ", nl=False)
 
 
 async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
@@ -251,6 +314,7 @@ async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
 
 async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
                 session_id: str, messages: list[str], decide: Decide, echo: _Echo) -> None:
+    """MESSAGES in turn, or a chat at the terminal when there are none."""
     from google.adk.runners import Runner
 
     from agentspec.runtime.sessions import reachable
@@ -266,15 +330,16 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
                 click.echo(f"you> {message}")
                 await _turn(runner, session_id, message, decide, echo)
             return
-        while True:
-            try:
-                message = await _prompt(runner, session_id, echo)
-            except EOFError:
-                return
-            if message.strip() in ("/quit", "/exit"):
-                return
-            if message.strip():
-                await _turn(runner, session_id, message, decide, echo)
+        with _Watch(session_url, runner.app_name, session_id, echo) as watch:
+            while True:
+                try:
+                    message = watch.prompt()
+                except EOFError:
+                    return
+                if message.strip() in ("/quit", "/exit"):
+                    return
+                if message.strip():
+                    await _turn(runner, session_id, message, decide, echo)
     finally:
         await runner.close()
 
