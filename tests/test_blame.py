@@ -290,3 +290,19 @@ def test_build_refuses_a_callback_adk_cannot_call(hooks: Path) -> None:
             "`helper` cannot take ADK's `before_tool` call (tool, args, tool_context)") in said
     assert "guard" not in said.split("AS415", 1)[1].split("(hint", 1)[0].replace(
         "blame_hooks:wrong", "")  # the right one is not named
+
+
+def test_a_litellm_endpoint_with_secrets_is_shown_masked(project: Path) -> None:
+    port = closed_port()
+    secret_url = f"http://me:hunter2@127.0.0.1:{port}/v1?key=s3cr"
+    with openai_server(KEY, "Hello") as up:
+        spec = project / "spec.yaml"
+        spec.write_text(_spec(_litellm("down", secret_url) + _litellm("up", up.url)
+                              + "chain: {fallback: [down, up]}\n", "chain"))
+        answered = _run(spec)
+        spec.write_text(_spec(_litellm("down", secret_url), "down"))
+        failed = _run(spec)
+    said = _said(answered) + _said(failed)
+    assert answered.exit_code == 0 and failed.exit_code == 1, said
+    assert f"model `openai/local-model` at http://***@127.0.0.1:{port}/v1?key=*** failed" in said
+    assert "hunter2" not in said and "s3cr" not in said

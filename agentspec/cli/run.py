@@ -160,7 +160,7 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     import httpx
     from google.genai.errors import APIError
 
-    from agentspec.runtime.blame import ModelError, UserCodeError, classified, model_error
+    from agentspec.runtime.blame import ModelError, UserCodeError, cause, classified
     from agentspec.runtime.env import MissingEnvironmentVariable
     from agentspec.runtime.instructions import PlaceholderError
     from agentspec.runtime.jobs import StoreError
@@ -172,7 +172,8 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     if isinstance(found, (ModelError, UserCodeError)):
         return str(found)
     if isinstance(exc, (APIError, httpx.HTTPError, ConnectionError, TimeoutError)):
-        return str(model_error(None, exc, agent))
+        who = f"agent `{agent}`: " if agent else ""
+        return f"{who}the model service failed: {cause(exc)}"
     if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
                         StoreError, PlaceholderError, SessionsError)):
         return f"the run failed: {exc}"

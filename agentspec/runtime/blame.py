@@ -15,7 +15,6 @@ import errno
 import os
 import re
 import socket
-import sys
 import sysconfig
 import traceback
 from collections.abc import Iterator
@@ -107,8 +106,17 @@ def _masked(url: str) -> str:
 
 def endpoint(llm: BaseLlm | str | None) -> str | None:
     """Where a model's calls go, safe to print; None when it cannot be told."""
-    if llm is None or isinstance(llm, str):
-        return _gemini_endpoint(None)
+    if llm is None:
+        return None
+    if isinstance(llm, str):
+        from google.adk.models import LLMRegistry
+        from google.adk.models.google_llm import Gemini
+
+        try:
+            gemini = issubclass(LLMRegistry.resolve(llm), Gemini)
+        except ValueError:
+            return None
+        return _gemini_endpoint(None) if gemini else None
     api_base = getattr(llm, "_additional_args", {}).get("api_base") \
         if type(llm).__name__ == "LiteLlm" else None
     if api_base:
@@ -269,8 +277,7 @@ def user_frame(error: BaseException) -> UserFrame | None:
         file = frame.f_code.co_filename
         if file.startswith("<") or str(Path(file).resolve()).startswith(_OURS):
             continue
-        found = UserFrame(frame.f_code.co_qualname if sys.version_info >= (3, 11)
-                          else frame.f_code.co_name, relative_path(file), line)
+        found = UserFrame(frame.f_code.co_qualname, relative_path(file), line)
     return found
 
 
