@@ -306,3 +306,20 @@ def test_a_litellm_endpoint_with_secrets_is_shown_masked(project: Path) -> None:
     assert answered.exit_code == 0 and failed.exit_code == 1, said
     assert f"model `openai/local-model` at http://***@127.0.0.1:{port}/v1?key=*** failed" in said
     assert "hunter2" not in said and "s3cr" not in said
+
+
+@pytest.mark.parametrize("status", [401, 429, 500])
+def test_a_gemini_endpoint_that_answers_with_an_error_status_is_named(
+        project: Path, monkeypatch: pytest.MonkeyPatch, status: int) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", "not-a-key")
+    with failing_server(status) as url:
+        base = url.removesuffix("/v1")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", base)
+        spec = project / "spec.yaml"
+        spec.write_text(_spec("fast: gemini-2.5-flash\n", "fast"))
+        result = _run(spec)
+    said = _said(result)
+    assert result.exit_code == 1, said
+    assert (f"agentspec: agent `helper`: model `gemini-2.5-flash` at {base} failed: "
+            f"HTTP {status}: the server says {status}") in said
+    assert "bug in agentspec" not in said
