@@ -156,9 +156,13 @@ def build_objects(compiled: Compiled) -> tuple[Any, list[Diagnostic]]:
     if problems:
         return None, problems
     try:
-        return objects(compiled.plan, spec_dir=compiled.spec_dir), []
+        app = objects(compiled.plan, spec_dir=compiled.spec_dir)
     except ConstructionError as error:
         return None, [_construction_problem(error)]
+    from agentspec.emit.callbacks import callback_problems
+
+    problems = callback_problems(compiled.app, compiled.check.document)
+    return (None, problems) if problems else (app, [])
 
 
 def emit_package(compiled: Compiled, out_dir: Path, *, version: str | None = None,

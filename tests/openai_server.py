@@ -95,3 +95,39 @@ def openai_server(key: str, answer: str) -> Iterator[Server]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@contextmanager
+def failing_server(status: int | None) -> Iterator[str]:
+    """A loopback server answering every POST with `status` and an error body, or (None)
+    reading the request and never answering. Yields its base URL (`.../v1`)."""
+    release = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if status is None:
+                release.wait()  # until the test ends: the client's timeout fires first
+                return
+            data = json.dumps({"error": {"message": f"the server says {status}",
+                                         "code": status, "status": "FAILED"}}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()

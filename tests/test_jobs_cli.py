@@ -146,6 +146,31 @@ def test_jobs_list_show_retry_cancel(filled: tuple[str, list[Job]], own_store: N
     assert invoke("jobs", "list").exit_code == 2  # neither --spec nor --store
 
 
+def test_options_may_follow_the_subcommand(filled: tuple[str, list[Job]],
+                                           own_store: None) -> None:
+    url, jobs = filled
+    before = invoke("jobs", "--store", url, "--json", "list")
+    after = invoke("jobs", "list", "--store", url, "--json")
+    assert after.exit_code == 0, after.output
+    assert json.loads(after.output) == json.loads(before.output) and len(jobs) == 3
+    shown = invoke("jobs", "show", jobs[0].id, "--store", url)
+    assert shown.exit_code == 0 and "status: DONE" in shown.output
+
+
+def test_cancelling_or_retrying_a_job_that_cannot_be_is_an_error(
+        filled: tuple[str, list[Job]], own_store: None) -> None:
+    url, jobs = filled
+    done = invoke("jobs", "--store", url, "cancel", jobs[0].id)
+    assert done.exit_code == 1
+    assert f"job {jobs[0].id} is DONE; only a QUEUED or RUNNING job can be cancelled" in \
+        done.output
+    assert open_store(url).get(jobs[0].id).status == "DONE"
+    queued = invoke("jobs", "--store", url, "retry", jobs[2].id)
+    assert queued.exit_code == 1 and "is QUEUED; only a FAILED or CANCELLED job" in \
+        queued.output
+    assert invoke("jobs", "--store", url, "cancel", "nope").exit_code == 1
+
+
 def test_jobs_deliver_pushes_finished_jobs_into_their_sessions(
         filled: tuple[str, list[Job]], tmp_path: Path, own_store: None) -> None:
     from google.adk.sessions.sqlite_session_service import SqliteSessionService

@@ -23,6 +23,7 @@ from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
 from agentspec.runtime.jobs.worker import Worker
 from agentspec.runtime.sessions import open_sessions
 from tests.test_jobs import POSTGRES, agentspec, start_worker
+from tests.test_jobs import _environ as child_environ
 
 SPEC = """\
     agentspec: 1
@@ -156,6 +157,55 @@ def test_a_worker_resumes_the_parent_before_any_new_user_message(backend: str,
     assert thanks.returncode == 0, thanks.stderr
     assert _said(_events(env["SESSIONS_URL"]))[-3:] == [
         ("lead", FOLLOW_UP), ("user", "Thanks"), ("lead", "You are welcome.")]
+    # the run shows first what the resumed turn said, which nobody saw yet, then the chat
+    shown = thanks.stdout.splitlines()
+    assert shown[shown.index("you> Thanks") - 1] == f"[lead] {FOLLOW_UP}"
+    assert shown[shown.index("you> Thanks") + 1:] == ["[lead] You are welcome."]
+    again = agentspec(project, "run", "spec.yaml", "Bye", "--script", "thanks.yaml", env=env)
+    assert again.returncode == 0 and FOLLOW_UP not in again.stdout  # shown once
+
+
+def test_a_chat_waiting_for_the_person_shows_the_resumed_answer_when_it_arrives(
+        tmp_path: Path) -> None:
+    import queue
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    project, env = _project(tmp_path, "sqlite")
+    (project / "chat.yaml").write_text(json.dumps({"replies": {
+        "lead": [ASK, {"text": "Queued: I will tell you when it is ready."}]}}))
+    chat = subprocess.Popen([sys.executable, "-m", "agentspec", "run", "spec.yaml", "--script",
+                             "chat.yaml"], cwd=project, env=child_environ(env),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    assert chat.stdout is not None and chat.stdin is not None
+    threading.Thread(target=lambda: [lines.put(line) for line in chat.stdout or ()],
+                     daemon=True).start()
+
+    def wait_for(text: str) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if text in lines.get(timeout=1):
+                    return
+            except queue.Empty:
+                continue
+        raise AssertionError(f"run never printed {text!r}")
+
+    try:
+        chat.stdin.write("Write the Q3 report\n")
+        chat.stdin.flush()
+        wait_for("Queued: I will tell you when it is ready.")
+        worker = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script",
+                           "worker.yaml", env=env)
+        assert worker.returncode == 0, worker.stderr
+        wait_for(f"[lead] {FOLLOW_UP}")  # while the chat waits for the person's next message
+    finally:
+        chat.stdin.close()
+        chat.wait(timeout=120)
+    assert chat.returncode == 0
 
 
 @pytest.mark.slow  # over 5 s of CPU (tests/conftest.py measures it)
@@ -332,7 +382,34 @@ def test_a_failed_resumed_turn_is_reported_and_not_run_again(office: Any) -> Non
     asyncio.run(main())
     whats = [what for what, _ in reported]
     assert whats == ["claimed", "done", "resuming", "resume failed"], reported
-    assert "503" in (reported[-1][1] or "")
+    assert "agent `lead`: model `scripted` failed: ScriptedFailure: lead: 503 UNAVAILABLE" in (
+        reported[-1][1] or "")
+
+
+def test_a_job_whose_model_fails_records_the_agent_model_and_endpoint(office: Any) -> None:
+    from agentspec.runtime.blame import ModelError
+    from agentspec.runtime.jobs.delegation import app_job_settings
+
+    settings = app_job_settings(office)
+    assert settings is not None
+
+    async def unreachable(agent: Any, request: str) -> str:
+        raise ModelError("connection refused (nothing listens there)",
+                         model="openai/local", endpoint="http://127.0.0.1:9/v1")
+
+    async def main() -> Job | None:
+        job, _ = settings.open().enqueue(JobRequest(
+            agent="reporter", input="Q3", app_name="office", user_id="user",
+            session_id="s", max_attempts=1))
+        worker = Worker({"reporter": object()}, settings,  # type: ignore[dict-item]
+                        run=unreachable, poll_seconds=0.05, report=lambda what, job: None)
+        await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 60)
+        return settings.open().get(job.id)
+
+    failed = asyncio.run(main())
+    assert failed is not None and failed.status == "FAILED"
+    assert failed.error == ("agent `reporter`: model `openai/local` at http://127.0.0.1:9/v1 "
+                            "failed: connection refused (nothing listens there)")
 
 
 def test_a_done_job_answers_the_same_request_with_its_stored_result(tmp_path: Path) -> None:

@@ -118,8 +118,10 @@ def test_a_wrong_key_is_refused_by_the_server(spec_dir: Any,
                                 environ={"LOCAL_LLM_KEY": "wrong"})
         app, _ = build_objects(compiled)
         # ADK turns the model's error into an error event, which `_ask` raises
-        with pytest.raises(AssertionError, match=r"ModelsFailed: .*down: .*Connection error"
-                           r".*; up: AuthenticationError: .*bad key"):
+        with pytest.raises(AssertionError, match=r"ModelsFailed: agent `helper`: model "
+                           r"`resilient` failed: every model failed before answering \(`down` "
+                           r"at http://127.0.0.1:\d+/v1: connection refused .*; `up` at "
+                           r"http://127.0.0.1:\d+/v1: HTTP 401: .*bad key"):
             asyncio.run(_ask(app, "Say hello"))
     assert up.problems == ["Authorization was 'Bearer wrong'"]
 
@@ -254,8 +256,8 @@ def test_every_option_failing_names_each_failure() -> None:
     chain = FallbackLlm(model="chain", members={
         "a": _Fake(model="a", error="refused"), "b": _Fake(model="b", error="429")},
         fallback=["a", "b"])
-    with pytest.raises(ModelsFailed, match=r"a: ConnectionError: refused; b: ConnectionError: "
-                       r"429"):
+    with pytest.raises(ModelsFailed, match=r"`a`: ConnectionError: refused; `b`: "
+                       r"ConnectionError: 429"):
         asyncio.run(_answers(chain))
 
 

@@ -189,3 +189,69 @@ def test_without_a_message_run_chats_on_the_terminal(desk: Path) -> None:
     assert done.exit_code == 0, done.output
     assert "[front] calls lookup({'city': 'Lisbon'})" in done.stdout
     assert done.stdout.endswith("you> ")  # asked again, then /quit ended the chat
+
+
+def test_answers_a_resumed_turn_added_are_shown_first_in_the_next_run(desk: Path) -> None:
+    """A worker that resumes the conversation after a background job appends the parent's
+    answer to the session; the next `run` of that session shows it before anything else,
+    once (the answers of the person's own turns are not shown again)."""
+    from google.adk.events.event import Event
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+    from google.genai import types
+
+    from agentspec.runtime.jobs.resume import RESUME_PREFIX
+
+    database = desk / "s.db"
+    url = f"sqlite:///{database}"
+    first = invoke("run", "spec.yaml", "How big is Lisbon?", "--script", "script.yaml",
+                   "--session", url)
+    assert first.exit_code == 0, first.output
+
+    async def resumed_answer() -> None:
+        service = SqliteSessionService(str(database))
+        session = await service.get_session(app_name="help_desk", user_id="user",
+                                            session_id="default")
+        assert session is not None
+        await service.append_event(session, Event(
+            invocation_id=f"{RESUME_PREFIX}job-1", author="specialist",
+            content=types.Content(role="model", parts=[types.Part(
+                text="The census job is done: 545923 people.")])))
+
+    asyncio.run(resumed_answer())
+    (desk / "again.yaml").write_text("replies:\n  specialist:\n    - text: You are welcome.\n")
+    second = invoke("run", "spec.yaml", "Thanks", "--script", "again.yaml", "--session", url)
+    assert second.exit_code == 0, second.output
+    assert second.stdout.splitlines() == [
+        "[specialist] The census job is done: 545923 people.",
+        "you> Thanks",
+        "[specialist] You are welcome."]
+
+
+def test_a_missing_state_key_is_said_once_naming_the_agent_whose_instruction_uses_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: statey
+        root: front
+        agents:
+          front:
+            model: gemini-2.5-flash
+            instruction: Route to the specialist.
+            sub_agents: [specialist, writer]
+          specialist:
+            model: gemini-2.5-flash
+            instruction: "Answer using {summary}."
+          writer:
+            model: gemini-2.5-flash
+            instruction: Write a summary.
+            output_key: summary
+        """))
+    (tmp_path / "script.yaml").write_text(
+        "replies:\n  front:\n    - transfer: specialist\n  specialist:\n    - text: ok\n")
+    result = invoke("run", "spec.yaml", "hi", "--script", "script.yaml")
+    assert result.exit_code == 1, result.output
+    said = result.stdout + result.stderr
+    assert said.count("has no `summary`") == 1
+    assert "agent `specialist`'s instruction uses `{summary}`" in said
+    assert "[front] failed" not in said

@@ -197,3 +197,29 @@ def test_mcp_servers_are_never_started_even_behind_an_approval(tmp_path: Path) -
     done = invoke(str(tmp_path / "spec.yaml"), str(tmp_path / "case.yaml"))
     assert done.exit_code == 0, done.output
     assert not marker.exists()
+
+
+def test_a_scenario_whose_model_fails_names_the_agent_and_the_model(desk: Path,
+                                                                     tmp_path: Path) -> None:
+    (tmp_path / "down.yaml").write_text(
+        "messages: [Hi]\nreplies: {desk: [{fail: 'the service is busy'}]}\n")
+    done = invoke(str(desk / "spec.yaml"), str(tmp_path / "down.yaml"))
+    assert done.exit_code == 1, done.output
+    assert ("the run failed: agent `desk`: model `scripted` failed: ScriptedFailure: "
+            "desk: the service is busy") in done.output
+
+
+def test_a_scenario_whose_tool_raises_names_the_function_and_its_line(
+        desk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.buildkit import purge
+
+    purge("desk_tools")  # this test's copy, not another test's
+    monkeypatch.chdir(desk)
+    (desk / "spec.yaml").write_text(textwrap.dedent(SPEC).replace(
+        "output_key: answer", "output_key: answer\n    tool_errors: raise"))
+    (tmp_path / "wipe.yaml").write_text(
+        "messages: [Wipe]\nreplies: {desk: [{call: wipe}, {text: done}]}\n")
+    done = invoke(str(desk / "spec.yaml"), str(tmp_path / "wipe.yaml"))
+    assert done.exit_code == 1, done.output
+    assert ("the run failed: your code `wipe` (desk_tools.py:8) of agent `desk` raised "
+            "RuntimeError: the real wipe ran") in done.output

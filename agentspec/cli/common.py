@@ -32,6 +32,7 @@ def print_diagnostics(diagnostics: Sequence[Diagnostic], sources: Mapping[str, S
 class Built:
     app: Any  # the ADK App
     sessions: str | None  # the spec's conversation store (`${env.X}` read); None: in memory
+    gemini: bool = True  # whether any model it calls is Gemini (needs Google credentials)
 
 
 def built(spec: Path, environment: str | None) -> Built:
@@ -47,15 +48,36 @@ def built(spec: Path, environment: str | None) -> Built:
     if problems:
         print_diagnostics(problems, compiled.check.sources)
         sys.exit(1)
+    from agentspec.ir.planning import app_models
+
+    gemini = any(_calls_gemini(model) for model in app_models(compiled.app))
     store = compiled.app.sessions
     if store is None:
-        return Built(app, None)
+        return Built(app, None, gemini)
     if store.sqlite_path is not None:
-        return Built(app, f"sqlite:///{(compiled.spec_dir / store.sqlite_path).resolve()}")
+        return Built(app, f"sqlite:///{(compiled.spec_dir / store.sqlite_path).resolve()}",
+                     gemini)
     try:
-        return Built(app, expand(store.url))
+        return Built(app, expand(store.url), gemini)
     except MissingEnvironmentVariable as exc:
         raise click.UsageError(f"sessions: {exc}") from exc
+
+
+def _calls_gemini(model: Any) -> bool:
+    """Whether calls through `model` (a ModelNode; None: ADK's default) may reach Gemini."""
+    if model is None:
+        return True
+    if model.members:
+        return any(_calls_gemini(member) for _, member in model.members)
+    if model.provider != "adk":
+        return False
+    from google.adk.models import LLMRegistry
+    from google.adk.models.google_llm import Gemini
+
+    try:
+        return issubclass(LLMRegistry.resolve(model.id), Gemini)
+    except ValueError:
+        return False
 
 
 def built_app(spec: Path, environment: str | None) -> Any:
@@ -63,9 +85,10 @@ def built_app(spec: Path, environment: str | None) -> Any:
     return built(spec, environment).app
 
 
-def require_credentials() -> None:
-    """Exit 2 with a hint when no model credentials are set (a run without `--script`)."""
-    if not any(os.environ.get(key) for key in CREDENTIAL_KEYS):
+def require_credentials(gemini: bool = True) -> None:
+    """Exit 2 with a hint when a run without `--script` calls Gemini and no Google
+    credentials are set (other providers' clients say what they miss themselves)."""
+    if gemini and not any(os.environ.get(key) for key in CREDENTIAL_KEYS):
         click.echo("agentspec: no model credentials: set GOOGLE_API_KEY (or GEMINI_API_KEY, or "
                    "GOOGLE_GENAI_USE_VERTEXAI=1 with Vertex AI settings), or run offline with "
                    "--script FILE", err=True)

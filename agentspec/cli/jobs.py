@@ -45,8 +45,11 @@ def _store_url(spec: Path | None, store: str | None, environment: str | None) ->
 def _open(ctx: click.Context) -> Any:
     from agentspec.runtime.jobs import StoreError, open_store
 
+    options = ctx.obj
+    if "url" not in options:
+        options["url"] = _store_url(options["spec"], options["store"], options["environment"])
     try:
-        return open_store(ctx.obj["url"])
+        return open_store(options["url"])
     except StoreError as exc:
         click.echo(f"agentspec: {exc}", err=True)
         sys.exit(1)
@@ -83,26 +86,48 @@ def _emit(ctx: click.Context, job: Any) -> None:
         click.echo(f"{key:>16}: {value if isinstance(value, str) else json.dumps(value)}")
 
 
+def _where(function: Any) -> Any:
+    """--spec, --store, --json and --env, taken before the subcommand or after it
+    (`jobs --spec S list` and `jobs list --spec S`); the store is opened when used."""
+    for option in reversed((
+            click.option("--spec", type=click.Path(path_type=Path),
+                         help="The spec whose store to use."),
+            click.option("--store", metavar="URL", help="The store URL instead "
+                         "(sqlite:///..., postgresql://...)."),
+            click.option("--json", "as_json", is_flag=True, default=None,
+                         help="JSON output."),
+            environment_option)):
+        function = option(function)
+    return function
+
+
+def _given(ctx: click.Context, spec: Path | None, store: str | None, as_json: bool | None,
+           environment: str | None) -> None:
+    given = {"spec": spec, "store": store, "json": as_json or None, "environment": environment}
+    ctx.ensure_object(dict)
+    for key, value in given.items():
+        if value is not None or key not in ctx.obj:
+            ctx.obj[key] = value if value is not None or key != "json" else False
+
+
 @click.group(name="jobs")
-@click.option("--spec", type=click.Path(path_type=Path), help="The spec whose store to use.")
-@click.option("--store", metavar="URL", help="The store URL instead (sqlite:///..., "
-              "postgresql://...).")
-@click.option("--json", "as_json", is_flag=True, help="JSON output.")
-@environment_option
+@_where
 @click.pass_context
-def command(ctx: click.Context, spec: Path | None, store: str | None, as_json: bool,
+def command(ctx: click.Context, spec: Path | None, store: str | None, as_json: bool | None,
             environment: str | None) -> None:
     """Background jobs of offline agents (see `agentspec worker`)."""
-    ctx.obj = {"url": _store_url(spec, store, environment), "json": as_json}
+    _given(ctx, spec, store, as_json, environment)
 
 
 @command.command(name="list")
 @click.option("--status", type=click.Choice(["QUEUED", "RUNNING", "DONE", "FAILED",
                                              "CANCELLED"]), help="Only jobs with this status.")
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@_where
 @click.pass_context
-def list_jobs(ctx: click.Context, status: str | None, limit: int) -> None:
+def list_jobs(ctx: click.Context, /, status: str | None, limit: int, **where: Any) -> None:
     """The newest jobs."""
+    _given(ctx, **where)
     jobs = _open(ctx).recent(status=status, limit=limit)
     if ctx.obj["json"]:
         click.echo(json.dumps([j.to_dict() for j in jobs], indent=2, default=str))
@@ -119,42 +144,67 @@ def _one(ctx: click.Context, job: Any, job_id: str) -> None:
     _emit(ctx, job)
 
 
+def _acts_on(job: Any, job_id: str, statuses: tuple[str, ...], done: str) -> None:
+    """Exit 1 saying so when `job` is missing or its status is none of `statuses`."""
+    if job is None:
+        click.echo(f"agentspec: there is no job {job_id}", err=True)
+        sys.exit(1)
+    if job.status not in statuses:
+        click.echo(f"agentspec: job {job_id} is {job.status}; only a "
+                   f"{' or '.join(s for s in statuses if s != 'CANCELLED' or done != 'cancelled')}"
+                   f" job can be {done}", err=True)
+        sys.exit(1)
+
+
 @command.command()
 @click.argument("job_id")
+@_where
 @click.pass_context
-def show(ctx: click.Context, job_id: str) -> None:
+def show(ctx: click.Context, /, job_id: str, **where: Any) -> None:
     """Everything about one job."""
+    _given(ctx, **where)
     _one(ctx, _open(ctx).get(job_id), job_id)
 
 
 @command.command()
 @click.argument("job_id")
+@_where
 @click.pass_context
-def retry(ctx: click.Context, job_id: str) -> None:
+def retry(ctx: click.Context, /, job_id: str, **where: Any) -> None:
     """Queue a FAILED or CANCELLED job again, with fresh attempts."""
-    _one(ctx, _open(ctx).retry(job_id), job_id)
+    _given(ctx, **where)
+    store = _open(ctx)
+    _acts_on(store.get(job_id), job_id, ("FAILED", "CANCELLED"), "retried")
+    _one(ctx, store.retry(job_id), job_id)
 
 
 @command.command()
 @click.argument("job_id")
+@_where
 @click.pass_context
-def cancel(ctx: click.Context, job_id: str) -> None:
+def cancel(ctx: click.Context, /, job_id: str, **where: Any) -> None:
     """Cancel a QUEUED or RUNNING job (a running one finishes, but its result is dropped)."""
-    _one(ctx, _open(ctx).cancel(job_id), job_id)
+    _given(ctx, **where)
+    store = _open(ctx)
+    _acts_on(store.get(job_id), job_id, ("QUEUED", "RUNNING", "CANCELLED"), "cancelled")
+    _one(ctx, store.cancel(job_id), job_id)
 
 
 @command.command()
 @click.option("--session", "session_url", metavar="URL", required=True,
               help="The conversation store of `agentspec run --session` (or the spec's "
                    "`sessions:`).")
+@_where
 @click.pass_context
-def deliver(ctx: click.Context, session_url: str) -> None:
+def deliver(ctx: click.Context, /, session_url: str, **where: Any) -> None:
     """Put every finished, undelivered job into its conversation now (otherwise that happens
     when the conversation next runs); jobs that resume their parent are left to the worker."""
+    _given(ctx, **where)
     from agentspec.cli.common import services
     from agentspec.runtime.jobs.delegation import JobSettings, deliver
 
     store = _open(ctx)
+    store_url = ctx.obj["url"]
     sessions, _ = services(session_url)
     conversations = {(job.app_name, job.user_id, job.session_id)
                      for status in ("DONE", "FAILED")
@@ -168,7 +218,7 @@ def deliver(ctx: click.Context, session_url: str) -> None:
                                                  session_id=session_id)
             if session is None:
                 continue
-            for event in await deliver(JobSettings(ctx.obj["url"]), sessions, session,
+            for event in await deliver(JobSettings(store_url), sessions, session,
                                        "agentspec-jobs-deliver"):
                 job = (event.custom_metadata or {})["agentspec_job"]
                 click.echo(f"delivered {job['job_id']} ({event.author}, {job['status']}) to "

@@ -22,61 +22,7 @@ from agentspec.cli.common import (
     services,
 )
 from agentspec.cli.inputs import parse_state, state_option
-
-
-def _short(value: Any, limit: int = 300) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def describe(event: Any) -> list[str]:
-    """Readable lines for one event: tool calls, results and answers (what a model wrote
-    with its hidden characters escaped), failures. An approval request and the stand-in
-    result of the call it pauses are left to the approval prompt."""
-    from agentspec.runtime.harness.approvals import is_approval_request
-    from agentspec.runtime.harness.call_text import visible
-
-    paused = event.actions.requested_tool_confirmations or {}
-    lines: list[str] = []
-    if event.error_code is not None:  # an agent that failed inside the run (as a tool, ...)
-        lines.append(f"[{event.author}] failed: {event.error_code}: {event.error_message}")
-    route = (event.custom_metadata or {}).get("agentspec_route")
-    if route:
-        for failed in route["failed"]:
-            lines.append(f"[{event.author}] chose {failed['agent']} ({failed['reason']}), which "
-                         f"failed: {_short(failed['error'], 200)}")
-        lines.append(f"[{event.author}] routes to {route['agent']}: {route['reason']}")
-    plan = (event.custom_metadata or {}).get("agentspec_plan")
-    if plan and "result" not in plan:  # a node was planned; its result arrives as answers
-        lines += _plan_lines(plan)
-    for part in (event.content.parts if event.content else None) or ():
-        if part.function_call:
-            call = part.function_call
-            if is_approval_request(event, call):
-                continue
-            if call.name == "transfer_to_agent":
-                lines.append(f"[{event.author}] -> transfers to {call.args.get('agent_name')}")
-            else:
-                lines.append(f"[{event.author}] calls {call.name}({_short(call.args)})")
-        elif part.function_response and part.function_response.name != "transfer_to_agent":
-            response = part.function_response
-            if response.id in paused:
-                continue
-            lines.append(f"[{event.author}] {response.name} returned {_short(response.response)}")
-        elif part.text and not part.thought:
-            lines.append(f"[{event.author}] {part.text}")
-    return [visible(line) for line in lines]
-
-
-def _plan_lines(plan: dict[str, Any]) -> list[str]:
-    """A planned node, indented by its depth: its kind, subtasks and notes."""
-    indent = "  " * (plan["depth"] - 1)
-    how = {"llm": "answers directly", "parallel": "splits in parallel",
-           "sequential": "splits in sequence"}[plan["kind"]]
-    lines = [f"{indent}[{plan['node']}] {how}: {_short(plan['task'], 160)}"]
-    lines += [f"{indent}  {i}. {_short(task, 160)}" for i, task in enumerate(plan["subtasks"], 1)]
-    lines += [f"{indent}  ({note})" for note in plan["notes"]]
-    return lines
+from agentspec.cli.run_output import Echo, Switches, Watch, caught_up, short
 
 
 async def _session(runner: Any, session_id: str, state: dict[str, str]) -> str:
@@ -133,7 +79,7 @@ def _terminal_decision(pending: Any) -> Any:
 def _edited_args(current: dict[str, Any]) -> dict[str, Any]:
     shown = json.dumps(current, ensure_ascii=False)
     while True:
-        text = input(f"  new arguments as a JSON object (empty keeps {_short(shown, 200)}): ")
+        text = input(f"  new arguments as a JSON object (empty keeps {short(shown, 200)}): ")
         if not text.strip():
             return current
         try:
@@ -152,21 +98,16 @@ def _scripted_decisions(decisions: list[Any]) -> Decide:
     def decide(pending: Any) -> Any:
         if not decisions:
             raise ScriptError(f"the script has no more decisions; {pending.agent} asks to approve "
-                              f"{pending.tool}({_short(pending.args)})")
+                              f"{pending.tool}({short(pending.args)})")
         decision = decisions.pop(0)
-        click.echo(f"[{pending.agent}] {pending.tool}({_short(pending.args)}): scripted "
-                   f"{decision.kind}" + (f" {_short(decision.args)}" if decision.args else ""))
+        click.echo(f"[{pending.agent}] {pending.tool}({short(pending.args)}): scripted "
+                   f"{decision.kind}" + (f" {short(decision.args)}" if decision.args else ""))
         return decision
 
     return decide
 
 
-def _echo_event(event: Any) -> None:
-    for line in describe(event):
-        click.echo(line)
-
-
-async def _deliveries(runner: Any, session_id: str) -> None:
+async def _deliveries(runner: Any, session_id: str, echo: Echo) -> None:
     """Finished background jobs go into the conversation before the next message (the app's
     JobDelivery plugin would do it too, but out of sight), and are shown."""
     from agentspec.runtime.jobs.delegation import app_job_settings, deliver
@@ -178,22 +119,25 @@ async def _deliveries(runner: Any, session_id: str) -> None:
                                                         user_id="user", session_id=session_id)
     for event in await deliver(settings, runner.session_service, session,
                                "agentspec-run-delivery"):
-        for line in describe(event):
-            click.echo(line)
+        echo(event)
 
 
-async def _turn(runner: Any, session_id: str, message: str, decide: Decide) -> None:
+async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
+                echo: Echo) -> None:
     from agentspec.testing.conversation import turn
 
-    await _deliveries(runner, session_id)
-    for pending in await turn(runner, session_id, message, decide=decide,
-                              on_event=_echo_event):
+    await caught_up(runner, session_id, echo, first=False)
+    await _deliveries(runner, session_id, echo)
+    for pending in await turn(runner, session_id, message, decide=decide, on_event=echo):
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
+    echo.flush()
+    await caught_up(runner, session_id, echo, first=False)
 
 
 async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
                 session_id: str, messages: list[str], decide: Decide,
-                state: dict[str, str]) -> None:
+                state: dict[str, str], echo: Echo) -> None:
+    """MESSAGES in turn, or a chat at the terminal when there are none."""
     from google.adk.runners import Runner
 
     from agentspec.runtime.sessions import reachable
@@ -203,22 +147,52 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
     try:
         await reachable(sessions, session_url, app.name)
         await _session(runner, session_id, state)
+        await caught_up(runner, session_id, echo, first=True)
         if messages:
             for message in messages:
                 click.echo(f"you> {message}")
-                await _turn(runner, session_id, message, decide)
+                await _turn(runner, session_id, message, decide, echo)
             return
-        while True:
-            try:
-                message = input("you> ")
-            except EOFError:
-                return
-            if message.strip() in ("/quit", "/exit"):
-                return
-            if message.strip():
-                await _turn(runner, session_id, message, decide)
+        with Watch(session_url, runner.app_name, session_id, echo) as watch:
+            while True:
+                try:
+                    message = watch.prompt()
+                except EOFError:
+                    return
+                if message.strip() in ("/quit", "/exit"):
+                    return
+                if message.strip():
+                    await _turn(runner, session_id, message, decide, echo)
     finally:
         await runner.close()
+
+
+def run_failure(exc: BaseException, agent: str | None) -> str | None:
+    """What to say when a run ends on `exc`: whose fault it is (a model service, the user's
+    code, the script, the environment, a store); None for a failure of agentspec itself."""
+    import httpx
+    from google.genai.errors import APIError
+
+    from agentspec.runtime.blame import ModelError, UserCodeError, cause, classified
+    from agentspec.runtime.env import MissingEnvironmentVariable
+    from agentspec.runtime.instructions import PlaceholderError
+    from agentspec.runtime.jobs import StoreError
+    from agentspec.runtime.router import RoutingError
+    from agentspec.runtime.sessions import SessionsError
+    from agentspec.testing.scripted import ScriptedFailure, ScriptError
+
+    found = classified(exc, agent)
+    if isinstance(found, (ModelError, UserCodeError)):
+        return str(found)
+    if isinstance(exc, (APIError, httpx.HTTPError, ConnectionError, TimeoutError)):
+        who = f"agent `{agent}`: " if agent else ""
+        return f"{who}the model service failed: {cause(exc)}"
+    if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
+                        StoreError, PlaceholderError, SessionsError)):
+        return f"the run failed: {exc}"
+    if isinstance(exc, ValueError):  # e.g. ADK: "API key must be set ..." or "Model ... not found"
+        return str(exc)
+    return None
 
 
 @dataclass
@@ -288,34 +262,27 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
-        require_credentials()
-    import httpx
-    from google.genai.errors import APIError
-
-    from agentspec.runtime.env import MissingEnvironmentVariable
-    from agentspec.runtime.instructions import PlaceholderError
-    from agentspec.runtime.jobs import StoreError
+        require_credentials(spec_built.gemini)
+    from agentspec.runtime.model_routing import SWITCHES
     from agentspec.runtime.nodes import FAILURES_REPORTED
-    from agentspec.runtime.router import RoutingError
-    from agentspec.runtime.sessions import SessionsError
-    from agentspec.testing.scripted import ScriptedFailure, ScriptError
 
+    echo = Echo()
     reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
+    switches = Switches()
+    SWITCHES.addHandler(switches)
+    SWITCHES.propagate = False
     try:
         asyncio.run(_chat(app, services(session_url), session_url, session_id, messages,
-                          decide, state))
-    except (APIError, ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
-            StoreError, PlaceholderError, SessionsError) as exc:
-        source = "the model service" if isinstance(exc, APIError) else "the run"
-        click.echo(f"agentspec: {source} failed: {exc}", err=True)
-        sys.exit(1)
-    except (httpx.HTTPError, ConnectionError) as exc:
-        click.echo(f"agentspec: cannot reach the model service: {exc}", err=True)
-        sys.exit(1)
-    except ValueError as exc:  # e.g. ADK: "API key must be set ..." or "Model ... not found"
-        click.echo(f"agentspec: {exc}", err=True)
+                          decide, state, echo))
+    except Exception as exc:  # noqa: BLE001 - said as whose fault it is; ours goes on up
+        message = run_failure(exc, echo.failed_agent)
+        if message is None:
+            raise
+        click.echo(f"agentspec: {message}", err=True)
         sys.exit(1)
     finally:
+        SWITCHES.removeHandler(switches)
+        SWITCHES.propagate = True
         FAILURES_REPORTED.reset(reported)
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
     if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong

@@ -175,8 +175,10 @@ def _judged(app: Any, scenario: Any) -> list[str]:
     try:
         return check(scenario.expect, asyncio.run(_play(app, scenario)))
     except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
+        from agentspec.runtime.blame import describe
+
         return [str(exc) if isinstance(exc, AssertionError)
-                else f"the run failed: {type(exc).__name__}: {exc}"]
+                else f"the run failed: {describe(exc)}"]
     finally:
         FAILURES_REPORTED.reset(reported)
 

@@ -71,12 +71,12 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
         except ScriptError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
-        require_credentials()
+        require_credentials(spec_built.gemini)
     state = initial_state(app)
     session_url = sessions_url(session_url, spec_built.sessions)
     resumer = None
     if session_url is not None:
-        from agentspec.cli.run import describe
+        from agentspec.cli.run_output import describe
 
         sessions, artifacts = services(session_url)
         def show(event: Any) -> None:  # the resumed turns, as `agentspec run` shows turns

@@ -645,6 +645,18 @@ SANDBOX_UNAVAILABLE = _code(
     time. Install it (`apt-get install bubblewrap` on Debian and Ubuntu, `dnf install
     bubblewrap` on Fedora) where the agent runs. At run time, an agent whose machine lacks it
     gets the same message from `execute` instead of a result.""")
+CALLBACK_SIGNATURE = _code(
+    "AS415", "callback-signature",
+    "A callback that cannot take the arguments ADK calls it with", """
+    ADK calls each callback with keyword arguments: `before_agent` and `after_agent` with
+    `callback_context`; `before_model` with `callback_context, llm_request`; `after_model`
+    with `callback_context, llm_response`; `on_model_error` with `callback_context,
+    llm_request, error`; `before_tool` with `tool, args, tool_context`; `after_tool` with
+    `tool, args, tool_context, tool_response`; `on_tool_error` with `tool, args,
+    tool_context, error` (when the names do not fit, the same values by position). `build`
+    imports the callback and refuses one whose parameters fit neither way, which would
+    otherwise fail only when it first runs. The message gives the function's file and
+    line; the position is the spec entry that names it.""")
 BUNDLE_REFUSED = _code(
     "AS425", "bundle-refused",
     "A file a bundle will not hold", """

@@ -131,7 +131,7 @@ class PlanBuilder:
         plugins = [python_object(p) for p in node.plugins]
         if node.jobs is not None:  # delivers finished jobs into their sessions
             plugins.insert(0, Call(Import(DELEGATION, "JobDelivery"), args=(JOBS,)))
-        if any(routes_models(model) for model in _models(node)):
+        if any(routes_models(model) for model in app_models(node)):
             plugins.insert(0, Call(Import(MODEL_ROUTING, "ModelCallContext")))
         if node.compaction is not None and node.compaction.history is not None:
             plugins.insert(0, Call(Import("agentspec.runtime.app", "history_scope")))
@@ -147,6 +147,9 @@ class PlanBuilder:
                                                  if node.inputs else None)))
         # calls an earlier run left unanswered are answered ("cancelled") before any model call
         plugins.append(Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
+        # a failed model or tool call names the agent, the model and its endpoint, or the
+        # user's function
+        plugins.append(Call(Import("agentspec.runtime.blame", "Blame")))
         app = Call(APP, kwargs(
             name=node.name, root_agent=Ref("root_agent"),
             plugins=ListOf(tuple(plugins)),
@@ -158,9 +161,10 @@ class PlanBuilder:
                     node.module_dirs)
 
 
-def _models(app: AppNode) -> Iterator[ModelNode | None]:
+def app_models(app: AppNode) -> Iterator[ModelNode | None]:
     """Every model the app calls: agents', routers' classifiers, planners', the summarizer."""
-    yield app.compaction.model if app.compaction else None
+    if app.compaction is not None:
+        yield app.compaction.model
     seen: set[int] = set()
     todo: list[AgentNode] = [app.root]
     while todo:

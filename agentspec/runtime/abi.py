@@ -17,6 +17,7 @@ ABI = 1
 #: module -> the names generated code imports from it
 NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.app": frozenset({"compaction", "history_scope", "resumable"}),
+    "agentspec.runtime.blame": frozenset({"Blame"}),
     "agentspec.runtime.dangling": frozenset({"PatchDanglingCalls"}),
     "agentspec.runtime.env": frozenset({"expand"}),
     "agentspec.runtime.harness.approvals": frozenset({"approval_gate", "edit_note", "gated"}),

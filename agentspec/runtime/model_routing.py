@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
 from collections.abc import AsyncGenerator, Callable
 from contextvars import ContextVar
 from typing import Any
@@ -28,6 +29,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from pydantic import ConfigDict, Field
 
+from agentspec.runtime.blame import CALLING_AGENT, ModelError, model_error
+
 __all__ = ["CALL", "FallbackLlm", "ModelCallContext", "ModelsFailed", "RoutedLlm",
            "fallback", "routed"]
 
@@ -35,8 +38,20 @@ __all__ = ["CALL", "FallbackLlm", "ModelCallContext", "ModelsFailed", "RoutedLlm
 CALL: ContextVar[CallbackContext | None] = ContextVar("agentspec_model_call", default=None)
 
 
-class ModelsFailed(RuntimeError):
-    """Every model a call could go to failed before its first response."""
+#: one line per switch to another model after a failure (`agentspec run` prints them)
+SWITCHES = logging.getLogger("agentspec.models")
+
+
+class ModelsFailed(ModelError):
+    """Every model a call could go to failed before its first response; `tried` holds each
+    one's failure, in order."""
+
+    def __init__(self, model: str, tried: list[ModelError], agent: str | None = None) -> None:
+        self.tried = tried
+        chain = "; ".join(f"`{each.model}`" + (f" at {each.endpoint}" if each.endpoint else "")
+                          + f": {each.cause}" for each in tried)
+        super().__init__(f"every model failed before answering ({chain})", model=model,
+                         agent=agent)
 
 
 class _Composite(BaseLlm):
@@ -55,11 +70,12 @@ class _Composite(BaseLlm):
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
                                      ) -> AsyncGenerator[LlmResponse, None]:
         failures: list[tuple[str, BaseException]] = []
+        tried: list[ModelError] = []
         choice: str | None = await self._first_choice()
         while choice is not None:
             answered = False
+            model = self.members[choice]
             try:
-                model = self.members[choice]
                 async for response in model.generate_content_async(
                         _request_for(model, llm_request), stream=stream):
                     answered = True
@@ -69,10 +85,18 @@ class _Composite(BaseLlm):
                 if answered:
                     raise
                 failures.append((choice, error))
+                failed = model_error(model, error)
+                tried.append(ModelError(failed.cause, model=choice, endpoint=failed.endpoint))
             choice = await self._next_choice([name for name, _ in failures])
-        chain = "; ".join(f"{name}: {type(error).__name__}: {error}" for name, error in failures)
-        raise ModelsFailed(f"model {self.model}: every option failed before answering "
-                           f"({chain})") from failures[-1][1] if failures else None
+            if choice is not None:
+                SWITCHES.warning("%smodel `%s` failed (%s); trying `%s`", _agent_prefix(),
+                                 tried[-1].model, tried[-1].cause, choice)
+        raise ModelsFailed(self.model, tried) from failures[-1][1] if failures else None
+
+
+def _agent_prefix() -> str:
+    agent = CALLING_AGENT.get()
+    return f"[{agent}] " if agent else ""
 
 
 def _request_for(model: BaseLlm, request: LlmRequest) -> LlmRequest:

@@ -48,12 +48,21 @@ def litellm(model: str, *, base_url: str | None = None, api_key: str | None = No
         if SCRIPTED.get():
             return Unavailable(model=model, reason=reason)
         raise MissingExtra(reason) from exc
+    _quiet_litellm()
     if base_url is not None:
         kwargs["api_base"] = base_url
     llm = LiteLlm(model=model, **kwargs)
     if api_key is not None:
         adk.set_litellm_call_arg(llm, "api_key", api_key)
     return llm
+
+
+def _quiet_litellm() -> None:
+    """No "Give Feedback / Get Help" banner and debug hint on stdout per failed call: the
+    failure reaches the caller as an exception, which agentspec reports with its names."""
+    import litellm as module
+
+    module.suppress_debug_info = True
 
 
 def registry_model(model: str) -> BaseLlm:

@@ -2,6 +2,7 @@
 'A customer-support desk: each message is routed to exactly one specialist (billing, technical support, or general questions), with the general agent as the safety net.'
 
 from agentspec.runtime.app import resumable
+from agentspec.runtime.blame import Blame
 from agentspec.runtime.dangling import PatchDanglingCalls
 from agentspec.runtime.harness.approvals import approval_gate, edit_note, gated
 from agentspec.runtime.router import router
@@ -158,6 +159,7 @@ app = App(
             ),
         ),
         PatchDanglingCalls(),
+        Blame(),
     ],
     resumability_config=resumable(),
 )

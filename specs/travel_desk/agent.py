@@ -2,6 +2,7 @@
 'A travel desk. A concierge answers quick questions and hands travelers to a booking specialist or a visa specialist, or to a trip-planning pipeline: it normalises the request, researches weather, sights and fares in parallel, drafts a day-by-day itinerary, and reviews it against the budget until the reviewer approves it. Every tool works offline on the sample data in travel_tools/data/.'
 
 from agentspec.runtime.app import compaction
+from agentspec.runtime.blame import Blame
 from agentspec.runtime.dangling import PatchDanglingCalls
 from agentspec.runtime.env import expand
 from agentspec.runtime.instructions import template
@@ -665,6 +666,7 @@ app = App(
             log_level='INFO',
         ),
         PatchDanglingCalls(),
+        Blame(),
     ],
     events_compaction_config=compaction(
         summarizer_model=registry_model('gemini-2.5-flash-lite'),

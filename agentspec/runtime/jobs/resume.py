@@ -41,6 +41,7 @@ from google.adk.errors import StaleSessionError
 from google.adk.events.event import Event
 from google.adk.runners import Runner
 
+from agentspec.runtime.blame import describe
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, deliver_event
 
@@ -130,7 +131,7 @@ class Resumer:
                                                 invocation_id=invocation):
                 self.on_event(event)
         except Exception as error:
-            raise TurnFailed(f"{type(error).__name__}: {error}") from error
+            raise TurnFailed(describe(error)) from error
         finally:
             await runner.close()
         return "resumed"

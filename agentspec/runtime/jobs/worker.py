@@ -37,6 +37,7 @@ from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
 from agentspec.contract.urls import scrubbed
+from agentspec.runtime.blame import describe
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed
@@ -194,7 +195,7 @@ class Worker:
         except Exception as error:  # noqa: BLE001 - the job failed; the worker goes on
             after = await asyncio.to_thread(
                 store.fail, job.id, self.owner,
-                self.settings.scrubbed(f"{type(error).__name__}: {error}"),
+                self.settings.scrubbed(describe(error, job.agent)),
                 backoff(job.attempts, self.backoff_base))
             if after is not None:
                 self.failed += after.status == "FAILED"
