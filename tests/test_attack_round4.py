@@ -4,6 +4,7 @@ sandbox). Each test reproduces a defect and is expected to fail until it is fixe
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -371,3 +372,32 @@ def test_an_offline_agent_reading_required_state_is_refused_or_runs(
                   "hi").exit_code == 0
     worked = invoke("worker", "--until-idle", "--script", "w.yaml", "j.yaml")
     assert "1 done" in worked.output, worked.output
+
+
+@pytest.mark.xfail(strict=True, reason="cli/diff.py _markdown fences a detail with ``` while "
+                   "a unified diff's context line ' ```' closes it: the spec's text becomes "
+                   "markdown/HTML of the review comment")
+def test_an_instruction_cannot_close_the_markdown_fence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _git(tmp_path, "init", "-q")
+    spec = tmp_path / "inj.yaml"
+    text = textwrap.dedent("""\
+        agentspec: 1
+        name: inj
+        agents:
+          lead:
+            model: gemini-2.5-flash
+            instruction: |
+              Be kind.
+              ```
+              </details>
+              <!--
+        """)
+    spec.write_text(text)
+    _git(tmp_path, "add", "inj.yaml")
+    _git(tmp_path, "commit", "-qm", "inj")
+    spec.write_text(text.replace("Be kind.", "Be kind!"))
+    monkeypatch.chdir(tmp_path)
+    shown = invoke("diff", "--base", "HEAD", "inj.yaml", "--format", "markdown").output
+    body = shown.split("```diff\n", 1)[1].rsplit("\n```\n", 1)[0]
+    assert not [line for line in body.splitlines() if re.match(r" {0,3}(`{3,}|~{3,})", line)]
