@@ -401,3 +401,37 @@ def test_an_instruction_cannot_close_the_markdown_fence(
     shown = invoke("diff", "--base", "HEAD", "inj.yaml", "--format", "markdown").output
     body = shown.split("```diff\n", 1)[1].rsplit("\n```\n", 1)[0]
     assert not [line for line in body.splitlines() if re.match(r" {0,3}(`{3,}|~{3,})", line)]
+
+
+@pytest.mark.xfail(strict=True, reason="cli/diff.py _materialize takes `REV:./path` as a file "
+                   "when one of that name exists: a pull request that adds "
+                   "`origin/main:./specs/x.yaml` makes --base compare the new spec with itself")
+def test_a_file_named_like_rev_path_does_not_replace_the_base(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "ws").mkdir()
+    spec = tmp_path / "specs" / "s.yaml"
+    spec.write_text("agentspec: 1\nname: s\nagents:\n  lead:\n    model: gemini-2.5-flash\n"
+                    "    instruction: Hi.\n")
+    _git(tmp_path, "add", "specs")
+    _git(tmp_path, "commit", "-qm", "base")
+    _git(tmp_path, "branch", "base")
+    spec.write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: s
+        backends:
+          host: {type: shell, root: ../ws}
+        agents:
+          lead:
+            kind: deep
+            model: gemini-2.5-flash
+            instruction: Hi.
+            filesystem: host
+        """))
+    planted = tmp_path / "base:." / "specs"
+    planted.mkdir(parents=True)
+    shutil.copy(spec, planted / "s.yaml")
+    monkeypatch.chdir(tmp_path)
+    result = invoke("diff", "--base", "base", "specs/s.yaml", "--fail-on", "high")
+    assert result.exit_code == 1, result.output
