@@ -435,3 +435,27 @@ def test_a_file_named_like_rev_path_does_not_replace_the_base(
     monkeypatch.chdir(tmp_path)
     result = invoke("diff", "--base", "base", "specs/s.yaml", "--fail-on", "high")
     assert result.exit_code == 1, result.output
+
+
+@pytest.mark.xfail(strict=True, reason="validate accepts a sandbox root holding the spec and "
+                   "its python modules: a sandboxed command rewrites a module the host imports "
+                   "at the next build or run (an escape)")
+def test_a_sandbox_root_holding_the_specs_modules_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mytools.py").write_text(TOOLS)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: rd
+        backends:
+          box: {type: sandbox, root: .}
+        tools:
+          lookup: {python: "mytools:lookup"}
+        agents:
+          lead:
+            kind: deep
+            model: gemini-2.5-flash
+            instruction: Hi.
+            filesystem: box
+            tools: [lookup]
+        """))
+    assert invoke("validate", str(spec)).exit_code == 1
