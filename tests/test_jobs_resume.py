@@ -165,6 +165,7 @@ def test_a_worker_resumes_the_parent_before_any_new_user_message(backend: str,
     assert again.returncode == 0 and FOLLOW_UP not in again.stdout  # shown once
 
 
+@pytest.mark.slow  # 5.2 s of CPU (a worker and an interactive run)
 def test_a_chat_waiting_for_the_person_shows_the_resumed_answer_when_it_arrives(
         tmp_path: Path) -> None:
     import queue
