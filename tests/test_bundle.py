@@ -822,7 +822,7 @@ def test_a_deployed_bundle_serves_and_its_worker_resumes_on_postgres(
     shutil.rmtree(project)
     shutil.rmtree(tmp_path / "out")
     folder = deployed / "office"
-    assert f"agentspec[postgres]=={version()}" in (folder / "requirements.txt").read_text()
+    assert f"agentspec-adk[postgres]=={version()}" in (folder / "requirements.txt").read_text()
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
