@@ -739,7 +739,7 @@ def _memory_edit(pair: AgentPair, gained: bool) -> Iterator[Found]:
     new = {f for f, at in zip(now.memory, now.memory_edit_at, strict=True) if at}
     for name in sorted(new - old if gained else old - new):
         yield (Found("high", f"can now rewrite memory file `{name}`, which later runs obey",
-                     ("memory",), ("memory",)) if gained else
+                     ("memory",) if was.memory else None, ("memory",)) if gained else
                Found("low", f"can no longer rewrite memory file `{name}`", ("memory",),
                      ("memory",)))
 
