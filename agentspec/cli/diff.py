@@ -135,6 +135,8 @@ def _markdown(changes: list[Any], counts: Counter[str], spec: str) -> str:
 
 #: a line CommonMark may read as a code fence: up to three spaces, then ``` or ~~~
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+#: the line endings CommonMark knows
+_LINES = re.compile(r"\r\n|\r|\n")
 
 
 def fenced(detail: str) -> list[str]:
@@ -142,8 +144,7 @@ def fenced(detail: str) -> list[str]:
     instruction's context line ` ```` `) must never end the block and become markdown or
     HTML of the review comment. When a line would read as a fence, every line is indented
     by four spaces (more than a fence may have), and a note says so."""
-    # splitlines: every line ending CommonMark knows (\n, \r\n, \r) starts a line here too
-    body = detail.splitlines()
+    body = _LINES.split(detail.rstrip("\r\n"))
     if not any(_FENCE.match(line) for line in body):
         return ["```diff", *body, "```"]
     return ["(each line is indented by four spaces: a line of it would end this block)",
