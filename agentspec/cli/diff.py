@@ -163,7 +163,7 @@ def fenced(detail: str) -> list[str]:
 def command(old: str | None, new: str | None, base: str | None, fmt: str,
             fail_on: str | None, environment: str | None) -> None:
     """Compare two versions of a spec: OLD and NEW are files or REV:path (from git; a file
-    whose name holds `:` is given as ./NAME). With --base REV, give only the file: its
+    whose name holds ':' is given as ./NAME). With --base REV, give only the file: its
     version at REV (always from git) is compared with the working tree."""
     from agentspec.review.diff import RISKS, absent_side, compare, load_side
 
