@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from agentspec.cli import cli
 from agentspec.review.diff import Change, Where, absent_side, compare, load_side
+from agentspec.review.markdown import code, inline, markdown
 from tests.buildkit import ROOT
 
 CASES = Path(__file__).parent / "diff_cases"
@@ -308,13 +309,67 @@ fence_text = st.builds(lambda lines, ends: "".join(
 def test_no_text_closes_the_markdown_code_block_early(detail: str) -> None:
     """Round-4 M6: an instruction's context line ` ```` ` closed the fence, and the spec's
     later lines became markdown and HTML of the pull-request comment."""
-    from agentspec.cli.diff import _markdown
-
     change = Change("lead", "instruction-changed", "medium", "the instruction changed",
                     detail=detail)
-    shown = _markdown([change], Counter(medium=1), "s.yaml")
+    shown = markdown([change], Counter(medium=1), "s.yaml")
     inside, after = _code_block(shown.split("<summary>", 1)[1])
     assert after == ["</details>"]
     lines = re.split(r"\r\n|\r|\n", detail.rstrip("\r\n"))
     indent = "    " if any(re.match(r" {0,3}(`{3,}|~{3,})", line) for line in lines) else ""
     assert inside == [indent + line for line in lines]
+
+
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _read_cell(cell: str) -> tuple[str, str]:
+    """What CommonMark (with GFM's `\\|` in a table) shows for a cell, and the characters it
+    reads outside code spans as written (not escaped): backslash escapes first, then code
+    spans, left to right."""
+    shown, raw, at = [], [], 0
+    while at < len(cell):
+        escaped = _ESCAPED.match(cell, at)
+        if escaped:
+            shown.append(escaped.group(1))
+            at = escaped.end()
+            continue
+        run = re.compile(r"`+").match(cell, at)
+        if run:
+            close = next((m for m in re.finditer(r"`+", cell[run.end():])
+                          if len(m.group()) == len(run.group())), None)
+            if close is not None:
+                end = run.end() + close.end()
+                shown.append(cell[at:end].replace("\\|", "|"))
+                at = end
+                continue
+        shown.append(cell[at])
+        raw.append(cell[at])
+        at += 1
+    return "".join(shown), "".join(raw)
+
+
+@given(text=st.text(st.sampled_from(list("`<>[]()!*_~&|\\ a\n")), max_size=40) | st.text())
+@example(text="now runs python m:f {'x': '<img src=x>'} ![a](http://e/x.png) | low |")
+@example(text="\\`<b>` [link](javascript:x) <!--")
+def test_no_text_in_a_table_cell_becomes_markup(text: str) -> None:
+    """A reason, state value, tool argument or file name in the comment's table is shown as
+    written: no HTML, link, image or emphasis, no cell ended early; its code spans stay."""
+    shown, raw = _read_cell(inline(text))
+    assert shown == re.sub(r"\r\n|\r|\n", " ", text)
+    assert not set(raw) & set("<>[]!*_~&|\\`"), raw
+    assert "|" not in inline(text).replace("\\|", "")
+
+
+@given(text=st.text(st.sampled_from(list("` a\n")), max_size=20) | st.text())
+@example(text="specs/`<img src=x>`.yaml")
+def test_a_file_name_is_one_code_span(text: str) -> None:
+    """The spec's file name in the comment's first line (a pull request names its files)."""
+    span = code(text)
+    fence = re.match(r"`+", span)
+    assert fence is not None and span.endswith(fence.group())
+    inside = span[len(fence.group()):-len(fence.group())]
+    # CommonMark: the span closes at the first run of exactly as many backticks
+    assert len(fence.group()) not in {len(r) for r in re.findall(r"`+", inside)}
+    if len(inside) >= 2 and inside[0] == inside[-1] == " " and inside.strip(" "):
+        inside = inside[1:-1]
+    assert inside == re.sub(r"\r\n|\r|\n", " ", text)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import subprocess
 import sys
 import tarfile
@@ -112,45 +111,6 @@ def _text(changes: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _markdown(changes: list[Any], counts: Counter[str], spec: str) -> str:
-    from agentspec.review.diff import RISKS
-
-    changes = sorted(changes, key=lambda c: RISKS.index(c.risk))  # stable: agents' order kept
-    lines = [f"**agentspec diff** `{spec}`: {counts['high']} high, {counts['medium']} medium, "
-             f"{counts['low']} low", "", "| risk | agent | change | what | old | new |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {c.risk} | {', '.join(f'`{a}`' for a in c.agents)} | `{c.change}` | "
-              f"{_cell(c.reason)} | {_cell(c.old or '')} | {_cell(c.new or '')} |"
-              for c in changes]
-    for change in changes:
-        if change.detail:
-            lines += ["", f"<details><summary>{change.agent}: {change.change}</summary>", "",
-                      *fenced(change.detail), "</details>"]
-    return "\n".join(lines)
-
-
-#: a line CommonMark may read as a code fence: up to three spaces, then ``` or ~~~
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-#: the line endings CommonMark knows
-_LINES = re.compile(r"\r\n|\r|\n")
-
-
-def fenced(detail: str) -> list[str]:
-    """`detail` as a fenced `diff` block no line of it can close: the spec's text (an
-    instruction's context line ` ```` `) must never end the block and become markdown or
-    HTML of the review comment. When a line would read as a fence, every line is indented
-    by four spaces (more than a fence may have), and a note says so."""
-    body = _LINES.split(detail.rstrip("\r\n"))
-    if not any(_FENCE.match(line) for line in body):
-        return ["```diff", *body, "```"]
-    return ["(each line is indented by four spaces: a line of it would end this block)",
-            "", "```diff", *(f"    {line}" for line in body), "```"]
-
-
 @click.command(name="diff")
 @click.argument("old", required=False)
 @click.argument("new", required=False)
@@ -166,6 +126,7 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
     whose name holds ':' is given as ./NAME). With --base REV, give only the file: its
     version at REV (always from git) is compared with the working tree."""
     from agentspec.review.diff import RISKS, absent_side, compare, load_side
+    from agentspec.review.markdown import markdown
 
     if base is not None:
         if old is None or new is not None:
@@ -208,7 +169,7 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
         click.echo(json.dumps({"changes": [c.to_dict() for c in changes],
                                "summary": {r: counts[r] for r in RISKS}}, indent=2))
     elif fmt == "markdown":
-        click.echo(_markdown(changes, counts, new))
+        click.echo(markdown(changes, counts, new))
     else:
         if changes:
             click.echo(_text(changes))
