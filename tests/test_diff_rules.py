@@ -266,3 +266,20 @@ def test_a_new_agent_carrying_every_risk_reports_each(old: str, tmp_path: Path) 
     done = CliRunner().invoke(cli, ["diff", str(RISKY / "old.yaml"), str(RISKY / "new.yaml"),
                                     "--fail-on", "high"])
     assert done.exit_code == 1, done.output
+
+
+def test_another_backend_that_reads_hard_links_or_shares_conversations_is_high(
+        tmp_path: Path) -> None:
+    """A gain is judged against the backends the agent reached, not only the same one set
+    up differently: moving to another backend that allows them is a gain too."""
+    spec = ("agentspec: 1\nname: desk\nbackends:\n  plain: {type: filesystem, root: ./a}\n"
+            "  open: {type: filesystem, root: ./b, hard_links: allow, "
+            "conversation_files: shared}\nagents:\n  lead:\n    model: gemini-2.5-flash\n"
+            "    instruction: Read.\n    filesystem: BACKEND\n")
+    (tmp_path / "old.yaml").write_text(spec.replace("BACKEND", "plain"))
+    (tmp_path / "new.yaml").write_text(spec.replace("BACKEND", "open"))
+    changes = compare(load_side(tmp_path / "old.yaml", "old.yaml", environ={}),
+                      load_side(tmp_path / "new.yaml", "new.yaml", environ={}))
+    assert {(c.change, c.risk) for c in changes} == {
+        ("backend-changed", "medium"), ("hard-links-allowed", "high"),
+        ("conversation-files-shared", "high")}
