@@ -192,8 +192,6 @@ def _git(cwd: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
-@pytest.mark.xfail(strict=True, reason="a new agent's callbacks and model endpoint are not "
-                   "reported (agent-added only): --fail-on high passes")
 @pytest.mark.parametrize("added", ["spec", "agent"])
 def test_a_new_callback_and_model_endpoint_fail_high(tmp_path: Path, added: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -374,9 +372,6 @@ def test_an_offline_agent_reading_required_state_is_refused_or_runs(
     assert "1 done" in worked.output, worked.output
 
 
-@pytest.mark.xfail(strict=True, reason="cli/diff.py _markdown fences a detail with ``` while "
-                   "a unified diff's context line ' ```' closes it: the spec's text becomes "
-                   "markdown/HTML of the review comment")
 def test_an_instruction_cannot_close_the_markdown_fence(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _git(tmp_path, "init", "-q")
@@ -403,9 +398,6 @@ def test_an_instruction_cannot_close_the_markdown_fence(
     assert not [line for line in body.splitlines() if re.match(r" {0,3}(`{3,}|~{3,})", line)]
 
 
-@pytest.mark.xfail(strict=True, reason="cli/diff.py _materialize takes `REV:./path` as a file "
-                   "when one of that name exists: a pull request that adds "
-                   "`origin/main:./specs/x.yaml` makes --base compare the new spec with itself")
 def test_a_file_named_like_rev_path_does_not_replace_the_base(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _git(tmp_path, "init", "-q")

@@ -4,15 +4,20 @@ versions, never the wording), two git revisions of a spec, the formats and --fai
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from agentspec.cli import cli
-from agentspec.review.diff import Where, absent_side, compare, load_side
+from agentspec.review.diff import Change, Where, absent_side, compare, load_side
+from agentspec.review.markdown import code, inline, markdown
 from tests.buildkit import ROOT
 
 CASES = Path(__file__).parent / "diff_cases"
@@ -228,3 +233,143 @@ def test_a_repository_with_links_pointing_outside_it_can_be_compared(
         assert done.exit_code == 0, done.output
         assert [c["change"] for c in json.loads(done.output)["changes"]] == [
             "instruction-changed"]
+
+
+def test_rev_path_is_read_from_git_by_its_spelling_never_a_file_of_that_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round-4 H1: a file named `REV:./path` in the working tree (a pull request can add
+    one) replaced the revision's spec. An argument is REV:path or a file by how it is
+    written; a file whose name holds `:` is given as ./NAME."""
+    repo = _repository(tmp_path, {"specs/s.yaml": SMALL})
+    _commit(repo)
+    changed = SMALL.replace("Hi.", "Hello.")
+    (repo / "specs" / "s.yaml").write_text(changed)
+    for planted in ("HEAD:./specs/s.yaml", "HEAD:specs/s.yaml"):
+        (repo / planted).parent.mkdir(parents=True, exist_ok=True)
+        (repo / planted).write_text(changed)
+    (repo / "odd:name.yaml").write_text(changed)
+    monkeypatch.chdir(repo)
+    for old in ("HEAD:./specs/s.yaml", "HEAD:specs/s.yaml"):
+        done = invoke(old, "specs/s.yaml", "--format", "json")
+        assert done.exit_code == 0, done.output
+        assert [c["change"] for c in json.loads(done.output)["changes"]] == [
+            "instruction-changed"], old
+    based = invoke("--base", "HEAD", "specs/s.yaml", "--fail-on", "medium")
+    assert based.exit_code == 1 and "instruction-changed" in based.output, based.output
+    # a file whose name holds `:`: ./NAME is the file; NAME alone names a revision, and the
+    # error says how to name the file
+    assert invoke("./odd:name.yaml", "specs/s.yaml").output.splitlines()[-1].startswith(
+        "0 change(s)")
+    wrong = invoke("odd:name.yaml", "specs/s.yaml")
+    assert wrong.exit_code == 2 and "write ./odd:name.yaml" in wrong.output, wrong.output
+    # with --base, the file given is always the working tree's
+    _commit(repo)
+    (repo / "odd:name.yaml").write_text(SMALL)
+    odd = invoke("--base", "HEAD", "odd:name.yaml", "--format", "json")
+    assert odd.exit_code == 0, odd.output
+    assert [c["change"] for c in json.loads(odd.output)["changes"]] == ["instruction-changed"]
+    assert invoke("--base", "-x", "specs/s.yaml").exit_code == 2
+
+
+# the markdown comment: the spec's text stays inside its code block ------------------------
+
+_OPENING = re.compile(r" {0,3}(`{3,}|~{3,})([^`]*)")
+
+
+def _code_block(markdown: str) -> tuple[list[str], list[str]]:
+    """CommonMark's fenced code block, simply: the lines of the first block (its opening
+    fence: up to three spaces, three or more backticks or tildes; it closes at a line of up
+    to three spaces, at least as many of the same character and only spaces or tabs) and the
+    lines after it."""
+    lines = re.split(r"\r\n|\r|\n", markdown)
+    start = next(i for i, line in enumerate(lines) if _OPENING.fullmatch(line))
+    fence = _OPENING.fullmatch(lines[start])
+    assert fence is not None
+    closing = re.compile(f" {{0,3}}{re.escape(fence.group(1)[0])}{{{len(fence.group(1))},}}"
+                         r"[ \t]*")
+    end = next((i for i in range(start + 1, len(lines)) if closing.fullmatch(lines[i])),
+               len(lines))
+    return lines[start + 1:end], lines[end + 1:]
+
+
+#: lines that look like fences: a diff's mark, indentation, a run of backticks or tildes,
+#: then anything; joined by any line ending
+fence_line = st.builds(lambda *parts: "".join(parts), st.sampled_from(["", " ", "+", "-"]),
+                       st.text(" \t", max_size=5), st.text("`~", max_size=8),
+                       st.text(max_size=10))
+fence_text = st.builds(lambda lines, ends: "".join(
+    line + ends[i % len(ends)] for i, line in enumerate(lines)),
+    st.lists(fence_line, min_size=1, max_size=8),
+    st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=3)
+) | st.text(min_size=1, max_size=60)
+
+
+@given(detail=fence_text.filter(bool))
+@example(detail="@@ -1,3 +1,3 @@\n-Be kind.\n+Be kind!\n ```\n </details>\n <!--\n")
+def test_no_text_closes_the_markdown_code_block_early(detail: str) -> None:
+    """Round-4 M6: an instruction's context line ` ```` ` closed the fence, and the spec's
+    later lines became markdown and HTML of the pull-request comment."""
+    change = Change("lead", "instruction-changed", "medium", "the instruction changed",
+                    detail=detail)
+    shown = markdown([change], Counter(medium=1), "s.yaml")
+    inside, after = _code_block(shown.split("<summary>", 1)[1])
+    assert after == ["</details>"]
+    lines = re.split(r"\r\n|\r|\n", detail.rstrip("\r\n"))
+    indent = "    " if any(re.match(r" {0,3}(`{3,}|~{3,})", line) for line in lines) else ""
+    assert inside == [indent + line for line in lines]
+
+
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _read_cell(cell: str) -> tuple[str, str]:
+    """What CommonMark (with GFM's `\\|` in a table) shows for a cell, and the characters it
+    reads outside code spans as written (not escaped): backslash escapes first, then code
+    spans, left to right."""
+    shown, raw, at = [], [], 0
+    while at < len(cell):
+        escaped = _ESCAPED.match(cell, at)
+        if escaped:
+            shown.append(escaped.group(1))
+            at = escaped.end()
+            continue
+        run = re.compile(r"`+").match(cell, at)
+        if run:
+            close = next((m for m in re.finditer(r"`+", cell[run.end():])
+                          if len(m.group()) == len(run.group())), None)
+            if close is not None:
+                end = run.end() + close.end()
+                shown.append(cell[at:end].replace("\\|", "|"))
+                at = end
+                continue
+        shown.append(cell[at])
+        raw.append(cell[at])
+        at += 1
+    return "".join(shown), "".join(raw)
+
+
+@given(text=st.text(st.sampled_from(list("`<>[]()!*_~&|\\ a\n")), max_size=40) | st.text())
+@example(text="now runs python m:f {'x': '<img src=x>'} ![a](http://e/x.png) | low |")
+@example(text="\\`<b>` [link](javascript:x) <!--")
+def test_no_text_in_a_table_cell_becomes_markup(text: str) -> None:
+    """A reason, state value, tool argument or file name in the comment's table is shown as
+    written: no HTML, link, image or emphasis, no cell ended early; its code spans stay."""
+    shown, raw = _read_cell(inline(text))
+    assert shown == re.sub(r"\r\n|\r|\n", " ", text)
+    assert not set(raw) & set("<>[]!*_~&|\\`"), raw
+    assert "|" not in inline(text).replace("\\|", "")
+
+
+@given(text=st.text(st.sampled_from(list("` a\n")), max_size=20) | st.text())
+@example(text="specs/`<img src=x>`.yaml")
+def test_a_file_name_is_one_code_span(text: str) -> None:
+    """The spec's file name in the comment's first line (a pull request names its files)."""
+    span = code(text)
+    fence = re.match(r"`+", span)
+    assert fence is not None and span.endswith(fence.group())
+    inside = span[len(fence.group()):-len(fence.group())]
+    # CommonMark: the span closes at the first run of exactly as many backticks
+    assert len(fence.group()) not in {len(r) for r in re.findall(r"`+", inside)}
+    if len(inside) >= 2 and inside[0] == inside[-1] == " " and inside.strip(" "):
+        inside = inside[1:-1]
+    assert inside == re.sub(r"\r\n|\r|\n", " ", text)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from agentspec.cli import cli
 from agentspec.diagnostics import REGISTRY
 from agentspec.ir import tree
-from agentspec.review.diff import compare, load_side
+from agentspec.review.diff import absent_side, compare, load_side
 from agentspec.review.rules import AGENT_RULES, APP_RULES, IGNORED, RULES, TREE_RULES
 
 
@@ -207,3 +207,79 @@ def test_jobs_that_resume_and_the_conversation_store_are_app_rules(tmp_path: Pat
     changes = compare(load_side(tmp_path / "old.yaml", "old.yaml", environ={}),
                       load_side(tmp_path / "new.yaml", "new.yaml", environ={}))
     assert {c.change for c in changes} >= {"on-done-changed", "sessions-changed"}
+
+
+# a new agent is judged by what it can do -------------------------------------------------
+
+#: high-risk rules that need an old version of the agent or spec: a new one has nothing to
+#: drop, remove or change (what it has is judged by the rules that run on it)
+NEEDS_AN_OLD_VERSION = {
+    "tool-changed": "a tool of the old version runs other code; a new agent's tools are "
+                    "tool-added",
+    "approval-dropped": "an approval the old version had; a new agent's tools without one "
+                        "are tool-added",
+    "callback-removed": "a callback the old version had",
+    "callback-changed": "a callback the old version had; a new agent's are callback-added",
+    "plugin-removed": "a plugin the old version had",
+    "plugin-changed": "a plugin the old version had; a new spec's are plugin-added",
+}
+
+
+def _can_be_high(risk: str | None) -> bool:
+    return risk is not None and risk.startswith("high")
+
+
+def test_every_high_risk_gain_runs_on_a_new_agent_and_a_new_spec() -> None:
+    """A rule that can report a high risk runs on a new agent (or spec), unless it needs an
+    old version: a new rule must choose, or a new agent's gain passes `--fail-on high`."""
+    high = {rule.code.name for rule in (*AGENT_RULES, *APP_RULES) if _can_be_high(rule.code.risk)}
+    on_new = {rule.code.name for rule in AGENT_RULES if rule.on_new_agent} | \
+        {rule.code.name for rule in APP_RULES if rule.on_new_spec}
+    assert high - on_new == NEEDS_AN_OLD_VERSION.keys()
+    assert all(len(reason) > 20 for reason in NEEDS_AN_OLD_VERSION.values())
+
+
+RISKY = Path(__file__).parent / "diff_cases" / "agent_added_with_risks"
+
+
+@pytest.mark.parametrize("old", ["no spec", "no agent", "an agent that could do nothing"])
+def test_a_new_agent_carrying_every_risk_reports_each(old: str, tmp_path: Path) -> None:
+    """`helper` has a tool, callbacks, a model with its own `base_url`, an editable memory
+    file and commands in a sandbox that reaches the network, a mount, sockets and the
+    project's files, with a route that reads hard links and shares conversation files: each
+    high-risk rule that runs on new agents reports it, whatever the old version was."""
+    new = load_side(RISKY / "new.yaml", "new.yaml", environ={})
+    if old == "no spec":
+        before = absent_side(tmp_path / "old.yaml", "old.yaml")
+    else:
+        text = (RISKY / "old.yaml").read_text()
+        if old != "no agent":
+            text += ("    sub_agents: [helper]\n  helper:\n    model: gemini-2.5-flash\n"
+                     "    description: Helps.\n    instruction: Help.\n")
+        (tmp_path / "old.yaml").write_text(text)
+        before = load_side(tmp_path / "old.yaml", "old.yaml", environ={})
+    assert new.app is not None and (before.app is not None or before.absent), before.problems
+    found = {c.change for c in compare(before, new) if c.risk == "high" and "helper" in c.agents}
+    expected = {rule.code.name for rule in AGENT_RULES if _can_be_high(rule.code.risk)} - \
+        NEEDS_AN_OLD_VERSION.keys()
+    assert found == expected
+    done = CliRunner().invoke(cli, ["diff", str(RISKY / "old.yaml"), str(RISKY / "new.yaml"),
+                                    "--fail-on", "high"])
+    assert done.exit_code == 1, done.output
+
+
+def test_another_backend_that_reads_hard_links_or_shares_conversations_is_high(
+        tmp_path: Path) -> None:
+    """A gain is judged against the backends the agent reached, not only the same one set
+    up differently: moving to another backend that allows them is a gain too."""
+    spec = ("agentspec: 1\nname: desk\nbackends:\n  plain: {type: filesystem, root: ./a}\n"
+            "  open: {type: filesystem, root: ./b, hard_links: allow, "
+            "conversation_files: shared}\nagents:\n  lead:\n    model: gemini-2.5-flash\n"
+            "    instruction: Read.\n    filesystem: BACKEND\n")
+    (tmp_path / "old.yaml").write_text(spec.replace("BACKEND", "plain"))
+    (tmp_path / "new.yaml").write_text(spec.replace("BACKEND", "open"))
+    changes = compare(load_side(tmp_path / "old.yaml", "old.yaml", environ={}),
+                      load_side(tmp_path / "new.yaml", "new.yaml", environ={}))
+    assert {(c.change, c.risk) for c in changes} == {
+        ("backend-changed", "medium"), ("hard-links-allowed", "high"),
+        ("conversation-files-shared", "high")}

@@ -36,15 +36,27 @@ def _inside(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo | None
         return None
 
 
-def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]]:
-    """The spec file of one side; `REV:path` is extracted from git into a temporary tree
-    (the whole revision, so imports, instruction files and modules are there too). A spec
-    the revision does not have comes back as a path that is not a file."""
-    if ":" not in side or Path(side).exists():
-        return Path(side), side, {}
-    revision, path = side.split(":", 1)
+def parse_side(given: str) -> tuple[str | None, str]:
+    """(revision, path) of an OLD or NEW argument, by its spelling alone (never by what
+    exists on disk, which a pull request controls): `REV:path` is a revision's file, read
+    from git; an argument without `:`, or one that starts like a path (`/`, `./`, `../`), is
+    a file. A file whose name holds `:` is given as `./name`."""
+    if ":" not in given or given.startswith(("/", "./", "../")) or Path(given).is_absolute():
+        return None, given
+    revision, path = given.split(":", 1)
     if not revision or revision.startswith("-"):  # never an option to git
-        raise click.UsageError(f"{side!r} is neither a file nor REV:path")
+        raise click.UsageError(f"{given!r} is neither a file nor REV:path")
+    return revision, path
+
+
+def _materialize(revision: str | None, path: str, stack: ExitStack
+                 ) -> tuple[Path, dict[str, str]]:
+    """The spec file of one side: a file as given, or the file at a revision, extracted from
+    git into a temporary tree (the whole revision, so imports, instruction files and
+    modules are there too). A spec the revision does not have comes back as a path that is
+    not a file."""
+    if revision is None:
+        return Path(path), {}
     root = Path(_git("rev-parse", "--show-toplevel").strip())
     if path.startswith("./"):  # relative to here, as git allows
         path = _git("rev-parse", "--show-prefix").strip() + path[2:]
@@ -56,15 +68,18 @@ def _materialize(side: str, stack: ExitStack) -> tuple[Path, str, dict[str, str]
     archive = subprocess.run(["git", "archive", "--format=tar", revision], cwd=root,
                              capture_output=True, check=False)
     if archive.returncode != 0:
+        named = f"{revision}:{path}"
+        hint = f"; to compare the file {named!r}, write ./{named}" if Path(named).exists() \
+            else ""
         raise click.UsageError(f"cannot read revision {revision!r}: "
-                               f"{archive.stderr.decode(errors='replace').strip()}")
+                               f"{archive.stderr.decode(errors='replace').strip()}{hint}")
     tree = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentspec-diff-")))
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(tree, filter=_inside)
     spec = (tree / path).resolve()
     if not spec.is_relative_to(tree.resolve()):
         raise click.UsageError(f"{path} is outside the repository")
-    return spec, side, {"prefix": str(tree), "revision": revision}
+    return spec, {"prefix": str(tree), "revision": revision}
 
 
 def _display(result: Any, where: dict[str, str]) -> dict[str, str]:
@@ -96,27 +111,6 @@ def _text(changes: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _markdown(changes: list[Any], counts: Counter[str], spec: str) -> str:
-    from agentspec.review.diff import RISKS
-
-    changes = sorted(changes, key=lambda c: RISKS.index(c.risk))  # stable: agents' order kept
-    lines = [f"**agentspec diff** `{spec}`: {counts['high']} high, {counts['medium']} medium, "
-             f"{counts['low']} low", "", "| risk | agent | change | what | old | new |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {c.risk} | {', '.join(f'`{a}`' for a in c.agents)} | `{c.change}` | "
-              f"{_cell(c.reason)} | {_cell(c.old or '')} | {_cell(c.new or '')} |"
-              for c in changes]
-    for change in changes:
-        if change.detail:
-            lines += ["", f"<details><summary>{change.agent}: {change.change}</summary>", "",
-                      "```diff", change.detail.rstrip("\n"), "```", "</details>"]
-    return "\n".join(lines)
-
-
 @click.command(name="diff")
 @click.argument("old", required=False)
 @click.argument("new", required=False)
@@ -128,26 +122,35 @@ def _markdown(changes: list[Any], counts: Counter[str], spec: str) -> str:
 @environment_option
 def command(old: str | None, new: str | None, base: str | None, fmt: str,
             fail_on: str | None, environment: str | None) -> None:
-    """Compare two versions of a spec: OLD and NEW are files or REV:path (from git). With
-    --base REV, give only the file: its version at REV is compared with the working tree."""
+    """Compare two versions of a spec: OLD and NEW are files or REV:path (from git; a file
+    whose name holds ':' is given as ./NAME). With --base REV, give only the file: its
+    version at REV (always from git) is compared with the working tree."""
     from agentspec.review.diff import RISKS, absent_side, compare, load_side
+    from agentspec.review.markdown import markdown
 
     if base is not None:
         if old is None or new is not None:
             raise click.UsageError("with --base, give one spec file")
-        old, new = (f"{base}:{Path(old).resolve()}" if Path(old).is_absolute()
-                    else f"{base}:./{old}"), old
-    if old is None or new is None:
+        if not base or base.startswith("-"):  # never an option to git
+            raise click.UsageError(f"--base {base!r} is not a revision")
+        # the old side is always the file at REV, never a file in the working tree
+        at_base = str(Path(old).resolve()) if Path(old).is_absolute() else f"./{old}"
+        wanted = [(base, at_base), (None, old)]
+        old, new = f"{base}:{at_base}", old
+    elif old is None or new is None:
         raise click.UsageError("give OLD and NEW (or one file with --base REV)")
+    else:
+        wanted = [parse_side(old), parse_side(new)]
     sides = []
     with ExitStack() as stack:
-        found = [_materialize(given, stack) for given in (old, new)]
+        found = [(*_materialize(revision, path, stack), label)
+                 for (revision, path), label in zip(wanted, (old, new), strict=True)]
         # a spec added or removed since a revision is compared with no spec
         missing = [not path.exists() and (where or base is not None)
-                   for path, _, where in found]
+                   for path, where, _ in found]
         if all(missing):
             raise click.UsageError(f"neither {old} nor {new} exists")
-        for (path, label, where), absent in zip(found, missing, strict=True):
+        for (path, where, label), absent in zip(found, missing, strict=True):
             if absent:
                 sides.append(absent_side(path, label))
                 continue
@@ -166,7 +169,7 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
         click.echo(json.dumps({"changes": [c.to_dict() for c in changes],
                                "summary": {r: counts[r] for r in RISKS}}, indent=2))
     elif fmt == "markdown":
-        click.echo(_markdown(changes, counts, new))
+        click.echo(markdown(changes, counts, new))
     else:
         if changes:
             click.echo(_text(changes))

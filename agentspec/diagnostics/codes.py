@@ -681,8 +681,11 @@ def _change(code: str, name: str, risk: str, summary: str, explanation: str) -> 
 
 
 AGENT_ADDED = _change("AS501", "agent-added", "medium", "A new agent runs", """
-    The new version runs an agent the old one did not. Its tools are reported as gained
-    capabilities (AS506, AS512).""")
+    The new version runs an agent the old one did not. What it can do is reported as
+    gained, each with its own high-risk rule: its tools (AS506, AS512), callbacks (AS534),
+    models' servers (AS560), an editable memory file (AS548), and what its file tools and
+    commands reach (hard links AS515, shared conversation files AS580, a sandbox's network
+    AS572, mounts and sockets AS574, the project's files AS570).""")
 AGENT_REMOVED = _change("AS502", "agent-removed", "low", "An agent no longer runs", """
     The old version ran an agent the new one does not: what it could do is gone.""")
 AGENT_RENAMED = _change("AS503", "agent-renamed", "low", "An agent runs under a new name", """
@@ -917,9 +920,10 @@ SESSIONS_CHANGED = _change("AS577", "sessions-changed", "medium",
     never shown.""")
 SPEC_ADDED = _change("AS578", "spec-added", "medium", "A spec that did not exist runs", """
     `diff --base REV SPEC` (or `REV:path`) on a spec the revision does not have: every agent
-    it runs is reported as added (AS501), with its tools as gained capabilities (AS506,
-    AS512), its plugins as added (AS537), its `outside_project` entries (AS529) and a job
-    webhook (AS553), so `--fail-on` judges a new spec by what it can do.""")
+    it runs is reported as added (AS501), with what each can do as gained (its tools,
+    callbacks, models' servers and what its file tools and commands reach: see AS501), its
+    plugins as added (AS537), its `outside_project` entries (AS529) and a job webhook
+    (AS553), so `--fail-on` judges a new spec by what it can do.""")
 SPEC_REMOVED = _change("AS579", "spec-removed", "low", "A spec no longer exists", """
     The revision has the spec and the working tree does not: its agents no longer run
     (AS502).""")

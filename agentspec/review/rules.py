@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from types import MappingProxyType
 from typing import Any, Literal, assert_never
 
 from agentspec.contract.escapes import ESCAPE
@@ -371,17 +372,29 @@ def _shared_now(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         new.get("conversation_files") == "shared"
 
 
+def _definitions(node: AgentNode) -> dict[str, Any]:
+    """The backends an agent's file tools reach, by name (none without file tools)."""
+    filesystem = llm_view(node).filesystem
+    return {} if filesystem is None else dict(filesystem.definitions)
+
+
+def _reached_at(pair: AgentPair, name: str, *under: str
+                ) -> tuple[Path | Where | None, Path | Where]:
+    """`_backend_at`, with no old position when the old version of the agent did not reach
+    backend `name` (a new agent, new file tools, another backend)."""
+    old_at, new_at = _backend_at(pair, name, *under)
+    return (old_at if name in _definitions(pair.before) else None), new_at
+
+
 def _conversations_shared(pair: AgentPair) -> Iterator[Found]:
-    """Conversation files of every user now shown to every user's file tools."""
-    before, after = pair.old_llm.filesystem, pair.new_llm.filesystem
-    if before is None or after is None or before.backend != after.backend:
-        return
-    old, new = dict(before.definitions), dict(after.definitions)
-    for name in sorted(old.keys() & new.keys()):
-        if _shared_now(old[name], new[name]):
+    """Conversation files of every user now shown to every user's file tools: by a backend
+    the agent reaches, compared with what it reached before (nothing, for a new agent)."""
+    old, new = _definitions(pair.before), _definitions(pair.after)
+    for name in sorted(new):
+        if _shared_now(old.get(name, {}), new[name]):
             yield Found("high", f"backend `{name}` now shows every user's conversation files "
                         "(histories, evicted tool results) to every user's file tools",
-                        *_backend_at(pair, name, "conversation_files"))
+                        *_reached_at(pair, name, "conversation_files"))
 
 
 def _backend_limits(pair: AgentPair) -> Iterator[Found]:
@@ -396,7 +409,18 @@ def _backend_limits(pair: AgentPair) -> Iterator[Found]:
 
 
 def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
-    """`hard_links: allow` on any backend the agent reaches (a route's too)."""
+    """`hard_links: allow` on any backend the agent reaches (a route's too); gained is
+    judged against what the agent reached before (nothing, for a new agent), lost only on
+    a backend it still has."""
+    if allowed:
+        old, new = _definitions(pair.before), _definitions(pair.after)
+        for backend in sorted(new):
+            if new[backend].get("hard_links") == "allow" and \
+                    old.get(backend, {}).get("hard_links") != "allow":
+                yield Found("high", f"backend `{backend}` now reads files with several names "
+                            "(hard links), which may lie outside its root",
+                            *_reached_at(pair, backend, "hard_links"))
+        return
     both = _backends(pair)
     if both is None:
         return
@@ -404,11 +428,7 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
     for backend in sorted(old.keys() & new.keys()):
         was = old[backend].get("hard_links") == "allow"
         now = new[backend].get("hard_links") == "allow"
-        if allowed and now and not was:
-            yield Found("high", f"backend `{backend}` now reads files with several names "
-                        "(hard links), which may lie outside its root",
-                        *_backend_at(pair, backend, "hard_links"))
-        elif not allowed and was and not now:
+        if was and not now:
             yield Found("low", f"backend `{backend}` no longer reads files with several names "
                         "(hard links)", *_backend_at(pair, backend, "hard_links"))
 
@@ -429,29 +449,40 @@ def _executor(node: AgentNode) -> tuple[str, dict[str, Any]] | None:
     return (name, definitions[name]) if name in definitions else None
 
 
+#: what commands that did not run reached: as a sandbox that lets nothing in
+_NOTHING: Mapping[str, Any] = MappingProxyType({"type": "sandbox"})
+
+
 @dataclass(frozen=True)
 class _Sandboxes:
-    """Where the agent's commands run in each version: a sandbox's definition, else None."""
+    """Where the agent's commands run in each version: a sandbox's definition, else None.
+    When the old version ran no commands (a new agent, or one that gains `execute`),
+    `before` is `_NOTHING`, so all its commands can reach is a gain."""
 
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
-    old_at: Path | Where
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    old_at: Path | Where | None
     new_at: Path | Where
+    ran: bool  # the old version ran commands
 
 
 def _sandboxes(pair: AgentPair, *under: str) -> _Sandboxes | None:
-    """None when the new version runs no commands or a version has no file tools; the
-    positions are the sandboxes' definitions (or `under` them), else the agent's files."""
-    before, after = _executor(pair.before), _executor(pair.after)
-    if before is None or after is None or not _runs_commands(pair.after):
+    """None when the new version runs no commands; the positions are the sandboxes'
+    definitions (or `under` them), else the agent's files (none in the old version when it
+    ran no commands)."""
+    after = _executor(pair.after)
+    if after is None or not _runs_commands(pair.after):
         return None
-    old_at = pair.old.defined("backends", before[0], *under) if \
-        before[1]["type"] == "sandbox" else None
-    new_at = pair.new.defined("backends", after[0], *under) if \
-        after[1]["type"] == "sandbox" else None
-    return _Sandboxes(before[1] if before[1]["type"] == "sandbox" else None,
-                      after[1] if after[1]["type"] == "sandbox" else None,
-                      old_at or ("filesystem",), new_at or ("filesystem",))
+    sandboxed = after[1]["type"] == "sandbox"
+    new_at = (pair.new.defined("backends", after[0], *under) if sandboxed else None) or \
+        ("filesystem",)
+    now = after[1] if sandboxed else None
+    before = _executor(pair.before)
+    if before is None or not _runs_commands(pair.before):
+        return _Sandboxes(_NOTHING, now, None, new_at, ran=False)
+    was = before[1] if before[1]["type"] == "sandbox" else None
+    old_at = pair.old.defined("backends", before[0], *under) if was is not None else None
+    return _Sandboxes(was, now, old_at or ("filesystem",), new_at, ran=True)
 
 
 def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
@@ -461,8 +492,8 @@ def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
     if both.before is not None and both.after is not None:
         yield from _project_files(pair, both.before, both.after, dropped)
         return
-    if (both.before is None) == (both.after is None):
-        return
+    if not both.ran or (both.before is None) == (both.after is None):
+        return  # new commands outside a sandbox: AS512's
     if dropped and both.after is None:
         yield Found("high", "commands no longer run in a sandbox: they reach every file, "
                     "process and network the agent's user can", ("filesystem",), ("filesystem",))
@@ -532,7 +563,7 @@ def _sandbox_mounts(pair: AgentPair, added: bool) -> Iterator[Found]:
 
 def _sandbox_limits(pair: AgentPair) -> Iterator[Found]:
     both = _sandboxes(pair)
-    if both is None or both.before is None or both.after is None:
+    if both is None or not both.ran or both.before is None or both.after is None:
         return
     for key in _SANDBOX_LIMITS:
         at = _sandboxes(pair, key)
@@ -708,7 +739,7 @@ def _memory_edit(pair: AgentPair, gained: bool) -> Iterator[Found]:
     new = {f for f, at in zip(now.memory, now.memory_edit_at, strict=True) if at}
     for name in sorted(new - old if gained else old - new):
         yield (Found("high", f"can now rewrite memory file `{name}`, which later runs obey",
-                     ("memory",), ("memory",)) if gained else
+                     ("memory",) if was.memory else None, ("memory",)) if gained else
                Found("low", f"can no longer rewrite memory file `{name}`", ("memory",),
                      ("memory",)))
 
@@ -1000,9 +1031,10 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.EXECUTE_LOST, ("FilesystemNode.tools",), _execute_lost),
     Rule(codes.BACKEND_CHANGED, ("FilesystemNode.backend", "FilesystemNode.definitions"),
          _backend_changed),
-    Rule(codes.CONVERSATIONS_SHARED, ("FilesystemNode.definitions",), _conversations_shared),
+    Rule(codes.CONVERSATIONS_SHARED, ("FilesystemNode.definitions",), _conversations_shared,
+         on_new_agent=True),
     Rule(codes.HARD_LINKS_ALLOWED, ("FilesystemNode.definitions",),
-         lambda pair: _hard_links(pair, True)),
+         lambda pair: _hard_links(pair, True), on_new_agent=True),
     Rule(codes.HARD_LINKS_REFUSED, ("FilesystemNode.definitions",),
          lambda pair: _hard_links(pair, False)),
     Rule(codes.LIMIT_CHANGED, ("FilesystemNode.definitions",), _backend_limits),
@@ -1023,7 +1055,8 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
          _same_field("static_instruction", "static instruction")),
     Rule(codes.TOOL_ERRORS_CHANGED, ("LlmFields.tool_errors", "PlannerNode.tool_errors",),
          _same_field("tool_errors", "handling of tool errors")),
-    Rule(codes.CALLBACK_ADDED, ("AgentFields.callbacks", "PyObject.*"), _callback_added),
+    Rule(codes.CALLBACK_ADDED, ("AgentFields.callbacks", "PyObject.*"), _callback_added,
+         on_new_agent=True),
     Rule(codes.CALLBACK_REMOVED, ("AgentFields.callbacks", "PyObject.*"), _callback_removed),
     Rule(codes.CALLBACK_CHANGED, ("AgentFields.callbacks", "PyObject.*"), _callback_changed),
     Rule(codes.GENERATE_CHANGED, ("LlmFields.generate",), _settings("generate")),
@@ -1039,15 +1072,18 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
          lambda pair: _memory_edit(pair, False)),
     Rule(codes.SKILL_DISCOVERY_CHANGED, ("LlmFields.skill_discovery",), _skill_discovery),
     Rule(codes.TASK_AGENTS_CHANGED, ("LlmFields.task",), _task_agents),
-    Rule(codes.SANDBOX_DROPPED, _SANDBOX, lambda pair: _sandbox_dropped(pair, True)),
+    Rule(codes.SANDBOX_DROPPED, _SANDBOX, lambda pair: _sandbox_dropped(pair, True),
+         on_new_agent=True),  # allow_project_files
     Rule(codes.SANDBOX_GAINED, _SANDBOX, lambda pair: _sandbox_dropped(pair, False)),
-    Rule(codes.SANDBOX_NETWORK_GAINED, _SANDBOX, lambda pair: _sandbox_network(pair, True)),
+    Rule(codes.SANDBOX_NETWORK_GAINED, _SANDBOX, lambda pair: _sandbox_network(pair, True),
+         on_new_agent=True),
     Rule(codes.SANDBOX_NETWORK_LOST, _SANDBOX, lambda pair: _sandbox_network(pair, False)),
-    Rule(codes.SANDBOX_MOUNT_ADDED, _SANDBOX, lambda pair: _sandbox_mounts(pair, True)),
+    Rule(codes.SANDBOX_MOUNT_ADDED, _SANDBOX, lambda pair: _sandbox_mounts(pair, True),
+         on_new_agent=True),
     Rule(codes.SANDBOX_MOUNT_REMOVED, _SANDBOX, lambda pair: _sandbox_mounts(pair, False)),
     Rule(codes.LIMIT_CHANGED, _SANDBOX, _sandbox_limits),
     Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
-                                        "ModelNode.members"), model_endpoint),
+                                        "ModelNode.members"), model_endpoint, on_new_agent=True),
     Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, model_routing),
     Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
                                         "ModelNode.members"), model_settings),
