@@ -115,8 +115,6 @@ def _ref_spec(root: Path, ref: str) -> Path:
     return spec
 
 
-@pytest.mark.xfail(strict=True, reason="pysource.module_file prefers `m.py` over the "
-                   "package `m/__init__.py`, which Python imports")
 def test_a_package_beside_a_module_of_the_same_name_is_what_is_checked(tmp_path: Path) -> None:
     spec = _ref_spec(tmp_path, "tools:lookup")
     (tmp_path / "tools").mkdir()
@@ -126,8 +124,6 @@ def test_a_package_beside_a_module_of_the_same_name_is_what_is_checked(tmp_path:
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.xfail(strict=True, reason="AS252 refuses a name bound through globals(), "
-                   "which imports fine; build refuses it too")
 def test_a_name_bound_through_globals_is_not_refused(tmp_path: Path) -> None:
     spec = _ref_spec(tmp_path, "m:lookup")
     (tmp_path / "m.py").write_text('globals()["lookup"] = lambda q: q\n')
@@ -135,8 +131,6 @@ def test_a_name_bound_through_globals_is_not_refused(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.xfail(strict=True, reason="top_names counts names that are never bound when "
-                   "the module runs (annotation only, TYPE_CHECKING, del)")
 @pytest.mark.parametrize("source", [
     "lookup: int\n",
     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from helpers import lookup\n",
@@ -149,8 +143,6 @@ def test_a_name_the_module_never_binds_is_refused(tmp_path: Path, source: str) -
     assert "AS252" in result.output, result.output
 
 
-@pytest.mark.xfail(strict=True, reason="a package's submodule passes AS252 though "
-                   "import_module(pkg) + getattr fails at build when __init__ does not import it")
 def test_a_submodule_the_package_does_not_import_is_refused(tmp_path: Path) -> None:
     spec = _ref_spec(tmp_path, "pkg:sub")
     (tmp_path / "pkg").mkdir()
@@ -160,8 +152,6 @@ def test_a_submodule_the_package_does_not_import_is_refused(tmp_path: Path) -> N
     assert result.exit_code == 1, result.output
 
 
-@pytest.mark.xfail(strict=True, reason="two spec files in different folders naming modules "
-                   "of one name: validate checks each beside its file, build imports one")
 def test_same_named_modules_in_two_folders_are_refused(tmp_path: Path) -> None:
     (tmp_path / "common").mkdir()
     spec = tmp_path / "spec.yaml"

@@ -179,6 +179,54 @@ def _enqueue(url: str, count: int) -> list[str]:
     return ids
 
 
+FAILING = """\
+    agentspec: 1
+    name: office
+    root: lead
+    tools:
+      fetch: {python: "office_tools:fetch"}
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate reports.
+        task: {agents: [reporter]}
+      reporter:
+        description: Writes long reports.
+        model: gemini-2.5-flash
+        instruction: Write the report.
+        execution_mode: offline
+        tools: [fetch]
+        tool_errors: raise
+    jobs:
+      store: "sqlite:///jobs.db"
+    """
+
+
+def test_a_failed_job_is_reported_once_without_tracebacks(tmp_path: Path) -> None:
+    """The job's row and the worker's line report the failure; ADK's loggers would print
+    three tracebacks of it per attempt (node, root, runner) on the worker's output."""
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(FAILING))
+    (tmp_path / "office_tools.py").write_text(
+        'def fetch(q: str) -> str:\n    """Fetch."""\n'
+        '    raise RuntimeError("the source is down")\n')
+    (tmp_path / "worker.yaml").write_text("replies:\n  reporter:\n"
+                                          "    - {call: fetch, args: {q: Q3}}\n")
+    store = open_store(f"sqlite:///{tmp_path / 'jobs.db'}")
+    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", app_name="office",
+                                      user_id="user", session_id="s", max_attempts=1))
+    worker = agentspec(tmp_path, "worker", "spec.yaml", "--until-idle", "--script",
+                       "worker.yaml")
+    output = worker.stdout + worker.stderr
+    assert worker.returncode == 0, output
+    assert "Traceback" not in output, output
+    [failed] = [line for line in worker.stdout.splitlines() if line.lstrip().startswith("failed")]
+    assert "`fetch` (office_tools.py:3)" in failed and "the source is down" in failed, output
+    ended = store.get(job.id)
+    assert ended is not None and ended.status == "FAILED" and "the source is down" in str(
+        ended.error)
+    store.close()
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_worker_killed_mid_job_loses_nothing(backend: str, tmp_path: Path) -> None:
     url = _url(backend, tmp_path)

@@ -351,7 +351,8 @@ def replace_session(job: Job, session_id: str) -> Job:
     return replace(job, session_id=session_id)
 
 
-def test_a_failed_resumed_turn_is_reported_and_not_run_again(office: Any) -> None:
+def test_a_failed_resumed_turn_is_reported_and_not_run_again(
+        office: Any, caplog: pytest.LogCaptureFixture) -> None:
     from agentspec.runtime.jobs.delegation import app_job_settings
     from agentspec.testing.scripted import install_script
 
@@ -374,6 +375,8 @@ def test_a_failed_resumed_turn_is_reported_and_not_run_again(office: Any) -> Non
                         run=answer, resumer=Resumer(office, sessions), poll_seconds=0.05,
                         report=lambda what, job: reported.append((what, job.error)))
         await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 60)
+        # the worker reports the failure: ADK's loggers print no traceback of it
+        assert not [r.getMessage() for r in caplog.records if r.exc_info]
         stored = settings.open().get(job.id)
         assert stored is not None and stored.resumed_at is not None  # not tried again
         with pytest.raises(TurnFailed):  # what the worker met

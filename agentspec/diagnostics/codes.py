@@ -369,16 +369,30 @@ UNKNOWN_MODEL_ID = _code("AS251", "unknown-model-id",
 PYTHON_NAME_NOT_FOUND = _code("AS252", "python-name-not-found",
     "A python reference to a name its module does not define", """
     `validate` reads the source of the spec's own modules (beside the spec), without
-    importing them: the name after `:` must be bound at the module's top level, by `def`,
-    `class`, an assignment or an import (`from x import y as name`). A module that
-    star-imports (`from x import *`) or defines `__getattr__` can bind any name, so it is not
-    judged; nor are modules installed elsewhere on the Python path. `build` would fail to
-    import the name.""")
+    importing them: the name after `:` must be bound when the module's top level runs, by
+    `def`, `class`, an assignment or an import (`from x import y as name`), as Python finds
+    the module (a package `m/__init__.py` before a module `m.py`). An annotation alone
+    (`name: int`), an import under `if TYPE_CHECKING:` and a name deleted with `del` bind
+    nothing. A submodule is an attribute of its package only once something imports it
+    (`from . import sub` in `__init__.py`), since `build` imports the package and takes the
+    attribute. A module that star-imports (`from x import *`), defines `__getattr__` or
+    writes its names another way (`globals()`, `exec`, `sys.modules[__name__]`, `vars()`)
+    can bind any name, so it is not judged; nor are modules installed elsewhere on the Python
+    path. `build` would fail to import the name.""")
 PYTHON_MODULE_SYNTAX = _code("AS253", "python-module-syntax",
     "A module that a python reference names does not parse", """
     The module's source has a syntax error (its file, line and column are in the message),
     so importing it fails when the agent is built or loaded. `validate` parses the spec's own
     modules with Python's `ast`, without running them.""")
+PYTHON_MODULE_CLASH = _code("AS254", "python-module-clash",
+    "Python references from two directories to different modules of one name", """
+    The spec's python references are looked up beside the file they are written in, and
+    `build` (and the generated package) puts each of those directories on one `sys.path`.
+    Python imports a module name once per process, from the first directory that holds it,
+    so when a spec and a file it imports each have their own `tools.py`, every reference to
+    `tools` gets the same one and the other's names fail to import (AS403). The same holds
+    for a module beside one file and an installed module of that name used from another.
+    Rename one of the modules, or keep the spec's python code in one directory.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the

@@ -28,7 +28,7 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from google.adk.agents import BaseAgent
 from google.adk.artifacts import InMemoryArtifactService
@@ -41,6 +41,7 @@ from agentspec.runtime.blame import describe
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed
+from agentspec.runtime.nodes import FAILURES_REPORTED
 from agentspec.runtime.workflows import final_text
 
 __all__ = ["Worker", "backoff", "run_agent"]
@@ -80,6 +81,14 @@ async def run_agent(agent: BaseAgent, request: str,
 
 
 Report = Callable[[str, Job], None]  # (what happened, the job)
+_T = TypeVar("_T")
+
+
+async def _reported(work: Awaitable[_T]) -> _T:
+    """`work` run where its failure is reported (the job's row and the worker's line, or
+    the resumption's), so ADK's loggers leave out their tracebacks of it."""
+    FAILURES_REPORTED.set(True)  # in the task's own context, which the agent's tasks copy
+    return await work
 
 
 @dataclass
@@ -170,7 +179,7 @@ class Worker:
 
     async def _run(self, job: Job) -> None:
         store = self.settings.open()
-        work = asyncio.ensure_future(self.run(self.agents[job.agent], job.input))
+        work = asyncio.ensure_future(_reported(self.run(self.agents[job.agent], job.input)))
         lost = asyncio.Event()
 
         def on_lost() -> None:  # on the event loop, once the thread finds the lease gone
@@ -234,7 +243,7 @@ class Worker:
         assert self.resumer is not None
         store = self.settings.open()
         self.report("resuming", job)
-        work = asyncio.ensure_future(self.resumer.resume(self.settings, job))
+        work = asyncio.ensure_future(_reported(self.resumer.resume(self.settings, job)))
         lost = asyncio.Event()
 
         def on_lost() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -11,7 +12,13 @@ from pathlib import Path as FsPath
 from agentspec.diagnostics import Related, codes, did_you_mean
 from agentspec.parse import Path
 from agentspec.paths import display_name, is_dir, is_file, list_dir
-from agentspec.pysource import SyntaxProblem, module_file, parsed, top_names
+from agentspec.pysource import (
+    SyntaxProblem,
+    imports_submodule,
+    module_file,
+    parsed,
+    top_names,
+)
 from agentspec.source import Span
 from agentspec.spec.agents import (
     LlmAgent,
@@ -86,6 +93,7 @@ def _module_exists(module: str, roots: tuple[str, ...]) -> bool:
 
 
 def check_python_refs(ctx: Context) -> None:
+    checked: list[tuple[str, Span, str]] = []  # (reference, where, the file's directory)
     for path, ref in python_refs(ctx):
         span = ctx.at(*path)
         if "${" in ref:  # a reference decided at run time could point anywhere
@@ -124,10 +132,15 @@ def check_python_refs(ctx: Context) -> None:
                 f"`{module}`'s imports", span,
                 hint="wrap what you need in a function of your own module"))
             continue
-        _check_source(ctx, ref, span, roots[0])
+        checked.append((ref, span, roots[0]))
+    modules = frozenset(ref.split(":", 1)[0] for ref, _, _ in checked)
+    for ref, span, directory in checked:
+        _check_source(ctx, ref, span, directory, modules)
+    _check_clashes(ctx, checked)
 
 
-def _check_source(ctx: Context, ref: str, span: Span, directory: str) -> None:
+def _check_source(ctx: Context, ref: str, span: Span, directory: str,
+                  modules: frozenset[str]) -> None:
     """The spec's own module (beside the spec) parses and binds the referenced name."""
     module, attr = ref.split(":", 1)
     found = module_file(module, (directory,))
@@ -146,9 +159,50 @@ def _check_source(ctx: Context, ref: str, span: Span, directory: str) -> None:
         return
     names = top_names(tree)
     head = attr.split(".")[0]
-    if names.open or head in names.bound or (
-            found[1] and module_file(f"{module}.{head}", (directory,)) is not None):
-        return  # bound, possibly bound, or a submodule of the package
+    if names.open or head in names.bound:
+        return  # bound, or possibly bound
+    if found[1] and module_file(f"{module}.{head}", (directory,)) is not None:
+        # build takes `getattr(import_module(module), head)`: a submodule is an attribute
+        # of its package once something imports it
+        if f"{module}.{head}" in modules or any(m.startswith(f"{module}.{head}.")
+                                                 for m in modules) or \
+                imports_submodule(os.path.dirname(found[0]), module, head):
+            return
+        ctx.report(codes.PYTHON_NAME_NOT_FOUND(
+            f"package `{module}` ({shown}) does not import its submodule `{head}`, so "
+            f"`{module}` has no attribute `{head}` when it is imported", span,
+            hint=f"import it in `{shown}` (`from . import {head}`), or name what you need "
+            f"in it: `{module}.{head}:NAME`"))
+        return
     ctx.report(codes.PYTHON_NAME_NOT_FOUND(
         f"module `{module}` ({shown}) defines no `{head}`", span,
         hint=did_you_mean(head, names.bound) or f"define `{head}` in `{shown}`"))
+
+
+def _check_clashes(ctx: Context, checked: list[tuple[str, Span, str]]) -> None:
+    """Files of one spec in different directories put each directory on one `sys.path`
+    when it is built, so a top-level module name is one module there: references from two
+    directories that find it in different places cannot both get theirs."""
+    places: dict[str, dict[str, tuple[str, Span]]] = {}  # module -> place -> first ref
+    for ref, span, directory in checked:
+        top = ref.split(":", 1)[0].split(".")[0]
+        place = _place(top, directory)
+        seen = places.setdefault(top, {})
+        if place in seen:
+            continue
+        if seen:
+            other, (other_ref, other_span) = next(iter(seen.items()))
+            ctx.report(codes.PYTHON_MODULE_CLASH(
+                f"`{ref}` means the module `{top}` of {place}, and `{other_ref}` that of "
+                f"{other}: the built agent imports one module `{top}` for both", span,
+                hint="rename one of the modules, or keep the spec's python code in one "
+                "directory", related=[Related(other_span, f"the other reference to `{top}`")]))
+        seen[place] = (ref, span)
+
+
+def _place(top: str, directory: str) -> str:
+    """Where a top-level module is found for a file in `directory`, as a message shows it."""
+    if not _module_exists(top, (directory,)):
+        return "the Python path"
+    found = module_file(top, (directory,))
+    return f"`{display_name(FsPath(found[0]) if found else FsPath(directory, top))}`"

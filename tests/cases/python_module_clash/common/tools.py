@@ -1,0 +1,3 @@
+def beta(q: str) -> str:
+    """B."""
+    return q

@@ -1,0 +1,8 @@
+def alpha(q: str) -> str:
+    """A."""
+    return q
+
+
+def gamma(q: str) -> str:
+    """G."""
+    return q
