@@ -347,3 +347,20 @@ def test_build_check_needs_no_secrets(tmp_path: Path, monkeypatch: pytest.Monkey
     agent = out / "research_desk" / "agent.py"
     agent.write_text(agent.read_text() + "# edited\n")
     assert invoke("build", str(spec), "-o", str(out), "--check").exit_code == 1
+
+
+def test_a_second_project_in_one_process_gets_its_own_modules(tmp_path: Path) -> None:
+    """Two projects whose tool modules share a name, built one after the other in one
+    process (an editor, a test run, the Python API): each gets its own file, as it would in
+    a fresh process (the second got the first's module from sys.modules)."""
+    for name, function in (("one", "lookup"), ("two", "search")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "shared_tools_mod.py").write_text(
+            f"def {function}(q: str) -> str:\n    \"\"\"Finds q.\"\"\"\n    return q\n")
+        (folder / "spec.yaml").write_text(
+            f"agentspec: 1\nname: {name}\ntools:\n  find: {{python: shared_tools_mod:{function}}}\n"
+            "agents:\n  lead:\n    model: gemini-2.5-flash\n    instruction: Help.\n"
+            "    tools: [find]\n")
+        done = invoke("build", str(folder / "spec.yaml"), "-o", str(tmp_path / f"out_{name}"))
+        assert done.exit_code == 0, done.output

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Iterator
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,44 @@ class StdlibObject(Exception):
         self.module = module
 
 
+def _modules(value: Value) -> Iterator[str]:
+    """The modules a plan value imports from."""
+    if isinstance(value, Import):
+        yield value.module
+    elif isinstance(value, Call):
+        yield value.callee.module
+        for item in (*value.args, *(v for _, v in value.kwargs)):
+            yield from _modules(item)
+    elif isinstance(value, ListOf):
+        for item in value.items:
+            yield from _modules(item)
+    elif isinstance(value, DictOf):
+        for _, item in value.items:
+            yield from _modules(item)
+
+
+def _forget_stale(name: str, directories: list[str]) -> None:
+    """A module of the spec's own folders that this process imported from somewhere else
+    (another project built earlier in the same process: an editor, a test run, the Python
+    API) is dropped, with its submodules, so the spec's own file is imported, as it would be
+    in a fresh process."""
+    loaded = sys.modules.get(name)
+    if loaded is None or not directories:
+        return
+    found = PathFinder.find_spec(name, directories)
+    if found is None:
+        return  # not one of the spec's: an installed package stays as it is
+    where = getattr(loaded, "__file__", None) or next(iter(getattr(loaded, "__path__", [])), None)
+    if where is not None and found.origin is not None and \
+            os.path.realpath(where) == os.path.realpath(found.origin):
+        return
+    if where is not None and found.submodule_search_locations and \
+            os.path.realpath(where) in map(os.path.realpath, found.submodule_search_locations):
+        return
+    for loaded_name in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+        del sys.modules[loaded_name]
+
+
 def resolve_import(symbol: Import) -> Any:
     """The object `symbol` names; refused when it is the standard library's, however the
     reference reached it (`mytools:os.system`, a name `mytools` imported from `os`)."""
@@ -80,10 +120,13 @@ def _evaluate(value: Value, scope: dict[str, Any], spec_dir: Path) -> Any:
 
 def objects(plan: Plan, *, spec_dir: Path) -> Any:
     """Build the App the plan describes; user modules are found beside the spec."""
-    for directory in plan.module_dirs:
-        path = str((spec_dir / directory).resolve())
+    directories = [str((spec_dir / directory).resolve()) for directory in plan.module_dirs]
+    for path in reversed(directories):
         if path not in sys.path:
             sys.path.insert(0, path)
+    for binding in plan.bindings:
+        for module in _modules(binding.value):
+            _forget_stale(module.partition(".")[0], directories)
     scope: dict[str, Any] = {}
     for binding in plan.bindings:
         try:
