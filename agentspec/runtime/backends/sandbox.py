@@ -27,7 +27,8 @@ host, or, when this process is root, uid 2000000000 (`userns.py`: never the host
 * no new user namespaces inside (the seccomp filter, and bubblewrap 0.8's `--disable-userns`), so
   commands cannot make themselves a root with capabilities again;
 * `mounts` are extra host directories bound read-only where the spec says; one holding a
-  Unix socket is refused unless `allow_sockets` (looked for before each command);
+  Unix socket or a FIFO (a channel to the host process at its other end) is refused unless
+  `allow_sockets` (looked for before each command); device files are inert (`nodev`);
 * the root and each mount source are opened from `/` one name at a time without following
   links (`roots.py`) on every call, and bwrap binds those descriptors (`--bind-fd`), so a
   directory swapped for `ln -s /` by another sandbox's command is refused, never mounted;
@@ -42,8 +43,9 @@ host, or, when this process is root, uid 2000000000 (`userns.py`: never the host
 
 After each command, once nothing of it runs, the workspace is walked on the host side
 (`trees.py`): set-uid and set-gid bits are removed wherever they are, and the space it uses
-is compared with `max_workspace_mb`; while it is over, commands run with RLIMIT_FSIZE 0 (they
-may delete files, not write any).
+is compared with `max_workspace_mb`; while it is over, or holds a directory the walk cannot
+enter (too deep, unreadable: of unknown size), commands run with RLIMIT_FSIZE 0 (they may
+delete files, not write any). A command the memory cgroup killed says so.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ from agentspec.runtime.backends.bwrap_fds import (
     root_namespace,
     wait_for_namespace,
 )
-from agentspec.runtime.backends.cgroups import sandbox_groups
+from agentspec.runtime.backends.cgroups import Groups, sandbox_groups
 from agentspec.runtime.backends.roots import inside, open_directory
 from agentspec.runtime.backends.seccomp import seccomp_filter
 from agentspec.runtime.backends.shell import (
@@ -312,12 +314,22 @@ class SandboxBackend(ShellBackend):
                                       max_output_bytes=self.max_output_bytes, pass_fds=fds)
             finally:
                 wait_for_namespace(info_read)
-            killed = groups.oom_kills()
+            return _noted(result, self._memory_notes(result, groups))
+
+    def _memory_notes(self, result: ExecuteResult, groups: Groups) -> list[str]:
+        """What is known of a kill for memory: the cgroup's count, or, without one, that
+        `max_memory_mb` kills nothing (RLIMIT_DATA makes an allocation past it fail)."""
+        mb = self.limits.memory_bytes >> 20
+        killed = groups.oom_kills()
         if killed:
-            return _noted(result, [
-                f"the sandbox used up its `max_memory_mb` of {self.limits.memory_bytes >> 20} "
-                f"(its `/tmp` included): the kernel killed {killed} of its processes"])
-        return result
+            return [f"the sandbox used up its `max_memory_mb` of {mb} (its `/tmp` included): "
+                    f"the kernel killed {killed} of its processes"]
+        if groups.memory is None and not result.timed_out and result.exit_code in (-9, 137):
+            return [f"the command was killed (SIGKILL), not by `max_memory_mb` ({mb}): with no "
+                    "memory cgroup here it bounds each process's data, where an allocation "
+                    "past it fails; the host's out-of-memory killer or the command itself "
+                    "sent the signal"]
+        return []
 
     def _over_quota(self, root_fd: int, before: Sweep | None) -> str | None:
         """While the workspace is over its quota, a note saying so: such a command may
