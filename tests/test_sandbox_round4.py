@@ -80,3 +80,18 @@ def test_a_kill_without_a_memory_cgroup_says_what_is_known(
     result = SandboxBackend(tmp_path, timeout=30).execute("kill -9 $$")
     assert "killed (SIGKILL), not by `max_memory_mb`" in result.output, result
     assert "max_memory_mb" not in SandboxBackend(tmp_path, timeout=30).execute("exit 3").output
+
+
+@as_root
+def test_a_file_that_cannot_change_owner_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.runtime.backends import trees
+
+    (tmp_path / "kept.txt").write_text("root's\n")
+
+    def refuse(target: str, now: os.stat_result, uid: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(trees, "_chown", refuse)
+    result = SandboxBackend(tmp_path, timeout=30).execute("true")
+    assert "`.` could not be given to the sandbox's user (2 in all)" in result.output, result

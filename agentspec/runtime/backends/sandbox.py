@@ -381,6 +381,9 @@ class SandboxBackend(ShellBackend):
         if stripped:
             notes.append("set-uid/set-gid bits removed from "
                          + ", ".join(map(_short, stripped[:5])))
+        if before and before.unowned:
+            notes.append(f"`{_short(before.unowned[0])}` could not be given to the sandbox's "
+                         f"user ({len(before.unowned)} in all): commands may not write them")
         if found.shared:
             notes.append("set-uid/set-gid files with other names (hard links) left as they are: "
                          + ", ".join(map(_short, found.shared[:5])))

@@ -28,6 +28,7 @@ class Sweep:
     stripped: list[str] = field(default_factory=list)  # paths whose set-id bits it removed
     shared: list[str] = field(default_factory=list)  # set-id files with other names: kept
     unchecked: list[str] = field(default_factory=list)  # directories it could not enter
+    unowned: list[str] = field(default_factory=list)  # not given to `owner` (chown failed)
 
 
 def _walk(root: int, sweep: Sweep) -> Iterator[tuple[int, str, os.stat_result, str]]:
@@ -106,7 +107,10 @@ def sweep(root: int, owner: int | None = None) -> Sweep:
             _through(fd, name, info, _strip)
             found.stripped.append(path)
         if owner is not None and single and (info.st_uid, info.st_gid) != (owner, owner):
-            _through(fd, name, info, functools.partial(_chown, uid=owner))
+            try:
+                _through(fd, name, info, functools.partial(_chown, uid=owner))
+            except OSError:  # a filesystem without owners, or root squashed (NFS)
+                found.unowned.append(path)
     return found
 
 
