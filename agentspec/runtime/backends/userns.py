@@ -43,7 +43,7 @@ into the workspace; `setpriv` drops them all."""
 @contextlib.contextmanager
 def host_user_namespace() -> Iterator[int]:
     """A descriptor of a new user namespace mapping INSIDE_ID to HOST_ID and 0 to 0, for
-    `bwrap --userns`; closed afterwards."""
+    `enter`; close-on-exec, closed afterwards."""
     with contextlib.suppress(KeyError):
         holder = pwd.getpwuid(HOST_ID).pw_name
         raise BackendError(
