@@ -234,8 +234,6 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bu
 
 @needs_bwrap
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="trees.sweep does not count what lies below "
-                   "MAX_DEPTH: max_workspace_mb never binds there")
 def test_files_deeper_than_the_walk_count_against_the_quota(tmp_path: Path) -> None:
     from agentspec.runtime.backends.sandbox import Limits, SandboxBackend
 
@@ -249,8 +247,6 @@ def test_files_deeper_than_the_walk_count_against_the_quota(tmp_path: Path) -> N
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="a FIFO in a mount is a channel to a host process, "
-                   "as a socket is, and is not refused without allow_sockets")
 def test_a_fifo_in_a_mount_is_refused(tmp_path: Path) -> None:
     from agentspec.runtime.backends import BackendError
     from agentspec.runtime.backends.sandbox import SandboxBackend
@@ -278,8 +274,6 @@ def test_a_fifo_in_a_mount_is_refused(tmp_path: Path) -> None:
 
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="the host root's sandbox")
-@pytest.mark.xfail(strict=True, reason="CAP_DAC_OVERRIDE kept in the namespace reaches "
-                   "every root-only file the sandbox sees (mounts), not only the workspace's")
 def test_a_root_only_file_in_a_mount_is_not_readable(tmp_path: Path) -> None:
     from agentspec.runtime.backends.sandbox import SandboxBackend
 
@@ -294,8 +288,6 @@ def test_a_root_only_file_in_a_mount_is_not_readable(tmp_path: Path) -> None:
 
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="the host root's sandbox")
-@pytest.mark.xfail(strict=True, reason="bwrap_fds.root_namespace's descriptor is inherited "
-                   "by the command (bwrap --userns does not close it)")
 def test_the_user_namespace_descriptor_is_not_inherited(tmp_path: Path) -> None:
     from agentspec.runtime.backends.sandbox import SandboxBackend
 
@@ -305,8 +297,6 @@ def test_the_user_namespace_descriptor_is_not_inherited(tmp_path: Path) -> None:
 
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="the memory cgroup is made as root")
-@pytest.mark.xfail(strict=True, reason="a sandbox killed by its memory cgroup returns exit "
-                   "-9 with nothing saying why (sandbox.py/cgroups.py read no oom event)")
 def test_a_sandbox_killed_for_memory_says_so(tmp_path: Path) -> None:
     from agentspec.runtime.backends.cgroups import sandbox_groups
     from agentspec.runtime.backends.sandbox import Limits, SandboxBackend

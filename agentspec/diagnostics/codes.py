@@ -418,12 +418,14 @@ INTERNAL_KEY_PLACEHOLDER = _code("AS262", "internal-key-placeholder",
     planner's answer, give the planner `output_key: report` and write `{report}`; for
     other data, have a tool or an agent write it under a key of your own.""", warning=True)
 SANDBOX_SOCKETS = _code("AS263", "sandbox-sockets",
-    "A sandbox whose mounts may hold Unix sockets", """
-    `allow_sockets: true` lets the sandbox's read-only `mounts` hold Unix sockets: through a
-    socket a command talks to the host service behind it (a container engine's
-    `docker.sock`, a database, an agent's control socket) with that service's trust in the
-    host user, network or not. Without it a mount holding a socket is refused when a command
-    runs. Leave it off unless the commands need such a service.""", info=True)
+    "A sandbox whose mounts may hold Unix sockets and FIFOs", """
+    `allow_sockets: true` lets the sandbox's read-only `mounts` hold Unix sockets and FIFOs
+    (named pipes): through a socket a command talks to the host service behind it (a
+    container engine's `docker.sock`, a database, an agent's control socket) with that
+    service's trust in the host user, network or not, and through a FIFO it writes to (or
+    reads from) the host process at its other end, read-only mount or not. Without it a
+    mount holding either is refused when a command runs. Leave it off unless the commands
+    need such a service.""", info=True)
 SANDBOX_ENV_NAME = _code("AS264", "sandbox-env-name",
     "A sandbox environment variable that cannot be set", """
     A `sandbox` backend's `env` names must be non-empty and hold neither `=` nor a NUL
@@ -916,8 +918,8 @@ SANDBOX_MOUNT_ADDED = _change("AS574", "sandbox-mount-added", "high",
                               "Sandboxed commands read another host directory", """
     A `mounts` entry of the sandbox that runs the agent's commands is new, or binds another
     host directory at the same target: the commands can read what that directory holds. Also
-    `allow_sockets` turned on: the commands can talk to the host services whose Unix sockets
-    lie in the mounts.""")
+    `allow_sockets` turned on: the commands can talk to the host processes whose Unix sockets
+    or FIFOs lie in the mounts.""")
 SANDBOX_MOUNT_REMOVED = _change("AS575", "sandbox-mount-removed", "low",
                                 "Sandboxed commands no longer see a host directory", """
     A `mounts` entry of the sandbox that runs the agent's commands is gone, or

@@ -546,10 +546,11 @@ def _sandbox_mounts(pair: AgentPair, added: bool) -> Iterator[Found]:
         at = _sandboxes(pair, "allow_sockets") or both
         if added and now:
             yield Found("high", "sandboxed commands can now talk to host services through "
-                        "Unix sockets in their mounts (`allow_sockets`)", at.old_at, at.new_at)
+                        "Unix sockets and FIFOs in their mounts (`allow_sockets`)", at.old_at,
+                        at.new_at)
         elif not added and was:
-            yield Found("low", "sandboxed commands no longer reach Unix sockets in their "
-                        "mounts", at.old_at, at.new_at)
+            yield Found("low", "sandboxed commands no longer reach Unix sockets and FIFOs in "
+                        "their mounts", at.old_at, at.new_at)
     if added:
         for target in sorted(new):
             if old.get(target) != new[target]:

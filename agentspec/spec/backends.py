@@ -105,9 +105,10 @@ class SandboxBackend(Model):
     max_workspace_mb: int = Field(10240, ge=1, le=1 << 30, description="Disk space the "
                                   "root may use, in MiB; past it, commands may delete files "
                                   "but not write any.")
-    allow_sockets: bool = Field(False, description="Let `mounts` hold Unix sockets, through "
-                                "which commands reach the host services behind them. Off by "
-                                "default: a mount holding one is refused.")
+    allow_sockets: bool = Field(False, description="Let `mounts` hold Unix sockets and FIFOs "
+                                "(named pipes), through which commands reach the host "
+                                "processes behind them. Off by default: a mount holding one "
+                                "is refused.")
     allow_project_files: bool | None = Field(
         None, description="Let the root hold the project's own files (the spec, its Python "
         "modules, the built package, SQLite stores, `.git`), which commands could then "

@@ -1,6 +1,7 @@
 """The file descriptors `execute` hands to bwrap: the seccomp program, the `--args` memory
 file (the environment, off every command line), the `--info-fd` pipe (to wait for the
-sandbox's pid 1), and a host root's user namespace."""
+sandbox's pid 1), and a host root's user namespace (which `nsenter` opens by name: no
+process started inherits it)."""
 
 from __future__ import annotations
 

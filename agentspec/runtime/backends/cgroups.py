@@ -26,6 +26,20 @@ class Groups:
 
     procs: list[Path] = field(default_factory=list)
     bounded: set[str] = field(default_factory=set)
+    memory: Path | None = None  # the group whose memory is bounded
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel killed for the memory limit so far (`oom_kill` of
+        memory.events in v2, of memory.oom_control in v1; 0 where neither says)."""
+        if self.memory is None:
+            return 0
+        for name in ("memory.events", "memory.oom_control"):
+            with contextlib.suppress(OSError, ValueError):
+                for line in (self.memory / name).read_text().splitlines():
+                    key, _, count = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(count)
+        return 0
 
 
 def hierarchy(controller: str) -> Path | None:
@@ -62,6 +76,8 @@ def sandbox_groups(max_processes: int, max_memory_bytes: int) -> Iterator[Groups
                 parent = hierarchy(controller)
                 if parent is not None and _bound(parent, controller, limit, made):
                     groups.bounded.add(controller)
+                    if controller == "memory":
+                        groups.memory = made[parent]
         groups.procs = [group / "cgroup.procs" for group in made.values()]
         yield groups
     finally:

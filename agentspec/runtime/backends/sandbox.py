@@ -17,16 +17,18 @@ host, or, when this process is root, uid 2000000000 (`userns.py`: never the host
 * the environment is PATH, HOME, LANG plus `env`, nothing of this process's; `env` is set
   inside through `bwrap --args` from a memory file, never on a command line (which every
   host user can read) nor in bwrap's own environment;
-* every capability dropped, except, for a host root's sandbox, CAP_DAC_OVERRIDE and
-  CAP_FOWNER in its own user namespace (the workspace's root-owned files stay readable,
-  writable and chmod-able);
+* every capability dropped, a host root's sandbox's too (`userns.py`): mounts are read with
+  the permissions of a user who owns none of their files; the workspace's directories and
+  single-named files are given to uid 2000000000 before each command (`trees.sweep`), so the
+  file tools' files stay writable;
 * a seccomp filter (`seccomp.py`) refuses ptrace, process_vm_readv/writev, perf_event_open,
   bpf, userfaultfd, the keyring calls, any mode with set-uid or set-gid, new user
   namespaces, io_uring and other architectures' system calls;
 * no new user namespaces inside (the seccomp filter, and bubblewrap 0.8's `--disable-userns`), so
   commands cannot make themselves a root with capabilities again;
 * `mounts` are extra host directories bound read-only where the spec says; one holding a
-  Unix socket is refused unless `allow_sockets` (looked for before each command);
+  Unix socket or a FIFO (a channel to the host process at its other end) is refused unless
+  `allow_sockets` (looked for before each command); device files are inert (`nodev`);
 * the root and each mount source are opened from `/` one name at a time without following
   links (`roots.py`) on every call, and bwrap binds those descriptors (`--bind-fd`), so a
   directory swapped for `ln -s /` by another sandbox's command is refused, never mounted;
@@ -41,8 +43,9 @@ host, or, when this process is root, uid 2000000000 (`userns.py`: never the host
 
 After each command, once nothing of it runs, the workspace is walked on the host side
 (`trees.py`): set-uid and set-gid bits are removed wherever they are, and the space it uses
-is compared with `max_workspace_mb`; while it is over, commands run with RLIMIT_FSIZE 0 (they
-may delete files, not write any).
+is compared with `max_workspace_mb`; while it is over, or holds a directory the walk cannot
+enter (too deep, unreadable: of unknown size), commands run with RLIMIT_FSIZE 0 (they may
+delete files, not write any). A command the memory cgroup killed says so.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ from agentspec.runtime.backends.bwrap_fds import (
     root_namespace,
     wait_for_namespace,
 )
-from agentspec.runtime.backends.cgroups import sandbox_groups
+from agentspec.runtime.backends.cgroups import Groups, sandbox_groups
 from agentspec.runtime.backends.roots import inside, open_directory
 from agentspec.runtime.backends.seccomp import seccomp_filter
 from agentspec.runtime.backends.shell import (
@@ -76,8 +79,8 @@ from agentspec.runtime.backends.shell import (
     check_command,
     run_captured,
 )
-from agentspec.runtime.backends.trees import sockets_in, sweep
-from agentspec.runtime.backends.userns import INSIDE_ID, KEPT_CAPS
+from agentspec.runtime.backends.trees import MAX_DEPTH, Sweep, channels_in, sweep
+from agentspec.runtime.backends.userns import HOST_ID, INSIDE_ID, SETUP_CAPS, enter
 
 __all__ = ["INSTALL_HINT", "WORKSPACE", "Limits", "SandboxBackend", "SandboxUnavailable",
            "bubblewrap", "sandbox_argv", "sandbox_limits", "sandbox_environment", "seccomp_filter"]
@@ -141,6 +144,16 @@ def _system_binds() -> Iterator[str]:
             yield from ("--ro-bind", path, path)
 
 
+def _parents(paths: Sequence[str]) -> list[str]:
+    """The directories above each of `paths` (absolute), outermost first, each once."""
+    found: dict[str, None] = {}
+    for path in paths:
+        parts = path.strip("/").split("/")[:-1]
+        for end in range(1, len(parts) + 1):
+            found["/" + "/".join(parts[:end])] = None
+    return list(found)
+
+
 def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """(what bwrap itself is started with, the `--setenv` arguments it reads from a file
     descriptor). Every value of `env` is set inside only: none reaches bwrap's command line
@@ -191,7 +204,7 @@ def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
     the mounts' sources are open descriptors (each used once: bwrap closes it), inherited by
     bwrap. `args_fd` holds more options (the environment's `--setenv`), kept off the command
     line. `full`: the workspace is over its quota, no file may grow. `userns_fd`: the
-    namespace of a host root's sandbox (`userns.py`)."""
+    namespace of a host root's sandbox (`userns.py`), which `nsenter` enters."""
     if userns_fd is None:  # bwrap maps the sandbox's user to this process's
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(INSIDE_ID),
                 "--gid", str(INSIDE_ID), "--cap-drop", "ALL"]
@@ -199,10 +212,10 @@ def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
             argv.append("--disable-userns")
         if network:
             argv.append("--share-net")
-    else:  # a host root's: setpriv becomes the inside user, keeping only KEPT_CAPS
-        argv = [bwrap, "--userns", str(userns_fd), "--unshare-pid", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
-        for cap in ("setuid", "setgid", "setpcap", *KEPT_CAPS):
+    else:  # a host root's: bwrap is the namespace's root, setpriv makes the command 1000
+        argv = [*enter(userns_fd), bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                "--unshare-cgroup-try", "--cap-drop", "ALL"]
+        for cap in SETUP_CAPS:
             argv += ["--cap-add", f"CAP_{cap.upper()}"]
         if not network:
             argv.append("--unshare-net")
@@ -212,14 +225,20 @@ def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
     if info_fd is not None:  # bwrap writes the host pid of the sandbox's pid 1 there
         argv += ["--info-fd", str(info_fd)]
     argv += _system_binds()
+    # bwrap makes the directories above a bound file 0700 (its uid's only): those of /etc
+    # and of the mounts are made first, 0755, for a host root's sandbox, whose uid is not
+    # the one bwrap runs as
+    for parent in _parents(["/etc/ld.so.cache", *(target for _, target in mounts)]):
+        argv += ["--perms", "0755", "--dir", parent]
     for name in _ETC + (_ETC_NETWORK if network else ()):
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     hidden = [path for path in _HIDDEN if os.path.isdir(path)]
     for path in hidden:  # an empty, read-only directory instead
         argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
     # bwrap mounts every bind nosuid and nodev: nothing set-uid runs from the workspace
+    # /tmp as everywhere (1777): a host root's bwrap makes it as the namespace's root
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes),
-             "--tmpfs", "/tmp", "--bind-fd", str(root_fd), WORKSPACE]
+             "--perms", "1777", "--tmpfs", "/tmp", "--bind-fd", str(root_fd), WORKSPACE]
     for source_fd, target in mounts:
         argv += ["--ro-bind-fd", str(source_fd), target]
     # the sandbox's own top directory: nothing new in it; /proc: no kernel settings
@@ -229,11 +248,9 @@ def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
         argv += ["--args", str(args_fd)]
     file_bytes = 0 if full else min(limits.file_bytes, limits.workspace_bytes)
     argv += ["--chdir", WORKSPACE, "--"]
-    if userns_fd is not None:
-        kept = ",".join(f"+{cap}" for cap in KEPT_CAPS)
+    if userns_fd is not None:  # every uid, gid and capability of the namespace's root gone
         argv += ["setpriv", f"--reuid={INSIDE_ID}", f"--regid={INSIDE_ID}", "--clear-groups",
-                 f"--inh-caps=-all,{kept}", f"--ambient-caps=-all,{kept}",
-                 f"--bounding-set=-all,{kept}", "--"]
+                 "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--"]
     argv += ["prlimit", f"--nproc={limits.processes}", f"--fsize={file_bytes}",
              f"--data={limits.memory_bytes}", "--", "/bin/sh", "-c", command]
     return argv
@@ -267,9 +284,12 @@ class SandboxBackend(ShellBackend):
         # directory each, whatever a command (of this sandbox or another) renames meanwhile
         with _held_directories(self.root, self.mounts) as (root_fd, mounts):
             self._check_mounts(mounts)
-            full = self._over_quota(root_fd)
+            # a host root's: the file tools' files given to the sandbox's user (userns.py)
+            before = sweep(root_fd, owner=HOST_ID) if 0 in (os.getuid(), os.geteuid()) \
+                else None
+            full = self._over_quota(root_fd, before)
             result = self._run(bwrap, command, limit, outside, inside, root_fd, mounts, full)
-            return self._after(root_fd, result, [full] if full else [])
+            return self._after(root_fd, result, full, before)
 
     def _run(self, bwrap: str, command: str, limit: float, outside: Mapping[str, str],
              inside: list[str], root_fd: int, mounts: list[tuple[int, str]],
@@ -287,66 +307,104 @@ class SandboxBackend(ShellBackend):
                                 for index in range(len(groups.procs)))
                 argv = ["/bin/sh", "-c", f'{joins}shift {len(groups.procs)} && exec "$@"',
                         "agentspec-sandbox", *map(str, groups.procs), *argv]
-            fds = tuple(fd for fd in (seccomp_fd, info_write, env_fd, userns_fd, root_fd,
+            fds = tuple(fd for fd in (seccomp_fd, info_write, env_fd, root_fd,
                                       *(fd for fd, _ in mounts)) if fd is not None)
             try:
-                return run_captured(argv, cwd="/", env=outside, timeout=limit,
-                                    max_output_bytes=self.max_output_bytes, pass_fds=fds)
+                result = run_captured(argv, cwd="/", env=outside, timeout=limit,
+                                      max_output_bytes=self.max_output_bytes, pass_fds=fds)
             finally:
                 wait_for_namespace(info_read)
+            return _noted(result, self._memory_notes(result, groups))
 
-    def _over_quota(self, root_fd: int) -> str | None:
+    def _memory_notes(self, result: ExecuteResult, groups: Groups) -> list[str]:
+        """What is known of a kill for memory: the cgroup's count, or, without one, that
+        `max_memory_mb` kills nothing (RLIMIT_DATA makes an allocation past it fail)."""
+        mb = self.limits.memory_bytes >> 20
+        killed = groups.oom_kills()
+        if killed:
+            return [f"the sandbox used up its `max_memory_mb` of {mb} (its `/tmp` included): "
+                    f"the kernel killed {killed} of its processes"]
+        if groups.memory is None and not result.timed_out and result.exit_code in (-9, 137):
+            return [f"the command was killed (SIGKILL), not by `max_memory_mb` ({mb}): with no "
+                    "memory cgroup here it bounds each process's data, where an allocation "
+                    "past it fails; the host's out-of-memory killer or the command itself "
+                    "sent the signal"]
+        return []
+
+    def _over_quota(self, root_fd: int, before: Sweep | None) -> str | None:
         """While the workspace is over its quota, a note saying so: such a command may
-        delete files but not write any (RLIMIT_FSIZE 0). Measured again first, since files
-        may have been removed."""
-        quota = self.limits.workspace_bytes
+        delete files but not write any (RLIMIT_FSIZE 0). Measured again first (`before`, a
+        walk just made), since files may have been removed."""
         if not self._full:
             return None
-        used = sweep(root_fd).used_bytes
-        self._full = used > quota
-        return _full_note(used, quota, "this command could not write files") \
+        found = before or sweep(root_fd)
+        self._full = self._is_full(found)
+        return self._full_note(found, "this command could not write files") \
             if self._full else None
+
+    def _is_full(self, found: Sweep) -> bool:
+        """Over the quota, or holding what the walk could not measure (too deep or
+        unreadable), which may be any size."""
+        return found.used_bytes > self.limits.workspace_bytes or bool(found.unchecked)
+
+    def _full_note(self, found: Sweep, then: str) -> str:
+        quota = f"its `max_workspace_mb` of {self.limits.workspace_bytes >> 20}"
+        if found.unchecked:
+            return (f"`{_short(found.unchecked[0])}` could not be measured (unreadable, or "
+                    f"more than {MAX_DEPTH} levels deep), so the workspace counts as over "
+                    f"{quota}: {then}")
+        return f"the workspace uses {found.used_bytes >> 20} MB, over {quota}: {then}"
 
     def _check_mounts(self, held: list[tuple[int, str]]) -> None:
         if self.allow_sockets:
             return
         for (source, target), (source_fd, _) in zip(self.mounts, held, strict=True):
-            sockets, unchecked = sockets_in(source_fd)
-            if sockets or unchecked:
-                what = f"the Unix socket `{sockets[0]}`" if sockets else \
-                    f"a directory it cannot look into for sockets (`{unchecked[0]}`: " \
-                    "unreadable, or nested too deep)"
+            channels, unchecked = channels_in(source_fd)
+            if channels or unchecked:
+                what = f"the Unix socket or FIFO `{_short(channels[0])}`" if channels else \
+                    "a directory it cannot look into for sockets and FIFOs " \
+                    f"(`{_short(unchecked[0])}`: unreadable, or nested too deep)"
                 raise BackendError(
                     f"The sandbox mount {source!r} (at `{target}`) holds {what}: through it "
-                    "commands could talk to the host service behind it, network or not. "
-                    "Mount a directory without sockets, or set `allow_sockets: true`.")
+                    "commands could talk to the host process behind it, network or not. "
+                    "Mount a directory without sockets and FIFOs, or set "
+                    "`allow_sockets: true`.")
 
-    def _after(self, root_fd: int, result: ExecuteResult, notes: list[str]) -> ExecuteResult:
+    def _after(self, root_fd: int, result: ExecuteResult, full: str | None,
+               before: Sweep | None) -> ExecuteResult:
         """The host-side sweep of the workspace once nothing of the sandbox runs: set-id
-        bits removed, the space it uses checked against the quota."""
+        bits removed, the space it uses checked against the quota. `full`: the note of a
+        command run over it; `before`: the walk made before it (a host root's)."""
+        notes = [full] if full else []
         found = sweep(root_fd)
-        if found.stripped:
-            notes.append("set-uid/set-gid bits removed from " + ", ".join(found.stripped[:5]))
+        stripped = list(dict.fromkeys((before.stripped if before else []) + found.stripped))
+        if stripped:
+            notes.append("set-uid/set-gid bits removed from "
+                         + ", ".join(map(_short, stripped[:5])))
+        if before and before.unowned:
+            notes.append(f"`{_short(before.unowned[0])}` could not be given to the sandbox's "
+                         f"user ({len(before.unowned)} in all): commands may not write them")
         if found.shared:
             notes.append("set-uid/set-gid files with other names (hard links) left as they are: "
-                         + ", ".join(found.shared[:5]))
-        if found.unchecked:
-            notes.append(f"`{found.unchecked[0]}` could not be checked for set-id bits and "
-                         "space (unreadable, or nested too deep)")
-        quota = self.limits.workspace_bytes
-        self._full = found.used_bytes > quota
-        if self._full and not notes:
-            notes.append(_full_note(found.used_bytes, quota, "further commands may delete "
-                                    "files but not write any until it is back under"))
-        if not notes:
-            return result
-        return dataclasses.replace(
-            result, output=result.output + "".join(f"\n... [{note}]" for note in notes))
+                         + ", ".join(map(_short, found.shared[:5])))
+        self._full = self._is_full(found)
+        if self._full and full is None:
+            notes.append(self._full_note(found, "further commands may delete files but not "
+                                         "write any until it is back under"))
+        return _noted(result, notes)
 
 
-def _full_note(used: int, quota: int, then: str) -> str:
-    return (f"the workspace uses {used >> 20} MB, over its `max_workspace_mb` of "
-            f"{quota >> 20}: {then}")
+def _noted(result: ExecuteResult, notes: list[str]) -> ExecuteResult:
+    if not notes:
+        return result
+    return dataclasses.replace(
+        result, output=result.output + "".join(f"\n... [{note}]" for note in notes))
+
+
+def _short(path: str, most: int = 80) -> str:
+    """`path` cut in its middle to at most about `most` characters (a tree 400 levels deep
+    makes paths of 800)."""
+    return path if len(path) <= most else f"{path[:most // 2]}/.../{path[-most // 2:]}"
 
 
 def _mount_source(source: str, writable: Sequence[str]) -> str:

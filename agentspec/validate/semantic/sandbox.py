@@ -90,6 +90,6 @@ def check_sandboxes(ctx: Context) -> None:
                 hint="drop `network: true` unless the commands need it"))
         if backend.allow_sockets:
             ctx.report(codes.SANDBOX_SOCKETS(
-                f"commands of the sandbox `{name}` can talk to host services through Unix "
-                "sockets in its mounts", ctx.at("backends", name, "allow_sockets"),
+                f"commands of the sandbox `{name}` can talk to host processes through Unix "
+                "sockets and FIFOs in its mounts", ctx.at("backends", name, "allow_sockets"),
                 hint="drop `allow_sockets: true` unless the commands need such a service"))
