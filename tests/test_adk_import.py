@@ -216,6 +216,7 @@ def test_diff_explains_double_braces_once() -> None:
 # attacks ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 5.8 s of CPU
 def test_files_shared_at_every_level_cannot_explode(tmp_path: Path) -> None:
     """Each level names the next file twice: ADK would build 2**levels agents."""
     folder = tmp_path / "diamonds"
