@@ -41,6 +41,11 @@ SPEC = """\
         instruction: Help {customer?}.
         tools: [lookup, wipe]
         output_key: answer
+        sub_agents: [clerk]
+      clerk:
+        description: Files paperwork.
+        model: gemini-2.5-flash
+        instruction: File it.
     """
 TOOLS = '''\
 def lookup(city: str) -> dict:
@@ -81,10 +86,10 @@ SCENARIOS = """\
           desk: [{call: lookup, args: {city: Porto}}, {text: Porto is small.}]
         expect:
           tools: [{name: lookup, args: {city: Lisbon}}]
-          agents: [nobody]
+          agents: [clerk]
           state: {answer: big}
           final: {contains: huge}
-          jobs: [{agent: x}]
+          jobs: [{status: QUEUED}]
     """
 
 
@@ -107,10 +112,10 @@ def test_passes_and_failures_are_reported(desk: Path) -> None:
     failures = "\n".join(lines[3:8])
     assert "expected a call to lookup with {'city': 'Lisbon'}; saw lookup({'city': 'Porto'})" \
         in failures
-    assert "agent nobody did not run" in failures
+    assert "agent clerk did not run" in failures
     assert "state['answer'] is 'Porto is small.', expected 'big'" in failures
     assert "does not contain 'huge'" in failures
-    assert "expected a job {'agent': 'x'}" in failures
+    assert "expected a job {'status': 'QUEUED'}" in failures
     assert lines[-1].startswith("========== 2 passed, 1 failed in ")
 
 
@@ -142,6 +147,15 @@ def test_a_scenario_that_runs_out_of_replies_fails(desk: Path, tmp_path: Path) -
     ("messages: [Hi]\nexpect: {final: {matches: '(oops'}}\n", "bad.yaml:2:27: AS701"),
     ("messages: [Hi]\nexpect: {final: {}}\n", "bad.yaml:2:17: AS703"),
     ("messages: [Hi]\nexpect: {errors: [{contains: boom}]}\n", "bad.yaml:2:19: AS703"),
+    # names are the spec's: a misspelt negative check or stub would make a test that
+    # cannot fail, or run the real tool
+    ("messages: [Hi]\nexpect: {not_tools: [wpie]}\n", "bad.yaml:2:22: AS705 No agent of the "
+     "spec has a tool named `wpie` (hint: Did you mean `wipe`?)"),
+    ("messages: [Hi]\nstubs: {wipee: {}}\n", "bad.yaml:2:9: AS705"),
+    ("messages: [Hi]\nreplies: {dsk: []}\n", "bad.yaml:2:11: AS704 The spec has no agent "
+     "with a model named `dsk` (hint: Did you mean `desk`?)"),
+    ("messages: [Hi]\nexpect: {agents: [clark]}\n", "bad.yaml:2:19: AS704"),
+    ("messages: [Hi]\nexpect: {final: {contains: ''}}\n", "bad.yaml:2:28: AS703"),
     ("messages: [Hi]\nexpect: {jobs: [{agnet: scorer}]}\n",
      "bad.yaml:2:18: AS101 Unknown key `agnet` in `expect.jobs.0` (hint: Did you mean "
      "`agent`?)"),

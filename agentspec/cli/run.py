@@ -202,7 +202,12 @@ class _Script:
     decisions: list[Any] | None  # None: the person at the terminal decides
 
 
+#: the keys of a script for `run --script` and `worker --script`
+SCRIPT_KEYS = ("replies", "messages", "decisions")
+
+
 def load_script(path: Path) -> _Script:
+    from agentspec.diagnostics import did_you_mean
     from agentspec.parse import load
     from agentspec.testing.scripted import ScriptError, parse_decision
 
@@ -210,6 +215,13 @@ def load_script(path: Path) -> _Script:
     if not parsed.ok or not isinstance(parsed.value, dict):
         print_diagnostics(parsed.diagnostics, {parsed.source.name: parsed.source})
         raise click.UsageError(f"{path} is not a readable script")
+    unknown = [str(key) for key in parsed.value if key not in SCRIPT_KEYS]
+    if unknown:  # a misspelt `replies:` would run with no replies at all
+        close = did_you_mean(unknown[0], SCRIPT_KEYS)
+        raise click.UsageError(
+            f"{path}: a script does not take `{unknown[0][:60]}`"
+            + (f" ({close})" if close else "") + "; its keys are `replies` (each agent's "
+            "replies: `replies: {AGENT: [...]}`), `messages` and `decisions`")
     replies = parsed.value.get("replies") or {}
     messages = parsed.value.get("messages") or []
     decisions = parsed.value.get("decisions")
