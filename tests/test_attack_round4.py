@@ -349,9 +349,6 @@ jobs:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="a background job's session gets the spec's initial "
-                   "state only (worker.run_agent): an offline agent reading required state "
-                   "fails every attempt, and validate accepts the spec")
 def test_an_offline_agent_reading_required_state_is_refused_or_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "j.yaml").write_text(JOBS_SPEC)
