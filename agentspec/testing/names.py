@@ -24,6 +24,7 @@ from agentspec.ir.tree import (
     agents_called,
     tools_of,
 )
+from agentspec.ir.values import evicts_to_artifacts
 from agentspec.paths import Project, project_root
 from agentspec.spec.document import state_inputs
 from agentspec.spec.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS, TODO_TOOLS
@@ -85,6 +86,12 @@ def _agent(node: AgentNode, found: SpecNames, seen: set[int]) -> None:
         found.tools.update(TODO_TOOLS if node.todos else ())
         found.tools.update(SKILL_TOOLS if node.skills else ())
         found.tools.update(("task",) if node.task else ())
+        found.tools.update(("finish_task",) if node.mode == "task" else ())  # ADK's, to answer
+        found.tools.update(("load_artifacts",) if evicts_to_artifacts(node) else ())
+        found.tools.update(c.name for c in node.children if c.mode in ("single_turn", "task"))
+        if any(isinstance(t, AgentToolNode) and t.agent.offline for t in node.tools) or any(
+                agent.offline for _, agent in node.task):
+            found.tools.add("job_status")
         if node.children:
             found.tools.add("transfer_to_agent")
     elif isinstance(node, PlannerNode):
