@@ -303,6 +303,9 @@ def test_an_unknown_key_is_shown_bounded(desk: Path, tmp_path: Path) -> None:
     ("repiles: {desk: [{text: Hi}]}\n", "a script does not take `repiles` (did you mean "
      "`replies`?)"),
     ("desk: [{text: Hi}]\n", "a script does not take `desk`; its keys are `replies`"),
+    # it ran nothing before, chatting on stdin instead
+    ("scenarios: [{messages: [Hi], replies: {desk: [{text: Hi}]}}]\n",
+     "holds several scenarios (`scenarios:`); a script is one"),
 ])
 def test_run_refuses_a_script_key_it_does_not_know(desk: Path, tmp_path: Path, script: str,
                                                   message: str) -> None:

@@ -219,6 +219,10 @@ def load_script(path: Path) -> _Script:
         raise click.UsageError(f"{path} is not a readable script")
     known = [*SCRIPT_KEYS, *(k for k in Scenario.model_fields if k not in SCRIPT_KEYS)]
     unknown = [str(key) for key in parsed.value if key not in known]
+    if "scenarios" in unknown:
+        raise click.UsageError(f"{path} holds several scenarios (`scenarios:`); a script is "
+                               "one: `agentspec test` runs a file of several, or give one "
+                               "scenario's `messages` and `replies` in a file of its own")
     if unknown:  # a misspelt `replies:` would run with no replies at all
         close = did_you_mean(unknown[0], known)
         raise click.UsageError(
