@@ -207,10 +207,10 @@ def test_a_script_that_runs_out_is_not_buried_in_a_fallback_chain(tmp_path: Path
 def test_a_reply_for_an_agent_that_does_not_exist_says_so(tmp_path: Path) -> None:
     spec = _project(tmp_path, AGENT_TOOL, _agent_tool("[{text: Sure.}]").replace(
         "  helper:", "  helpr:"))
-    done = invoke("test", str(spec))
-    assert done.exit_code == 1
-    assert "the script has replies for `helpr`, which is no agent with a model here (did " \
-           "you mean `helper`?)" in done.output
+    done = invoke("test", str(spec))  # refused before it runs, at the name (AS704)
+    assert done.exit_code == 2
+    assert "AS704 The spec has no agent with a model named `helpr` (hint: Did you mean " \
+           "`helper`?)" in done.output
 
 
 def test_a_broken_route_is_a_failure(tmp_path: Path) -> None:

@@ -328,6 +328,20 @@ def test_an_unreadable_row_is_set_aside_and_blocks_no_claim(sql_url: str) -> Non
     store.close()
 
 
+def test_a_job_keeps_the_state_it_was_queued_with(sql_url: str) -> None:
+    store = open_store(sql_url)
+    job, _ = store.enqueue(JobRequest(agent="scorer", input="go", session_id="s",
+                                      state={"topic": "eels", "n": [1, {"deep": True}]}))
+    claimed = store.claim("w", 30)
+    assert claimed is not None and claimed.state == {"topic": "eels", "n": [1, {"deep": True}]}
+    other, _ = store.enqueue(JobRequest(agent="scorer", input="again", session_id="s"))
+    _sql(sql_url, "UPDATE agentspec_jobs SET state = ? WHERE id = ?", ("[1]", other.id))
+    aside = store.get(other.id)  # not a mapping: set aside, never run with it
+    assert aside is not None and aside.status == "FAILED" and aside.state == {}
+    assert aside.error is not None and "state is not a JSON mapping" in aside.error
+    store.close()
+
+
 def test_every_query_sets_an_unreadable_row_aside(sql_url: str) -> None:
     store = open_store(sql_url)
     job, _ = store.enqueue(ask())
@@ -386,7 +400,7 @@ def test_a_store_of_the_first_schema_is_migrated_and_keeps_its_jobs(sql_url: str
     store = open_store(sql_url)
     job = store.get("j1")
     assert job is not None and (job.input, job.output_key) == ("deal 7", "")
-    assert (job.on_done, job.resumed_at) == ("wait", None)
+    assert (job.on_done, job.resumed_at, job.state) == ("wait", None, {})
     claimed = store.claim("w", 30)
     assert claimed is not None and claimed.id == "j1"
     store.close()

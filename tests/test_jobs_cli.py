@@ -232,12 +232,14 @@ def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[s
         return f"answered {request}"
 
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", session_id="s"))
+    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", session_id="s",
+                                      state={"customer": "Ana"}))
     worker = Worker({"reporter": object()}, settings, run=answer)  # type: ignore[dict-item]
     asyncio.run(worker.serve(asyncio.Event(), until_idle=True))
     assert [r["body"]["id"] for r in received] == [job.id]
     assert received[0]["body"]["status"] == "DONE" and received[0]["token"] == "t0k"
     assert received[0]["body"]["result"] == "answered Q3"
+    assert "state" not in received[0]["body"]  # the caller's inputs stay in the store
     asyncio.run(notify(JobSettings("memory://", webhook="http://127.0.0.1:1/down"), job))
 
 
@@ -536,3 +538,48 @@ def test_a_hostile_webhook_holds_no_worker_slot(kind: str, tmp_path: Path, own_s
     assert receiver.sent < 64 * 1024 * 1024  # the body was not read (only socket buffers)
     if kind != "streams without end":
         assert "did not answer within" in caplog.text
+
+
+# a job's session gets the caller's required state ------------------------------------------
+
+REQUIRED_STATE_SPEC = """\
+agentspec: 1
+name: scoring
+state:
+  topic: {required: true, description: The topic}
+  tone: dry
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Help with {topic}.
+    sub_agents: [scorer]
+  scorer:
+    description: Scores a topic.
+    mode: single_turn
+    execution_mode: offline
+    model: gemini-2.5-flash
+    instruction: Score the request about {topic}, {tone}.
+jobs:
+  store: "sqlite:///jobs.db"
+"""
+
+
+def test_an_offline_agent_reads_the_required_state_its_caller_had(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_store: None) -> None:
+    (tmp_path / "j.yaml").write_text(REQUIRED_STATE_SPEC)
+    (tmp_path / "run.yaml").write_text(
+        "replies:\n  lead:\n    - {call: scorer, args: {request: score it}}\n"
+        "    - {text: queued}\n")
+    # the reply is only for a request whose instruction has the caller's topic and the
+    # spec's initial state
+    (tmp_path / "w.yaml").write_text("replies:\n  scorer:\n    - {when: 'about eels, dry', "
+                                     "text: '90'}\n")
+    monkeypatch.chdir(tmp_path)
+    ran = invoke("run", "--script", "run.yaml", "--state", "topic=eels", "j.yaml", "hi")
+    assert ran.exit_code == 0, ran.output
+    [queued] = open_store(f"sqlite:///{tmp_path / 'jobs.db'}").recent()
+    assert queued.state == {"topic": "eels"}  # the required inputs, nothing else
+    worked = invoke("worker", "--until-idle", "--script", "w.yaml", "j.yaml")
+    assert "1 done" in worked.output, worked.output
+    [done] = open_store(f"sqlite:///{tmp_path / 'jobs.db'}").recent()
+    assert (done.status, done.result) == ("DONE", "90")

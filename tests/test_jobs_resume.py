@@ -418,8 +418,10 @@ def test_a_job_whose_model_fails_records_the_agent_model_and_endpoint(office: An
 
 def test_a_done_job_answers_the_same_request_with_its_stored_result(tmp_path: Path) -> None:
     settings = JobSettings(f"sqlite:///{tmp_path / 'jobs.db'}", on_done="resume")
-    session = SimpleNamespace(app_name="office", user_id="user", id="s")
-    context = SimpleNamespace(session=session, invocation_id="i", function_call_id="c1")
+    session = SimpleNamespace(app_name="office", user_id="user", id="s", state={})
+    invocation = SimpleNamespace(plugin_manager=SimpleNamespace(plugins=[]))
+    context = SimpleNamespace(session=session, invocation_id="i", function_call_id="c1",
+                              get_invocation_context=lambda: invocation)
     agent = SimpleNamespace(name="reporter", output_key=None)
 
     def ask(call: str) -> dict[str, Any]:

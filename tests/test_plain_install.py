@@ -83,12 +83,18 @@ def test_a_plain_install_runs_every_command_and_names_the_extra_a_spec_needs(
     (mcp / "notes.yaml").write_text(MCP_SPEC)
     (mcp / "scenarios" / "notes.yaml").write_text(MCP_SCENARIO)
     configs = REPO / "tests/data/adk_configs"
+    script = tmp_path / "digest_script.yaml"  # one scenario: the template's file is a set
+    script.write_text(
+        "messages: [Urban beekeeping]\nreplies:\n  drafter: [{text: Bees thrive on city "
+        "roofs.}]\n  critic:\n    - {call: text_stats, args: {text: Bees thrive on city "
+        "roofs.}}\n    - {call: exit_loop}\n  editor: [{text: Bees thrive on city "
+        "rooftops.}]\n")
     ran = _run([
         (tmp_path, ["init", str(project), "--template", "pipeline"]),
         (project, ["validate", "digest.yaml"]),
         (project, ["build", "digest.yaml"]),
         (project, ["test", "digest.yaml"]),
-        (project, ["run", "digest.yaml", "--script", "scenarios/digest.yaml"]),
+        (project, ["run", "digest.yaml", "--script", str(script)]),
         (tmp_path, ["import", "adk", str(configs / "basic_agent"), "-o", "basic.yaml"]),
         (tmp_path, ["validate", "basic.yaml"]),
         (mcp, ["validate", "notes.yaml"]),
@@ -104,6 +110,7 @@ def test_a_plain_install_runs_every_command_and_names_the_extra_a_spec_needs(
     codes = [r["code"] for r in results]
     assert codes[:8] == [0] * 8, results
     assert "1 passed" in results[3]["output"]
+    assert "Bees thrive on city rooftops." in results[4]["output"]
     assert "wrote basic.yaml" in results[5]["output"]
     install = "pip install 'agentspec-adk[mcp]'"
     for refused in results[8:]:  # build, test and import of what has an MCP toolset

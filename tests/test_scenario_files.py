@@ -17,10 +17,10 @@ from agentspec.cli import cli
 from agentspec.diagnostics import REGISTRY, normalize
 from agentspec.parse import load
 from agentspec.runtime.jobs import Job
-from agentspec.spec.document import state_inputs
 from agentspec.testing.check import check_scenarios
 from agentspec.testing.discover import default_scenarios
 from agentspec.testing.models import JOB_FIELDS
+from agentspec.testing.names import spec_context
 from agentspec.testing.schema import SCENARIO_SCHEMA_ID, scenario_json_schema, scenario_schema_text
 from agentspec.validate.check import check
 
@@ -41,12 +41,13 @@ def invoke(*args: str) -> Result:
 
 
 def _located(case: Path) -> list[str]:
-    required = {}
+    context = None
     if (case / "spec.yaml").is_file():
-        spec = check(case / "spec.yaml").spec
-        assert spec is not None
-        required = state_inputs(spec)
-    checked = check_scenarios(case / "scenario.yaml", required)
+        result = check(case / "spec.yaml")
+        assert result.spec is not None
+        context = spec_context(result)
+    checked = check_scenarios(case / "scenario.yaml", context.required if context else None,
+                              names=context.names if context else None)
     return [f"{Path(d.span.file).name}:{d.span.start.line}:{d.span.start.col} {d.code}"
             for d in normalize(checked.diagnostics) if d.span is not None]
 

@@ -41,6 +41,11 @@ SPEC = """\
         instruction: Help {customer?}.
         tools: [lookup, wipe]
         output_key: answer
+        sub_agents: [clerk]
+      clerk:
+        description: Files paperwork.
+        model: gemini-2.5-flash
+        instruction: File it.
     """
 TOOLS = '''\
 def lookup(city: str) -> dict:
@@ -81,10 +86,10 @@ SCENARIOS = """\
           desk: [{call: lookup, args: {city: Porto}}, {text: Porto is small.}]
         expect:
           tools: [{name: lookup, args: {city: Lisbon}}]
-          agents: [nobody]
+          agents: [clerk]
           state: {answer: big}
           final: {contains: huge}
-          jobs: [{agent: x}]
+          jobs: [{status: QUEUED}]
     """
 
 
@@ -107,10 +112,10 @@ def test_passes_and_failures_are_reported(desk: Path) -> None:
     failures = "\n".join(lines[3:8])
     assert "expected a call to lookup with {'city': 'Lisbon'}; saw lookup({'city': 'Porto'})" \
         in failures
-    assert "agent nobody did not run" in failures
+    assert "agent clerk did not run" in failures
     assert "state['answer'] is 'Porto is small.', expected 'big'" in failures
     assert "does not contain 'huge'" in failures
-    assert "expected a job {'agent': 'x'}" in failures
+    assert "expected a job {'status': 'QUEUED'}" in failures
     assert lines[-1].startswith("========== 2 passed, 1 failed in ")
 
 
@@ -142,6 +147,15 @@ def test_a_scenario_that_runs_out_of_replies_fails(desk: Path, tmp_path: Path) -
     ("messages: [Hi]\nexpect: {final: {matches: '(oops'}}\n", "bad.yaml:2:27: AS701"),
     ("messages: [Hi]\nexpect: {final: {}}\n", "bad.yaml:2:17: AS703"),
     ("messages: [Hi]\nexpect: {errors: [{contains: boom}]}\n", "bad.yaml:2:19: AS703"),
+    # names are the spec's: a misspelt negative check or stub would make a test that
+    # cannot fail, or run the real tool
+    ("messages: [Hi]\nexpect: {not_tools: [wpie]}\n", "bad.yaml:2:22: AS705 No agent of the "
+     "spec has a tool named `wpie` (hint: Did you mean `wipe`?)"),
+    ("messages: [Hi]\nstubs: {wipee: {}}\n", "bad.yaml:2:9: AS705"),
+    ("messages: [Hi]\nreplies: {dsk: []}\n", "bad.yaml:2:11: AS704 The spec has no agent "
+     "with a model named `dsk` (hint: Did you mean `desk`?)"),
+    ("messages: [Hi]\nexpect: {agents: [clark]}\n", "bad.yaml:2:19: AS704"),
+    ("messages: [Hi]\nexpect: {final: {contains: ''}}\n", "bad.yaml:2:28: AS703"),
     ("messages: [Hi]\nexpect: {jobs: [{agnet: scorer}]}\n",
      "bad.yaml:2:18: AS101 Unknown key `agnet` in `expect.jobs.0` (hint: Did you mean "
      "`agent`?)"),
@@ -223,3 +237,79 @@ def test_a_scenario_whose_tool_raises_names_the_function_and_its_line(
     assert done.exit_code == 1, done.output
     assert ("the run failed: your code `wipe` (desk_tools.py:8) of agent `desk` raised "
             "RuntimeError: the real wipe ran") in done.output
+
+
+# --- no pattern hangs the run; scripts say what happened -----------------------------------
+
+
+@pytest.mark.timeout(120)  # the hang guard: before the fix this ran until killed
+def test_a_catastrophic_pattern_is_stopped_and_reported(
+        desk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.testing import patterns
+
+    monkeypatch.setattr(patterns, "MATCH_SECONDS", 0.5)  # never enough for this pattern
+    (tmp_path / "slow.yaml").write_text(
+        "messages: [Hi]\nreplies: {desk: [{text: " + "a" * 40 + "!}]}\n"
+        "expect: {final: {matches: '^(a+)+$'}}\n")
+    done = invoke(str(desk / "spec.yaml"), str(tmp_path / "slow.yaml"))
+    assert done.exit_code == 1, done.output
+    assert "/^(a+)+$/ was stopped after 0.5 s on the final answer" in done.output
+
+
+def test_a_pattern_search_answers_both_ways() -> None:
+    from agentspec.testing.patterns import search
+
+    assert search(r"^Lisbon has about \d+", "Lisbon has about 545000 people.") is True
+    assert search(r"Porto", "Lisbon") is False
+
+
+def test_replies_the_run_never_used_fail_the_scenario(desk: Path, tmp_path: Path) -> None:
+    (tmp_path / "extra.yaml").write_text(
+        "messages: [Hi]\nreplies:\n  desk: [{text: Hello.}, {text: never asked for}]\n"
+        "  clerk: [{text: nobody transferred}]\n")
+    done = invoke(str(desk / "spec.yaml"), str(tmp_path / "extra.yaml"))
+    assert done.exit_code == 1, done.output
+    assert "1 scripted reply of `desk` never used (the first: {\"text\": \"never asked " \
+        "for\"})" in done.output
+    assert "1 scripted reply of `clerk` never used" in done.output
+
+
+def test_a_scenario_file_linked_out_of_the_project_is_not_run(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (project / "desk_tools.py").write_text(TOOLS)
+    (project / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "spec.yaml").write_text("messages: [SECRET-TEXT]\nSECRET-KEY: 1\n")
+    (project / "scenarios").symlink_to(outside)  # the folder itself is the link
+    done = invoke(str(project / "spec.yaml"))
+    assert done.exit_code == 2, done.output
+    assert "AS242" in done.output and "SECRET" not in done.output
+    validated = CliRunner().invoke(cli, ["validate", str(project / "spec.yaml")])
+    assert "AS242" in validated.output and "SECRET" not in validated.output
+
+
+def test_an_unknown_key_is_shown_bounded(desk: Path, tmp_path: Path) -> None:
+    key = "k" * 1000  # a longer simple key is no YAML (AS004)
+    (tmp_path / "big.yaml").write_text(f"messages: [Hi]\n{key}: 1\n")
+    done = invoke(str(desk / "spec.yaml"), str(tmp_path / "big.yaml"))
+    assert "AS101" in done.output and "k" * 61 not in done.output
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("repiles: {desk: [{text: Hi}]}\n", "a script does not take `repiles` (did you mean "
+     "`replies`?)"),
+    ("desk: [{text: Hi}]\n", "a script does not take `desk`; its keys are `replies`"),
+    # it ran nothing before, chatting on stdin instead
+    ("scenarios: [{messages: [Hi], replies: {desk: [{text: Hi}]}}]\n",
+     "holds several scenarios (`scenarios:`); a script is one"),
+])
+def test_run_refuses_a_script_key_it_does_not_know(desk: Path, tmp_path: Path, script: str,
+                                                  message: str) -> None:
+    (tmp_path / "script.yaml").write_text(script)
+    done = CliRunner().invoke(cli, ["run", "--script", str(tmp_path / "script.yaml"),
+                                    str(desk / "spec.yaml"), "Hi"])
+    assert done.exit_code == 2 and message in " ".join(done.output.split()), done.output

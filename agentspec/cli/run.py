@@ -202,14 +202,34 @@ class _Script:
     decisions: list[Any] | None  # None: the person at the terminal decides
 
 
+#: the keys of a script for `run --script` and `worker --script`; a scenario file (one
+#: scenario) is a script too, whose other keys `run` leaves to `agentspec test`
+SCRIPT_KEYS = ("replies", "messages", "decisions")
+
+
 def load_script(path: Path) -> _Script:
+    from agentspec.diagnostics import did_you_mean
     from agentspec.parse import load
+    from agentspec.testing.models import Scenario
     from agentspec.testing.scripted import ScriptError, parse_decision
 
     parsed = load(path)
     if not parsed.ok or not isinstance(parsed.value, dict):
         print_diagnostics(parsed.diagnostics, {parsed.source.name: parsed.source})
         raise click.UsageError(f"{path} is not a readable script")
+    known = [*SCRIPT_KEYS, *(k for k in Scenario.model_fields if k not in SCRIPT_KEYS)]
+    unknown = [str(key) for key in parsed.value if key not in known]
+    if "scenarios" in unknown:
+        raise click.UsageError(f"{path} holds several scenarios (`scenarios:`); a script is "
+                               "one: `agentspec test` runs a file of several, or give one "
+                               "scenario's `messages` and `replies` in a file of its own")
+    if unknown:  # a misspelt `replies:` would run with no replies at all
+        close = did_you_mean(unknown[0], known)
+        raise click.UsageError(
+            f"{path}: a script does not take `{unknown[0][:60]}`"
+            + (f" ({close})" if close else "") + "; its keys are `replies` (each agent's "
+            "replies: `replies: {AGENT: [...]}`), `messages` and `decisions` (a scenario "
+            "file's other keys are read by `agentspec test`)")
     replies = parsed.value.get("replies") or {}
     messages = parsed.value.get("messages") or []
     decisions = parsed.value.get("decisions")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -11,11 +12,14 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agentspec.cli.common import environment_option, print_diagnostics
+
+if TYPE_CHECKING:
+    from agentspec.testing.names import SpecContext
 
 
 def _files(spec: Path, given: tuple[Path, ...]) -> list[Path]:
@@ -30,24 +34,27 @@ def _files(spec: Path, given: tuple[Path, ...]) -> list[Path]:
     return [found]
 
 
-def _required(spec: Path, environment: str | None) -> Mapping[str, str | None]:
-    """The state keys the spec says a session's creator supplies (none when the spec does
-    not validate: running it reports that)."""
-    from agentspec.spec.document import state_inputs
+def _context(spec: Path, environment: str | None) -> SpecContext:
+    """What the spec tells the check of its scenario files (`SpecContext`): the state keys
+    a session's creator supplies, the project, the names of its agents and tools (none when
+    the spec does not validate: running it reports that)."""
+    from agentspec.testing.names import spec_context
     from agentspec.validate.check import check
 
-    result = check(spec, environment=environment, all_environments=False)
-    return state_inputs(result.spec)
+    return spec_context(check(spec, environment=environment, all_environments=False))
 
 
-def load_scenarios(path: Path, required: Mapping[str, str | None] | None = None) -> list[Any]:
-    """The scenarios of a scenario file (its decisions parsed), checked, with `required`
-    state keys each must give; a usage error, after its diagnostics, when it has errors."""
+def load_scenarios(path: Path, context: SpecContext | None = None) -> list[Any]:
+    """The scenarios of a scenario file (its decisions parsed), checked against what its
+    spec tells (`SpecContext`: required state, project, names); a usage error, after its
+    diagnostics, when it has errors."""
     from agentspec.testing.check import check_scenarios
     from agentspec.testing.scenarios import parse_scenarios
     from agentspec.testing.scripted import parse_decision
 
-    checked = check_scenarios(path, required)
+    checked = check_scenarios(path, context.required if context else None,
+                              project=context.project if context else None,
+                              names=context.names if context else None)
     if not checked.ok:
         print_diagnostics(checked.diagnostics, checked.sources)
         raise click.UsageError(f"{path} is not a valid scenario file")
@@ -119,14 +126,29 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 Scripter = Callable[[Any, Mapping[str, list[Any]]], Callable[[], list[str]]]
 
 
+@dataclasses.dataclass
+class _ScriptReport:
+    """What the scripted models say once the run is over: their problems (called), and
+    the replies nobody asked for (`unused`)."""
+
+    models: Mapping[str, Any]
+
+    def __call__(self) -> list[str]:
+        return list(dict.fromkeys(p for m in self.models.values() for p in m.problems))
+
+    def unused(self) -> list[str]:
+        from agentspec.testing.scripted import unused_replies
+
+        return unused_replies(self.models.values())
+
+
 def scripted_models(root: Any, replies: Mapping[str, list[Any]],
                     compaction: Any = None) -> Callable[[], list[str]]:
     """Every LLM agent gets a ScriptedModel with its replies (the offline default), and the
     summarizer of `compaction` (the App's) one under `summarizer`."""
     from agentspec.testing.scripted import install_script
 
-    models = install_script(root, replies, compaction)
-    return lambda: list(dict.fromkeys(p for m in models.values() for p in m.problems))
+    return _ScriptReport(install_script(root, replies, compaction))
 
 
 def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
@@ -162,8 +184,11 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
         if scenario.stubs:
             app.plugins.append(StubTools(scenario.stubs))
         failed = _judged(app, scenario)
-        # the script's own problems first, however the run went on after them
-        return script_problems() or failed
+        # the script's own problems first, however the run went on after them; then what
+        # went wrong, and replies the run never asked for (it went otherwise than scripted)
+        unused = script_problems.unused() if isinstance(script_problems, _ScriptReport) \
+            else []
+        return script_problems() or failed + unused
 
 
 def _judged(app: Any, scenario: Any) -> list[str]:
@@ -195,8 +220,8 @@ def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | Non
     started = time.monotonic()
     passed = failed = 0
     files = _files(spec, scenario_files)
-    required = _required(spec, environment)
-    loaded = [(path, load_scenarios(path, required)) for path in files]  # all, before any runs
+    context = _context(spec, environment)
+    loaded = [(path, load_scenarios(path, context)) for path in files]  # all, before any runs
     for path, scenarios in loaded:
         for scenario in scenarios:
             failures = run_scenario(spec, environment, scenario, passed + failed)

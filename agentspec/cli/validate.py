@@ -54,29 +54,30 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from agentspec.spec.document import state_inputs
     from agentspec.testing.check import check_scenarios
     from agentspec.testing.discover import default_scenarios
+    from agentspec.testing.names import SpecContext, loose_context, spec_context
     from agentspec.validate.check import check
 
     files, named, diagnostics = expand(specs)
     sources: dict[str, SourceFile] = {}
     unreadable = False
-    scenarios: dict[Path, dict[str, str | None]] = {}  # scenario file -> its spec's inputs
+    scenarios: dict[Path, SpecContext] = {}  # scenario file -> what its spec tells of it
     for path in files:
         result = check(path, environment=environment)
         diagnostics += result.diagnostics
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
-        required = state_inputs(result.spec)
+        context = spec_context(result)
         beside = default_scenarios(path) if result.readable else None
         for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
             if scenario_file is not None:
-                scenarios[scenario_file] = required
+                scenarios[scenario_file] = context
     for scenario_file in scenario_files if len(files) != 1 else ():
-        scenarios.setdefault(scenario_file, {})
-    for scenario_file, required in scenarios.items():
-        scenario_check = check_scenarios(scenario_file, required)
+        scenarios.setdefault(scenario_file, loose_context())
+    for scenario_file, context in scenarios.items():
+        scenario_check = check_scenarios(scenario_file, context.required,
+                                         project=context.project, names=context.names)
         diagnostics += scenario_check.diagnostics
         sources.update(scenario_check.sources)
         unreadable |= scenario_file in scenario_files and not scenario_check.readable

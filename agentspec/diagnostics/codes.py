@@ -325,8 +325,10 @@ PATH_OUTSIDE_PROJECT = _code("AS242", "path-outside-project",
     folders in them, backend `root`s, an MCP server's `cwd`, an SQLite `jobs.store`) must
     resolve inside the project: the git work tree holding the spec, or the spec's own
     directory when it is in none. `..`, absolute paths and symbolic links leading out all
-    count, and nothing outside is read. A spec that really needs a directory outside lists
-    it in the top-level `outside_project`, where every reviewer sees it: `validate` notes
+    count, and nothing outside is read. So must a scenario file (`scenarios/<stem>.yaml`,
+    or one given to `validate` or `test`): one outside is refused unread. A spec that
+    really needs a directory outside lists it in the top-level `outside_project`, where
+    every reviewer sees it: `validate` notes
     each path it allows (AS244) and `diff` reports adding or widening it as a high risk.""")
 IMPORT_NOT_A_SPEC = _code("AS243", "import-not-a-spec", "An imported file that is not a spec", """
     `imports` takes spec files: YAML (`.yaml` or `.yml`) mappings with at least one of
@@ -1074,6 +1076,23 @@ SCENARIO_MISSING_STATE = _code(
     run stops where an instruction reads the key. Add it to the scenario's `state:`.""")
 SCENARIO_EXPECTS_NOTHING = _code(
     "AS703", "scenario-expects-nothing", "An expectation that cannot fail", """
-    An expectation with nothing to check (`final: {}`, an `errors` entry naming neither an
-    agent nor a tool) passes whatever the run does. Say what must hold (`final: {contains:
-    TEXT}` or `{matches: REGEX}`; `errors: [{agent: NAME}]` or `[{tool: NAME}]`).""")
+    An expectation with nothing to check (`final: {}`, an empty `final`, `contains` or
+    `matches` text, an `errors` entry naming neither an agent nor a tool) passes whatever the
+    run does. Say what must hold (`final: {contains: TEXT}` or `{matches: REGEX}`; `errors:
+    [{agent: NAME}]` or `[{tool: NAME}]`).""")
+SCENARIO_UNKNOWN_AGENT = _code(
+    "AS704", "scenario-unknown-agent", "A scenario names an agent the spec does not have", """
+    `replies` scripts agents that call a model (and `summarizer`, the summarizer of
+    `summarization:`); `expect.agents`, and the `agent` of `expect.errors` and `expect.jobs`,
+    name agents of the spec. A name that is none of them scripts nothing or expects what can
+    never happen; a misspelt name in a negative check would make a scenario that cannot
+    fail. Use the agent's name as the spec spells it.""")
+SCENARIO_UNKNOWN_TOOL = _code(
+    "AS705", "scenario-unknown-tool", "A scenario names a tool no agent of the spec has", """
+    `expect.tools`, `expect.not_tools`, `stubs` and the `tool` of `expect.errors` name tools
+    by the name the model calls: a spec name, a python function's name, an MCP tool (with
+    its prefix), a harness tool (`read_file`, `write_todos`, `task`, ...) or an agent called
+    as a tool. A misspelt `not_tools` entry passes whatever is called, and a misspelt `stubs`
+    key lets the real tool run. When the spec has tools whose names only the code knows (a
+    toolset, an MCP server without `filter`), only names close to a known one are
+    refused.""")

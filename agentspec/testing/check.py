@@ -15,12 +15,14 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from agentspec.diagnostics import Diagnostic, codes
+from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Path as DataPath
 from agentspec.parse import PosNode, load
+from agentspec.paths import Project, display_name, resolved
 from agentspec.resolve import Document
 from agentspec.source import SourceFile
 from agentspec.testing.models import ScenarioFile
+from agentspec.testing.names import SpecNames
 from agentspec.validate.locations import locate
 from agentspec.validate.structural import Mapper
 
@@ -103,56 +105,147 @@ def _comma_split(data: Any, path: DataPath) -> tuple[str, str] | None:
     return str(before), text
 
 
-def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None]
-              ) -> Iterator[Diagnostic]:
+def _final(final: Any, where: DataPath, pos: PosNode) -> Iterator[Diagnostic]:
+    if final == "" or isinstance(final, Mapping) and not final:
+        yield codes.SCENARIO_EXPECTS_NOTHING(
+            "an empty `final` checks nothing: every answer contains the empty text",
+            pos.value_span(where), hint="give `contains: TEXT` or `matches: REGEX`")
+    if not isinstance(final, Mapping):
+        return
+    for key, why in (("contains", "every answer contains the empty text"),
+                     ("matches", "the empty pattern matches every answer")):
+        if final.get(key) == "":
+            yield codes.SCENARIO_EXPECTS_NOTHING(
+                f"an empty `{key}` checks nothing: {why}", pos.value_span((*where, key)),
+                hint="say what the last answer must hold, or remove the entry")
+    pattern = final.get("matches")
+    if isinstance(pattern, str):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            yield codes.SCENARIO_INVALID_PATTERN(
+                f"`{pattern}` is no regular expression: {exc}",
+                pos.value_span((*where, "matches")),
+                hint="fix the expression, or use `contains` for plain text")
+
+
+def _errors(errors: Any, at: DataPath, pos: PosNode) -> Iterator[Diagnostic]:
+    for index, entry in enumerate(errors if isinstance(errors, list) else []):
+        if not isinstance(entry, Mapping):
+            continue
+        named = [k for k in ("agent", "tool") if k in entry]
+        where = (*at, "expect", "errors", index)
+        if not named:
+            yield codes.SCENARIO_EXPECTS_NOTHING(
+                "an expected error that names neither `agent` nor `tool` matches no "
+                "error", pos.value_span(where), hint="name the agent that fails (`agent: "
+                "NAME`) or the tool whose result is an error (`tool: NAME`)")
+        elif len(named) == 2:
+            yield codes.ONE_OF("an expected error names exactly one of `agent` and "
+                               "`tool`; found both", pos.value_span(where))
+
+
+def _state(scenario: Mapping[str, Any], at: DataPath, pos: PosNode,
+           required: Mapping[str, str | None]) -> Iterator[Diagnostic]:
+    state = _mapping(scenario.get("state"))
+    for key, description in required.items():
+        if key not in state:
+            about = f" ({description})" if description else ""
+            yield codes.SCENARIO_MISSING_STATE(
+                f"the scenario does not give `{key}`{about}, which the spec's `state:` "
+                "says the session's creator supplies",
+                pos.key_span((*at, "state")) if "state" in scenario
+                else pos.value_span(at), hint=f"add `{key}: VALUE` to the scenario's "
+                "`state:`")
+
+
+def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
+              names: SpecNames | None) -> Iterator[Diagnostic]:
     for at, scenario in scenario_paths(data):
         expect = _mapping(scenario.get("expect"))
-        final = expect.get("final")
-        if isinstance(final, Mapping):
-            where = (*at, "expect", "final")
-            if not final:
-                yield codes.SCENARIO_EXPECTS_NOTHING(
-                    "`final: {}` checks nothing", pos.value_span(where),
-                    hint="give `contains: TEXT` or `matches: REGEX`")
-            pattern = final.get("matches")
-            if isinstance(pattern, str):
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    yield codes.SCENARIO_INVALID_PATTERN(
-                        f"`{pattern}` is no regular expression: {exc}",
-                        pos.value_span((*where, "matches")),
-                        hint="fix the expression, or use `contains` for plain text")
-        errors = expect.get("errors")
-        for index, entry in enumerate(errors if isinstance(errors, list) else []):
-            if not isinstance(entry, Mapping):
+        if "final" in expect:
+            yield from _final(expect["final"], (*at, "expect", "final"), pos)
+        yield from _errors(expect.get("errors"), at, pos)
+        yield from _state(scenario, at, pos, required)
+        if names is not None:
+            yield from _names(scenario, at, pos, names)
+
+
+def _named(scenario: Mapping[str, Any], at: DataPath) -> Iterator[tuple[str, Any, DataPath,
+                                                                          bool]]:
+    """Each name a scenario uses: (`agent`, `scripted` or `tool`; the name; where; whether
+    the span is the key)."""
+    for agent in _mapping(scenario.get("replies")):
+        yield "scripted", agent, (*at, "replies", agent), True
+    for tool in _mapping(scenario.get("stubs")):
+        yield "tool", tool, (*at, "stubs", tool), True
+    expect = _mapping(scenario.get("expect"))
+    for field_name, kind in (("tools", "tool"), ("not_tools", "tool"), ("agents", "agent")):
+        entries = expect.get(field_name)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(entry, Mapping):
+                yield kind, entry.get("name"), (*at, "expect", field_name, index, "name"), False
+            else:
+                yield kind, entry, (*at, "expect", field_name, index), False
+    for field_name in ("errors", "jobs"):
+        entries = expect.get(field_name)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            for key in ("agent", "tool"):
+                if isinstance(entry, Mapping) and key in entry:
+                    yield key, entry[key], (*at, "expect", field_name, index, key), False
+
+
+def _names(scenario: Mapping[str, Any], at: DataPath, pos: PosNode, names: SpecNames
+           ) -> Iterator[Diagnostic]:
+    """Every agent and tool a scenario names is one the spec has: a misspelt name in
+    `not_tools` or `stubs` would make a scenario that cannot fail, or run the real tool."""
+    for kind, name, where, is_key in _named(scenario, at):
+        if not isinstance(name, str):
+            continue  # the models reported it
+        span = pos.key_span(where) if is_key else pos.value_span(where)
+        if kind == "tool":
+            if name in names.tools:
                 continue
-            named = [k for k in ("agent", "tool") if k in entry]
-            where = (*at, "expect", "errors", index)
-            if not named:
-                yield codes.SCENARIO_EXPECTS_NOTHING(
-                    "an expected error that names neither `agent` nor `tool` matches no "
-                    "error", pos.value_span(where), hint="name the agent that fails (`agent: "
-                    "NAME`) or the tool whose result is an error (`tool: NAME`)")
-            elif len(named) == 2:
-                yield codes.ONE_OF("an expected error names exactly one of `agent` and "
-                                   "`tool`; found both", pos.value_span(where))
-        state = _mapping(scenario.get("state"))
-        for key, description in required.items():
-            if key not in state:
-                about = f" ({description})" if description else ""
-                yield codes.SCENARIO_MISSING_STATE(
-                    f"the scenario does not give `{key}`{about}, which the spec's `state:` "
-                    "says the session's creator supplies",
-                    pos.key_span((*at, "state")) if "state" in scenario
-                    else pos.value_span(at), hint=f"add `{key}: VALUE` to the scenario's "
-                    "`state:`")
+            hint = did_you_mean(name, names.tools)
+            if names.opaque and hint is None:
+                continue  # a toolset or an unfiltered MCP server may provide it
+            yield codes.SCENARIO_UNKNOWN_TOOL(
+                f"no agent of the spec has a tool named `{_shown(name)}`", span,
+                hint=hint or f"its tools: {_listed(names.tools)}")
+            continue
+        known = names.scripted if kind == "scripted" else names.agents
+        if name in known or kind != "scripted" and names.is_agent(name):
+            continue
+        what = "no agent with a model" if kind == "scripted" else "no agent"
+        yield codes.SCENARIO_UNKNOWN_AGENT(
+            f"the spec has {what} named `{_shown(name)}`", span,
+            hint=did_you_mean(name, known) or f"its agents: {_listed(known)}")
 
 
-def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None) -> Checked:
+def _shown(name: str) -> str:
+    return name if len(name) <= 60 else name[:59] + "…"
+
+
+def _listed(names: set[str]) -> str:
+    shown = sorted(names)
+    return ", ".join(f"`{n}`" for n in shown[:20]) + (" and more" if len(shown) > 20 else "") \
+        or "none"
+
+
+def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None, *,
+                    project: Project | None = None, names: SpecNames | None = None
+                    ) -> Checked:
     """Check the scenario file at `path`; `required`: the state keys the spec says the
-    session's creator supplies (each scenario's `state:` must give them)."""
-    parsed = load(path)
+    session's creator supplies (each scenario's `state:` must give them); `project`: where
+    the file may be (one outside, through a link or otherwise, is never read); `names`: the
+    spec's agents and tools, which the scenarios' names must be."""
+    if project is not None and project.judge(path) == "outside":
+        return Checked(path, diagnostics=[codes.PATH_OUTSIDE_PROJECT(
+            f"the scenario file `{display_name(path)}` is outside the project "
+            f"`{project.root}` (its content is not read)", None,
+            hint="keep scenario files in the project; a symbolic link out of it is not "
+            "followed")])
+    parsed = load(resolved(path), display=str(path))  # what was judged, not a link swapped in
     checked = Checked(path, sources={parsed.source.name: parsed.source},
                       diagnostics=list(parsed.diagnostics), readable=parsed.readable)
     if not parsed.ok or parsed.positions is None:
@@ -165,6 +258,6 @@ def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None
     except ValidationError as exc:
         mapper = _ScenarioMapper(doc, ScenarioFile, whole="the scenario file")
         checked.diagnostics += [mapper.diagnostic(e) for e in exc.errors(include_url=False)]
-    checked.diagnostics += _semantic(parsed.value, parsed.positions, required or {})
+    checked.diagnostics += _semantic(parsed.value, parsed.positions, required or {}, names)
     checked.data = parsed.value
     return checked

@@ -35,7 +35,6 @@ that the script replaces.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from google.genai import types
 
 from agentspec.runtime.agents import walk
 from agentspec.runtime.failures import Failure, failures_in
+from agentspec.testing import patterns
 
 __all__ = ["OfflineToolset", "Outcome", "Scenario", "StubTools", "check", "offline_mcp",
            "parse_scenarios"]
@@ -221,12 +221,21 @@ def check(expect: Mapping[str, Any], outcome: Outcome) -> list[str]:
         if "contains" in final and str(final["contains"]) not in text:
             failures.append(f"the final answer does not contain {final['contains']!r}: "
                             f"{text!r}")
-        if "matches" in final and re.search(str(final["matches"]), text) is None:
-            failures.append(f"the final answer does not match /{final['matches']}/: {text!r}")
+        if "matches" in final:
+            failures += _matches(str(final["matches"]), text)
     for wanted in expect.get("jobs") or []:
         if not any(_contains(job, wanted) for job in outcome.jobs):
             failures.append(f"expected a job {wanted}; jobs: {outcome.jobs}")
     return failures + _errors(expect.get("errors") or [], outcome.failures)
+
+
+def _matches(pattern: str, text: str) -> list[str]:
+    found = patterns.search(pattern, text)
+    if found is None:
+        return [f"/{pattern}/ was stopped after {patterns.MATCH_SECONDS:g} s on the final "
+                f"answer ({len(text)} characters): a pattern that backtracks without end "
+                "(nested repeats like `(a+)+`); simplify it, or use `contains`"]
+    return [] if found else [f"the final answer does not match /{pattern}/: {text!r}"]
 
 
 def _declares(entry: Mapping[str, str], failure: Failure) -> bool:

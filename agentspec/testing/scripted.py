@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any
 
 from google.adk.models import LlmCapabilities
@@ -36,9 +36,10 @@ from google.genai import types
 from agentspec.runtime import adk
 from agentspec.runtime.agents import walk
 from agentspec.runtime.harness.approvals import Decision
+from agentspec.testing.names import SUMMARIZER
 
 __all__ = ["REPLY_KEYS", "ScriptError", "ScriptedFailure", "ScriptedModel", "install_script",
-           "parse_decision", "parse_step", "reply_problem"]
+           "parse_decision", "parse_step", "reply_problem", "unused_replies"]
 
 
 class ScriptError(ValueError):
@@ -178,8 +179,26 @@ def _unknown(name: str, names: set[str]) -> str:
                f" (those are: {', '.join(sorted(names))})"))
 
 
-SUMMARIZER = "summarizer"
-"""The name a script gives the summarizer of `summarization:`."""
+def unused_replies(models: Iterable[ScriptedModel]) -> list[str]:
+    """A failure for each model with scripted replies the run never asked for: a scenario
+    that scripts more than happens is wrong about the run (an agent it expects to work was
+    never reached), so it fails rather than passing on the replies that were used."""
+    found = []
+    for model in models:
+        if model.replies:
+            count = len(model.replies)
+            found.append(f"{count} scripted repl{'y' if count == 1 else 'ies'} of "
+                          f"`{model.agent}` never used (the first: {_brief(model.replies[0])})"
+                          "; the run went otherwise than the scenario says, or remove "
+                          f"{'it' if count == 1 else 'them'}")
+    return found
+
+
+def _brief(step: Any) -> str:
+    text = json.dumps(step, default=str, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
 
 
 def install_script(root: Any, replies: Mapping[str, list[Any]],

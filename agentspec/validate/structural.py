@@ -40,8 +40,18 @@ def _lookup(data: Any, path: Path) -> Any:
     return data
 
 
+#: how much of an unknown key a message shows: a file that is not what it should be (a
+#: secret linked in, a binary) must not be echoed line by line
+MAX_KEY_SHOWN = 60
+
+
+def _bounded(key: object) -> str:
+    text = str(key)
+    return text if len(text) <= MAX_KEY_SHOWN else text[:MAX_KEY_SHOWN - 1] + "…"
+
+
 def _name(path: Path, whole: str = "the spec") -> str:
-    return ".".join(str(p) for p in path) or whole
+    return ".".join(_bounded(p) for p in path) or whole
 
 
 class Mapper:
@@ -112,7 +122,7 @@ class Mapper:
             return codes.FIELD_NOT_FOR_KIND(f"`{kind}` agents do not take `{key}`", span,
                                             hint=_kind_hint(str(key)))
         where = f" in `{self._path_name(path[:-1])}`" if path[:-1] else ""
-        return codes.UNKNOWN_KEY(f"unknown key `{key}`{where}", span,
+        return codes.UNKNOWN_KEY(f"unknown key `{_bounded(key)}`{where}", span,
                                  hint=did_you_mean(key, allowed))
 
     def union(self, kind: str, path: Path, error: Any) -> Diagnostic:

@@ -68,6 +68,9 @@ class JobRequest:
     max_attempts: int = 3
     output_key: str = ""  # the parent's state key a DONE result is delivered to ("": none)
     on_done: str = "wait"  # "wait": delivered on the next turn; "resume": a worker resumes
+    #: the caller's session state the job's session starts with: the keys the spec's
+    #: `state:` marks `required`, which no one else could give it
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -95,6 +95,17 @@ def sqlite_url(path: Any) -> str:
     return f"sqlite:///{path}"
 
 
+def _inputs(tool_context: ToolContext) -> dict[str, Any]:
+    """The caller's values of the state keys the spec marks `required`: a job's session is
+    its own, and only the session's creator gives those (the spec's initial state the
+    worker has itself). Nothing else of the session is copied into the job store."""
+    from agentspec.runtime.state import required_inputs
+
+    session = tool_context.session
+    required = required_inputs(tool_context.get_invocation_context().plugin_manager)
+    return {key: session.state[key] for key in required if key in session.state}
+
+
 async def enqueue(settings: JobSettings, agent: BaseAgent, request: str,
                   tool_context: ToolContext, tool: str) -> dict[str, Any]:
     """Queues `agent` with `request` for the conversation `tool_context` belongs to. The job
@@ -106,7 +117,7 @@ async def enqueue(settings: JobSettings, agent: BaseAgent, request: str,
                        function_call_id=tool_context.function_call_id or "", tool=tool,
                        max_attempts=settings.max_attempts,
                        output_key=getattr(agent, "output_key", None) or "",
-                       on_done=settings.on_done)
+                       on_done=settings.on_done, state=_inputs(tool_context))
     try:
         job, created = await asyncio.to_thread(settings.open().enqueue, asked)
     except Exception as error:  # noqa: BLE001 - the model is told; the conversation goes on
@@ -292,7 +303,9 @@ async def notify(settings: JobSettings, job: Job) -> None:
         return
     import httpx
 
-    body = json.dumps(job.to_dict(), default=str).encode()
+    record = job.to_dict()
+    record.pop("state")  # the caller's inputs stay in the store: the receiver gets the job
+    body = json.dumps(record, default=str).encode()
     headers = {"Content-Type": "application/json", **settings.headers}
     try:
         async with asyncio.timeout(WEBHOOK_SECONDS), httpx.AsyncClient(

@@ -55,6 +55,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ("ALTER TABLE agentspec_jobs ADD COLUMN output_key TEXT NOT NULL DEFAULT ''",),
     ("ALTER TABLE agentspec_jobs ADD COLUMN on_done TEXT NOT NULL DEFAULT 'wait'",
      "ALTER TABLE agentspec_jobs ADD COLUMN resumed_at DOUBLE PRECISION"),
+    ("ALTER TABLE agentspec_jobs ADD COLUMN state TEXT NOT NULL DEFAULT '{}'",),
 )
 
 _ACTIVE = "status IN ('QUEUED', 'RUNNING')"

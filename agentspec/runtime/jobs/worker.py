@@ -27,6 +27,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -55,10 +56,18 @@ def backoff(attempts: int, base: float = 2.0) -> float:
     return min(MAX_BACKOFF, base ** max(1, attempts))
 
 
+#: the state the running job was queued with (the caller's required inputs): set for the
+#: task that runs a job, so any `Worker.run` sees it without a change of signature
+JOB_STATE: ContextVar[Mapping[str, Any] | None] = ContextVar("agentspec_job_state",
+                                                           default=None)
+
+
 async def run_agent(agent: BaseAgent, request: str,
                     state: Mapping[str, Any] | None = None) -> Any:
     """Runs `agent` on `request` in a session of its own, which starts with `state` (the
-    spec's initial state); its last answer."""
+    spec's initial state) and the state the job was queued with (`JOB_STATE`); its last
+    answer."""
+    state = {**(state or {}), **(JOB_STATE.get() or {})}
     runner = Runner(app_name="agentspec_jobs", agent=agent,
                     session_service=InMemorySessionService(),
                     artifact_service=InMemoryArtifactService())
@@ -179,7 +188,11 @@ class Worker:
 
     async def _run(self, job: Job) -> None:
         store = self.settings.open()
-        work = asyncio.ensure_future(_reported(self.run(self.agents[job.agent], job.input)))
+        token = JOB_STATE.set(job.state)  # the task copies the context as it is now
+        try:
+            work = asyncio.ensure_future(_reported(self.run(self.agents[job.agent], job.input)))
+        finally:
+            JOB_STATE.reset(token)
         lost = asyncio.Event()
 
         def on_lost() -> None:  # on the event loop, once the thread finds the lease gone

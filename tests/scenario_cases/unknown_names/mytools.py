@@ -1,0 +1,8 @@
+def lookup(q: str) -> str:
+    """Look up."""
+    return "found " + q
+
+
+def refund(q: str) -> str:
+    """Refund."""
+    return "refunded " + q
