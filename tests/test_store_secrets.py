@@ -70,8 +70,11 @@ def _paths(url: str, password: str, caplog: pytest.LogCaptureFixture) -> list[st
     assert result.exit_code != 0
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="agentspec.jobs"):
-        context = SimpleNamespace(session=SimpleNamespace(app_name="a", user_id="u", id="s"),
-                                  invocation_id="i", function_call_id=uuid.uuid4().hex)
+        invocation = SimpleNamespace(plugin_manager=SimpleNamespace(plugins=[]))
+        context = SimpleNamespace(session=SimpleNamespace(app_name="a", user_id="u", id="s",
+                                                          state={}),
+                                  invocation_id="i", function_call_id=uuid.uuid4().hex,
+                                  get_invocation_context=lambda: invocation)
         agent = SimpleNamespace(name="reporter", output_key=None)
         answer = asyncio.run(enqueue(JobSettings(url), agent, "Q3", context,  # type: ignore[arg-type]
                                      "task"))
