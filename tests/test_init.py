@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from agentspec.cli import cli
 from agentspec.cli.init import TEMPLATES
 from agentspec.spec.schema import schema_text
+from agentspec.testing.schema import scenario_schema_text
 from tests.buildkit import purge
 
 
@@ -30,11 +31,14 @@ def test_a_template_passes_validate_build_and_test(template: str, tmp_path: Path
     assert sorted(p.relative_to(project).as_posix() for p in project.rglob("*")
                   if p.is_file()) == sorted(["README.md", f"{name}.yaml", f"{name}_tools.py",
                                              f"scenarios/{name}.yaml", ".gitignore",
-                                             "agentspec.schema.json"])
+                                             "agentspec.schema.json", "scenario.schema.json"])
     # the modeline names the schema written beside the spec, so an editor finds it
     assert (project / f"{name}.yaml").read_text().startswith(
         "# yaml-language-server: $schema=agentspec.schema.json\n")
     assert (project / "agentspec.schema.json").read_text() == schema_text()
+    assert (project / "scenarios" / f"{name}.yaml").read_text().startswith(
+        "# yaml-language-server: $schema=../scenario.schema.json\n")
+    assert (project / "scenario.schema.json").read_text() == scenario_schema_text()
     assert (project / ".gitignore").read_text() == ".adk/\n.agentspec/\n"
     spec = str(project / f"{name}.yaml")
     monkeypatch.chdir(project)

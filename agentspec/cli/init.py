@@ -20,6 +20,7 @@ TEMPLATES = ("deep", "router", "planner", "pipeline")
 MAX_README = 2 * 1024 * 1024
 #: the JSON Schema beside the spec, which the spec's modeline names (for editors)
 SCHEMA = "agentspec.schema.json"
+SCENARIO_SCHEMA = "scenario.schema.json"
 MODELINE = f"# yaml-language-server: $schema={SCHEMA}\n"
 #: what .gitignore gets: ADK's local sessions and artifacts (`adk web`, `adk run`), and
 #: agentspec's job and session stores (`sqlite:///.agentspec/...`)
@@ -110,11 +111,21 @@ def _write(directory: Path, files: dict[PurePosixPath, str], section: str) -> No
                           shown=str(directory / "README.md"), replace=True)
         click.echo(f"{'added a section to' if existing else 'wrote'} {directory / 'README.md'}")
         _ignore(project, directory, ignored)
-        if safefs.kind(project, SCHEMA) == "missing":
-            safefs.write_file(project, SCHEMA, schema_text().encode("utf-8"),
-                              shown=str(directory / SCHEMA), replace=False)
-            click.echo(f"wrote {directory / SCHEMA} (refresh it after upgrading: "
-                       f"agentspec schema -o {SCHEMA})")
+        _schemas(project, directory)
+
+
+def _schemas(project: int, directory: Path) -> None:
+    """The JSON Schemas the modelines of the spec and its scenario file name, written
+    beside the spec unless there already (an editor reads them; nothing is fetched)."""
+    from agentspec.testing.schema import scenario_schema_text
+
+    for name, text, flag in ((SCHEMA, schema_text, ""),
+                             (SCENARIO_SCHEMA, scenario_schema_text, " --scenario")):
+        if safefs.kind(project, name) == "missing":
+            safefs.write_file(project, name, text().encode("utf-8"),
+                              shown=str(directory / name), replace=False)
+            click.echo(f"wrote {directory / name} (refresh it after upgrading: "
+                       f"agentspec schema{flag} -o {name})")
 
 
 def _ignore(project: int, directory: Path, text: str | None) -> None:
