@@ -53,10 +53,12 @@ def test_every_listed_name_exists() -> None:
 
 def test_require_names_what_to_do() -> None:
     abi.require(abi.ABI)
-    with pytest.raises(abi.AbiMismatch, match="is older: upgrade agentspec"):
+    abi.require(abi.OLDEST)  # an older package whose names and calls are all still here
+    with pytest.raises(abi.AbiMismatch, match="is older: upgrade agentspec "
+                                              r"\(pip install -U agentspec-adk\)"):
         abi.require(abi.ABI + 1, "desk", "9.9")
     with pytest.raises(abi.AbiMismatch, match="is newer: rebuild the package"):
-        abi.require(abi.ABI - 1, "desk")
+        abi.require(abi.OLDEST - 1, "desk")
 
 
 def test_a_package_of_another_abi_refuses_to_import(tmp_path: Path,
@@ -67,6 +69,7 @@ def test_a_package_of_another_abi_refuses_to_import(tmp_path: Path,
     name = result.plan.app_name
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(abi, "ABI", abi.ABI + 1)  # the installed agentspec is newer
+    monkeypatch.setattr(abi, "OLDEST", abi.ABI)  # ... and runs no package of this ABI
     try:
         with pytest.raises(abi.AbiMismatch, match="rebuild the package"):
             importlib.import_module(name)

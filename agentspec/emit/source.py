@@ -23,7 +23,7 @@ from agentspec.ir.plan import (
     SpecPath,
     Value,
 )
-from agentspec.runtime.abi import ABI
+from agentspec.runtime.abi import ABI, upgrade
 from agentspec.spec.common import is_reserved_word
 
 __all__ = ["HEADER", "SourceOptions", "UnsafeName", "comment", "source"]
@@ -249,7 +249,7 @@ def _paths_module(plan: Plan, options: SourceOptions) -> str:
 def _abi_check(package: str, builder: str | None) -> list[str]:
     """The package's first lines: the installed agentspec must run what it was built for."""
     message = (f"{package} was built by a newer agentspec (runtime ABI {ABI}); upgrade "
-               "agentspec (pip install -U agentspec)")
+               f"agentspec ({upgrade()})")
     return [
         "try:",
         f"{INDENT}from agentspec.runtime.abi import require",

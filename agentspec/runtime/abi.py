@@ -10,9 +10,12 @@ planning imports nothing from agentspec that is not listed here.
 
 from __future__ import annotations
 
-__all__ = ["ABI", "NAMES", "AbiMismatch", "require"]
+__all__ = ["ABI", "NAMES", "OLDEST", "AbiMismatch", "require", "upgrade"]
 
-ABI = 1
+ABI = 2
+#: the oldest ABI whose packages this runtime still runs: every name they import is here,
+#: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`)
+OLDEST = 1
 
 #: module -> the names generated code imports from it
 NAMES: dict[str, frozenset[str]] = {
@@ -45,6 +48,13 @@ NAMES: dict[str, frozenset[str]] = {
 }
 
 
+def upgrade() -> str:
+    """The command that upgrades agentspec (its distribution's name is not `agentspec`)."""
+    from agentspec.contract.extras import DISTRIBUTION
+
+    return f"pip install -U {DISTRIBUTION}"
+
+
 class AbiMismatch(ImportError):
     """The installed agentspec cannot run a package built against another ABI."""
 
@@ -52,14 +62,14 @@ class AbiMismatch(ImportError):
 def require(built: int, package: str = "this package", builder: str = "") -> None:
     """Called by a generated package when it is imported: `built` is the ABI it was built
     against, `builder` the agentspec version that built it."""
-    if built == ABI:
+    if OLDEST <= built <= ABI:
         return
     by = f"agentspec {builder}" if builder else "another agentspec"
     if built > ABI:
         raise AbiMismatch(
             f"{package} was built by {by} (runtime ABI {built}); the installed agentspec "
             f"has runtime ABI {ABI}, which is older: upgrade agentspec "
-            f"(pip install -U agentspec), or rebuild the package with this one "
+            f"({upgrade()}), or rebuild the package with this one "
             "(agentspec build SPEC)")
     raise AbiMismatch(
         f"{package} was built by {by} (runtime ABI {built}); the installed agentspec has "
