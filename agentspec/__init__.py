@@ -17,9 +17,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 if TYPE_CHECKING:
     from agentspec.diagnostics import Diagnostic, Severity, render
+    from agentspec.language import Spec
+    from agentspec.language.schema import json_schema
     from agentspec.parse import Parsed, load
-    from agentspec.spec import Spec
-    from agentspec.spec.schema import json_schema
     from agentspec.validate.check import CheckResult, check
 
 __all__ = ["CheckResult", "Diagnostic", "Parsed", "Severity", "Spec", "check", "json_schema",
@@ -28,8 +28,8 @@ __all__ = ["CheckResult", "Diagnostic", "Parsed", "Severity", "Spec", "check", "
 _HOME = {"CheckResult": "agentspec.validate.check", "check": "agentspec.validate.check",
          "Diagnostic": "agentspec.diagnostics", "Severity": "agentspec.diagnostics",
          "render": "agentspec.diagnostics", "Parsed": "agentspec.parse",
-         "load": "agentspec.parse", "Spec": "agentspec.spec",
-         "json_schema": "agentspec.spec.schema"}
+         "load": "agentspec.parse", "Spec": "agentspec.language",
+         "json_schema": "agentspec.language.schema"}
 
 
 def __getattr__(name: str) -> Any:

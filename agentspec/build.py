@@ -18,7 +18,7 @@ from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
 from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
-from agentspec.paths import resolved
+from agentspec.project_files import resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult, check
 

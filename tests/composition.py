@@ -14,7 +14,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentspec.spec.agents import KIND_MODELS, AgentBase, LlmAgent, kinds_taking
+from agentspec.language.agents import KIND_MODELS, AgentBase, LlmAgent, kinds_taking
 
 __all__ = ["CELLS", "Cell", "Way"]
 

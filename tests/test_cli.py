@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
 from agentspec.diagnostics import REGISTRY
-from agentspec.spec.schema import json_schema
+from agentspec.language.schema import json_schema
 
 CLEAN = """\
 agentspec: 1

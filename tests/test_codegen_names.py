@@ -20,7 +20,7 @@ from ruamel.yaml import YAML
 from agentspec.build import compile_spec, emit_package
 from agentspec.emit.source import UnsafeName, source
 from agentspec.ir.plan import Binding, Call, Import, Plan, Ref
-from agentspec.spec.common import is_reserved_word
+from agentspec.language.common import is_reserved_word
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from agentspec.spec.schema import json_schema
+from agentspec.language.schema import json_schema
 from agentspec.testing.schema import scenario_json_schema
 
 ROOT = Path(__file__).resolve().parent.parent

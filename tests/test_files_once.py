@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentspec.ir.lower import lower
-from agentspec.spec.document import Jobs
+from agentspec.language.document import Jobs
 from agentspec.validate.check import check
 
 SPEC = """\

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from agentspec.diagnostics import REGISTRY
+from agentspec.language import TOP_LEVEL_KEYS
+from agentspec.language.common import TAGS
 from agentspec.parse import load_text
-from agentspec.spec import TOP_LEVEL_KEYS
-from agentspec.spec.common import TAGS
 from agentspec.validate.check import CheckResult, check
 from tests.conftest import located
 

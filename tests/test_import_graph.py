@@ -1,5 +1,5 @@
 """The package's import graph, stage by stage: no stage imports a later one (the pipeline
-is parse -> resolve -> validate -> ir -> emit -> build -> review, with cli on top; `spec`,
+is parse -> resolve -> validate -> ir -> emit -> build -> review, with cli on top; `language`,
 the language's models, comes before all of them, and a kind module (`kinds`) holds parts of
 several stages),
 the runtime imports nothing of the compiler, and `contract` (what both agree on) imports
@@ -17,9 +17,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "agentspec"
 
 #: the compiler's stages in pipeline order: a stage may import its own and earlier ones
-ORDER = ("core", "spec", "parse", "resolve", "kinds", "validate", "ir", "emit", "build",
+ORDER = ("core", "language", "parse", "resolve", "kinds", "validate", "ir", "emit", "build",
          "bundle", "review", "adkimport", "testing", "init", "cli")
-CORE = {"source", "diagnostics", "paths", "pysource", "safefs", "stdlib", "__init__"}
+CORE = {"source", "diagnostics", "project_files", "pysource", "safefs", "stdlib_boundary",
+        "__init__"}
 #: the parts of later stages a kind module holds (its node types, plan values, diff rules)
 KIND_PARTS = {"agentspec.ir.tree", "agentspec.ir.plan", "agentspec.ir.values",
               "agentspec.review.rule", "agentspec.review.changes"}
@@ -103,28 +104,28 @@ def test_no_stage_imports_a_later_one() -> None:
 
 def test_the_graph_is_what_the_pipeline_says() -> None:
     edges = stage_graph()
-    assert "runtime" not in edges.get("spec", set()) | edges.get("ir", set())
+    assert "runtime" not in edges.get("language", set()) | edges.get("ir", set())
     assert edges.get("runtime", set()) <= {"contract"}
     assert "contract" not in edges
 
 
 def test_the_backward_imports_of_before_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     graph = module_graph()
-    graph["agentspec.spec.effective"].add("agentspec.runtime.backends.state")
+    graph["agentspec.language.effective"].add("agentspec.runtime.backends.state")
     graph["agentspec.ir.values"].add("agentspec.runtime.placeholders")
-    graph["agentspec.runtime.router"].add("agentspec.spec.agents")
+    graph["agentspec.runtime.router"].add("agentspec.language.agents")
     monkeypatch.setattr(sys.modules[__name__], "module_graph", lambda: graph)
     assert backward_imports() == [
         "agentspec.ir.values -> agentspec.runtime.placeholders",
-        "agentspec.runtime.router -> agentspec.spec.agents",
-        "agentspec.spec.effective -> agentspec.runtime.backends.state"]
+        "agentspec.language.effective -> agentspec.runtime.backends.state",
+        "agentspec.runtime.router -> agentspec.language.agents"]
 
 
 def test_imports_under_type_checking_are_no_edges() -> None:
     tree = ast.parse("from agentspec.runtime.models import litellm\n"
                      "if TYPE_CHECKING:\n    from agentspec.cli import cli\n")
     assert _runtime_imports(tree) == ["agentspec.runtime.models"]
-    assert stage("agentspec.spec.effective") == "spec" and stage("agentspec.runtime.x") == \
+    assert stage("agentspec.language.effective") == "language" and stage("agentspec.runtime.x") == \
         "runtime"
 
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
 from agentspec.cli.init import TEMPLATES
-from agentspec.spec.schema import schema_text
+from agentspec.language.schema import schema_text
 from agentspec.testing.schema import scenario_schema_text
 from tests.buildkit import purge
 

@@ -7,8 +7,8 @@ import typing
 
 from agentspec.ir import tree
 from agentspec.kinds import KINDS, kind_for, kind_for_spec
+from agentspec.language import agents
 from agentspec.review.rules import AGENT_RULES
-from agentspec.spec import agents
 
 
 def test_every_spec_kind_has_one_module() -> None:

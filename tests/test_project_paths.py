@@ -24,8 +24,8 @@ from agentspec.build import compile_spec, emit_package
 from agentspec.cli import cli
 from agentspec.diagnostics import FORMATS, render
 from agentspec.ir.lower import lower
-from agentspec.paths import project_root
-from agentspec.spec import Spec
+from agentspec.language import Spec
+from agentspec.project_files import project_root
 from agentspec.validate.check import CheckResult, check
 from agentspec.validate.semantic.project import path_marker
 

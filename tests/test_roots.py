@@ -25,7 +25,7 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
 
 ATTACK = r"""
 import json, os, sys
-from agentspec.contract.paths import BackendError
+from agentspec.contract.virtual_paths import BackendError
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.sandbox import SandboxBackend
 

@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 
 from agentspec.diagnostics import REGISTRY, Severity, lookup
+from agentspec.language.schema import SCHEMA_ID, json_schema, schema_text
 from agentspec.parse import load
-from agentspec.spec.schema import SCHEMA_ID, json_schema, schema_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_FILE = ROOT / "schemas" / "agentspec.schema.json"

@@ -15,7 +15,7 @@ from agentspec.runtime.backends import BackendError
 from agentspec.runtime.harness.files import _glob, _grep, _ls
 from agentspec.runtime.harness.filesystem import backend_factory
 from agentspec.runtime.harness.scope import register_private
-from agentspec.runtime.userpaths import path_segment
+from agentspec.runtime.user_folders import path_segment
 
 
 def _setup(tmp_path: Path) -> tuple[Any, Path]:

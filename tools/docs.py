@@ -19,7 +19,7 @@ import click
 
 from agentspec.cli import COMMANDS, cli
 from agentspec.diagnostics import REGISTRY
-from agentspec.spec.schema import json_schema
+from agentspec.language.schema import json_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference"

@@ -15,7 +15,7 @@ from agentspec.adkimport.convert import Conversion, convert
 from agentspec.adkimport.loader import AdkTree, load_adk
 from agentspec.adkimport.write import shim_text, spec_text
 from agentspec.diagnostics import Diagnostic, codes, normalize
-from agentspec.paths import display_name, is_dir, resolved
+from agentspec.project_files import display_name, is_dir, resolved
 from agentspec.safefs import UnsafePath, directory, write_file
 from agentspec.source import SourceFile
 

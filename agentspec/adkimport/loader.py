@@ -12,7 +12,7 @@ from agentspec.adkimport.schema import AGENT_TOOL_NAMES, check_schema
 from agentspec.adkimport.yaml11 import adk_reading, adopt, describe, differences
 from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse import Key, PosNode, load
-from agentspec.paths import is_dir, is_file, resolved
+from agentspec.project_files import is_dir, is_file, resolved
 from agentspec.source import SourceFile, Span
 from agentspec.validate.semantic.tree import MAX_AGENT_DEPTH
 

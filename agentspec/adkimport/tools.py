@@ -13,9 +13,9 @@ from agentspec.adkimport.text import escape
 from agentspec.contract.secrets import secret_flag, secret_name, secret_value
 from agentspec.contract.urls import url_secret_parts
 from agentspec.diagnostics import codes, did_you_mean
+from agentspec.language.tools import BUILTIN_TOOLS
 from agentspec.parse import Key
-from agentspec.spec.tools import BUILTIN_TOOLS
-from agentspec.stdlib import is_refused_module
+from agentspec.stdlib_boundary import is_refused_module
 
 if TYPE_CHECKING:
     from agentspec.adkimport.convert import Converter

@@ -40,7 +40,7 @@ from agentspec.bundle.wheel import DISTRIBUTION, NotInstalled, agentspec_wheel
 from agentspec.contract.backends import LARGE_RESULTS
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.emit.source import HEADER, comment
-from agentspec.paths import project_root, resolved
+from agentspec.project_files import project_root, resolved
 
 __all__ = ["PROJECT", "WHEELS", "Written", "stale_bundle", "write_bundle"]
 

@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 import click
 
 from agentspec import safefs
-from agentspec.spec.common import IDENTIFIER, is_reserved_word
-from agentspec.spec.schema import schema_text
+from agentspec.language.common import IDENTIFIER, is_reserved_word
+from agentspec.language.schema import schema_text
 from agentspec.validate.semantic.references import GENERATED_IMPORTS
 
 TEMPLATES = ("deep", "router", "planner", "pipeline")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from agentspec import safefs
-from agentspec.spec.schema import schema_text
+from agentspec.language.schema import schema_text
 
 
 @click.command(name="schema")

@@ -23,7 +23,7 @@ from agentspec.ir.plan import (
     Value,
 )
 from agentspec.runtime.env import expand
-from agentspec.stdlib import live_origin
+from agentspec.stdlib_boundary import live_origin
 
 __all__ = ["ConstructionError", "StdlibObject", "objects", "resolve_import"]
 

@@ -23,8 +23,8 @@ from agentspec.ir.plan import (
     SpecPath,
     Value,
 )
+from agentspec.language.common import is_reserved_word
 from agentspec.runtime.abi import ABI, upgrade
-from agentspec.spec.common import is_reserved_word
 
 __all__ = ["HEADER", "SourceOptions", "UnsafeName", "comment", "source"]
 

@@ -31,10 +31,8 @@ from agentspec.ir.tree import (
     ToolNode,
 )
 from agentspec.kinds import Site, kind_for_spec
-from agentspec.paths import resolved
-from agentspec.source import Span
-from agentspec.spec import Spec
-from agentspec.spec.agents import (
+from agentspec.language import Spec
+from agentspec.language.agents import (
     InterruptConfig,
     LlmAgent,
     LoopAgent,
@@ -43,7 +41,7 @@ from agentspec.spec.agents import (
     SequentialAgent,
     SkillsConfig,
 )
-from agentspec.spec.document import (
+from agentspec.language.document import (
     FractionTrigger,
     Jobs,
     KeepEvents,
@@ -52,9 +50,11 @@ from agentspec.spec.document import (
     initial_state,
     state_inputs,
 )
-from agentspec.spec.effective import DEFAULT_STATE_BACKEND, Harness
-from agentspec.spec.models import FallbackModel, ModelDef, RoutedModel
-from agentspec.spec.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
+from agentspec.language.effective import DEFAULT_STATE_BACKEND, Harness
+from agentspec.language.models import FallbackModel, ModelDef, RoutedModel
+from agentspec.language.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
+from agentspec.project_files import resolved
+from agentspec.source import Span
 from agentspec.validate.check import CheckResult
 
 __all__ = ["lower"]

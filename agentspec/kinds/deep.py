@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from agentspec.ir.tree import DeepNode
 from agentspec.kinds import llm
 from agentspec.kinds.kind import Kind, Site
-from agentspec.spec.agents import DeepAgent
+from agentspec.language.agents import DeepAgent
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering

@@ -40,9 +40,9 @@ from agentspec.ir.values import (
     schema_value,
 )
 from agentspec.kinds.kind import Kind, Site
-from agentspec.spec.agents import LlmAgent
-from agentspec.spec.effective import harness
-from agentspec.spec.models import ThinkingConfig
+from agentspec.language.agents import LlmAgent
+from agentspec.language.effective import harness
+from agentspec.language.models import ThinkingConfig
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering

@@ -10,8 +10,8 @@ from agentspec.ir.plan import Call, Import, ListOf, Value
 from agentspec.ir.tree import RouteNode, RouterNode
 from agentspec.ir.values import kwargs, lit, model_value, python_object
 from agentspec.kinds.kind import Kind, Site
+from agentspec.language.agents import RouterAgent
 from agentspec.review.rule import AgentPair, Found, Rule
-from agentspec.spec.agents import RouterAgent
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering

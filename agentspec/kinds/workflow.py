@@ -10,9 +10,9 @@ from agentspec.ir.plan import Call, ListOf, Value
 from agentspec.ir.tree import AgentNode, WorkflowNode
 from agentspec.ir.values import WORKFLOWS, kwargs, lit
 from agentspec.kinds.kind import Kind, Site
+from agentspec.language.agents import LoopAgent, ParallelAgent, SequentialAgent, WorkflowAgent
+from agentspec.language.tools import BuiltinTool
 from agentspec.review.rule import AgentPair, Found, Rule, limit
-from agentspec.spec.agents import LoopAgent, ParallelAgent, SequentialAgent, WorkflowAgent
-from agentspec.spec.tools import BuiltinTool
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering

@@ -6,9 +6,9 @@ import copy
 from typing import Any
 
 from agentspec.diagnostics import Diagnostic, Related, codes, did_you_mean
+from agentspec.language.agents import KIND_MODELS, Defaults
 from agentspec.parse import PosNode
 from agentspec.resolve.document import Document
-from agentspec.spec.agents import KIND_MODELS, Defaults
 
 __all__ = ["LLM_KINDS", "apply_defaults", "apply_extends", "flatten_inline_agents", "kind_of"]
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes, did_you_mean
+from agentspec.language.document import TOP_LEVEL_KEYS
 from agentspec.parse import Parsed, PosNode, load
-from agentspec.paths import Project, display_name, is_dir, is_file, resolved
+from agentspec.project_files import Project, display_name, is_dir, is_file, resolved
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile, Span
-from agentspec.spec.document import TOP_LEVEL_KEYS
 
 __all__ = ["Loaded", "load_tree"]
 

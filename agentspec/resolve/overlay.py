@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
+from agentspec.language import OVERLAY_FORBIDDEN, TOP_LEVEL_KEYS
 from agentspec.parse import PosNode
 from agentspec.resolve.document import Document
-from agentspec.spec import OVERLAY_FORBIDDEN, TOP_LEVEL_KEYS
 
 __all__ = ["apply_environment", "check_overlays"]
 

@@ -41,7 +41,7 @@ from google.genai import types
 
 from agentspec.runtime import adk
 from agentspec.runtime.backends import BackendError, normalize
-from agentspec.runtime.userpaths import path_segment
+from agentspec.runtime.user_folders import path_segment
 
 __all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "SummaryConfig",
            "history_file", "install_check", "markdown", "prompt_tokens"]

@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Path as DataPath
 from agentspec.parse import PosNode, load
-from agentspec.paths import Project, display_name, resolved
+from agentspec.project_files import Project, display_name, resolved
 from agentspec.resolve import Document
 from agentspec.source import SourceFile
 from agentspec.testing.models import ScenarioFile

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agentspec.spec.common import Model, by_type, keyed_union, one_key_union
-from agentspec.spec.document import StateKey, VarValue
+from agentspec.language.common import Model, by_type, keyed_union, one_key_union
+from agentspec.language.document import StateKey, VarValue
 
 __all__ = ["DECISION_WORDS", "JOB_FIELDS", "CallReply", "EditDecision", "Expect",
            "ExpectedCall", "ExpectedError", "ExpectedJob", "FailReply", "Final",

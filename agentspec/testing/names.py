@@ -25,9 +25,9 @@ from agentspec.ir.tree import (
     tools_of,
 )
 from agentspec.ir.values import evicts_to_artifacts
-from agentspec.paths import Project, project_root
-from agentspec.spec.document import state_inputs
-from agentspec.spec.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS, TODO_TOOLS
+from agentspec.language.document import state_inputs
+from agentspec.language.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS, TODO_TOOLS
+from agentspec.project_files import Project, project_root
 from agentspec.validate.check import CheckResult
 
 __all__ = ["SpecContext", "SpecNames", "loose_context", "spec_context", "spec_names"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from agentspec.spec.schema import DRAFT, schema_dump
+from agentspec.language.schema import DRAFT, schema_dump
 from agentspec.testing.models import ScenarioFile
 
 __all__ = ["SCENARIO_SCHEMA_ID", "scenario_json_schema", "scenario_schema_text"]

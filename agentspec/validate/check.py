@@ -8,10 +8,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, normalize
-from agentspec.paths import Project
+from agentspec.language import Spec
+from agentspec.project_files import Project
 from agentspec.resolve import Document, check_overlays, load_tree, resolve
 from agentspec.source import SourceFile
-from agentspec.spec import Spec
 from agentspec.validate.semantic import semantic
 from agentspec.validate.structural import structural
 

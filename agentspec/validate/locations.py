@@ -17,9 +17,9 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
+from agentspec.language import Spec
+from agentspec.language.common import TAGS
 from agentspec.parse import Path
-from agentspec.spec import Spec
-from agentspec.spec.common import TAGS
 
 __all__ = ["Location", "locate"]
 

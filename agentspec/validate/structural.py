@@ -8,13 +8,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
+from agentspec.language import AGENT_KINDS, Spec
+from agentspec.language.agents import KIND_MODELS, AgentBase, kinds_taking
+from agentspec.language.common import ONE_KEY_UNIONS, UNION_MESSAGES, is_reserved_word
 from agentspec.parse import Path
 from agentspec.parse import type_name as kind_name
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import Span
-from agentspec.spec import AGENT_KINDS, Spec
-from agentspec.spec.agents import KIND_MODELS, AgentBase, kinds_taking
-from agentspec.spec.common import ONE_KEY_UNIONS, UNION_MESSAGES, is_reserved_word
 from agentspec.validate.locations import Location, locate
 
 __all__ = ["Mapper", "Structure", "structural"]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from agentspec.contract.paths import MAX_NAME_CHARS, MAX_PATH_CHARS, BackendError, normalize
+from agentspec.contract.virtual_paths import MAX_NAME_CHARS, MAX_PATH_CHARS, BackendError, normalize
 from agentspec.runtime.backends.globs import GlobBudget, glob_match, grep_glob_match
 
 __all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",

@@ -22,7 +22,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentspec.contract.paths import BackendError
+from agentspec.contract.virtual_paths import BackendError
 
 __all__ = ["MAX_GLOB_STEPS", "GlobBudget", "GlobPattern", "GlobTooCostly", "compile_glob",
            "glob_match", "grep_glob_match"]

@@ -21,7 +21,7 @@ import os
 import stat
 from collections.abc import Iterable
 
-from agentspec.contract.paths import BackendError
+from agentspec.contract.virtual_paths import BackendError
 
 __all__ = ["PATH_FLAGS", "RootError", "inside", "open_directory"]
 

@@ -15,7 +15,7 @@ from google.genai import types
 from agentspec.contract.backends import LARGE_RESULTS
 from agentspec.runtime.harness.callbacks import AfterTool
 from agentspec.runtime.harness.files import BackendFactory
-from agentspec.runtime.userpaths import path_segment
+from agentspec.runtime.user_folders import path_segment
 
 __all__ = ["CHARS_PER_TOKEN", "result_limit_callback"]
 

@@ -25,7 +25,7 @@ from agentspec.runtime.backends import (
     ShellCapable,
     normalize,
 )
-from agentspec.runtime.userpaths import path_segment
+from agentspec.runtime.user_folders import path_segment
 
 __all__ = ["UserScope", "private_folders", "register_private", "scoped"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentspec.diagnostics import Diagnostic
-from agentspec.paths import Project
+from agentspec.project_files import Project
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile
 from agentspec.validate.semantic.context import Context

@@ -9,11 +9,11 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from agentspec.diagnostics import Diagnostic, codes
-from agentspec.paths import Project, resolved
+from agentspec.language import Spec
+from agentspec.language.agents import LlmAgent
+from agentspec.project_files import Project, resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
-from agentspec.spec import Spec
-from agentspec.spec.agents import LlmAgent
 
 __all__ = ["Context"]
 

@@ -6,10 +6,10 @@ import re
 from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
+from agentspec.language.agents import LlmAgent, SkillsConfig
 from agentspec.parse import PosNode, load_text, read_text
-from agentspec.paths import display_name, is_dir, is_file, list_dir
+from agentspec.project_files import display_name, is_dir, is_file, list_dir
 from agentspec.source import SourceFile, Span
-from agentspec.spec.agents import LlmAgent, SkillsConfig
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.project import path_fields
 

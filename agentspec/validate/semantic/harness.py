@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from agentspec.diagnostics import codes, did_you_mean
-from agentspec.source import Span
-from agentspec.spec.agents import FilesystemConfig, LlmAgent
-from agentspec.spec.effective import (
+from agentspec.language.agents import FilesystemConfig, LlmAgent
+from agentspec.language.effective import (
     DEFAULT_STATE_BACKEND,
     MODEL_SIDE_BUILTINS,
     can_execute,
     harness,
     tool_names,
 )
-from agentspec.spec.tools import AgentTool
+from agentspec.language.tools import AgentTool
+from agentspec.source import Span
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_harness"]

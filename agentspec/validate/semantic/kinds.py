@@ -7,15 +7,15 @@ import re
 from agentspec.diagnostics import codes
 from agentspec.kinds import kind_for_spec
 from agentspec.kinds.llm import check_thinking
-from agentspec.resolve.interpolate import has_env_ref
-from agentspec.spec.agents import (
+from agentspec.language.agents import (
     LoopAgent,
     ParallelAgent,
     RouterAgent,
     SequentialAgent,
 )
-from agentspec.spec.document import FractionTrigger, KeepEvents, KeepInvocations
-from agentspec.spec.models import ModelDef
+from agentspec.language.document import FractionTrigger, KeepEvents, KeepInvocations
+from agentspec.language.models import ModelDef
+from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_kinds", "check_sections"]

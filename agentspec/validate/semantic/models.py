@@ -7,8 +7,8 @@ from typing import Any
 from agentspec.contract.secrets import secret_name, secret_value
 from agentspec.contract.urls import endpoint_problem, url_secrets
 from agentspec.diagnostics import codes, did_you_mean
+from agentspec.language.models import FallbackModel, ModelDef, RoutedModel
 from agentspec.resolve.interpolate import has_env_ref
-from agentspec.spec.models import FallbackModel, ModelDef, RoutedModel
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_models"]

@@ -12,9 +12,9 @@ from __future__ import annotations
 from agentspec.contract.escapes import ESCAPE
 from agentspec.contract.placeholders import INTERNAL_PREFIX, internal_keys, placeholders
 from agentspec.diagnostics import codes, did_you_mean
-from agentspec.paths import is_file
+from agentspec.language.agents import PlannerAgent
+from agentspec.project_files import is_file
 from agentspec.source import Span, find_in, occurrence
-from agentspec.spec.agents import PlannerAgent
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import read_text_file
 

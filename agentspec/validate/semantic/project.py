@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentspec.diagnostics import codes
+from agentspec.language.common import PathField
 from agentspec.parse import Path
-from agentspec.spec.common import PathField
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_project", "path_fields", "path_marker"]

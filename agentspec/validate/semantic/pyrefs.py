@@ -10,8 +10,18 @@ from functools import cache
 from pathlib import Path as FsPath
 
 from agentspec.diagnostics import Related, codes, did_you_mean
+from agentspec.language.agents import (
+    LlmAgent,
+    PlannerAgent,
+    PythonSchema,
+    RouterAgent,
+    WorkflowCallbacks,
+)
+from agentspec.language.common import PYTHON_REF, is_reserved_word
+from agentspec.language.models import RoutedModel
+from agentspec.language.tools import PythonTool
 from agentspec.parse import Path
-from agentspec.paths import display_name, is_dir, is_file, list_dir
+from agentspec.project_files import display_name, is_dir, is_file, list_dir
 from agentspec.pysource import (
     SyntaxProblem,
     imports_submodule,
@@ -20,17 +30,7 @@ from agentspec.pysource import (
     top_names,
 )
 from agentspec.source import Span
-from agentspec.spec.agents import (
-    LlmAgent,
-    PlannerAgent,
-    PythonSchema,
-    RouterAgent,
-    WorkflowCallbacks,
-)
-from agentspec.spec.common import PYTHON_REF, is_reserved_word
-from agentspec.spec.models import RoutedModel
-from agentspec.spec.tools import PythonTool
-from agentspec.stdlib import is_refused_module, source_origin
+from agentspec.stdlib_boundary import is_refused_module, source_origin
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_python_refs", "python_refs"]

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from agentspec.contract import known_models
 from agentspec.contract.adk_models import never_resolves
 from agentspec.diagnostics import codes, did_you_mean
+from agentspec.language.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig
+from agentspec.language.backends import CompositeBackend
+from agentspec.language.models import ModelDef
+from agentspec.language.tools import BUILTIN_TOOLS, AgentTool
 from agentspec.resolve.interpolate import has_env_ref
-from agentspec.spec.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig
-from agentspec.spec.backends import CompositeBackend
-from agentspec.spec.models import ModelDef
-from agentspec.spec.tools import BUILTIN_TOOLS, AgentTool
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.pyrefs import python_refs
 

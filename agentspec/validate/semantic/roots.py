@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path as FsPath
 
 from agentspec.diagnostics import codes
+from agentspec.language.backends import FilesystemBackend, SandboxBackend, ShellBackend
 from agentspec.parse import Path
-from agentspec.paths import resolved
-from agentspec.spec.backends import FilesystemBackend, SandboxBackend, ShellBackend
+from agentspec.project_files import resolved
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.project import SQLITE, path_fields
 from agentspec.validate.semantic.pyrefs import python_refs

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentspec.contract.sandbox import RESERVED_TARGETS
 from agentspec.diagnostics import codes
-from agentspec.spec.backends import SandboxBackend
+from agentspec.language.backends import SandboxBackend
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import existing_path
 from agentspec.validate.semantic.roots import located, roots

@@ -6,8 +6,8 @@ import re
 from urllib.parse import urlsplit
 
 from agentspec.diagnostics import codes
+from agentspec.language.agents import LlmAgent
 from agentspec.resolve.interpolate import has_env_ref
-from agentspec.spec.agents import LlmAgent
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_resume_root", "check_sessions"]

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentspec.diagnostics import codes
+from agentspec.language.document import StateInput, initial_state
 from agentspec.parse import Path
-from agentspec.spec.document import StateInput, initial_state
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_state"]

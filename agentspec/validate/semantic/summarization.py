@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agentspec.contract.paths import BackendError, normalize
+from agentspec.contract.virtual_paths import BackendError, normalize
 from agentspec.diagnostics import codes
-from agentspec.spec.agents import LlmAgent
-from agentspec.spec.backends import CompositeBackend, FilesystemBackend, ShellBackend
-from agentspec.spec.effective import DEFAULT_STATE_BACKEND, harness
+from agentspec.language.agents import LlmAgent
+from agentspec.language.backends import CompositeBackend, FilesystemBackend, ShellBackend
+from agentspec.language.effective import DEFAULT_STATE_BACKEND, harness
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["check_history"]

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentspec.diagnostics import Related, codes
+from agentspec.language.agents import KIND_MODELS, LlmAgent
 from agentspec.parse import Path
 from agentspec.resolve.agents import LLM_KINDS, kind_of
-from agentspec.spec.agents import KIND_MODELS, LlmAgent
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["MAX_AGENT_DEPTH", "MAX_AGENTS_BUILT", "Edge", "check_tree", "edges", "find_root"]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
-from agentspec.spec.common import (
+from agentspec.language.common import (
     DirectoryPath,
     FilePath,
     Identifier,
@@ -15,8 +15,8 @@ from agentspec.spec.common import (
     by_type,
     keyed_union,
 )
-from agentspec.spec.models import GenerateConfig, ThinkingConfig
-from agentspec.spec.tools import ToolEntry
+from agentspec.language.models import GenerateConfig, ThinkingConfig
+from agentspec.language.tools import ToolEntry
 
 __all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "Agent", "DeepAgent", "Defaults", "LlmAgent",
            "LoopAgent", "ParallelAgent", "PlannerAgent", "RouterAgent", "SequentialAgent"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentspec.spec.document import Spec
+from agentspec.language.document import Spec
 
 __all__ = ["DRAFT", "SCHEMA_ID", "json_schema", "schema_dump", "schema_text"]
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from agentspec.spec.common import DirectoryPath, Model, keyed_union
+from agentspec.language.common import DirectoryPath, Model, keyed_union
 
 __all__ = ["BACKEND_TYPES", "Backend", "CompositeBackend", "FilesystemBackend", "SandboxBackend",
            "SandboxMount", "ShellBackend", "StateBackend"]

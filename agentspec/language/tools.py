@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import (
+from agentspec.language.common import (
     Arguments,
     DirectoryPath,
     Model,

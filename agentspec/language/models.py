@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from agentspec.spec.common import Arguments, Identifier, Model, PythonRef, keyed_union
+from agentspec.language.common import Arguments, Identifier, Model, PythonRef, keyed_union
 
 __all__ = ["HARM_BLOCK_METHODS", "HARM_BLOCK_THRESHOLDS", "HARM_CATEGORIES", "FallbackModel",
            "GenerateConfig", "ModelDef", "ModelEntry", "ModelRoute", "RoutedModel",

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, WithJsonSchema, field_validator
 
-from agentspec.spec.agents import Agent, Defaults
-from agentspec.spec.backends import Backend
-from agentspec.spec.common import (
+from agentspec.language.agents import Agent, Defaults
+from agentspec.language.backends import Backend
+from agentspec.language.common import (
     Arguments,
     CodeName,
     FilePath,
@@ -20,8 +20,8 @@ from agentspec.spec.common import (
     keyed_union,
     one_key_union,
 )
-from agentspec.spec.models import ModelEntry
-from agentspec.spec.tools import ToolDef
+from agentspec.language.models import ModelEntry
+from agentspec.language.tools import ToolDef
 
 __all__ = ["OVERLAY_FORBIDDEN", "STATE_KEY", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec",
            "StateInput", "Summarization", "initial_state", "is_state_input", "state_inputs"]

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentspec.contract.backends import DEFAULT_STATE_BACKEND
-from agentspec.spec.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
-from agentspec.spec.backends import CompositeBackend, SandboxBackend, ShellBackend
-from agentspec.spec.common import Model
-from agentspec.spec.tools import AgentTool, BuiltinTool, McpTool, PythonTool
+from agentspec.language.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
+from agentspec.language.backends import CompositeBackend, SandboxBackend, ShellBackend
+from agentspec.language.common import Model
+from agentspec.language.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
 __all__ = ["DEEP_RESULT_LIMIT", "DEFAULT_STATE_BACKEND", "MODEL_SIDE_BUILTINS", "Harness",
            "can_execute", "harness", "tool_names"]
