@@ -278,7 +278,7 @@ def refusal(compiled: Any) -> str:
 def measure(label: str, path: Path, out_dir: Path, repeat: int) -> Built | str:
     """In-process figures for one spec (also writes its package to `out_dir`), or why the spec
     was not measured."""
-    from agentspec.build import build_objects, compile_spec, emit_package, write_package
+    from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 
     compiled = compile_spec(path)
     if not compiled.ok:
@@ -369,7 +369,7 @@ def adk_modules() -> int:
 def run(args: argparse.Namespace, tmp: Path) -> int:
     adk_at_start = adk_modules()
     start = time.perf_counter()
-    from agentspec.build import compile_spec
+    from agentspec.compiler import compile_spec
     import_build = time.perf_counter() - start
     adk_after_import = adk_modules()
     from agentspec.diagnostics import render
@@ -406,7 +406,7 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
           f"builtin tools, {len(text.encode()) / 1024:.0f} KiB, {text.count(chr(10))} lines: "
           f"0 err, {warnings} warn")
 
-    print(f"in process: `import agentspec.build` took {import_build * 1000:.0f} ms and loaded "
+    print(f"in process: `import agentspec.compiler` took {import_build * 1000:.0f} ms and loaded "
           f"{adk_after_import - adk_at_start} google.adk modules (before: {adk_at_start})")
 
     targets = [(p.relative_to(ROOT).as_posix(), p) for p in shipped_specs()]
@@ -450,8 +450,8 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
 
     reference = time_import(f'python -c "{REFERENCE}"', [python, "-c", REFERENCE], args.repeat)
     startup = time_import('python -c "pass"', [python, "-c", "pass"], args.repeat)
-    backend = time_import('python -c "import agentspec.build"',
-                          [python, "-c", "import agentspec.build"], args.repeat)
+    backend = time_import('python -c "import agentspec.compiler"',
+                          [python, "-c", "import agentspec.compiler"], args.repeat)
     imports = [time_import(f"import {b.package}.agent  ({b.label})",
                            [python, "-c", f"import sys; sys.path.insert(0, {str(b.out_dir)!r}); "
                             f"import {b.package}.agent"], args.repeat)

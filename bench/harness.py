@@ -81,7 +81,7 @@ SUBAGENTS = {
                "You write a short, plain answer from the notes you are given."),
 }
 MEMORY = "# Project notes\nAnswer briefly. Cite every figure.\n"
-AGENTSPEC_IMPORT = "from agentspec.build import build_objects, compile_spec"
+AGENTSPEC_IMPORT = "from agentspec.compiler import build_objects, compile_spec"
 DEEPAGENTS_IMPORT = ("from deepagents import create_deep_agent; "
                      "from langchain_core.language_models.fake_chat_models import "
                      "GenericFakeChatModel")
@@ -149,7 +149,7 @@ def load_tool(directory: Path) -> Callable[[str], str]:
 
 def agentspec_app(path: Path) -> Any:
     """compile_spec + build_objects: the live ADK App, or an error with the first problem."""
-    from agentspec.build import build_objects, compile_spec
+    from agentspec.compiler import build_objects, compile_spec
 
     compiled = compile_spec(path, environ={})
     if not compiled.ok:
@@ -253,7 +253,7 @@ def section_build(work: Workspace, repeat: int) -> dict[str, float]:
     agentspec_code, deepagents_code = cold_build_code(work)
     fresh = [
         time_fresh('python -c "pass"', [python, "-c", "pass"], repeat),
-        time_fresh("import agentspec.build", [python, "-c", AGENTSPEC_IMPORT], repeat),
+        time_fresh("import agentspec.compiler", [python, "-c", AGENTSPEC_IMPORT], repeat),
         time_fresh("import deepagents (+ fake model)", [python, "-c", DEEPAGENTS_IMPORT],
                    repeat),
         time_fresh("import + build once: agentspec", [python, "-c", agentspec_code], repeat),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentspec.build import Compiled, compile_spec
+from agentspec.compiler import Compiled, compile_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/*/*.yaml"))

@@ -146,7 +146,7 @@ def check_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[...,
 @pytest.fixture
 def spec_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
     """Write `text` (dedented) to tmp_path/spec.yaml plus any `files`; returns the spec path
-    (relative: the tests run from tmp_path). For `agentspec.build.compile_spec`."""
+    (relative: the tests run from tmp_path). For `agentspec.compiler.compile_spec`."""
     monkeypatch.chdir(tmp_path)
 
     def write(text: str, files: dict[str, str] | None = None) -> Path:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentspec.build import compile_spec, emit_package, write_package
+from agentspec.compiler import compile_spec, emit_package, write_package
 from agentspec.ir.plan import Call, DictOf, Import, ListOf
 from agentspec.runtime import abi
 from tests.buildkit import buildable, compiled

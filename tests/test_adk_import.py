@@ -167,7 +167,7 @@ def test_shims_build_the_tool_as_adk_does(tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from google.adk.tools import LongRunningFunctionTool
 
-    from agentspec.build import build_objects, compile_spec
+    from agentspec.compiler import build_objects, compile_spec
 
     folder = tmp_path / "longjobs"
     folder.mkdir()

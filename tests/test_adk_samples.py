@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agentspec.adkimport import import_adk
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.diagnostics import Severity
 from tests.buildkit import fingerprint, package_loader, purge, scripted_turn
 

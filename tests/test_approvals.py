@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agentspec.build import compile_spec, emit_package, write_package
+from agentspec.compiler import compile_spec, emit_package, write_package
 from agentspec.runtime.harness.approvals import Decision, PendingApproval
 from agentspec.testing.scripted import ScriptedModel, install_script
 from tests.buildkit import package_loader

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec
 from agentspec.runtime.blame import ModelError, cause, classified, scrubbed
 from agentspec.runtime.model_routing import ModelsFailed
 from tests.openai_server import closed_port, failing_server, openai_server

@@ -12,14 +12,14 @@ from pathlib import Path, PurePosixPath
 import pytest
 from click.testing import CliRunner, Result
 
-from agentspec.build import (
+from agentspec.cli import cli
+from agentspec.compiler import (
     build_objects,
     compile_spec,
     emit_package,
     stale_files,
     write_package,
 )
-from agentspec.cli import cli
 from tests.buildkit import (
     NEEDS_ENVIRON,
     REQUIRED_BUILDABLE,

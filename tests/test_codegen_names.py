@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from agentspec.build import compile_spec, emit_package
+from agentspec.compiler import compile_spec, emit_package
 from agentspec.emit.source import UnsafeName, source
 from agentspec.ir.plan import Binding, Call, Import, Plan, Ref
 from agentspec.language.common import is_reserved_word

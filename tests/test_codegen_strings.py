@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from agentspec.build import build_objects, compile_spec, emit_package
+from agentspec.compiler import build_objects, compile_spec, emit_package
 from agentspec.contract.placeholders import placeholders
 from agentspec.emit.source import SourceOptions, source
 from agentspec.ir.plan import Binding, Call, DictOf, Env, Import, ListOf, Plan, Ref

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from agentspec.build import Compiled, build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
+from agentspec.compiler import Compiled, build_objects, compile_spec, emit_package, write_package
 from agentspec.diagnostics import codes
 from agentspec.validate.check import check
 from tests.buildkit import package_loader

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentspec.build import build_objects, compile_spec, emit_package
+from agentspec.compiler import build_objects, compile_spec, emit_package
 from agentspec.runtime.backends import BackendError
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.shell import ShellBackend

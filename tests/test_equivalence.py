@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from agentspec.build import build_objects, emit_package, write_package
+from agentspec.compiler import build_objects, emit_package, write_package
 from agentspec.testing.scripted import install_script
 from tests.buildkit import (
     ROOT,

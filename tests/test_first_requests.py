@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentspec.build import Compiled, build_objects, compile_spec
+from agentspec.compiler import Compiled, build_objects, compile_spec
 from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,

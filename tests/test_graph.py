@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentspec.build import compile_spec
 from agentspec.cli import cli
+from agentspec.compiler import compile_spec
 from agentspec.review.graph import graph, to_dot, to_mermaid
 from tests.buildkit import NEEDS_ENVIRON, ROOT, SHIPPED, spec_id
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.testing.scripted import ScriptedModel, install_script
 from tests.buildkit import package_loader
 

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec
 from agentspec.resolve.interpolate import MAX_EXPANSION
 from agentspec.review.graph import graph
 from agentspec.validate.check import CheckResult, check

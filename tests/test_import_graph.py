@@ -17,15 +17,15 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "agentspec"
 
 #: the compiler's stages in pipeline order: a stage may import its own and earlier ones
-ORDER = ("core", "language", "parse", "resolve", "kinds", "validate", "ir", "emit", "build",
-         "bundle", "review", "adkimport", "testing", "init", "cli")
+ORDER = ("core", "language", "parse", "resolve", "kinds", "validate", "ir", "emit", "compiler",
+         "bundle", "review", "adkimport", "testing", "init", "api", "cli")
 CORE = {"source", "diagnostics", "project_files", "pysource", "safefs", "stdlib_boundary",
         "__init__"}
 #: the parts of later stages a kind module holds (its node types, plan values, diff rules)
 KIND_PARTS = {"agentspec.ir.tree", "agentspec.ir.plan", "agentspec.ir.values",
               "agentspec.review.rule", "agentspec.review.changes"}
 #: stages that build runtime objects or name runtime code
-USES_RUNTIME = {"emit", "build", "testing", "cli"}
+USES_RUNTIME = {"emit", "compiler", "testing", "cli"}
 
 
 def stage(module: str) -> str:

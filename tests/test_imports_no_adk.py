@@ -86,7 +86,7 @@ def test_compiling_a_spec_does_not_import_adk() -> None:
     """Planning and emitting source need no ADK; only building objects imports it."""
     code = textwrap.dedent(f"""\
         from pathlib import Path
-        from agentspec.build import compile_spec, emit_package
+        from agentspec.compiler import compile_spec, emit_package
         compiled = compile_spec(Path({str(ROOT / "specs" / "travel_desk.yaml")!r}), environ={{}})
         assert compiled.ok, compiled.diagnostics
         emit_package(compiled, Path("/tmp"))

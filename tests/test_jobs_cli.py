@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec
 from agentspec.runtime.jobs import Job, JobRequest, open_store
 from agentspec.runtime.jobs.delegation import JobSettings, notify, offline_agents
 from agentspec.runtime.jobs.worker import Worker

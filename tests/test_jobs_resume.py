@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec
 from agentspec.runtime.jobs import Job, JobRequest, open_store
 from agentspec.runtime.jobs.delegation import JobSettings, deliver_event, enqueue
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.testing.scripted import install_script
 
 SERVER = textwrap.dedent("""\

@@ -17,7 +17,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.runtime.model_routing import FallbackLlm, ModelsFailed, RoutedLlm
 from tests.buildkit import package_loader
 from tests.openai_server import closed_port, openai_server

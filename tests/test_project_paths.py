@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 
-from agentspec.build import compile_spec, emit_package
 from agentspec.cli import cli
+from agentspec.compiler import compile_spec, emit_package
 from agentspec.diagnostics import FORMATS, render
 from agentspec.ir.lower import lower
 from agentspec.language import Spec

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.runtime.router import RoutingError
 from agentspec.testing.scripted import ScriptedModel
 from tests.buildkit import ROOT, package_loader, scripted_turn

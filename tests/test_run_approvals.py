@@ -20,8 +20,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec
 from agentspec.runtime.harness.approvals import Decision
 from agentspec.runtime.harness.call_text import call_text
 from agentspec.testing.conversation import turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentspec.build import build_objects, compile_spec, emit_package
+from agentspec.compiler import build_objects, compile_spec, emit_package
 from agentspec.language.models import HARM_BLOCK_METHODS, HARM_BLOCK_THRESHOLDS, HARM_CATEGORIES
 
 SPEC = """\

@@ -407,7 +407,7 @@ def box_spec(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("through", ["memory", "package"])
 def test_a_sandbox_spec_runs_through_both_emitters(
         box_spec: Path, monkeypatch: pytest.MonkeyPatch, through: str) -> None:
-    from agentspec.build import build_objects, compile_spec, emit_package, write_package
+    from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
     from tests.buildkit import package_loader
     from tests.test_harness_build import _turn
 
@@ -436,7 +436,7 @@ def test_a_sandbox_spec_runs_through_both_emitters(
 
 def test_build_without_bubblewrap_is_a_diagnostic(box_spec: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentspec.build import compile_spec
+    from agentspec.compiler import compile_spec
 
     monkeypatch.setattr(sandbox_module.shutil, "which", lambda *a, **k: None)
     compiled = compile_spec(box_spec, environ={})

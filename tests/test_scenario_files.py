@@ -177,7 +177,7 @@ def test_the_default_scenario_file_is_named_after_the_spec_file(tmp_path: Path) 
 
 
 def test_validate_accepts_a_placeholder_of_required_state(tmp_path: Path) -> None:
-    from agentspec.build import compile_spec
+    from agentspec.compiler import compile_spec
 
     (tmp_path / "desk.yaml").write_text(SPEC)
     assert invoke("validate", str(tmp_path / "desk.yaml")).exit_code == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentspec.build import build_objects
+from agentspec.compiler import build_objects
 from agentspec.runtime.models import SCRIPTED
 from agentspec.testing.names import spec_names
 from tests.buildkit import NEEDS_ENVIRON, buildable_params, compiled, llm_agents, walk

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from tests.buildkit import package_loader, purge
 
 ECHO = '''\

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentspec.build import build_objects, compile_spec
+from agentspec.compiler import build_objects, compile_spec
 from agentspec.validate.check import check
 from tests.buildkit import purge
 

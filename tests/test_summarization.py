@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.testing.scripted import install_script
 from tests.buildkit import package_loader
 

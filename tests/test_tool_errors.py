@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
 from agentspec.cli import cli
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.review.graph import graph
 from tests.buildkit import package_loader, scripted_turn
 

@@ -117,7 +117,7 @@ def test_the_setting_reaches_the_live_app_and_the_generated_package(tmp_path: Pa
                                                                      setting: str) -> None:
     import asyncio
 
-    from agentspec.build import build_objects, compile_spec, emit_package
+    from agentspec.compiler import build_objects, compile_spec, emit_package
 
     (tmp_path / "spec.yaml").write_text(SPEC.format(setting=setting))
     compiled = compile_spec(tmp_path / "spec.yaml", environ={})

@@ -149,7 +149,7 @@ def test_an_imported_files_state_is_ignored_with_a_warning(check_yaml: Any) -> N
 
 
 def test_vars_interpolate_into_state_values(spec_dir: Any) -> None:
-    from agentspec.build import compile_spec
+    from agentspec.compiler import compile_spec
 
     path = spec_dir("""\
         agentspec: 1

@@ -20,7 +20,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
-from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.validate.check import check
 
 pytestmark = pytest.mark.slow

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentspec.cli import cli
-from agentspec.cli.test import load_scenarios, run_scenario
+from agentspec.testing.runner import load_scenarios, run_scenario
 from tests.buildkit import ROOT
 from tests.fakegemini import FakeGemini, serve
 from tests.fakegemini.rules import problems
@@ -325,7 +325,7 @@ def built_agents(spec: Path, env: Mapping[str, str]) -> list[Any]:
     """The spec's LLM agents, built in process (for the fake's probes)."""
     from google.adk.agents import LlmAgent
 
-    from agentspec.build import build_objects, compile_spec
+    from agentspec.compiler import build_objects, compile_spec
     from agentspec.runtime.agents import walk
     from agentspec.runtime.models import SCRIPTED
 

@@ -1,14 +1,16 @@
 """Write the generated reference pages of the documentation, or check they are current.
 
-    python tools/docs.py          # write docs/reference/{cli,codes,schema}.md
+    python tools/docs.py          # write docs/reference/{cli,codes,schema,python-api}.md
     python tools/docs.py --check  # exit 1 naming each stale page
 
 The pages come from the code itself (click's help, the diagnostic code registry, the JSON
-Schema of the language), so they cannot drift from it: a test runs the check.
+Schema of the language, the public API's signatures and docstrings), so they cannot drift
+from it: a test runs the check.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from collections.abc import Iterator
@@ -39,7 +41,30 @@ STAGES = {
 
 
 def pages() -> dict[str, str]:
-    return {"cli.md": cli_page(), "codes.md": codes_page(), "schema.md": schema_page()}
+    return {"cli.md": cli_page(), "codes.md": codes_page(), "schema.md": schema_page(),
+            "python-api.md": python_api_page()}
+
+
+def python_api_page() -> str:
+    """The functions of `agentspec.api`, each with its signature and docstring."""
+    import agentspec
+    from agentspec import api
+
+    out = [GENERATED, "# Python API\n\n", inspect.cleandoc(api.__doc__ or ""), "\n\n",
+           "```python\nimport agentspec\n\nresult = agentspec.check(\"agent.yaml\")\n"
+           "for problem in result.diagnostics:\n    print(problem.code, problem.message)\n```\n",
+           "\nEvery name below is importable from `agentspec`; `agentspec.__version__` is the "
+           "installed version. Also exported: ",
+           ", ".join(f"`{n}`" for n in sorted(agentspec.__all__) if n not in api.__all__
+                     and n != "__version__"), ".\n"]
+    for name in api.__all__:
+        value = getattr(api, name)
+        if inspect.isfunction(value):
+            signature = _signature(value)
+            out.append(f"\n## `{name}{signature}`\n\n{inspect.cleandoc(value.__doc__ or '')}\n")
+        elif inspect.isclass(value):
+            out.append(f"\n## `{name}`\n\n{inspect.cleandoc(value.__doc__ or '')}\n")
+    return "".join(out)
 
 
 def cli_page() -> str:
@@ -72,6 +97,22 @@ def _help_block(path: str, command: click.Command, ctx: click.Context) -> str:
     level = "##" if path.count(" ") <= 1 else "###"
     text = command.get_help(ctx).rstrip()
     return f"\n{level} `{path}`\n\n```text\n{text}\n```\n"
+
+
+def _signature(function: Any) -> str:
+    """`(a: T, *, b: U = 1) -> R` with the annotations as written (they are strings under
+    `from __future__ import annotations`)."""
+    signature = inspect.signature(function)
+    parts, star = [], False
+    for parameter in signature.parameters.values():
+        if parameter.kind is parameter.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        text = f"{parameter.name}: {parameter.annotation}"
+        if parameter.default is not parameter.empty:
+            text += f" = {parameter.default!r}"
+        parts.append(text)
+    return f"({', '.join(parts)}) -> {signature.return_annotation}"
 
 
 def codes_page() -> str:

@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from agentspec import safefs
-from agentspec.build import BUNDLED, Compiled, emit_package
 from agentspec.bundle.contents import Contents, contents
 from agentspec.bundle.copying import Copied, Policy, Refused, copy_entry
 from agentspec.bundle.ignored import ignored_by_git
 from agentspec.bundle.wheel import DISTRIBUTION, NotInstalled, agentspec_wheel
+from agentspec.compiler import BUNDLED, Compiled, emit_package
 from agentspec.contract.backends import LARGE_RESULTS
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.emit.source import HEADER, comment

@@ -11,7 +11,7 @@ import click
 from agentspec.cli.common import environment_option, print_diagnostics
 
 if TYPE_CHECKING:
-    from agentspec.build import Compiled
+    from agentspec.compiler import Compiled
 
 
 @click.command(name="build")
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 def command(spec: Path, out_dir: Path | None, environment: str | None, check_only: bool,
             bundle: bool, include: tuple[Path, ...]) -> None:
     """Compile SPEC into the package OUT/<name>/ (agent.py with `app` and `root_agent`)."""
-    from agentspec.build import (
+    from agentspec.compiler import (
         build_objects,
         compile_spec,
         emit_package,

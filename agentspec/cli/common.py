@@ -37,7 +37,7 @@ class Built:
 
 def built(spec: Path, environment: str | None) -> Built:
     """The ADK App of SPEC and its conversation store, or exit 1 with the diagnostics."""
-    from agentspec.build import build_objects, compile_spec
+    from agentspec.compiler import build_objects, compile_spec
     from agentspec.runtime.env import MissingEnvironmentVariable, expand
 
     compiled = compile_spec(spec, environment=environment)

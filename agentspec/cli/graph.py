@@ -22,7 +22,7 @@ from agentspec.cli.common import environment_option, print_diagnostics
 def command(spec: Path, fmt: str, output: Path | None, environment: str | None) -> None:
     """Draw SPEC's agents: kinds, models, tools (approvals marked), backends, offline
     agents, and how they connect."""
-    from agentspec.build import compile_spec
+    from agentspec.compiler import compile_spec
     from agentspec.review.graph import graph, to_dot, to_mermaid
 
     compiled = compile_spec(spec, environment=environment)

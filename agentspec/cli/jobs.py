@@ -24,7 +24,7 @@ def _store_url(spec: Path | None, store: str | None, environment: str | None) ->
         return os.environ[STORE_OVERRIDE]
     if spec is None:
         raise click.UsageError("give the spec (--spec SPEC) or the store (--store URL)")
-    from agentspec.build import compile_spec
+    from agentspec.compiler import compile_spec
     from agentspec.runtime.env import MissingEnvironmentVariable, expand
 
     compiled = compile_spec(spec, environment=environment)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes, did_you_mean
 from agentspec.language.document import TOP_LEVEL_KEYS
 from agentspec.parse import Parsed, PosNode, load
+from agentspec.parse.loader import load_text
 from agentspec.project_files import Project, display_name, is_dir, is_file, resolved
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile, Span
@@ -35,13 +37,22 @@ class Loaded:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+def _read(path: Path, display: str, texts: Mapping[Path, str]) -> Parsed:
+    """A spec file parsed: from `texts` (an editor's unsaved buffers, by resolved path) when
+    it is there, else from disk."""
+    text = texts.get(resolved(path)) if texts else None
+    return load(path, display=display) if text is None else \
+        load_text(text, path=path, display=display)
+
+
 class _Importer:
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, texts: Mapping[Path, str]) -> None:
         self.result = Loaded(None, project)
         self.done: set[Path] = set()
+        self.texts = texts
 
     def load(self, path: Path, display: str) -> Parsed:
-        parsed = load(path, display=display)
+        parsed = _read(path, display, self.texts)
         self.register(parsed)
         return parsed
 
@@ -73,7 +84,7 @@ class _Importer:
     def parse_spec(self, child: Path, entry: str, span: Span) -> Parsed | None:
         """The imported file parsed, when it is a spec; a file that is not one is refused
         without its content appearing anywhere (no message quotes it, no excerpt shows it)."""
-        parsed = load(child, display=display_name(child))
+        parsed = _read(child, display_name(child), self.texts)
         if parsed.positions is not None and _SPEC_KEYS & set(parsed.value):
             self.register(parsed)
             return parsed
@@ -186,12 +197,15 @@ class _Importer:
             target.set((section, name), value, node)
 
 
-def load_tree(path: Path, *, project: Path | None = None) -> Loaded:
+def load_tree(path: Path, *, project: Path | None = None,
+              texts: Mapping[Path, str] | None = None) -> Loaded:
     """Load `path` and merge its imports (depth first, each file once, none from outside
-    the project: the git work tree holding `path`, its directory, or `project`)."""
-    parsed = load(path, display=display_name(path) if path.is_absolute() else str(path))
+    the project: the git work tree holding `path`, its directory, or `project`). `texts`
+    stands in for files on disk, by resolved path (an editor's unsaved buffers)."""
+    texts = {resolved(p): t for p, t in (texts or {}).items()}
+    parsed = _read(path, display_name(path) if path.is_absolute() else str(path), texts)
     entries = parsed.value.get("outside_project") if isinstance(parsed.value, dict) else None
-    importer = _Importer(Project.of(path, entries, root=project))
+    importer = _Importer(Project.of(path, entries, root=project), texts)
     importer.register(parsed)
     root_path = resolved(path)
     importer.result.readable = parsed.readable

@@ -46,16 +46,18 @@ def _place(diag: Diagnostic) -> tuple[str, int, int, str]:
 
 def check(path: Path, *, environment: str | None = None,
           environ: Mapping[str, str] | None = None, all_environments: bool = True,
-          project: Path | None = None) -> CheckResult:
+          project: Path | None = None, texts: Mapping[Path, str] | None = None
+          ) -> CheckResult:
     """Validate `path`.
 
     With `environment`, the spec is checked with that overlay applied. Without it the base spec
     is checked and, when `all_environments` is set, each overlay too, so a broken `prod`
     overlay fails in CI before anyone deploys it. Paths must stay in the project: the git
-    work tree holding the spec, its directory, or `project` when given.
+    work tree holding the spec, its directory, or `project` when given. `texts` stands in
+    for spec files on disk, by path (an editor's unsaved buffers; `check_text`).
     """
     environ = os.environ if environ is None else environ
-    loaded = load_tree(path, project=project)
+    loaded = load_tree(path, project=project, texts=texts)
     result = CheckResult(path, loaded.project, sources=loaded.sources,
                          diagnostics=list(loaded.diagnostics), readable=loaded.readable)
     if loaded.document is None:
