@@ -30,7 +30,7 @@ from agentspec.ir.tree import (
     SessionsNode,
     ToolNode,
 )
-from agentspec.kinds import Site, kind_for_spec
+from agentspec.kindapi import Site, kind_for_spec
 from agentspec.language import Spec
 from agentspec.language.agents import (
     InterruptConfig,

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
+from agentspec.kindapi import kind_for
+
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
            "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
@@ -258,32 +260,12 @@ AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode
 
 def kind_of(node: AgentNode) -> str:
     """The spec's `kind` of an agent."""
-    match node:
-        case LlmNode():
-            return "llm"
-        case DeepNode():
-            return "deep"
-        case WorkflowNode(kind=kind):
-            return kind
-        case RouterNode():
-            return "router"
-        case PlannerNode():
-            return "planner"
-        case _:
-            assert_never(node)
+    return kind_for(node).name_of(node)
 
 
 def tools_of(node: AgentNode) -> tuple[ToolNode, ...]:
     """The tools an agent's model can call: an LLM agent's, a planner's workers'."""
-    match node:
-        case LlmNode() | DeepNode():
-            return node.tools
-        case PlannerNode():
-            return node.roles.worker_tools
-        case WorkflowNode() | RouterNode():
-            return ()
-        case _:
-            assert_never(node)
+    return kind_for(node).tools(node)
 
 
 def agents_called(node: AgentNode) -> Iterator[AgentNode]:

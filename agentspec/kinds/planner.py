@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
-from agentspec.ir.tree import PlannerNode, PlannerRoles
+from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, PlannerNode, PlannerRoles, ToolNode
 from agentspec.ir.values import generate_config, kwargs, lit, model_value
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import PlannerAgent
 from agentspec.review.rule import AgentPair, Found, Path, Rule, limit, model_text, text_diff
 
@@ -127,9 +127,25 @@ def _bounds(pair: AgentPair) -> Iterator[Found]:
                              getattr(pair.after.roles, key), (key,), (key,))
 
 
+def _models(node: PlannerNode) -> tuple[ModelNode | None, ...]:
+    roles = node.roles
+    return roles.model, roles.worker_model, roles.synthesizer_model
+
+
+def _tools(node: PlannerNode) -> tuple[ToolNode, ...]:
+    return node.roles.worker_tools
+
+
+def _as_llm(node: PlannerNode) -> LlmFields:
+    return LlmNode(name=node.name, file=node.file, line=node.line,
+                   tool_errors=node.tool_errors, output_key=node.output_key)
+
+
 KIND: Kind[PlannerAgent, PlannerNode] = Kind(
-    names=("planner",), spec=(PlannerAgent,), node=PlannerNode, check=check, lower=lower,
-    plan=plan, label=label, edge=lambda node: "option",
+    names=("planner",), spec=(PlannerAgent,), node=PlannerNode,
+    name_of=lambda node: "planner", check=check, lower=lower, plan=plan, models=_models,
+    tools=_tools, as_llm=_as_llm, label=label, edge=lambda node: "option",
+    codes=(codes.PLANNER_BOUNDS, codes.PLANNER_ROLE_CHANGED),
     rules=(Rule(codes.PLANNER_ROLE_CHANGED, (
         "PlannerNode.roles", "PlannerRoles.model", "PlannerRoles.instruction",
         "PlannerRoles.worker_model", "PlannerRoles.worker_instruction",

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, Import, ListOf, Value
-from agentspec.ir.tree import RouteNode, RouterNode
+from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, RouteNode, RouterNode, ToolNode
 from agentspec.ir.values import kwargs, lit, model_value, python_object
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import RouterAgent
 from agentspec.review.rule import AgentPair, Found, Rule
 
@@ -85,7 +85,21 @@ def _route_changed(pair: AgentPair) -> Iterator[Found]:
         yield Found("medium", "the route changed", ("route",), ("route",))
 
 
+def _models(node: RouterNode) -> tuple[ModelNode | None]:
+    return (node.route.model,)
+
+
+def _tools(node: RouterNode) -> tuple[ToolNode, ...]:
+    return ()
+
+
+def _as_llm(node: RouterNode) -> LlmFields:
+    return LlmNode(name=node.name, file=node.file, line=node.line)
+
+
 KIND: Kind[RouterAgent, RouterNode] = Kind(
-    names=("router",), spec=(RouterAgent,), node=RouterNode, check=check, lower=lower,
-    plan=plan, label=label, edge=lambda node: "option",
-    rules=(Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route_changed),))
+    names=("router",), spec=(RouterAgent,), node=RouterNode, name_of=lambda node: "router",
+    check=check, lower=lower, plan=plan, models=_models, tools=_tools, as_llm=_as_llm,
+    label=label, edge=lambda node: "option",
+    rules=(Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route_changed),),
+    codes=(codes.ROUTER_ROUTE, codes.ROUTER_MEMBER, codes.ROUTE_CHANGED))

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Literal
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, ListOf, Value
-from agentspec.ir.tree import AgentNode, WorkflowNode
+from agentspec.ir.tree import AgentNode, LlmFields, LlmNode, ModelNode, ToolNode, WorkflowNode
 from agentspec.ir.values import WORKFLOWS, kwargs, lit
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import LoopAgent, ParallelAgent, SequentialAgent, WorkflowAgent
 from agentspec.language.tools import BuiltinTool
 from agentspec.review.rule import AgentPair, Found, Rule, limit
@@ -86,8 +86,22 @@ def _iterations_changed(pair: AgentPair) -> Iterator[Found]:
                      ("max_iterations",), ("max_iterations",))
 
 
+def _models(node: WorkflowNode) -> tuple[ModelNode | None, ...]:
+    return ()
+
+
+def _tools(node: WorkflowNode) -> tuple[ToolNode, ...]:
+    return ()
+
+
+def _as_llm(node: WorkflowNode) -> LlmFields:
+    return LlmNode(name=node.name, file=node.file, line=node.line)
+
+
 KIND: Kind[WorkflowAgent, WorkflowNode] = Kind(
     names=("sequential", "parallel", "loop"), spec=(SequentialAgent, ParallelAgent, LoopAgent),
-    node=WorkflowNode, check=check, lower=lower, plan=plan, label=label,
+    node=WorkflowNode, name_of=lambda node: node.kind, check=check, lower=lower, plan=plan,
+    models=_models, tools=_tools, as_llm=_as_llm, label=label,
     edge=lambda node: "branch" if node.kind == "parallel" else "step",
-    rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),))
+    rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),),
+    codes=(codes.LOOP_ITERATIONS, codes.LOOP_UNBOUNDED))

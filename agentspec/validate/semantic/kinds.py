@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from agentspec.diagnostics import codes
-from agentspec.kinds import kind_for_spec
-from agentspec.kinds.llm import check_thinking
+from agentspec.kindapi import kind_for_spec
 from agentspec.language.agents import (
     LoopAgent,
     ParallelAgent,
@@ -17,6 +16,7 @@ from agentspec.language.document import FractionTrigger, KeepEvents, KeepInvocat
 from agentspec.language.models import ModelDef
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.models import check_thinking
 
 __all__ = ["check_kinds", "check_sections"]
 
