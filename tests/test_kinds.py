@@ -76,7 +76,7 @@ def test_every_entry_is_required() -> None:
     required = {f.name for f in dataclasses.fields(Kind)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     assert required == {"names", "spec", "node", "name_of", "check", "lower", "plan", "models",
-                        "tools", "as_llm", "label", "edge"}
+                        "tools", "as_llm", "label", "edge", "example", "answers"}
     entries = {name: getattr(llm.KIND, name) for name in required - {"as_llm"}}
     with pytest.raises(TypeError, match="as_llm"):
         Kind(**entries)

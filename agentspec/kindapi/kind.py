@@ -53,6 +53,13 @@ class Kind(Generic[S, N]):
     as_llm: Callable[[N], LlmFields]
     label: Callable[[N], list[str]]  # the graph's box
     edge: Callable[[N], str]  # what a child is to it, on the graph's edge
+    #: the smallest agent of `kind: name` in a spec: calling `model` (when it calls one)
+    #: and running `children` (when it runs sub-agents); what tests compose kinds with
+    example: Callable[[str, str, tuple[str, ...]], dict[str, Any]]
+    #: the scripted replies (a scenario's `replies`) with which an agent of this kind named
+    #: `name` answers `text` itself, the model that calls its tools last; empty for a kind
+    #: whose children answer
+    answers: Callable[[str, str], dict[str, list[dict[str, Any]]]]
     rules: tuple[Rule[AgentPair], ...] = field(default=())  # the kind's own diff rules
     #: the diagnostic codes the kind owns (its checks' and its rules'), ascending
     codes: tuple[Code, ...] = field(default=())

@@ -27,4 +27,5 @@ def lower(lowering: Lowering, name: str, agent: DeepAgent, site: Site) -> DeepNo
 KIND: Kind[DeepAgent, DeepNode] = Kind(
     names=("deep",), spec=(DeepAgent,), node=DeepNode, name_of=lambda node: "deep",
     check=llm.check, lower=lower, plan=llm.plan, models=llm.models, tools=llm.tools,
-    as_llm=llm.as_llm, label=llm.label, edge=lambda node: "sub-agent")
+    as_llm=llm.as_llm, label=llm.label, edge=lambda node: "sub-agent", example=llm.example,
+    answers=llm.answers)

@@ -5,7 +5,7 @@ same agent with the harness's defaults (`agentspec.kinds.deep`)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
@@ -249,7 +249,16 @@ def as_llm(node: LlmFields) -> LlmFields:
     return node
 
 
+def example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "model": model, "instruction": "Answer.",
+            **({"sub_agents": list(children)} if children else {})}
+
+
+def answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
+    return {name: [{"text": text}]}
+
+
 KIND: Kind[LlmAgent, LlmNode] = Kind(
     names=("llm",), spec=(LlmAgent,), node=LlmNode, name_of=lambda node: "llm", check=check,
     lower=lower, plan=plan, models=models, tools=tools, as_llm=as_llm, label=label,
-    edge=lambda node: "sub-agent")
+    edge=lambda node: "sub-agent", example=example, answers=answers)

@@ -3,8 +3,9 @@ leaves and synthesizes their answers."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
@@ -141,10 +142,21 @@ def _as_llm(node: PlannerNode) -> LlmFields:
                    tool_errors=node.tool_errors, output_key=node.output_key)
 
 
+def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "model": model}
+
+
+def _answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
+    """The planner answers with no subtasks, a worker with `text`."""
+    plan = json.dumps({"kind": "llm", "subtasks": []})
+    return {f"{name}_planner": [{"text": plan}], f"{name}_worker": [{"text": text}]}
+
+
 KIND: Kind[PlannerAgent, PlannerNode] = Kind(
     names=("planner",), spec=(PlannerAgent,), node=PlannerNode,
     name_of=lambda node: "planner", check=check, lower=lower, plan=plan, models=_models,
-    tools=_tools, as_llm=_as_llm, label=label, edge=lambda node: "option",
+    tools=_tools, as_llm=_as_llm, label=label, edge=lambda node: "option", example=_example,
+    answers=_answers,
     codes=(codes.PLANNER_BOUNDS, codes.PLANNER_ROLE_CHANGED),
     rules=(Rule(codes.PLANNER_ROLE_CHANGED, (
         "PlannerNode.roles", "PlannerRoles.model", "PlannerRoles.instruction",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, Import, ListOf, Value
@@ -97,9 +97,14 @@ def _as_llm(node: RouterNode) -> LlmFields:
     return LlmNode(name=node.name, file=node.file, line=node.line)
 
 
+def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "sub_agents": list(children), "route": {"state": "route"},
+            **({"default": children[0]} if children else {})}
+
+
 KIND: Kind[RouterAgent, RouterNode] = Kind(
     names=("router",), spec=(RouterAgent,), node=RouterNode, name_of=lambda node: "router",
     check=check, lower=lower, plan=plan, models=_models, tools=_tools, as_llm=_as_llm,
-    label=label, edge=lambda node: "option",
+    label=label, edge=lambda node: "option", example=_example, answers=lambda name, text: {},
     rules=(Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route_changed),),
     codes=(codes.ROUTER_ROUTE, codes.ROUTER_MEMBER, codes.ROUTE_CHANGED))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, ListOf, Value
@@ -98,10 +98,16 @@ def _as_llm(node: WorkflowNode) -> LlmFields:
     return LlmNode(name=node.name, file=node.file, line=node.line)
 
 
+def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "sub_agents": list(children),
+            **({"max_iterations": 1} if name == "loop" else {})}
+
+
 KIND: Kind[WorkflowAgent, WorkflowNode] = Kind(
     names=("sequential", "parallel", "loop"), spec=(SequentialAgent, ParallelAgent, LoopAgent),
     node=WorkflowNode, name_of=lambda node: node.kind, check=check, lower=lower, plan=plan,
     models=_models, tools=_tools, as_llm=_as_llm, label=label,
-    edge=lambda node: "branch" if node.kind == "parallel" else "step",
+    edge=lambda node: "branch" if node.kind == "parallel" else "step", example=_example,
+    answers=lambda name, text: {},
     rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),),
     codes=(codes.LOOP_ITERATIONS, codes.LOOP_UNBOUNDED))
