@@ -8,6 +8,7 @@ import dataclasses
 import pkgutil
 import typing
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,11 @@ def test_an_unknown_node_names_its_class(
         scratch_table: list[Kind[typing.Any, typing.Any]]) -> None:
     with pytest.raises(table.KindTableError, match="no kind is registered for str"):
         kind_for_spec("llm")
+
+
+def test_the_kinds_table_of_the_docs_has_a_row_per_kind() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "language" / "agents.md")
+    head = page.read_text(encoding="utf-8").split("| kind | built as | what it does |", 1)[1]
+    rows = [line for line in head.split("\n\n", 1)[0].splitlines() if line.startswith("| `")]
+    documented = [row.split("`")[1] for row in rows]
+    assert documented == [name for kind in kinds() for name in kind.names]
