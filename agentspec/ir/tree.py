@@ -1,8 +1,11 @@
 """The frozen agent tree: the resolved spec with every reference replaced by what it names.
 
-Agents and tools are tagged unions of frozen dataclasses, one class per kind; consumers
-dispatch with `match` and end with `assert_never`, so mypy names a consumer that misses a
-kind. No pydantic object is inside: the tree is plain data.
+Tools are a tagged union of frozen dataclasses, one class per kind; consumers dispatch with
+`match` and end with `assert_never`, so mypy names a consumer that misses a kind. Agents are
+frozen dataclasses too, one class per agent kind, all `AgentFields`; the stages dispatch on
+them through the kinds table (`agentspec.kindapi`), whose entries every kind must give, so a
+kind may define its node in its own module. No pydantic object is inside: the tree is plain
+data.
 """
 
 from __future__ import annotations
@@ -255,7 +258,8 @@ class PlannerNode(AgentFields):
     output_key: str | None = None
 
 
-AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode
+#: an agent of the tree: the node of one agent kind (the classes above, or a kind's own)
+AgentNode = AgentFields
 
 
 def kind_of(node: AgentNode) -> str:
