@@ -99,20 +99,20 @@ def test_the_table_refuses_a_kind_that_claims_anothers_parts(
         scratch_table: list[Kind[typing.Any, typing.Any]]) -> None:
     router = kind_named("router")
     with pytest.raises(table.KindTableError, match="both claim.*router"):
-        table.register(dataclasses.replace(llm.KIND, names=("echo", "router"), spec=(),
+        table.register(dataclasses.replace(llm.KIND, names=("scratch", "router"), spec=(),
                                            node=object))
     with pytest.raises(table.KindTableError, match="both claim.*AS526"):
-        table.register(dataclasses.replace(router, names=("echo",), spec=(), node=object,
+        table.register(dataclasses.replace(router, names=("scratch",), spec=(), node=object,
                                            codes=(codes.ROUTE_CHANGED,), rules=()))
     with pytest.raises(table.KindTableError, match="another kind's codes.*AS526"):
-        table.register(dataclasses.replace(router, names=("echo",), spec=(), node=object,
+        table.register(dataclasses.replace(router, names=("scratch",), spec=(), node=object,
                                            codes=()))
     assert len(scratch_table) == len(KINDS)
 
 
 def test_the_table_refuses_codes_out_of_order_or_unregistered(
         scratch_table: list[Kind[typing.Any, typing.Any]]) -> None:
-    echo = dataclasses.replace(llm.KIND, names=("echo",), spec=(), node=object, rules=())
+    echo = dataclasses.replace(llm.KIND, names=("scratch",), spec=(), node=object, rules=())
     with pytest.raises(table.KindTableError, match="unique and ascending"):
         table.register(dataclasses.replace(echo, codes=(codes.AGENT_REMOVED,
                                                         codes.AGENT_ADDED)))
@@ -120,7 +120,7 @@ def test_the_table_refuses_codes_out_of_order_or_unregistered(
     with pytest.raises(table.KindTableError, match="registry lacks.*AS999"):
         table.register(dataclasses.replace(echo, codes=(stranger,)))
     table.register(dataclasses.replace(echo, codes=(codes.AGENT_ADDED,)))
-    assert kind_named("echo").codes == (codes.AGENT_ADDED,)
+    assert kind_named("scratch").codes == (codes.AGENT_ADDED,)
 
 
 def test_an_unknown_node_names_its_class(
