@@ -10,6 +10,7 @@ from agentspec.ir.plan import Call, Import, ListOf, Value
 from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, RouteNode, RouterNode, ToolNode
 from agentspec.ir.values import kwargs, lit, model_value, python_object
 from agentspec.kindapi import Kind, Site
+from agentspec.kinds.workflow import check_children
 from agentspec.language.agents import RouterAgent
 from agentspec.review.rule import AgentPair, Found, Rule
 
@@ -22,6 +23,7 @@ __all__ = ["KIND"]
 
 
 def check(ctx: Context, name: str, agent: RouterAgent) -> None:
+    check_children(ctx, name, agent, "router")
     route, base = agent.route, ("agents", name)
     methods = [m for m in ("state", "model", "python") if getattr(route, m) is not None]
     if len(methods) != 1:

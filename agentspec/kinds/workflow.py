@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
-__all__ = ["KIND"]
+__all__ = ["KIND", "check_children"]
 
 _KINDS: dict[type, Literal["sequential", "parallel", "loop"]] = {
     SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
@@ -44,7 +44,16 @@ def _has_exit_loop(ctx: Context, start: str) -> bool:
     return False
 
 
+def check_children(ctx: Context, name: str, agent: WorkflowAgent, kind: str) -> None:
+    """An agent that runs its sub-agents has some."""
+    if not agent.sub_agents and name not in ctx.broken:
+        ctx.report(codes.WORKFLOW_NO_CHILDREN(
+            f"`{kind}` agent `{name}` has no sub_agents", ctx.key_at("agents", name),
+            hint="list the agents it runs under `sub_agents`"))
+
+
 def check(ctx: Context, name: str, agent: WorkflowAgent) -> None:
+    check_children(ctx, name, agent, _KINDS[type(agent)])
     if not isinstance(agent, LoopAgent) or name in ctx.broken:
         return
     if agent.max_iterations is not None:
@@ -110,4 +119,4 @@ KIND: Kind[WorkflowAgent, WorkflowNode] = Kind(
     edge=lambda node: "branch" if node.kind == "parallel" else "step", example=_example,
     answers=lambda name, text: {},
     rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),),
-    codes=(codes.LOOP_ITERATIONS, codes.LOOP_UNBOUNDED))
+    codes=(codes.LOOP_ITERATIONS, codes.WORKFLOW_NO_CHILDREN, codes.LOOP_UNBOUNDED))
