@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import pkgutil
+import subprocess
+import sys
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,3 +137,22 @@ def test_the_kinds_table_of_the_docs_has_a_row_per_kind() -> None:
     rows = [line for line in head.split("\n\n", 1)[0].splitlines() if line.startswith("| `")]
     documented = [row.split("`")[1] for row in rows]
     assert documented == [name for kind in kinds() for name in kind.names]
+
+
+def test_the_builtin_kinds_load_once_for_every_thread() -> None:
+    """Threads that ask first at once all see the whole table, never a part of it."""
+    script = (
+        "import threading\n"
+        "from agentspec.kindapi import kinds\n"
+        "seen = []\n"
+        "start = threading.Barrier(8)\n"
+        "def ask():\n"
+        "    start.wait()\n"
+        "    seen.append(len(kinds()))\n"
+        "threads = [threading.Thread(target=ask) for _ in range(8)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "print(sorted(seen))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == str([len(KINDS)] * 8)

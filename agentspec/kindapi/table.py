@@ -6,6 +6,7 @@ would be) and by `register`."""
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ BUILTIN = "agentspec.kinds"
 
 _TABLE: list[Kind[Any, Any]] = []
 _LOADED: set[str] = set()  # BUILTIN, once imported
+_LOCK = threading.RLock()
 
 
 class KindTableError(Exception):
@@ -57,12 +59,12 @@ def register(kind: Kind[Any, Any]) -> None:
 def kinds() -> tuple[Kind[Any, Any], ...]:
     """Every kind, the built-in ones first (loaded on the first call)."""
     if BUILTIN not in _LOADED:
-        _LOADED.add(BUILTIN)  # first: a kind module that asks while it is imported is fine
-        try:
-            importlib.import_module(BUILTIN)
-        except BaseException:
-            _LOADED.discard(BUILTIN)
-            raise
+        # another thread waits for the whole table; this one, asking again while the kinds
+        # are imported (a kind module that asks), gets the part registered so far
+        with _LOCK:
+            if BUILTIN not in _LOADED:
+                importlib.import_module(BUILTIN)
+                _LOADED.add(BUILTIN)
     return tuple(_TABLE)
 
 
