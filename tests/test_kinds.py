@@ -13,13 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from agentspec import kinds as kinds_package
+from agentspec.cli import cli
 from agentspec.diagnostics import codes
 from agentspec.ir import tree
 from agentspec.kindapi import Kind, kind_for, kind_for_spec, kind_named, kinds, table
 from agentspec.kinds import KINDS, llm
 from agentspec.language import agents
+from agentspec.review.rule import Rule
 from agentspec.review.rules import AGENT_RULES
 
 
@@ -156,3 +159,28 @@ def test_the_builtin_kinds_load_once_for_every_thread() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == str([len(KINDS)] * 8)
+
+
+@pytest.fixture()
+def scratch_registry() -> Iterator[None]:
+    """The code registry as it is, restored after the test."""
+    before = dict(codes.REGISTRY)
+    yield
+    codes.REGISTRY.clear()
+    codes.REGISTRY.update(before)
+
+
+def test_a_kind_defines_its_own_codes(
+        scratch_table: list[Kind[typing.Any, typing.Any]], scratch_registry: None) -> None:
+    """A kind's diff code lives in its module; explain and the table find it in its place."""
+    changed = codes.define("AS599", "scratch-changed", "A scratch agent changed", """
+        The scratch kind of the kinds tests changed.""", risk="low")
+    assert list(codes.REGISTRY) == sorted(codes.REGISTRY)
+    rule = Rule(changed, (), lambda pair: ())
+    table.register(dataclasses.replace(llm.KIND, names=("scratch",), spec=(), node=object,
+                                       rules=(rule,), codes=(changed,)))
+    assert kind_named("scratch").codes == (changed,)
+    shown = CliRunner().invoke(cli, ["explain", "scratch-changed"])
+    assert shown.exit_code == 0 and "AS599 scratch-changed" in shown.output
+    with pytest.raises(AssertionError, match="AS599"):  # a number is never taken twice
+        codes.define("AS599", "scratch-again", "s", "e")
