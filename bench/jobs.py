@@ -42,7 +42,8 @@ if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate import fmt_seconds, print_table  # noqa: E402
 
-from agentspec.runtime.jobs import Job, JobRequest, open_store  # noqa: E402
+from agentspec.runtime.jobs import Job, JobRequest  # noqa: E402
+from agentspec.runtime.jobs.stores import open_store  # noqa: E402
 
 POSTGRES_ENV = "AGENTSPEC_TEST_POSTGRES_URL"
 WORKER_COUNTS = (1, 4)

@@ -1,19 +1,21 @@
 """The composition matrix: every parent kind, placed as the root or under another agent, x
 every way to reach a child x every child kind that can sit there, as a spec plus a script.
 
-Everything is derived from the language's models: the kinds from `KIND_MODELS`, which kinds
-can hold sub-agents, tools or the `task` tool from their fields, the `mode` values and the
-`execution_mode` values from their `Literal`s. A new kind or a new mode joins the matrix
-without an edit here; a new way of delegating (a new field) needs a `Way`.
+Everything is derived from the language's models and the kinds table: the kinds from
+`KIND_MODELS`, which kinds can hold sub-agents, tools or the `task` tool from their fields,
+the `mode` values and the `execution_mode` values from their `Literal`s, the smallest agent of
+each kind and the replies with which it answers from its kind module (`example`, `answers`).
+A new kind or a new mode joins the matrix without an edit here; a new way of delegating (a
+new field) needs a `Way`.
 """
 
 from __future__ import annotations
 
-import json
 import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentspec.kindapi import kind_named
 from agentspec.language.agents import KIND_MODELS, AgentBase, LlmAgent, kinds_taking
 
 __all__ = ["CELLS", "Cell", "Way"]
@@ -22,7 +24,6 @@ MODEL = "gemini-2.5-flash"
 CHILD_ANSWER = "CHILD-ANSWER"
 PARENT_ANSWER = "PARENT-ANSWER"
 REQUEST = "Do the part you are asked to do."
-_PLAN = {"text": json.dumps({"kind": "llm", "subtasks": []})}  # a planner answers directly
 
 
 def _literal(model: type[AgentBase], name: str) -> tuple[str, ...]:
@@ -103,16 +104,15 @@ class Cell:
 
     def answering(self, text: str) -> dict[str, list[Any]]:
         """Replies with which the parent answers `text` directly (a later turn)."""
-        if self.parent == "planner":
-            return {"parent_planner": [_PLAN], "parent_worker": [{"text": text}]}
-        return {"parent": [{"text": text}]}
+        return kind_named(self.parent).answers("parent", text)
 
 
 # the child -------------------------------------------------------------------------------------
 
 
-def _llm(kind: str, **fields: Any) -> dict[str, Any]:
-    return {"kind": kind, "model": MODEL, "instruction": "Answer.", **fields}
+def _agent(kind: str, children: tuple[str, ...] = (), **fields: Any) -> dict[str, Any]:
+    """The smallest agent of `kind`, running `children`."""
+    return {**kind_named(kind).example(kind, MODEL, children), **fields}
 
 
 def _child(cell: Cell) -> None:
@@ -122,22 +122,17 @@ def _child(cell: Cell) -> None:
     if cell.offline:
         about["execution_mode"] = cell.offline
     if kind in LLM_KINDS:
-        agents["child"] = _llm(kind, **about, **({"mode": cell.way.mode} if cell.way.mode
-                                                  else {}))
+        agents["child"] = _agent(kind, **about, **({"mode": cell.way.mode} if cell.way.mode
+                                                    else {}))
         replies["child"] = [{"call": "finish_task", "args": {"result": CHILD_ANSWER}}
                             if cell.way.mode == "task" and not cell.offline
                             and cell.way.delegates(cell.parent) else {"text": CHILD_ANSWER}]
-    elif kind == "planner":
-        agents["child"] = {"kind": kind, "model": MODEL, **about}
-        replies["child_planner"] = [_PLAN]
-        replies["child_worker"] = [{"text": CHILD_ANSWER}]
-    else:  # workflows and routers run one leaf
-        agents["child"] = {"kind": kind, "sub_agents": ["leaf"], **about}
-        if kind == "loop":
-            agents["child"]["max_iterations"] = 1
-        if kind == "router":
-            agents["child"].update(route={"state": "desk"}, default="leaf")
-        agents["leaf"] = _llm("llm", description="A leaf.")
+    elif answers := kind_named(kind).answers("child", CHILD_ANSWER):
+        agents["child"] = _agent(kind, **about)
+        replies.update(answers)
+    else:  # it runs its children (a workflow, a router): one leaf
+        agents["child"] = _agent(kind, ("leaf",), **about)
+        agents["leaf"] = _agent("llm", description="A leaf.")
         replies["leaf"] = [{"text": CHILD_ANSWER}]
 
 
@@ -149,28 +144,17 @@ def _parent(cell: Cell) -> None:
     child like a tool and the child's answer came back (`when:`)."""
     kind, way = cell.parent, cell.way
     about = {"description": "Delegates."}
-    if kind in LLM_KINDS:
-        parent = _llm(kind, **about)
-    elif kind == "planner":
-        parent = {"kind": kind, "model": MODEL, **about}
-    else:
-        parent = {"kind": kind, **about}
-        if kind == "loop":
-            parent["max_iterations"] = 1
-        if kind == "router":
-            parent.update(route={"state": "desk"}, default="child")
-    if way.field == "sub_agents":
-        parent["sub_agents"] = ["child"]
-    elif way.field == "tools":
+    parent = _agent(kind, ("child",) if way.field == "sub_agents" else (), **about)
+    if way.field == "tools":
         parent["tools"] = [{"agent": "child"}]
     elif way.field == "task":
         parent["task"] = {"agents": ["child"]}
     elif way.field == "worker":
         parent["worker"] = {"tools": [{"agent": "child"}]}
     cell.agents["parent"] = parent
-    speaker = "parent_worker" if kind == "planner" else "parent"  # who calls the child
-    if kind == "planner":
-        cell.replies["parent_planner"] = [_PLAN]
+    speakers = kind_named(kind).answers("parent", PARENT_ANSWER)
+    speaker = [*speakers][-1] if speakers else "parent"  # who calls the child: the last
+    cell.replies.update({name: said for name, said in speakers.items() if name != speaker})
     if way.delegates(kind):
         call = {"call": "task", "args": {"description": REQUEST, "subagent_type": "child"}} \
             if way.field == "task" else {"call": "child", "args": {"request": REQUEST}}
@@ -187,15 +171,9 @@ def _placement(cell: Cell) -> None:
     if cell.placement == "root":
         return
     kind = cell.placement
+    top = _agent(kind, ("parent",))
     if kind in LLM_KINDS:
-        top = _llm(kind, sub_agents=["parent"])
         cell.replies["top"] = [{"transfer": "parent"}]
-    else:
-        top = {"kind": kind, "sub_agents": ["parent"]}
-        if kind == "loop":
-            top["max_iterations"] = 1
-        if kind == "router":
-            top.update(route={"state": "desk"}, default="parent")
     cell.agents = {"top": top, **cell.agents}
     cell.root = "top"
 

@@ -698,7 +698,8 @@ JOBS_SPEC = """\
 @pytest.mark.slow  # 6.3 s of CPU (a worker and jobs subprocesses)
 def test_worker_and_jobs_run_from_the_bundle_with_the_project_gone(tmp_path: Path) -> None:
     # the bundle held no spec: `agentspec worker` could not start from the deployed folder
-    from agentspec.runtime.jobs import JobRequest, open_store
+    from agentspec.runtime.jobs import JobRequest
+    from agentspec.runtime.jobs.stores import open_store
 
     project = tmp_path / "project"
     (project / "agents/prompts").mkdir(parents=True)

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from agentspec.cli import cli
 from agentspec.diagnostics import REGISTRY
 from agentspec.ir import tree
+from agentspec.kindapi import kinds
 from agentspec.review.diff import absent_side, compare, load_side
 from agentspec.review.rules import AGENT_RULES, APP_RULES, IGNORED, RULES, TREE_RULES
 
@@ -36,16 +37,17 @@ def _declared_by(node: type, name: str) -> str:
 
 def ir_fields(root: type | None = None) -> set[str]:
     """`Class.field` of every field of every IR node reachable from the app (through the
-    agent and tool unions), named by the class that declares it."""
+    tool union, and every agent kind's node in the kinds table), named by the class that
+    declares it."""
     fields: set[str] = set()
-    todo: list[type] = [root or tree.AppNode]
+    todo: list[type] = [root] if root else [tree.AppNode, *(kind.node for kind in kinds())]
     seen: set[type] = set()
     while todo:
         node = todo.pop()
         if node in seen:
             continue
         seen.add(node)
-        hints = typing.get_type_hints(node, vars(tree))
+        hints = typing.get_type_hints(node, None, vars(tree))
         for item in dataclasses.fields(node):
             fields.add(f"{_declared_by(node, item.name)}.{item.name}")
             todo += _dataclasses_in(hints[item.name])

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentspec.runtime.jobs import JobRequest, JobStore, StoreError, open_store
+from agentspec.runtime.jobs import JobRequest, JobStore, StoreError
 from agentspec.runtime.jobs.rows import COLUMNS
 from agentspec.runtime.jobs.sql import MIGRATIONS
+from agentspec.runtime.jobs.stores import open_store
 
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
 

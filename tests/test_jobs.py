@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from agentspec.runtime.jobs import JobRequest, open_store
+from agentspec.runtime.jobs import JobRequest
+from agentspec.runtime.jobs.stores import open_store
 from tests.buildkit import ROOT
 
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")

@@ -18,8 +18,9 @@ from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
 from agentspec.compiler import build_objects, compile_spec
-from agentspec.runtime.jobs import Job, JobRequest, open_store
+from agentspec.runtime.jobs import Job, JobRequest
 from agentspec.runtime.jobs.delegation import JobSettings, notify, offline_agents
+from agentspec.runtime.jobs.stores import open_store
 from agentspec.runtime.jobs.worker import Worker
 from tests.buildkit import scripted_turn
 

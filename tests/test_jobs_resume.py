@@ -17,9 +17,10 @@ from click.testing import CliRunner
 
 from agentspec.cli import cli
 from agentspec.compiler import build_objects, compile_spec
-from agentspec.runtime.jobs import Job, JobRequest, open_store
+from agentspec.runtime.jobs import Job, JobRequest
 from agentspec.runtime.jobs.delegation import JobSettings, deliver_event, enqueue
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
+from agentspec.runtime.jobs.stores import open_store
 from agentspec.runtime.jobs.worker import Worker
 from agentspec.runtime.sessions import open_sessions
 from tests.test_jobs import POSTGRES, agentspec, start_worker

@@ -354,7 +354,8 @@ OFFLINE = SPEC + """\
 
 def test_a_worker_runs_a_job_with_the_initial_state(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentspec.runtime.jobs import JobRequest, open_store
+    from agentspec.runtime.jobs import JobRequest
+    from agentspec.runtime.jobs.stores import open_store
 
     url = f"sqlite:///{project / 'jobs.db'}"
     monkeypatch.setenv("AGENTSPEC_JOBS_STORE", url)

@@ -18,8 +18,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentspec.runtime.jobs import StoreError, open_store
+from agentspec.runtime.jobs import StoreError
 from agentspec.runtime.jobs.delegation import JobSettings, enqueue
+from agentspec.runtime.jobs.stores import open_store
 from tests.test_jobs import POSTGRES
 
 RESERVED = ":/?#[]@!$&'()*+,;=% \"<>\\^`{|}~"

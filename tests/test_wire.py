@@ -347,7 +347,7 @@ def play_over_http(url: str, app: str, scenario: Any, jobs: str) -> Any:
     from google.adk.events.event import Event
 
     from agentspec.runtime.harness.approvals import answer, pending_approvals
-    from agentspec.runtime.jobs import open_store
+    from agentspec.runtime.jobs.stores import open_store
     from agentspec.testing.scenarios import Outcome
 
     outcome = Outcome()

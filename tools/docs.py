@@ -21,6 +21,7 @@ import click
 
 from agentspec.cli import COMMANDS, cli
 from agentspec.diagnostics import REGISTRY
+from agentspec.kindapi import kinds
 from agentspec.language.schema import json_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,6 +121,7 @@ def codes_page() -> str:
            "Every code `agentspec validate`, `build`, `diff` and the other commands report, "
            "as `agentspec explain CODE` prints it. Numbers are never reused.\n"]
     stage = None
+    kinds()  # the codes the agent kinds define in their own modules
     for entry in sorted(REGISTRY.values(), key=lambda c: c.code):
         digit = entry.code[2]
         if digit != stage:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentspec.adkimport.loader import AdkFile, AdkTree
+from agentspec.adkimport.files import AdkFile, AdkTree
 from agentspec.adkimport.schema import agent_kind
 from agentspec.adkimport.text import escape, instruction
 from agentspec.adkimport.tools import Shim, code_ref, convert_tool

@@ -4,45 +4,21 @@ follows it (relative to the referring file; no absolute path, nothing outside th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agentspec.adkimport.files import AdkFile, AdkTree
 from agentspec.adkimport.schema import AGENT_TOOL_NAMES, check_schema
 from agentspec.adkimport.yaml11 import adk_reading, adopt, describe, differences
 from agentspec.diagnostics import Diagnostic, Related, codes
-from agentspec.parse import Key, PosNode, load
+from agentspec.parse import Key, load
 from agentspec.project_files import is_dir, is_file, resolved
-from agentspec.source import SourceFile, Span
 from agentspec.validate.semantic.tree import MAX_AGENT_DEPTH
 
 __all__ = ["ROOT_FILE", "AdkFile", "AdkTree", "load_adk", "references"]
 
 ROOT_FILE = "root_agent.yaml"
-
-
-@dataclass
-class AdkFile:
-    """One Agent Config file: its data, where each value was written, and its source."""
-
-    path: Path  # resolved
-    shown: str
-    data: dict[str, Any]
-    pos: PosNode
-
-    def at(self, *path: Key, key: bool = False) -> Span:
-        return self.pos.key_span(path) if key else self.pos.value_span(path)
-
-
-@dataclass
-class AdkTree:
-    folder: Path  # resolved
-    root: Path | None = None
-    files: dict[Path, AdkFile] = field(default_factory=dict)
-    #: (file, YAML path of a `config_path` value) -> the file it names
-    refs: dict[tuple[Path, tuple[Key, ...]], Path] = field(default_factory=dict)
-    sources: dict[str, SourceFile] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def references(data: dict[str, Any]) -> list[tuple[Key, ...]]:

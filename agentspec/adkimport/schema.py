@@ -13,7 +13,7 @@ from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Key
 
 if TYPE_CHECKING:
-    from agentspec.adkimport.loader import AdkFile
+    from agentspec.adkimport.files import AdkFile
 
 __all__ = ["AGENT_CLASSES", "AGENT_TOOL_NAMES", "MCP_TOOLSET_NAMES", "agent_kind",
            "check_schema"]

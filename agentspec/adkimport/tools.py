@@ -6,7 +6,7 @@ from __future__ import annotations
 import keyword
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentspec.adkimport.schema import AGENT_TOOL_NAMES, MCP_TOOLSET_NAMES
 from agentspec.adkimport.text import escape
@@ -18,10 +18,11 @@ from agentspec.parse import Key
 from agentspec.stdlib_boundary import is_refused_module
 
 if TYPE_CHECKING:
-    from agentspec.adkimport.convert import Converter
-    from agentspec.adkimport.loader import AdkFile
+    from agentspec.adkimport.files import AdkFile
+    from agentspec.diagnostics import Code, Diagnostic
+    from agentspec.source import Span
 
-__all__ = ["Shim", "code_ref", "convert_tool"]
+__all__ = ["Converter", "Shim", "code_ref", "convert_tool"]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: keys of the connection parameters the spec's MCP servers take, per ADK parameter class
@@ -37,6 +38,28 @@ class Shim:
     module: str
     attribute: str
     config: str  # the Agent Config file, relative to the spec's directory
+
+
+class Converter(Protocol):
+    """What mapping a tool needs of the conversion it is part of (`convert.Converter`)."""
+
+    write_shims: bool
+    shims: list[Shim]
+    diagnostics: list[Diagnostic]
+
+    def refuse(self, diagnostic: Diagnostic) -> None: ...
+
+    def loss(self, code: Code, agent: str, message: str, span: Span, note: str) -> None: ...
+
+    def note(self, agent: str, text: str) -> None: ...
+
+    def data(self, value: Any) -> Any: ...
+
+    def relative(self, file: AdkFile) -> str: ...
+
+    def file_at(self, file: AdkFile, ref: tuple[Key, ...]) -> AdkFile | None: ...
+
+    def place(self, file: AdkFile, *, shared: bool, via: Span | None = None) -> str | None: ...
 
 
 def _identifier(word: str) -> bool:

@@ -14,6 +14,9 @@ from agentspec.diagnostics import REGISTRY, did_you_mean, lookup
 @click.option("--all", "show_all", is_flag=True, help="List every code.")
 def command(code: str | None, show_all: bool) -> None:
     """Explain a diagnostic CODE (`AS201` or its name `unknown-agent`)."""
+    from agentspec.kindapi import kinds
+
+    kinds()  # the codes the agent kinds define in their own modules
     if show_all or code is None:
         for entry in REGISTRY.values():
             level = f" (diff, risk: {entry.risk})" if entry.risk else \

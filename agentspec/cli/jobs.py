@@ -43,7 +43,8 @@ def _store_url(spec: Path | None, store: str | None, environment: str | None) ->
 
 
 def _open(ctx: click.Context) -> Any:
-    from agentspec.runtime.jobs import StoreError, open_store
+    from agentspec.runtime.jobs import StoreError
+    from agentspec.runtime.jobs.stores import open_store
 
     options = ctx.obj
     if "url" not in options:

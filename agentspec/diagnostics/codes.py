@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from agentspec.diagnostics.model import Diagnostic, Related, Severity
 from agentspec.source import Span
 
-__all__ = ["REGISTRY", "Code", "lookup"]
+__all__ = ["REGISTRY", "Code", "define", "lookup"]
 
 REGISTRY: dict[str, Code] = {}
 
@@ -53,6 +53,17 @@ def _code(code: str, name: str, summary: str, explanation: str, *,
         Severity.ERROR
     entry = Code(code, name, severity, summary, " ".join(explanation.split()), risk)
     REGISTRY[code] = entry
+    return entry
+
+
+def define(code: str, name: str, summary: str, explanation: str, *, warning: bool = False,
+           risk: str | None = None) -> Code:
+    """A code an agent kind defines in its own module (and lists in its `codes`), registered
+    like the codes below, in its place in the ascending order."""
+    entry = _code(code, name, summary, explanation, warning=warning, risk=risk)
+    ordered = sorted(REGISTRY.items())
+    REGISTRY.clear()
+    REGISTRY.update(ordered)
     return entry
 
 

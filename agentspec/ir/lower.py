@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
-from typing import Any, Literal
+from typing import Any
 
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
@@ -30,15 +30,12 @@ from agentspec.ir.tree import (
     SessionsNode,
     ToolNode,
 )
-from agentspec.kinds import Site, kind_for_spec
+from agentspec.kindapi import Site, kind_for_spec
 from agentspec.language import Spec
 from agentspec.language.agents import (
     InterruptConfig,
     LlmAgent,
-    LoopAgent,
-    ParallelAgent,
     PythonSchema,
-    SequentialAgent,
     SkillsConfig,
 )
 from agentspec.language.document import (
@@ -62,8 +59,6 @@ __all__ = ["lower"]
 DECISIONS = ("approve", "edit", "reject")
 #: the conversation store of a spec whose jobs resume their parent and that names none
 DEFAULT_SESSIONS = "sqlite:///.agentspec/sessions.db"
-_WORKFLOWS: dict[type, Literal["sequential", "parallel", "loop"]] = {
-    SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
 
 
 @dataclass

@@ -15,16 +15,11 @@ from agentspec.ir.tree import (
     AppNode,
     BuiltinToolNode,
     Compaction,
-    DeepNode,
     JobsNode,
-    LlmNode,
     McpToolNode,
     ModelNode,
-    PlannerNode,
     PythonToolNode,
-    RouterNode,
     ToolNode,
-    WorkflowNode,
     agents_called,
 )
 from agentspec.ir.values import (
@@ -43,7 +38,7 @@ from agentspec.ir.values import (
     python_object,
     routes_models,
 )
-from agentspec.kinds import kind_for
+from agentspec.kindapi import kind_for
 
 __all__ = ["plan"]
 
@@ -172,18 +167,7 @@ def app_models(app: AppNode) -> Iterator[ModelNode | None]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        match node:
-            case LlmNode() | DeepNode():
-                yield node.model
-            case RouterNode():
-                yield node.route.model
-            case PlannerNode():
-                roles = node.roles
-                yield from (roles.model, roles.worker_model, roles.synthesizer_model)
-            case WorkflowNode():
-                pass
-            case _:
-                assert_never(node)
+        yield from kind_for(node).models(node)
         todo.extend(agents_called(node))
 
 

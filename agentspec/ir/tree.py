@@ -1,8 +1,11 @@
 """The frozen agent tree: the resolved spec with every reference replaced by what it names.
 
-Agents and tools are tagged unions of frozen dataclasses, one class per kind; consumers
-dispatch with `match` and end with `assert_never`, so mypy names a consumer that misses a
-kind. No pydantic object is inside: the tree is plain data.
+Tools are a tagged union of frozen dataclasses, one class per kind; consumers dispatch with
+`match` and end with `assert_never`, so mypy names a consumer that misses a kind. Agents are
+frozen dataclasses too, one class per agent kind, all `AgentFields`; the stages dispatch on
+them through the kinds table (`agentspec.kindapi`), whose entries every kind must give, so a
+kind may define its node in its own module. No pydantic object is inside: the tree is plain
+data.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
+
+from agentspec.kindapi import kind_for
 
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
@@ -253,37 +258,18 @@ class PlannerNode(AgentFields):
     output_key: str | None = None
 
 
-AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode
+#: an agent of the tree: the node of one agent kind (the classes above, or a kind's own)
+AgentNode = AgentFields
 
 
 def kind_of(node: AgentNode) -> str:
     """The spec's `kind` of an agent."""
-    match node:
-        case LlmNode():
-            return "llm"
-        case DeepNode():
-            return "deep"
-        case WorkflowNode(kind=kind):
-            return kind
-        case RouterNode():
-            return "router"
-        case PlannerNode():
-            return "planner"
-        case _:
-            assert_never(node)
+    return kind_for(node).name_of(node)
 
 
 def tools_of(node: AgentNode) -> tuple[ToolNode, ...]:
     """The tools an agent's model can call: an LLM agent's, a planner's workers'."""
-    match node:
-        case LlmNode() | DeepNode():
-            return node.tools
-        case PlannerNode():
-            return node.roles.worker_tools
-        case WorkflowNode() | RouterNode():
-            return ()
-        case _:
-            assert_never(node)
+    return kind_for(node).tools(node)
 
 
 def agents_called(node: AgentNode) -> Iterator[AgentNode]:

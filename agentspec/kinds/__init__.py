@@ -1,30 +1,30 @@
-"""Agent kinds, one module each: a kind's spec model, semantic checks, lowering, plan,
-graph label and diff rules live together in `agentspec/kinds/<kind>.py`, and this table
-registers them. A new kind is one module plus a line in `KINDS` (a test checks that every
-spec kind and every node class of the agent tree has exactly one entry)."""
+"""The built-in agent kinds, one module each: a kind's checks, lowering, plan, graph label,
+diff rules and codes live together in `agentspec/kinds/<kind>.py`, whose `KIND` this package
+registers (every module of the package, found by listing it, in the order of the language's
+kinds). Nothing below imports this package: the stages look kinds up in
+`agentspec.kindapi`, which imports it by name the first time a stage asks."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
-from agentspec.ir.tree import AgentNode
-from agentspec.kinds import deep, llm, planner, router, workflow
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, register
+from agentspec.language.agents import KIND_MODELS
 
-__all__ = ["KINDS", "Kind", "Site", "kind_for", "kind_for_spec"]
-
-KINDS: tuple[Kind[Any, Any], ...] = (llm.KIND, deep.KIND, workflow.KIND, router.KIND,
-                                     planner.KIND)
-
-_BY_NODE = {kind.node: kind for kind in KINDS}
-_BY_SPEC = {model: kind for kind in KINDS for model in kind.spec}
+__all__ = ["KINDS"]
 
 
-def kind_for(node: AgentNode) -> Kind[Any, Any]:
-    """The kind of a node of the agent tree."""
-    return _BY_NODE[type(node)]
+def _modules() -> list[Kind[Any, Any]]:
+    found = [importlib.import_module(f"{__name__}.{module.name}").KIND
+             for module in pkgutil.iter_modules(__path__)]
+    order = list(KIND_MODELS)
+    return sorted(found, key=lambda kind: min(
+        (order.index(name) for name in kind.names if name in order), default=len(order)))
 
 
-def kind_for_spec(agent: object) -> Kind[Any, Any]:
-    """The kind of an agent of the spec (its model's exact class)."""
-    return _BY_SPEC[type(agent)]
+#: every built-in kind, in the order of the language's kinds
+KINDS: tuple[Kind[Any, Any], ...] = tuple(_modules())
+for _kind in KINDS:
+    register(_kind)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentspec.ir.tree import DeepNode
+from agentspec.kindapi import Kind, Site
 from agentspec.kinds import llm
-from agentspec.kinds.kind import Kind, Site
 from agentspec.language.agents import DeepAgent
 
 if TYPE_CHECKING:
@@ -25,5 +25,7 @@ def lower(lowering: Lowering, name: str, agent: DeepAgent, site: Site) -> DeepNo
 
 
 KIND: Kind[DeepAgent, DeepNode] = Kind(
-    names=("deep",), spec=(DeepAgent,), node=DeepNode, check=llm.check, lower=lower,
-    plan=llm.plan, label=llm.label, edge=lambda node: "sub-agent")
+    names=("deep",), spec=(DeepAgent,), node=DeepNode, name_of=lambda node: "deep",
+    check=llm.check, lower=lower, plan=llm.plan, models=llm.models, tools=llm.tools,
+    as_llm=llm.as_llm, label=llm.label, edge=lambda node: "sub-agent", example=llm.example,
+    answers=llm.answers)

@@ -5,7 +5,7 @@ same agent with the harness's defaults (`agentspec.kinds.deep`)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
@@ -18,6 +18,7 @@ from agentspec.ir.tree import (
     McpToolNode,
     ModelNode,
     PythonToolNode,
+    ToolNode,
 )
 from agentspec.ir.values import (
     APPROVALS,
@@ -39,24 +40,17 @@ from agentspec.ir.values import (
     result_limit_callback,
     schema_value,
 )
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import LlmAgent
 from agentspec.language.effective import harness
-from agentspec.language.models import ThinkingConfig
+from agentspec.validate.semantic.models import check_thinking
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
     from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
-__all__ = ["KIND", "check", "check_thinking", "label", "lower_as", "plan"]
-
-
-def check_thinking(ctx: Context, thinking: ThinkingConfig | None, *path: str | int) -> None:
-    if thinking is not None and thinking.budget is not None and thinking.level is not None:
-        ctx.report(codes.ONE_OF("`thinking` takes a `budget` or a `level`, not both",
-                                ctx.key_at(*path, "level"),
-                                hint="Gemini refuses requests that set both; keep one"))
+__all__ = ["KIND", "check", "label", "lower_as", "plan"]
 
 
 def check(ctx: Context, name: str, agent: LlmAgent) -> None:
@@ -243,6 +237,28 @@ def _tools(node: LlmFields) -> list[str]:
     return [f"{n} (approval)" if n in gated else n for n in names]
 
 
+def models(node: LlmFields) -> tuple[ModelNode | None]:
+    return (node.model,)
+
+
+def tools(node: LlmFields) -> tuple[ToolNode, ...]:
+    return node.tools
+
+
+def as_llm(node: LlmFields) -> LlmFields:
+    return node
+
+
+def example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "model": model, "instruction": "Answer.",
+            **({"sub_agents": list(children)} if children else {})}
+
+
+def answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
+    return {name: [{"text": text}]}
+
+
 KIND: Kind[LlmAgent, LlmNode] = Kind(
-    names=("llm",), spec=(LlmAgent,), node=LlmNode, check=check, lower=lower, plan=plan,
-    label=label, edge=lambda node: "sub-agent")
+    names=("llm",), spec=(LlmAgent,), node=LlmNode, name_of=lambda node: "llm", check=check,
+    lower=lower, plan=plan, models=models, tools=tools, as_llm=as_llm, label=label,
+    edge=lambda node: "sub-agent", example=example, answers=answers)

@@ -3,14 +3,15 @@ leaves and synthesizes their answers."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
-from agentspec.ir.tree import PlannerNode, PlannerRoles
+from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, PlannerNode, PlannerRoles, ToolNode
 from agentspec.ir.values import generate_config, kwargs, lit, model_value
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import PlannerAgent
 from agentspec.review.rule import AgentPair, Found, Path, Rule, limit, model_text, text_diff
 
@@ -127,9 +128,36 @@ def _bounds(pair: AgentPair) -> Iterator[Found]:
                              getattr(pair.after.roles, key), (key,), (key,))
 
 
+def _models(node: PlannerNode) -> tuple[ModelNode | None, ...]:
+    roles = node.roles
+    return roles.model, roles.worker_model, roles.synthesizer_model
+
+
+def _tools(node: PlannerNode) -> tuple[ToolNode, ...]:
+    return node.roles.worker_tools
+
+
+def _as_llm(node: PlannerNode) -> LlmFields:
+    return LlmNode(name=node.name, file=node.file, line=node.line,
+                   tool_errors=node.tool_errors, output_key=node.output_key)
+
+
+def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "model": model}
+
+
+def _answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
+    """The planner answers with no subtasks, a worker with `text`."""
+    plan = json.dumps({"kind": "llm", "subtasks": []})
+    return {f"{name}_planner": [{"text": plan}], f"{name}_worker": [{"text": text}]}
+
+
 KIND: Kind[PlannerAgent, PlannerNode] = Kind(
-    names=("planner",), spec=(PlannerAgent,), node=PlannerNode, check=check, lower=lower,
-    plan=plan, label=label, edge=lambda node: "option",
+    names=("planner",), spec=(PlannerAgent,), node=PlannerNode,
+    name_of=lambda node: "planner", check=check, lower=lower, plan=plan, models=_models,
+    tools=_tools, as_llm=_as_llm, label=label, edge=lambda node: "option", example=_example,
+    answers=_answers,
+    codes=(codes.PLANNER_BOUNDS, codes.PLANNER_ROLE_CHANGED),
     rules=(Rule(codes.PLANNER_ROLE_CHANGED, (
         "PlannerNode.roles", "PlannerRoles.model", "PlannerRoles.instruction",
         "PlannerRoles.worker_model", "PlannerRoles.worker_instruction",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, Import, ListOf, Value
-from agentspec.ir.tree import RouteNode, RouterNode
+from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, RouteNode, RouterNode, ToolNode
 from agentspec.ir.values import kwargs, lit, model_value, python_object
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, Site
+from agentspec.kinds.workflow import check_children
 from agentspec.language.agents import RouterAgent
 from agentspec.review.rule import AgentPair, Found, Rule
 
@@ -22,6 +23,7 @@ __all__ = ["KIND"]
 
 
 def check(ctx: Context, name: str, agent: RouterAgent) -> None:
+    check_children(ctx, name, agent, "router")
     route, base = agent.route, ("agents", name)
     methods = [m for m in ("state", "model", "python") if getattr(route, m) is not None]
     if len(methods) != 1:
@@ -85,7 +87,26 @@ def _route_changed(pair: AgentPair) -> Iterator[Found]:
         yield Found("medium", "the route changed", ("route",), ("route",))
 
 
+def _models(node: RouterNode) -> tuple[ModelNode | None]:
+    return (node.route.model,)
+
+
+def _tools(node: RouterNode) -> tuple[ToolNode, ...]:
+    return ()
+
+
+def _as_llm(node: RouterNode) -> LlmFields:
+    return LlmNode(name=node.name, file=node.file, line=node.line)
+
+
+def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "sub_agents": list(children), "route": {"state": "route"},
+            **({"default": children[0]} if children else {})}
+
+
 KIND: Kind[RouterAgent, RouterNode] = Kind(
-    names=("router",), spec=(RouterAgent,), node=RouterNode, check=check, lower=lower,
-    plan=plan, label=label, edge=lambda node: "option",
-    rules=(Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route_changed),))
+    names=("router",), spec=(RouterAgent,), node=RouterNode, name_of=lambda node: "router",
+    check=check, lower=lower, plan=plan, models=_models, tools=_tools, as_llm=_as_llm,
+    label=label, edge=lambda node: "option", example=_example, answers=lambda name, text: {},
+    rules=(Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route_changed),),
+    codes=(codes.ROUTER_ROUTE, codes.ROUTER_MEMBER, codes.ROUTE_CHANGED))

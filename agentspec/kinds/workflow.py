@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, ListOf, Value
-from agentspec.ir.tree import AgentNode, WorkflowNode
+from agentspec.ir.tree import AgentNode, LlmFields, LlmNode, ModelNode, ToolNode, WorkflowNode
 from agentspec.ir.values import WORKFLOWS, kwargs, lit
-from agentspec.kinds.kind import Kind, Site
+from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import LoopAgent, ParallelAgent, SequentialAgent, WorkflowAgent
 from agentspec.language.tools import BuiltinTool
 from agentspec.review.rule import AgentPair, Found, Rule, limit
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
-__all__ = ["KIND"]
+__all__ = ["KIND", "check_children"]
 
 _KINDS: dict[type, Literal["sequential", "parallel", "loop"]] = {
     SequentialAgent: "sequential", ParallelAgent: "parallel", LoopAgent: "loop"}
@@ -44,7 +44,16 @@ def _has_exit_loop(ctx: Context, start: str) -> bool:
     return False
 
 
+def check_children(ctx: Context, name: str, agent: WorkflowAgent, kind: str) -> None:
+    """An agent that runs its sub-agents has some."""
+    if not agent.sub_agents and name not in ctx.broken:
+        ctx.report(codes.WORKFLOW_NO_CHILDREN(
+            f"`{kind}` agent `{name}` has no sub_agents", ctx.key_at("agents", name),
+            hint="list the agents it runs under `sub_agents`"))
+
+
 def check(ctx: Context, name: str, agent: WorkflowAgent) -> None:
+    check_children(ctx, name, agent, _KINDS[type(agent)])
     if not isinstance(agent, LoopAgent) or name in ctx.broken:
         return
     if agent.max_iterations is not None:
@@ -86,8 +95,28 @@ def _iterations_changed(pair: AgentPair) -> Iterator[Found]:
                      ("max_iterations",), ("max_iterations",))
 
 
+def _models(node: WorkflowNode) -> tuple[ModelNode | None, ...]:
+    return ()
+
+
+def _tools(node: WorkflowNode) -> tuple[ToolNode, ...]:
+    return ()
+
+
+def _as_llm(node: WorkflowNode) -> LlmFields:
+    return LlmNode(name=node.name, file=node.file, line=node.line)
+
+
+def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:
+    return {"kind": name, "sub_agents": list(children),
+            **({"max_iterations": 1} if name == "loop" else {})}
+
+
 KIND: Kind[WorkflowAgent, WorkflowNode] = Kind(
     names=("sequential", "parallel", "loop"), spec=(SequentialAgent, ParallelAgent, LoopAgent),
-    node=WorkflowNode, check=check, lower=lower, plan=plan, label=label,
-    edge=lambda node: "branch" if node.kind == "parallel" else "step",
-    rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),))
+    node=WorkflowNode, name_of=lambda node: node.kind, check=check, lower=lower, plan=plan,
+    models=_models, tools=_tools, as_llm=_as_llm, label=label,
+    edge=lambda node: "branch" if node.kind == "parallel" else "step", example=_example,
+    answers=lambda name, text: {},
+    rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),),
+    codes=(codes.LOOP_ITERATIONS, codes.WORKFLOW_NO_CHILDREN, codes.LOOP_UNBOUNDED))

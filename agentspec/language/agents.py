@@ -18,10 +18,10 @@ from agentspec.language.common import (
 from agentspec.language.models import GenerateConfig, ThinkingConfig
 from agentspec.language.tools import ToolEntry
 
-__all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "Agent", "DeepAgent", "Defaults", "LlmAgent",
-           "LoopAgent", "ParallelAgent", "PlannerAgent", "RouterAgent", "SequentialAgent"]
+__all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "LLM_KINDS", "Agent", "DeepAgent",
+           "Defaults", "LlmAgent", "LoopAgent", "ParallelAgent", "PlannerAgent", "RouterAgent",
+           "SequentialAgent"]
 
-AGENT_KINDS = ("llm", "deep", "sequential", "parallel", "loop", "router", "planner")
 FILE_TOOLS = ("ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute")
 Refs = list[PythonRef]
 
@@ -364,6 +364,15 @@ class PlannerAgent(AgentBase):
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
 
 
+#: the one list of the language's agent kinds: `kind:` value -> its model
+KIND_MODELS: dict[str, type[AgentBase]] = {
+    "llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
+    "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent, "planner": PlannerAgent}
+AGENT_KINDS = tuple(KIND_MODELS)
+#: the kinds that are LLM agents (they take `defaults`, `mode`, and transfer)
+LLM_KINDS = tuple(kind for kind, model in KIND_MODELS.items() if issubclass(model, LlmAgent))
+
+
 def _agent_kind(value: object) -> str | None:
     if not isinstance(value, dict):
         return None
@@ -377,9 +386,7 @@ if TYPE_CHECKING:
 else:
     Agent = keyed_union("agent_kind", "an agent is a mapping whose `kind` is one of "
                         + ", ".join(AGENT_KINDS),
-                        {"llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
-                         "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent,
-                         "planner": PlannerAgent}, _agent_kind)
+                        dict(KIND_MODELS), _agent_kind)
 
 
 if TYPE_CHECKING:
@@ -388,11 +395,6 @@ else:
     AgentEntry = keyed_union("agent_entry", "a sub-agent is an agent name or an inline agent",
                              {"name": str, "inline": Agent},
                              by_type((str, "name"), (dict, "inline")))
-
-
-KIND_MODELS: dict[str, type[AgentBase]] = {
-    "llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
-    "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent, "planner": PlannerAgent}
 
 
 def kinds_taking(field: str) -> list[str]:

@@ -6,13 +6,12 @@ import copy
 from typing import Any
 
 from agentspec.diagnostics import Diagnostic, Related, codes, did_you_mean
-from agentspec.language.agents import KIND_MODELS, Defaults
+from agentspec.language.agents import KIND_MODELS, LLM_KINDS, Defaults
 from agentspec.parse import PosNode
 from agentspec.resolve.document import Document
 
 __all__ = ["LLM_KINDS", "apply_defaults", "apply_extends", "flatten_inline_agents", "kind_of"]
 
-LLM_KINDS = ("llm", "deep")
 _NOT_INHERITED = ("name", "sub_agents", "extends")
 #: setting one member of a group replaces the whole group of the base agent
 _EXCLUSIVE = ({"instruction", "instruction_file"},)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agentspec.ir.tree import AgentNode, AgentToolNode, AppNode, LlmFields, RouterNode, tools_of
-from agentspec.kinds import kind_for
+from agentspec.kindapi import kind_for
 
 __all__ = ["Graph", "graph", "to_dot", "to_mermaid"]
 

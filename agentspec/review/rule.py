@@ -5,18 +5,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentspec.diagnostics.codes import Code
-from agentspec.ir.tree import (
-    AgentNode,
-    LlmFields,
-    LlmNode,
-    ModelNode,
-    PlannerNode,
-    RouterNode,
-    WorkflowNode,
-)
+from agentspec.ir.tree import AgentNode, LlmFields, ModelNode
+from agentspec.kindapi import kind_for
 from agentspec.review.changes import SPEC, Change, Where
 
 if TYPE_CHECKING:
@@ -106,16 +99,7 @@ def at(side: Side, prefix: Path, place: Path | Where | None, key: bool) -> Where
 def llm_view(node: AgentNode) -> LlmFields:
     """An agent as an LLM agent: itself, or (another kind) one with none of an LLM agent's
     settings, so a kind change compares what the agent could do before and after."""
-    match node:
-        case LlmFields():
-            return node
-        case PlannerNode():
-            return LlmNode(name=node.name, file=node.file, line=node.line,
-                           tool_errors=node.tool_errors, output_key=node.output_key)
-        case WorkflowNode() | RouterNode():
-            return LlmNode(name=node.name, file=node.file, line=node.line)
-        case _:
-            assert_never(node)
+    return kind_for(node).as_llm(node)
 
 
 def model_text(model: ModelNode | None) -> str:

@@ -36,7 +36,7 @@ from agentspec.ir.tree import (
     kind_of,
     tools_of,
 )
-from agentspec.kinds import KINDS
+from agentspec.kindapi import kinds
 from agentspec.review.models import (
     model_changed,
     model_endpoint,
@@ -1118,7 +1118,7 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
 )
 
 #: the rules of every kind, then each kind's own (a router's route, a planner's roles, ...)
-AGENT_RULES = (*AGENT_RULES, *(rule for kind in KINDS for rule in kind.rules))
+AGENT_RULES = (*AGENT_RULES, *(rule for kind in kinds() for rule in kind.rules))
 
 RULES: tuple[TreeRule | Rule[Any], ...] = (*TREE_RULES, *AGENT_RULES, *APP_RULES)
 

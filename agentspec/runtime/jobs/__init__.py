@@ -32,10 +32,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
-from agentspec.contract.urls import redacted
-
 __all__ = ["FINISHED", "ON_DONE", "STATUSES", "Clock", "Job", "JobRequest", "JobStore",
-           "StoreError", "new_job", "now", "open_store"]
+           "StoreError", "new_job", "now"]
 
 #: seconds since the epoch, as `time.time()` gives them
 Clock = Callable[[], float]
@@ -205,21 +203,6 @@ class JobStore(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def open_store(url: str, clock: Clock = now) -> JobStore:
-    """The store a `jobs.store` URL names, telling time by `clock`."""
-    if url.startswith("memory://"):
-        from agentspec.runtime.jobs.memory import MemoryStore
-
-        return MemoryStore(url, clock)
-    if url.startswith("sqlite:///") or url.startswith("postgresql://") or \
-            url.startswith("postgres://"):
-        from agentspec.runtime.jobs.sql import SqlStore
-
-        return SqlStore(url, clock)
-    raise StoreError(f"unknown job store {redacted(url)!r}: use memory://, sqlite:///PATH or "
-                     "postgresql://...")
 
 
 def finished(job: Job, at: float, **changes: Any) -> Job:

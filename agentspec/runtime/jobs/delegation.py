@@ -36,7 +36,8 @@ from google.genai import types
 
 from agentspec.contract.urls import redacted, scrubbed
 from agentspec.runtime.agents import walk
-from agentspec.runtime.jobs import Job, JobRequest, JobStore, open_store
+from agentspec.runtime.jobs import Job, JobRequest, JobStore
+from agentspec.runtime.jobs.stores import open_store
 
 __all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "app_job_settings", "deliver",
            "delivery_text",

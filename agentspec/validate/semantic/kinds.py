@@ -5,18 +5,12 @@ from __future__ import annotations
 import re
 
 from agentspec.diagnostics import codes
-from agentspec.kinds import kind_for_spec
-from agentspec.kinds.llm import check_thinking
-from agentspec.language.agents import (
-    LoopAgent,
-    ParallelAgent,
-    RouterAgent,
-    SequentialAgent,
-)
+from agentspec.kindapi import kind_for_spec
 from agentspec.language.document import FractionTrigger, KeepEvents, KeepInvocations
 from agentspec.language.models import ModelDef
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.models import check_thinking
 
 __all__ = ["check_kinds", "check_sections"]
 
@@ -25,11 +19,6 @@ _STORE = re.compile(r"^(memory://|sqlite:///.+|postgres(ql)?(\+\w+)?://.+)$")
 
 def check_kinds(ctx: Context) -> None:
     for name, agent in ctx.agents():
-        if isinstance(agent, (SequentialAgent, ParallelAgent, LoopAgent, RouterAgent)) and \
-                not agent.sub_agents and name not in ctx.broken:
-            ctx.report(codes.WORKFLOW_NO_CHILDREN(
-                f"`{agent.kind}` agent `{name}` has no sub_agents", ctx.key_at("agents", name),
-                hint="list the agents it runs under `sub_agents`"))
         kind_for_spec(agent).check(ctx, name, agent)
 
 

@@ -7,16 +7,23 @@ from typing import Any
 from agentspec.contract.secrets import secret_name, secret_value
 from agentspec.contract.urls import endpoint_problem, url_secrets
 from agentspec.diagnostics import codes, did_you_mean
-from agentspec.language.models import FallbackModel, ModelDef, RoutedModel
+from agentspec.language.models import FallbackModel, ModelDef, RoutedModel, ThinkingConfig
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["check_models"]
+__all__ = ["check_models", "check_thinking"]
 
 MAX_NESTING = 10
 
 #: `acompletion` arguments that are not `args`' to give
 _MANAGED = {"model", "messages", "tools", "stream", "api_key", "api_base", "base_url"}
+
+
+def check_thinking(ctx: Context, thinking: ThinkingConfig | None, *path: str | int) -> None:
+    if thinking is not None and thinking.budget is not None and thinking.level is not None:
+        ctx.report(codes.ONE_OF("`thinking` takes a `budget` or a `level`, not both",
+                                ctx.key_at(*path, "level"),
+                                hint="Gemini refuses requests that set both; keep one"))
 
 
 def check_models(ctx: Context) -> None:

@@ -1,0 +1,65 @@
+"""What a kind module provides: one record of functions the stages call, each stage the
+part it needs (validate `check`, ir `lower` and `plan`, review `label`, `edge`, `rules`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from agentspec.diagnostics.codes import Code
+    from agentspec.ir.lower import Lowering
+    from agentspec.ir.plan import Call, Value
+    from agentspec.ir.planning import PlanBuilder
+    from agentspec.ir.tree import LlmFields, ModelNode, ToolNode
+    from agentspec.review.rule import AgentPair, Rule
+    from agentspec.validate.semantic.context import Context
+
+__all__ = ["Kind", "Site"]
+
+S = TypeVar("S")  # the spec model
+N = TypeVar("N")  # the node of the agent tree
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where an agent is lowered: the fields every kind has (`common`), whether it is called
+    as a tool, runs under an LLM agent (its `mode` applies), and the offline sub-agents it
+    queues jobs for."""
+
+    common: dict[str, Any]
+    as_tool: bool = False
+    under_llm: bool = False
+    queued: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kind(Generic[S, N]):
+    """Every entry is required (a kind that forgets one fails where it is written), except
+    the diff rules and codes a kind may not have."""
+
+    names: tuple[str, ...]  # the spec's `kind:` values
+    spec: tuple[type[S], ...]  # the spec models (exact classes)
+    node: type[N]  # the node of the agent tree
+    name_of: Callable[[N], str]  # the spec's `kind:` of a node
+    check: Callable[[Context, str, S], None]  # semantic checks of one agent
+    lower: Callable[[Lowering, str, S, Site], N]
+    plan: Callable[[PlanBuilder, N, list[Value]], Call]  # children already planned
+    models: Callable[[N], Iterable[ModelNode | None]]  # every model it calls itself
+    tools: Callable[[N], tuple[ToolNode, ...]]  # the tools its model(s) can call
+    #: the node as an LLM agent (itself, or one with none of an LLM agent's settings), so
+    #: a kind change compares what the agent could do before and after
+    as_llm: Callable[[N], LlmFields]
+    label: Callable[[N], list[str]]  # the graph's box
+    edge: Callable[[N], str]  # what a child is to it, on the graph's edge
+    #: the smallest agent of `kind: name` in a spec: calling `model` (when it calls one)
+    #: and running `children` (when it runs sub-agents); what tests compose kinds with
+    example: Callable[[str, str, tuple[str, ...]], dict[str, Any]]
+    #: the scripted replies (a scenario's `replies`) with which an agent of this kind named
+    #: `name` answers `text` itself, the model that calls its tools last; empty for a kind
+    #: whose children answer
+    answers: Callable[[str, str], dict[str, list[dict[str, Any]]]]
+    rules: tuple[Rule[AgentPair], ...] = field(default=())  # the kind's own diff rules
+    #: the diagnostic codes the kind owns (its checks' and its rules'), ascending
+    codes: tuple[Code, ...] = field(default=())
