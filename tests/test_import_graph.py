@@ -23,7 +23,7 @@ CORE = {"source", "diagnostics", "project_files", "pysource", "safefs", "stdlib_
         "__init__"}
 #: the parts of later stages a kind module holds (its node types, plan values, diff rules)
 KIND_PARTS = {"agentspec.ir.tree", "agentspec.ir.plan", "agentspec.ir.values",
-              "agentspec.review.rule", "agentspec.review.changes"}
+              "agentspec.review.ruletypes", "agentspec.review.changes"}
 #: stages that build runtime objects or name runtime code
 USES_RUNTIME = {"emit", "build", "testing", "cli"}
 

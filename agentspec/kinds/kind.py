@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
     from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
-    from agentspec.review.rule import AgentPair, Rule
+    from agentspec.review.ruletypes import AgentPair, Rule
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["Kind", "Site"]

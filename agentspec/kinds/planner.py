@@ -12,7 +12,7 @@ from agentspec.ir.tree import PlannerNode, PlannerRoles
 from agentspec.ir.values import generate_config, kwargs, lit, model_value
 from agentspec.kinds.kind import Kind, Site
 from agentspec.language.agents import PlannerAgent
-from agentspec.review.rule import AgentPair, Found, Path, Rule, limit, model_text, text_diff
+from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, model_text, text_diff
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering

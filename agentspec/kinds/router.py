@@ -11,7 +11,7 @@ from agentspec.ir.tree import RouteNode, RouterNode
 from agentspec.ir.values import kwargs, lit, model_value, python_object
 from agentspec.kinds.kind import Kind, Site
 from agentspec.language.agents import RouterAgent
-from agentspec.review.rule import AgentPair, Found, Rule
+from agentspec.review.ruletypes import AgentPair, Found, Rule
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering

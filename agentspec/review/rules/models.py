@@ -8,11 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentspec.contract.urls import redacted
+from agentspec.diagnostics import codes
 from agentspec.ir.tree import ModelNode
-from agentspec.review.rule import AgentPair, Found, Path, model_text
+from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, model_text
 from agentspec.review.sides import Where
 
-__all__ = ["model_changed", "model_endpoint", "model_routing", "model_settings"]
+__all__ = ["RULES", "model_changed", "model_endpoint", "model_routing", "model_settings"]
 
 
 def model_changed(pair: AgentPair) -> Iterator[Found]:
@@ -163,3 +164,18 @@ def model_settings(pair: AgentPair) -> Iterator[Found]:
             for k in old.keys() & new.keys()):
         yield Found("medium", f"model `{now.id}` is called with other settings",
                     ("model",), ("model",))
+
+
+_ROUTING = ("LlmFields.model", "ModelNode.members", "ModelNode.choices", "ModelNode.fallback",
+            "ModelNode.route_state", "ModelNode.route_map", "ModelNode.route_python",
+            "PyObject.*")
+
+RULES: tuple[Rule[AgentPair], ...] = (
+    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.id", "ModelNode.provider"),
+         model_changed),
+    Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
+                                        "ModelNode.members"), model_endpoint, on_new_agent=True),
+    Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, model_routing),
+    Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
+                                        "ModelNode.members"), model_settings),
+)
