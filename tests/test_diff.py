@@ -59,8 +59,10 @@ def test_formats_and_fail_on() -> None:
     data = json.loads(invoke(old, new, "--format", "json").output)
     assert data["summary"] == {"high": 1, "medium": 0, "low": 0}
     assert data["changes"][0]["old"].endswith("old.yaml:16:7")
+    assert data["changes"][0]["category"] == "security"
     markdown = invoke(old, new, "--format", "markdown").output
-    assert "| high | `lead` | `approval-dropped` |" in markdown
+    assert "| risk | category | agent |" in markdown
+    assert "| high | security | `lead` | `approval-dropped` |" in markdown
     assert invoke(old, new, "--fail-on", "high").exit_code == 1
     lowered = CASES / "loop_limit_lowered"
     quiet = invoke(str(lowered / "old.yaml"), str(lowered / "new.yaml"), "--fail-on", "medium")
@@ -164,7 +166,8 @@ def test_markdown_lists_high_risks_first_and_a_shared_edit_once(tmp_path: Path) 
         "instruction: Help.", "instruction: Help., tools: [{builtin: google_search}]"))
     table = invoke(str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"), "--format",
                    "markdown").output
-    assert table.index("| high | `helper`") < table.index("| medium | `main`"), table
+    assert table.index("| high | security | `helper`") < \
+        table.index("| medium | behaviour | `main`"), table
     folder = CASES / "shared_definitions_edited"
     done = invoke(str(folder / "old.yaml"), str(folder / "new.yaml"), "--format", "markdown",
                   "--fail-on", "high")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.plan import Call, Import, ListOf, Value
 from agentspec.ir.tree import RouteNode, RouterNode
 from agentspec.ir.values import kwargs, lit, model_value, python_object
@@ -82,7 +83,7 @@ def _route_changed(pair: AgentPair) -> Iterator[Found]:
     was = pair.before.route if isinstance(pair.before, RouterNode) else None
     now = pair.after.route if isinstance(pair.after, RouterNode) else None
     if was != now:
-        yield Found("medium", "the route changed", ("route",), ("route",))
+        yield Found(Risk.MEDIUM, "the route changed", ("route",), ("route",))
 
 
 KIND: Kind[RouterAgent, RouterNode] = Kind(

@@ -9,6 +9,7 @@ from typing import Literal
 from agentspec.contract.escapes import ESCAPE
 from agentspec.contract.placeholders import placeholders
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, PyObject, kind_of
 from agentspec.review.rules.views import _python
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, short, text_diff
@@ -18,7 +19,7 @@ from agentspec.review.sides import Side, Where
 def _kind(pair: AgentPair) -> Iterator[Found]:
     was, now = kind_of(pair.before), kind_of(pair.after)
     if was != now:
-        yield Found("medium", f"`{was}` became `{now}`", ("kind",),
+        yield Found(Risk.MEDIUM, f"`{was}` became `{now}`", ("kind",),
                     ("kind",))
 
 
@@ -48,10 +49,10 @@ def _instruction(pair: AgentPair) -> Iterator[Found]:
     old_path = ("instruction_file",) if before.instruction_file else ("instruction",)
     new_path = ("instruction_file",) if after.instruction_file else ("instruction",)
     if pair.old.outside(before.instruction_file) or pair.new.outside(after.instruction_file):
-        yield Found("medium", "the instruction changed; it is read from a file outside the "
+        yield Found(Risk.MEDIUM, "the instruction changed; it is read from a file outside the "
                     "project, so its text is not shown", old_path, new_path)
         return
-    yield Found("medium", "the instruction changed"
+    yield Found(Risk.MEDIUM, "the instruction changed"
                 + braces_note(before.instruction or "", after.instruction or ""),
                 old_path, new_path, text_diff(before.instruction, after.instruction,
                            f"{pair.old.label}:{pair.old_name}", f"{pair.new.label}:{pair.name}"))
@@ -59,7 +60,7 @@ def _instruction(pair: AgentPair) -> Iterator[Found]:
 
 def _execution_mode(pair: AgentPair) -> Iterator[Found]:
     if pair.before.offline != pair.after.offline:
-        yield Found("medium", "now runs as a background job" if pair.after.offline
+        yield Found(Risk.MEDIUM, "now runs as a background job" if pair.after.offline
                     else "now runs in real time", ("execution_mode",), ("execution_mode",))
 
 
@@ -70,14 +71,14 @@ def _chat_children(node: AgentNode) -> list[str]:
 def _sub_agents(pair: AgentPair) -> Iterator[Found]:
     old, new = _chat_children(pair.before), _chat_children(pair.after)
     if old != new:
-        yield Found("medium", f"sub-agents {old} -> {new}", ("sub_agents",), ("sub_agents",))
+        yield Found(Risk.MEDIUM, f"sub-agents {old} -> {new}", ("sub_agents",), ("sub_agents",))
 
 
 def _same_field(field_name: str, label: str) -> Callable[[AgentPair], Iterator[Found]]:
     """A field of an LLM agent compared as a whole."""
     def check(pair: AgentPair) -> Iterator[Found]:
         if getattr(pair.old_llm, field_name) != getattr(pair.new_llm, field_name):
-            yield Found("medium", f"the {label} changed", (field_name,), (field_name,))
+            yield Found(Risk.MEDIUM, f"the {label} changed", (field_name,), (field_name,))
     return check
 
 
@@ -94,7 +95,7 @@ def _callback_added(pair: AgentPair) -> Iterator[Found]:
     old, new = _callbacks(pair)
     for hook in new:
         if not old.get(hook) and new[hook]:
-            yield Found("high", f"`{hook}` now runs {_shown(new[hook])}", None,
+            yield Found(Risk.HIGH, f"`{hook}` now runs {_shown(new[hook])}", None,
                         ("callbacks", hook))
 
 
@@ -102,7 +103,7 @@ def _callback_removed(pair: AgentPair) -> Iterator[Found]:
     old, new = _callbacks(pair)
     for hook in old:
         if old[hook] and not new.get(hook):
-            yield Found("high", f"`{hook}` no longer runs {_shown(old[hook])}",
+            yield Found(Risk.HIGH, f"`{hook}` no longer runs {_shown(old[hook])}",
                         ("callbacks", hook), ("callbacks",))
 
 
@@ -113,7 +114,7 @@ def _callback_changed(pair: AgentPair) -> Iterator[Found]:
             reason = f"`{hook}` now runs {_shown(new[hook])} (was {_shown(old[hook])})"
             if _shown(new[hook]) == _shown(old[hook]):
                 reason = f"`{hook}` runs {_shown(new[hook])} from another module directory"
-            yield Found("high", reason, ("callbacks", hook), ("callbacks", hook))
+            yield Found(Risk.HIGH, reason, ("callbacks", hook), ("callbacks", hook))
 
 
 def _setting_where(side: Side, agent: str, section: str, key: str) -> Path | Where | None:
@@ -135,7 +136,7 @@ def _settings(section: Literal["generate", "thinking"]
         new = dict(getattr(pair.new_llm, section))
         for key in [*new, *(k for k in old if k not in new)]:
             if old.get(key) != new.get(key):
-                yield Found("medium", f"{section}.{key} {short(old.get(key))} -> "
+                yield Found(Risk.MEDIUM, f"{section}.{key} {short(old.get(key))} -> "
                             f"{short(new.get(key))}",
                             _setting_where(pair.old, pair.old_name, section, key),
                             _setting_where(pair.new, pair.name, section, key))
@@ -144,7 +145,7 @@ def _settings(section: Literal["generate", "thinking"]
 
 def _description(pair: AgentPair) -> Iterator[Found]:
     if pair.before.description != pair.after.description:
-        yield Found("medium", "the description changed (parents route on it)",
+        yield Found(Risk.MEDIUM, "the description changed (parents route on it)",
                     ("description",), ("description",),
                     text_diff(pair.before.description, pair.after.description,
                                f"{pair.old.label}:{pair.old_name}",
@@ -155,7 +156,7 @@ def _include_contents(pair: AgentPair) -> Iterator[Found]:
     was = pair.old_llm.include_contents or "default"
     now = pair.new_llm.include_contents or "default"
     if was != now:
-        yield Found("medium", f"include_contents {was} -> {now}", ("include_contents",),
+        yield Found(Risk.MEDIUM, f"include_contents {was} -> {now}", ("include_contents",),
                     ("include_contents",))
 
 
@@ -168,13 +169,14 @@ def _transfer(pair: AgentPair) -> Iterator[Found]:
         flag = f"disallow_transfer_to_{target}"
         was, now = bool(getattr(pair.old_llm, flag)), bool(getattr(pair.new_llm, flag))
         if was != now:
-            yield Found("medium", f"may no longer transfer to its {target}" if now
+            yield Found(Risk.MEDIUM, f"may no longer transfer to its {target}" if now
                         else f"may now transfer to its {target}", (flag,), (flag,))
 
 
 def _planner(pair: AgentPair) -> Iterator[Found]:
     if pair.old_llm.adk_planner != pair.new_llm.adk_planner:
-        yield Found("medium", f"planner {pair.old_llm.adk_planner} -> {pair.new_llm.adk_planner}",
+        yield Found(Risk.MEDIUM,
+                    f"planner {pair.old_llm.adk_planner} -> {pair.new_llm.adk_planner}",
                     ("planner",), ("planner",))
 
 
@@ -183,15 +185,15 @@ def _memory_edit(pair: AgentPair, gained: bool) -> Iterator[Found]:
     old = {f for f, at in zip(was.memory, was.memory_edit_at, strict=True) if at}
     new = {f for f, at in zip(now.memory, now.memory_edit_at, strict=True) if at}
     for name in sorted(new - old if gained else old - new):
-        yield (Found("high", f"can now rewrite memory file `{name}`, which later runs obey",
+        yield (Found(Risk.HIGH, f"can now rewrite memory file `{name}`, which later runs obey",
                      ("memory",) if was.memory else None, ("memory",)) if gained else
-               Found("low", f"can no longer rewrite memory file `{name}`", ("memory",),
+               Found(Risk.LOW, f"can no longer rewrite memory file `{name}`", ("memory",),
                      ("memory",)))
 
 
 def _skill_discovery(pair: AgentPair) -> Iterator[Found]:
     if pair.old_llm.skill_discovery != pair.new_llm.skill_discovery:
-        yield Found("medium", f"skills are offered {pair.old_llm.skill_discovery} -> "
+        yield Found(Risk.MEDIUM, f"skills are offered {pair.old_llm.skill_discovery} -> "
                     f"{pair.new_llm.skill_discovery}", ("skills",), ("skills",))
 
 
@@ -200,7 +202,7 @@ def _task_agents(pair: AgentPair) -> Iterator[Found]:
     old = {kind: agent.name for kind, agent in pair.old_llm.task}
     new = {kind: agent.name for kind, agent in pair.new_llm.task}
     if old and new and old != new:
-        yield Found("medium", f"task agents {old} -> {new}", ("task",), ("task",))
+        yield Found(Risk.MEDIUM, f"task agents {old} -> {new}", ("task",), ("task",))
 
 
 RULES: tuple[Rule[AgentPair], ...] = (

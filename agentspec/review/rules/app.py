@@ -11,6 +11,7 @@ from typing import Any
 
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AppNode, Compaction, PyObject
 from agentspec.review.rules.views import _python
 from agentspec.review.ruletypes import AppPair, Found, Rule, model_text, short, text_diff
@@ -32,7 +33,7 @@ def _widened(pair: AppPair) -> Iterator[Found]:
     before, after = _outside(pair)
     for index, entry in enumerate(after):
         if not _covers(before, entry):
-            yield Found("high", f"the spec may now name paths under `{entry}`, outside the "
+            yield Found(Risk.HIGH, f"the spec may now name paths under `{entry}`, outside the "
                         "project", None, ("outside_project", index))
 
 
@@ -40,7 +41,7 @@ def _narrowed(pair: AppPair) -> Iterator[Found]:
     before, after = _outside(pair)
     for index, entry in enumerate(before):
         if not _covers(after, entry):
-            yield Found("low", f"the spec may no longer name paths under `{entry}`",
+            yield Found(Risk.LOW, f"the spec may no longer name paths under `{entry}`",
                         ("outside_project", index), None)
 
 
@@ -71,7 +72,7 @@ def _state_added(pair: AppPair) -> Iterator[Found]:
     before, after = _state(pair)
     for key in after:
         if key not in before:
-            yield Found("medium", _start(key, after[key]), None, ("state", key), key=True)
+            yield Found(Risk.MEDIUM, _start(key, after[key]), None, ("state", key), key=True)
 
 
 def _state_changed(pair: AppPair) -> Iterator[Found]:
@@ -84,7 +85,7 @@ def _state_changed(pair: AppPair) -> Iterator[Found]:
                 reason = f"the description of `{key}`, which sessions are created with, changed"
             else:
                 reason = f"{_start(key, after[key])} (was {was})"
-            yield Found("medium", reason, ("state", key), ("state", key))
+            yield Found(Risk.MEDIUM, reason, ("state", key), ("state", key))
 
 
 def _state_removed(pair: AppPair) -> Iterator[Found]:
@@ -92,7 +93,7 @@ def _state_removed(pair: AppPair) -> Iterator[Found]:
     for key in sorted(before.keys() - after.keys()):
         reason = f"sessions no longer need `{key}` from their creator" if isinstance(
             before[key], _Supplied) else f"sessions no longer start with `{key}`"
-        yield Found("medium", reason, ("state", key), None, key=True)
+        yield Found(Risk.MEDIUM, reason, ("state", key), None, key=True)
 
 
 def _plugins(pair: AppPair) -> tuple[dict[tuple[str, int], tuple[int, PyObject]],
@@ -113,7 +114,7 @@ def _plugin_added(pair: AppPair) -> Iterator[Found]:
     old, new = _plugins(pair)
     for key in new.keys() - old.keys():
         index, plugin = new[key]
-        yield Found("high", f"plugin {_python(plugin)} now sees every call", None,
+        yield Found(Risk.HIGH, f"plugin {_python(plugin)} now sees every call", None,
                     ("plugins", index))
 
 
@@ -121,7 +122,7 @@ def _plugin_removed(pair: AppPair) -> Iterator[Found]:
     old, new = _plugins(pair)
     for key in sorted(old.keys() - new.keys()):
         index, plugin = old[key]
-        yield Found("high", f"plugin {_python(plugin)} no longer runs", ("plugins", index),
+        yield Found(Risk.HIGH, f"plugin {_python(plugin)} no longer runs", ("plugins", index),
                     ("plugins",))
 
 
@@ -132,14 +133,14 @@ def _plugin_changed(pair: AppPair) -> Iterator[Found]:
         if was != now:
             reason = f"plugin {_python(now)} (was {_python(was)})" if _python(now) != \
                 _python(was) else f"plugin {now.ref} is found in another module directory"
-            yield Found("high", reason, ("plugins", was_at), ("plugins", now_at))
+            yield Found(Risk.HIGH, reason, ("plugins", was_at), ("plugins", now_at))
 
 
 def _global_instruction(pair: AppPair) -> Iterator[Found]:
     was = pair.old.app.global_instruction if pair.old.app else None
     now = pair.new.app.global_instruction if pair.new.app else None
     if (was or "") != (now or ""):
-        yield Found("medium", "the global instruction (every agent's) changed",
+        yield Found(Risk.MEDIUM, "the global instruction (every agent's) changed",
                     ("global_instruction",), ("global_instruction",),
                     text_diff(was, now, f"{pair.old.label}:global_instruction",
                                f"{pair.new.label}:global_instruction"))
@@ -160,7 +161,7 @@ def _summarization(pair: AppPair) -> Iterator[Found]:
             settings, model = value
             shown = ", ".join(f"{k}={v}" for k, v in settings)
             return shown + (f", model {model_text(model)}" if model else "")
-        yield Found("medium", f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
+        yield Found(Risk.MEDIUM, f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
                     ("summarization",))
 
 
@@ -170,10 +171,10 @@ def _summarization_history(pair: AppPair) -> Iterator[Found]:
         return
     where = ("summarization", "history")
     if now is None:
-        yield Found("medium", f"summarized conversations are no longer kept in files (were "
+        yield Found(Risk.MEDIUM, f"summarized conversations are no longer kept in files (were "
                     f"under `{was}`)", where, where)
     else:
-        yield Found("medium", f"the text of summarized conversations is now kept in files "
+        yield Found(Risk.MEDIUM, f"the text of summarized conversations is now kept in files "
                     f"under `{now}`" + (f" (was `{was}`)" if was else ""),
                     where if _compactions(pair)[0] else None, where)
 
@@ -185,7 +186,7 @@ def _sessions(pair: AppPair) -> Iterator[Found]:
     if was != now:
         def shown(store: Any) -> str:
             return "memory" if store is None else redacted(store.url)
-        yield Found("medium", f"conversations are kept in {shown(now)} (was {shown(was)}): "
+        yield Found(Risk.MEDIUM, f"conversations are kept in {shown(now)} (was {shown(was)}): "
                     "front ends and workers must use the same store", ("sessions",),
                     ("sessions",))
 
@@ -194,7 +195,7 @@ def _app_name(pair: AppPair) -> Iterator[Found]:
     was = pair.old.app.name if pair.old.app else None
     now = pair.new.app.name if pair.new.app else None
     if was != now:
-        yield Found("medium", f"the app `{was}` is now `{now}`: sessions stored under the old "
+        yield Found(Risk.MEDIUM, f"the app `{was}` is now `{now}`: sessions stored under the old "
                     "name are not seen", ("name",), ("name",))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, McpToolNode, PythonToolNode
 from agentspec.review.rules.views import _tool_key, capabilities
 from agentspec.review.ruletypes import AgentPair, Found, Rule, llm_view
@@ -24,14 +25,14 @@ def _approval_dropped(pair: AgentPair) -> Iterator[Found]:
     still = capabilities(pair.after).keys() | {t.name for t in pair.new_llm.tools}
     for tool in sorted(old.keys() - new.keys()):
         if tool in still:  # else the tool itself is gone, and with it what needed approval
-            yield Found("high", f"`{tool}` no longer waits for a person's approval",
+            yield Found(Risk.HIGH, f"`{tool}` no longer waits for a person's approval",
                         ("interrupt_on", tool), ("interrupt_on",), key=True)
 
 
 def _approval_added(pair: AgentPair) -> Iterator[Found]:
     old, new = _approvals(pair.before), _approvals(pair.after)
     for tool in sorted(new.keys() - old.keys()):
-        yield Found("low", f"`{tool}` now waits for approval", ("interrupt_on",),
+        yield Found(Risk.LOW, f"`{tool}` now waits for approval", ("interrupt_on",),
                     ("interrupt_on", tool), key=True)
 
 
@@ -40,7 +41,7 @@ def _approval_changed(pair: AgentPair) -> Iterator[Found]:
     for tool in sorted(old.keys() & new.keys()):
         if old[tool] != new[tool]:
             gained = set(new[tool]) - set(old[tool])
-            yield Found("medium" if gained else "low",
+            yield Found(Risk.MEDIUM if gained else Risk.LOW,
                         f"`{tool}` decisions {list(old[tool])} -> {list(new[tool])}",
                         ("interrupt_on", tool), ("interrupt_on", tool), key=True)
 

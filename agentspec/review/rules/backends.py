@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode
 from agentspec.review.rules.views import _runs_commands
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, llm_view
@@ -42,7 +43,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
     if before is None or after is None:
         return
     if before.backend != after.backend:
-        yield Found("medium", f"files: backend `{before.backend}` -> `{after.backend}`",
+        yield Found(Risk.MEDIUM, f"files: backend `{before.backend}` -> `{after.backend}`",
                     ("filesystem",), ("filesystem",))
         return
     old, new = dict(before.definitions), dict(after.definitions)
@@ -56,7 +57,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
         keys = sorted(k for k in mine_old.keys() | mine_new.keys()
                       if mine_old.get(k) != mine_new.get(k))
         if keys:
-            yield Found("medium", f"backend `{name}` is set up differently (root, "
+            yield Found(Risk.MEDIUM, f"backend `{name}` is set up differently (root, "
                         "environment, routes or whose conversation files it shows)",
                         *_backend_at(pair, name, keys[0]))
 
@@ -86,7 +87,7 @@ def _conversations_shared(pair: AgentPair) -> Iterator[Found]:
     old, new = _definitions(pair.before), _definitions(pair.after)
     for name in sorted(new):
         if _shared_now(old.get(name, {}), new[name]):
-            yield Found("high", f"backend `{name}` now shows every user's conversation files "
+            yield Found(Risk.HIGH, f"backend `{name}` now shows every user's conversation files "
                         "(histories, evicted tool results) to every user's file tools",
                         *_reached_at(pair, name, "conversation_files"))
 
@@ -111,7 +112,7 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
         for backend in sorted(new):
             if new[backend].get("hard_links") == "allow" and \
                     old.get(backend, {}).get("hard_links") != "allow":
-                yield Found("high", f"backend `{backend}` now reads files with several names "
+                yield Found(Risk.HIGH, f"backend `{backend}` now reads files with several names "
                             "(hard links), which may lie outside its root",
                             *_reached_at(pair, backend, "hard_links"))
         return
@@ -123,7 +124,7 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
         was = old[backend].get("hard_links") == "allow"
         now = new[backend].get("hard_links") == "allow"
         if was and not now:
-            yield Found("low", f"backend `{backend}` no longer reads files with several names "
+            yield Found(Risk.LOW, f"backend `{backend}` no longer reads files with several names "
                         "(hard links)", *_backend_at(pair, backend, "hard_links"))
 
 
@@ -189,10 +190,10 @@ def _sandbox_dropped(pair: AgentPair, dropped: bool) -> Iterator[Found]:
     if not both.ran or (both.before is None) == (both.after is None):
         return  # new commands outside a sandbox: AS512's
     if dropped and both.after is None:
-        yield Found("high", "commands no longer run in a sandbox: they reach every file, "
+        yield Found(Risk.HIGH, "commands no longer run in a sandbox: they reach every file, "
                     "process and network the agent's user can", ("filesystem",), ("filesystem",))
     elif not dropped and both.before is None:
-        yield Found("low", "commands now run in a sandbox", ("filesystem",), ("filesystem",))
+        yield Found(Risk.LOW, "commands now run in a sandbox", ("filesystem",), ("filesystem",))
 
 
 def _project_files(pair: AgentPair, old: Mapping[str, Any], new: Mapping[str, Any],
@@ -205,11 +206,11 @@ def _project_files(pair: AgentPair, old: Mapping[str, Any], new: Mapping[str, An
     at = _sandboxes(pair, "allow_project_files")
     where = (at.old_at, at.new_at) if at is not None else (("filesystem",), ("filesystem",))
     if dropped and now:
-        yield Found("high", "sandboxed commands may now change the project's own files (the "
+        yield Found(Risk.HIGH, "sandboxed commands may now change the project's own files (the "
                     "spec, its Python modules, the built package, stores), which the host "
                     "runs unsandboxed", *where)
     elif not dropped and was:
-        yield Found("low", "sandboxed commands may no longer change the project's own files",
+        yield Found(Risk.LOW, "sandboxed commands may no longer change the project's own files",
                     *where)
 
 
@@ -219,10 +220,10 @@ def _sandbox_network(pair: AgentPair, gained: bool) -> Iterator[Found]:
         return
     was, now = bool(both.before.get("network")), bool(both.after.get("network"))
     if gained and now and not was:
-        yield Found("high", "sandboxed commands can now reach the network, the host's "
+        yield Found(Risk.HIGH, "sandboxed commands can now reach the network, the host's "
                     "loopback services included", both.old_at, both.new_at)
     elif not gained and was and not now:
-        yield Found("low", "sandboxed commands no longer reach the network", both.old_at,
+        yield Found(Risk.LOW, "sandboxed commands no longer reach the network", both.old_at,
                     both.new_at)
 
 
@@ -239,20 +240,20 @@ def _sandbox_mounts(pair: AgentPair, added: bool) -> Iterator[Found]:
     if was != now:
         at = _sandboxes(pair, "allow_sockets") or both
         if added and now:
-            yield Found("high", "sandboxed commands can now talk to host services through "
+            yield Found(Risk.HIGH, "sandboxed commands can now talk to host services through "
                         "Unix sockets and FIFOs in their mounts (`allow_sockets`)", at.old_at,
                         at.new_at)
         elif not added and was:
-            yield Found("low", "sandboxed commands no longer reach Unix sockets and FIFOs in "
+            yield Found(Risk.LOW, "sandboxed commands no longer reach Unix sockets and FIFOs in "
                         "their mounts", at.old_at, at.new_at)
     if added:
         for target in sorted(new):
             if old.get(target) != new[target]:
-                yield Found("high", f"sandboxed commands now read the host directory "
+                yield Found(Risk.HIGH, f"sandboxed commands now read the host directory "
                             f"`{new[target]}` at `{target}`", both.old_at, both.new_at)
     else:
         for target in sorted(old.keys() - new.keys()):
-            yield Found("low", f"sandboxed commands no longer see `{target}`", both.old_at,
+            yield Found(Risk.LOW, f"sandboxed commands no longer see `{target}`", both.old_at,
                         both.new_at)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.review.ruletypes import AppPair, Found, Rule, limit
 
 
@@ -20,7 +21,7 @@ def _jobs_store(pair: AppPair) -> Iterator[Found]:
     was, now = _jobs(pair)
     if was is not None and now is not None and (was.store, was.sqlite_path) != (
             now.store, now.sqlite_path):
-        yield Found("medium", f"jobs are kept in {now.store} (was {was.store})",
+        yield Found(Risk.MEDIUM, f"jobs are kept in {now.store} (was {was.store})",
                     ("jobs", "store"), ("jobs", "store"))
 
 
@@ -39,12 +40,12 @@ def _jobs_webhook(pair: AppPair) -> Iterator[Found]:
     new_headers = dict(now.headers) if now else {}
     where = ("jobs", "notify")
     if new_hook and old_hook != new_hook:
-        yield Found("high", f"job results are now posted to {new_hook}"
+        yield Found(Risk.HIGH, f"job results are now posted to {new_hook}"
                     + (f" (was {old_hook})" if old_hook else ""), where, where)
     elif old_hook and not new_hook:
-        yield Found("low", f"job results are no longer posted to {old_hook}", where, where)
+        yield Found(Risk.LOW, f"job results are no longer posted to {old_hook}", where, where)
     elif new_hook and old_headers != new_headers:
-        yield Found("high", f"the headers posted to {new_hook} changed ({sorted(old_headers)}"
+        yield Found(Risk.HIGH, f"the headers posted to {new_hook} changed ({sorted(old_headers)}"
                     f" -> {sorted(new_headers)}; values are not shown)", where, where)
 
 
@@ -57,7 +58,7 @@ def _on_done(pair: AppPair) -> Iterator[Found]:
         reason = ("a worker now runs the parent for a turn, with no user message, as soon as "
                   "a job finishes" if after == "resume" else "finished jobs now wait for the "
                   "conversation's next turn; no worker runs the parent")
-        yield Found("medium", f"{reason} (`jobs.on_done: {after}`, was `{before}`)",
+        yield Found(Risk.MEDIUM, f"{reason} (`jobs.on_done: {after}`, was `{before}`)",
                     ("jobs", "on_done"), ("jobs", "on_done"))
 
 

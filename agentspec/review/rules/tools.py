@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.review.rules.views import _runs_commands, capabilities
 from agentspec.review.ruletypes import AgentPair, Found, Rule
 
@@ -13,13 +14,13 @@ from agentspec.review.ruletypes import AgentPair, Found, Rule
 def _tool_added(pair: AgentPair) -> Iterator[Found]:
     old, new = capabilities(pair.before), capabilities(pair.after)
     for tool in sorted(new.keys() - old.keys() - {"execute"}):  # execute: AS512
-        yield Found("high", f"gains `{tool}`: a new capability", None, new[tool][0])
+        yield Found(Risk.HIGH, f"gains `{tool}`: a new capability", None, new[tool][0])
 
 
 def _tool_removed(pair: AgentPair) -> Iterator[Found]:
     old, new = capabilities(pair.before), capabilities(pair.after)
     for tool in sorted(old.keys() - new.keys() - {"execute"}):
-        yield Found("low", f"loses `{tool}`", old[tool][0], None)
+        yield Found(Risk.LOW, f"loses `{tool}`", old[tool][0], None)
 
 
 def _tool_changed(pair: AgentPair) -> Iterator[Found]:
@@ -32,19 +33,19 @@ def _tool_changed(pair: AgentPair) -> Iterator[Found]:
             else f"`{tool}` runs {now.shown} set up differently (its environment, headers, " \
             "working directory, prefix or module directory)"
         # positioned at the definition, where it changed
-        yield Found("high", reason,
+        yield Found(Risk.HIGH, reason,
                     pair.old.defined("tools", tool) or old[tool][0],
                     pair.new.defined("tools", tool) or new[tool][0])
 
 
 def _execute_gained(pair: AgentPair) -> Iterator[Found]:
     if _runs_commands(pair.after) and not _runs_commands(pair.before):
-        yield Found("high", "can now run shell commands", None, ("filesystem",))
+        yield Found(Risk.HIGH, "can now run shell commands", None, ("filesystem",))
 
 
 def _execute_lost(pair: AgentPair) -> Iterator[Found]:
     if _runs_commands(pair.before) and not _runs_commands(pair.after):
-        yield Found("low", "can no longer run shell commands", ("filesystem",), None)
+        yield Found(Risk.LOW, "can no longer run shell commands", ("filesystem",), None)
 
 
 _TOOLS = ("LlmFields.tools", "AgentFields.children", "AgentFields.mode", "LlmFields.todos",

@@ -71,7 +71,7 @@ def _renames(removed: dict[str, AgentNode], added: dict[str, AgentNode]
 
 def _tree_change(trees: Trees, name: str, code: Code, reason: str, old: str | None,
                  new: str | None) -> Change:
-    return Change(name, code.name, code.risk or "", reason,
+    return Change(name, code.name, code.risks[0], reason,
                   trees.old.where("agents", old, key=True) if old else None,
                   trees.new.where("agents", new, key=True) if new else None, "", code.code)
 
@@ -89,14 +89,14 @@ def _removed(trees: Trees) -> Iterator[Change]:
 
 def _spec_added(trees: Trees) -> Iterator[Change]:
     if trees.old.absent and not trees.new.absent:
-        yield Change(SPEC, codes.SPEC_ADDED.name, codes.SPEC_ADDED.risk or "",
+        yield Change(SPEC, codes.SPEC_ADDED.name, codes.SPEC_ADDED.risks[0],
                      f"the spec is new: {trees.old.label} does not exist", None,
                      trees.new.where(), "", codes.SPEC_ADDED.code)
 
 
 def _spec_removed(trees: Trees) -> Iterator[Change]:
     if trees.new.absent and not trees.old.absent:
-        yield Change(SPEC, codes.SPEC_REMOVED.name, codes.SPEC_REMOVED.risk or "",
+        yield Change(SPEC, codes.SPEC_REMOVED.name, codes.SPEC_REMOVED.risks[0],
                      f"the spec is gone: {trees.new.label} does not exist", trees.old.where(),
                      None, "", codes.SPEC_REMOVED.code)
 

@@ -1,0 +1,230 @@
+"""Project defaults: `agentspec.toml`, or the `[tool.agentspec]` table of `pyproject.toml`,
+in the spec's directory or one above it inside its project. The nearest file wins
+(`agentspec.toml` before `pyproject.toml` in one directory; a `pyproject.toml` without the
+table is passed over).
+
+```toml
+[tool.agentspec]            # in agentspec.toml: the keys at the top level, and [diff]
+select = ["AS2", "unknown-key"]
+ignore = ["AS018"]
+
+[tool.agentspec.diff]
+fail-on = ["high", "security"]
+except = ["AS518"]
+```
+
+A problem in the file is a diagnostic (AS015) at its line, and the file's other settings
+still apply."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Diagnostic
+from agentspec.diagnostics.selectors import (
+    ChangeSelector,
+    Selection,
+    Selector,
+    change_selector,
+    selector,
+)
+from agentspec.diagnostics.suggest import did_you_mean
+from agentspec.project_files import display_name, is_file, project_root, resolved
+from agentspec.source import Pos, SourceFile, Span
+
+__all__ = ["Config", "find_config", "load_config"]
+
+#: a config file is a few lines; anything larger is not one
+MAX_BYTES = 256 * 1024
+
+_KEYS = ("select", "ignore", "diff")
+_DIFF_KEYS = ("fail-on", "except")
+
+
+@dataclass(frozen=True)
+class Config:
+    """What a project chose: None where the file does not say."""
+
+    source: SourceFile | None = None
+    select: tuple[Selector, ...] | None = None
+    ignore: tuple[Selector, ...] = ()
+    fail_on: tuple[ChangeSelector, ...] | None = None
+    except_: tuple[ChangeSelector, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = field(default=())
+
+    def selection(self, select: tuple[Selector, ...] | None = None,
+                  ignore: tuple[Selector, ...] = ()) -> Selection:
+        """The command line's over the file's: `--select` replaces the file's `select`,
+        `--ignore` adds to its `ignore`."""
+        chosen = select if select is not None else self.select or ()
+        return Selection(chosen, (*self.ignore, *ignore))
+
+
+def find_config(start: Path) -> Path | None:
+    """The config file for a spec (or a directory): the nearest above it, up to its
+    project's root."""
+    directory = resolved(start) if start.is_dir() else resolved(start).parent
+    top = project_root(start) if not start.is_dir() else project_root(start / "spec")
+    for candidate in (directory, *directory.parents):
+        if is_file(candidate / "agentspec.toml"):
+            return candidate / "agentspec.toml"
+        pyproject = candidate / "pyproject.toml"
+        if is_file(pyproject) and _has_table(pyproject):
+            return pyproject
+        if candidate == top:
+            return None
+    return None
+
+
+def _has_table(pyproject: Path) -> bool:
+    try:
+        with pyproject.open("rb") as handle:
+            head = handle.read(MAX_BYTES)
+    except OSError:
+        return False
+    return re.search(rb"^\s*\[\s*tool\s*\.\s*agentspec\s*[\].]|^\s*tool\s*\.\s*agentspec\b",
+                     head, re.MULTILINE) is not None
+
+
+def load_config(path: Path | None) -> Config:
+    """The settings of a config file (no file: no settings)."""
+    if path is None:
+        return Config()
+    display = display_name(path)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        problem = codes.CONFIG_INVALID(f"cannot read the config file `{display}`: {error}",
+                                       Span(display, Pos(1, 1)),
+                                       hint="fix or remove the file")
+        return Config(diagnostics=(problem,))
+    source = SourceFile(path, text, display)
+    if len(data) > MAX_BYTES:
+        return Config(source, diagnostics=(codes.CONFIG_INVALID(
+            f"the config file is larger than {MAX_BYTES // 1024} KiB",
+            Span(display, Pos(1, 1)), hint="keep only agentspec's settings in it"),))
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return Config(source, diagnostics=(_syntax(source, error),))
+    table: Any = document
+    prefix: tuple[str, ...] = ()
+    if path.name == "pyproject.toml":
+        table, prefix = document.get("tool", {}).get("agentspec", {}), ("tool", "agentspec")
+    return _Reader(source, prefix).read(table)
+
+
+def _syntax(source: SourceFile, error: tomllib.TOMLDecodeError) -> Diagnostic:
+    found = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+    line, col = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
+    message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(error))
+    return codes.CONFIG_INVALID(f"the config file is not valid TOML: {message}",
+                                Span(source.name, Pos(line, col)),
+                                hint="fix the TOML syntax at this position")
+
+
+T = TypeVar("T")
+
+
+class _Reader:
+    """Reads the table, with positions found in the text (tomllib keeps none)."""
+
+    def __init__(self, source: SourceFile, prefix: tuple[str, ...]) -> None:
+        self.source, self.prefix = source, prefix
+        self.problems: list[Diagnostic] = []
+
+    def read(self, table: object) -> Config:
+        if not isinstance(table, dict):
+            self._problem((), None, "`tool.agentspec` must be a table",
+                          "write `[tool.agentspec]`")
+            return Config(self.source, diagnostics=tuple(self.problems))
+        self._unknown(table, _KEYS, ())
+        diff = table.get("diff", {})
+        if not isinstance(diff, dict):
+            self._problem((), "diff", "`diff` must be a table", "write `[diff]` settings "
+                          "as a table of `fail-on` and `except`")
+            diff = {}
+        self._unknown(diff, _DIFF_KEYS, ("diff",))
+        select = self._list(table, (), "select", selector, "a code, a code's name or a "
+                            "prefix such as `AS2`")
+        ignore = self._list(table, (), "ignore", selector, "a code, a code's name or a "
+                            "prefix such as `AS2`")
+        fail_on = self._list(diff, ("diff",), "fail-on", change_selector, "a risk, a "
+                             "category or a diff code (AS5xx)")
+        except_ = self._list(diff, ("diff",), "except", change_selector, "a risk, a "
+                             "category or a diff code (AS5xx)")
+        return Config(self.source, select, ignore or (), fail_on, except_ or (),
+                      tuple(self.problems))
+
+    def _unknown(self, table: Mapping[str, Any], known: tuple[str, ...],
+                 section: tuple[str, ...]) -> None:
+        for key in table:
+            if key not in known:
+                hint = did_you_mean(key, list(known))
+                self._problem(section, key, f"unknown setting `{key}`",
+                              hint or f"agentspec reads {', '.join(f'`{k}`' for k in known)}")
+
+    def _list(self, table: Mapping[str, Any], section: tuple[str, ...], key: str,
+              parse: Callable[[str], T | None], what: str) -> tuple[T, ...] | None:
+        if key not in table:
+            return None
+        value = table[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self._problem(section, key, f"`{key}` must be a list of strings",
+                          f'write `{key} = ["..."]`, each entry {what}')
+            return None
+        found: list[T] = []
+        for entry in value:
+            parsed = parse(entry)
+            if parsed is None:
+                self._problem(section, key, f"`{entry}` in `{key}` names nothing",
+                              f"each entry is {what}; `agentspec explain --all` lists the "
+                              "codes", entry)
+            else:
+                found.append(parsed)
+        return tuple(found)
+
+    def _problem(self, section: tuple[str, ...], key: str | None, message: str, hint: str,
+                 entry: str | None = None) -> None:
+        self.problems.append(codes.CONFIG_INVALID(
+            message, self._where((*self.prefix, *section), key, entry), hint=hint))
+
+    def _where(self, section: tuple[str, ...], key: str | None, entry: str | None) -> Span:
+        """The entry's position: after the table's header, the key's line, the entry's
+        string on it; the nearest of them that is found."""
+        lines = self.source.text.splitlines()
+        header = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(map(re.escape, section))
+                            + r"\s*\]") if section else None
+        start = 0
+        if header is not None:
+            start = next((i for i, line in enumerate(lines) if header.match(line)), -1)
+            if start < 0:
+                return Span(self.source.name, Pos(1, 1))
+            start += 1
+        found = Pos(start if start else 1, 1)
+        if key is None:
+            return Span(self.source.name, found)
+        pattern = re.compile(r"\s*(" + re.escape(key) + r"|\"" + re.escape(key) + r"\")\s*=")
+        for index in range(start, len(lines)):
+            if index > start and lines[index].lstrip().startswith("["):
+                break
+            match = pattern.match(lines[index])
+            if match is None:
+                continue
+            col = match.start(1) + 1
+            if entry is not None:
+                for quote in ('"', "'"):
+                    at = lines[index].find(f"{quote}{entry}{quote}", match.end())
+                    if at >= 0:
+                        col = at + 1
+                        break
+            return Span(self.source.name, Pos(index + 1, col))
+        return Span(self.source.name, found)
