@@ -110,9 +110,10 @@ def test_every_rule_has_a_diff_code_with_a_risk_and_an_explanation() -> None:
 def test_explain_prints_a_rules_risk() -> None:
     done = CliRunner().invoke(cli, ["explain", "callback-changed"])
     assert done.exit_code == 0
-    assert "AS536 callback-changed (a diff change; risk: high)" in done.output
+    assert "AS536 callback-changed (a diff change; risk: high; category: security; stable)" \
+        in done.output
     listed = CliRunner().invoke(cli, ["explain", "--all"]).output
-    assert "AS540  generate-changed" in listed and "(diff, risk: medium)" in listed
+    assert "AS540  generate-changed" in listed and "(diff, risk: medium, behaviour)" in listed
 
 
 # the held-out edits of issue 13 ------------------------------------------------------------

@@ -19,7 +19,7 @@ from agentspec.diagnostics import (
     normalize,
     render,
 )
-from agentspec.diagnostics.config import Config, find_config, load_config
+from agentspec.diagnostics.config import find_config, load_config
 from agentspec.diagnostics.render import summary
 from agentspec.diagnostics.selectors import Selection, Selector, selector, split
 from agentspec.diagnostics.suppress import hear
@@ -102,19 +102,13 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     sources: dict[str, SourceFile] = {}
     unreadable = False
     scenarios: dict[Path, SpecContext] = {}  # scenario file -> what its spec tells of it
-    configs: dict[Path | None, Config] = {}
     heard: dict[Path, Selection] = {}  # scenario file -> what its spec's project hears
     for path in files:
-        result = check(path, environment=environment)
-        where = find_config(path) if result.readable else None
-        if where not in configs:
-            config = configs[where] = load_config(where)
-            diagnostics += config.diagnostics
-            if config.source is not None:
-                sources[config.source.name] = config.source
-        selection = configs[where].selection(*chosen)
-        diagnostics += hear(result.diagnostics, result.sources, selection)
+        result = check(path, environment=environment, select=chosen[0], ignore=chosen[1])
+        diagnostics += result.diagnostics
         sources.update(result.sources)
+        selection = load_config(find_config(path)).selection(*chosen) if result.readable \
+            else Selection(chosen[0] or (), chosen[1])
         unreadable |= path in named and not result.readable
         context = spec_context(result)
         beside = default_scenarios(path) if result.readable else None

@@ -33,6 +33,14 @@ class Code:
     state: State = State.STABLE
 
     @property
+    def level(self) -> str:
+        """What it is, for `explain` and the reference: `error`, `warning`, `info`, or `diff
+        change, risk R, CATEGORY`; with its state when it is not stable."""
+        kind = f"diff change, risk {self.risk}, {self.category}" if self.risk else \
+            self.severity.value
+        return kind if self.state is State.STABLE else f"{kind}; {self.state}"
+
+    @property
     def risks(self) -> tuple[Risk, ...]:
         """The risk classes a diff change of this code may have, highest first."""
         named = set((self.risk or "").replace(",", " ").split())
@@ -129,7 +137,9 @@ CONFIG_INVALID = _code("AS015", "config-invalid", "A setting of the project's co
     directory or one above it in its project, sets `select` and `ignore` (codes, their names
     or prefixes such as `AS2`) and, under `diff`, `fail-on` and `except` (risks, categories
     or diff codes). The file is not valid TOML, a key is unknown, a value is not a list of
-    strings, or an entry names no code. The other settings still apply; fix the one shown.""")
+    strings, or an entry names no code. The other settings still apply; fix the one shown.
+    A warning for `validate` (the file only chooses what is reported); `diff` refuses to
+    judge a change with it, since its `fail-on` may be lost.""", warning=True)
 NUMBER_TOO_LARGE = _code("AS016", "number-too-large", "A number with too many digits", """
     Integers in a spec have at most 100 digits: no count, limit or size needs more, and a
     number of thousands of digits only costs time (Python refuses to convert decimal text of

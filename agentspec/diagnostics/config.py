@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agentspec.diagnostics import codes
-from agentspec.diagnostics.model import Diagnostic
+from agentspec.diagnostics.codes import REGISTRY
+from agentspec.diagnostics.model import Category, Diagnostic, Risk
 from agentspec.diagnostics.selectors import (
     ChangeSelector,
     Selection,
@@ -45,6 +46,8 @@ MAX_BYTES = 256 * 1024
 
 _KEYS = ("select", "ignore", "diff")
 _DIFF_KEYS = ("fail-on", "except")
+#: what entries are compared with for a did-you-mean
+_WORDS = [*REGISTRY, *(c.name for c in REGISTRY.values()), *Risk, *Category]
 
 
 @dataclass(frozen=True)
@@ -185,9 +188,10 @@ class _Reader:
         for entry in value:
             parsed = parse(entry)
             if parsed is None:
+                close = did_you_mean(entry, _WORDS)
                 self._problem(section, key, f"`{entry}` in `{key}` names nothing",
-                              f"each entry is {what}; `agentspec explain --all` lists the "
-                              "codes", entry)
+                              close or f"each entry is {what}; `agentspec explain --all` "
+                              "lists the codes", entry)
             else:
                 found.append(parsed)
         return tuple(found)
@@ -219,12 +223,21 @@ class _Reader:
             match = pattern.match(lines[index])
             if match is None:
                 continue
-            col = match.start(1) + 1
-            if entry is not None:
-                for quote in ('"', "'"):
-                    at = lines[index].find(f"{quote}{entry}{quote}", match.end())
-                    if at >= 0:
-                        col = at + 1
-                        break
-            return Span(self.source.name, Pos(index + 1, col))
+            return self._entry(lines, index, match.end(), entry) or \
+                Span(self.source.name, Pos(index + 1, match.start(1) + 1))
         return Span(self.source.name, found)
+
+    def _entry(self, lines: list[str], row: int, col: int, entry: str | None) -> Span | None:
+        """Where the string `entry` is written in the value that starts at `row`, `col`
+        (a list may span lines, up to the next key or table)."""
+        if entry is None:
+            return None
+        for index in range(row, len(lines)):
+            text = lines[index] if index > row else " " * col + lines[index][col:]
+            if index > row and re.match(r"\s*(\[|[\w\"'-]+\s*=)", text):
+                return None
+            for quote in ('"', "'"):
+                at = text.find(f"{quote}{entry}{quote}")
+                if at >= 0:
+                    return Span(self.source.name, Pos(index + 1, at + 1))
+        return None

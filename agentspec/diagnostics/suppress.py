@@ -7,7 +7,7 @@ spec that has one, so `validate` must say so. A suppression that hides nothing i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 
 from ruamel.yaml import YAML
@@ -36,9 +36,12 @@ class Suppression:
 
 
 def hear(diagnostics: Iterable[Diagnostic], sources: Mapping[str, SourceFile],
-         selection: Selection | None = None) -> list[Diagnostic]:
+         selection: Selection | None = None, *,
+         unused_in: Container[str] | None = None) -> list[Diagnostic]:
     """`diagnostics` without what the spec's comments and `selection` hide, with what those
-    comments did wrong; errors are always kept."""
+    comments did wrong; errors are always kept. Suppressions that hide nothing are reported
+    in the files `unused_in` names (every file when None): a file imported by several specs
+    may hold one that only another spec needs."""
     found: list[Suppression] = []
     problems: list[Diagnostic] = []
     for source in sources.values():
@@ -60,7 +63,8 @@ def hear(diagnostics: Iterable[Diagnostic], sources: Mapping[str, SourceFile],
     problems += [codes.UNUSED_SUPPRESSION(
         f"`# agentspec: ignore[{entry.selector.text}]` hides nothing on this line",
         entry.span, hint=f"remove `{entry.selector.text}` from the comment")
-        for entry in found if entry not in used]
+        for entry in found
+        if entry not in used and (unused_in is None or entry.file in unused_in)]
     chosen = selection or Selection()
     return [d for d in (*kept, *problems) if d.is_error or chosen.hears(d.code)]
 

@@ -8,14 +8,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, normalize
+from agentspec.diagnostics.config import Config, find_config, load_config
+from agentspec.diagnostics.selectors import Selector
+from agentspec.diagnostics.suppress import hear
 from agentspec.language import Spec
-from agentspec.project_files import Project
+from agentspec.project_files import Project, resolved
 from agentspec.resolve import Document, check_overlays, load_tree, resolve
 from agentspec.source import SourceFile
 from agentspec.validate.semantic import semantic
 from agentspec.validate.structural import structural
 
-__all__ = ["CheckResult", "check"]
+__all__ = ["CheckResult", "check", "heard"]
 
 
 @dataclass
@@ -46,7 +49,31 @@ def _place(diag: Diagnostic) -> tuple[str, int, int, str]:
 
 def check(path: Path, *, environment: str | None = None,
           environ: Mapping[str, str] | None = None, all_environments: bool = True,
-          project: Path | None = None) -> CheckResult:
+          project: Path | None = None, select: tuple[Selector, ...] | None = None,
+          ignore: tuple[Selector, ...] = ()) -> CheckResult:
+    """Validate `path`, reporting what the user chose to hear (`heard`)."""
+    return heard(_check(path, environment=environment, environ=environ,
+                        all_environments=all_environments, project=project), select, ignore)
+
+
+def heard(result: CheckResult, select: tuple[Selector, ...] | None = None,
+          ignore: tuple[Selector, ...] = ()) -> CheckResult:
+    """`result` without the warnings its spec's `# agentspec: ignore[...]` comments and its
+    project's config file hide (`select` replaces the file's, `ignore` adds to it), with
+    the problems of both; errors are never hidden."""
+    config = load_config(find_config(result.path)) if result.readable else Config()
+    if config.source is not None:
+        result.sources[config.source.name] = config.source
+    spec = resolved(result.path)
+    own = {name for name, source in result.sources.items() if resolved(source.path) == spec}
+    result.diagnostics = normalize(hear([*result.diagnostics, *config.diagnostics],
+                                        result.sources, config.selection(select, ignore),
+                                        unused_in=own))
+    return result
+
+
+def _check(path: Path, *, environment: str | None, environ: Mapping[str, str] | None,
+           all_environments: bool, project: Path | None) -> CheckResult:
     """Validate `path`.
 
     With `environment`, the spec is checked with that overlay applied. Without it the base spec
