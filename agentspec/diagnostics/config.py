@@ -127,7 +127,9 @@ def load_config(path: Path | None) -> Config:
 
 def _syntax(source: SourceFile, error: tomllib.TOMLDecodeError) -> Diagnostic:
     found = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
-    line, col = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
+    end = source.pos_at(len(source.text))
+    line, col = (int(found.group(1)), int(found.group(2))) if found else \
+        (end.line, end.col) if "end of document" in str(error) else (1, 1)
     message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(error))
     return codes.CONFIG_INVALID(f"the config file is not valid TOML: {message}",
                                 Span(source.name, Pos(line, col)),

@@ -60,15 +60,16 @@ def heard(result: CheckResult, select: tuple[Selector, ...] | None = None,
           ignore: tuple[Selector, ...] = ()) -> CheckResult:
     """`result` without the warnings its spec's `# agentspec: ignore[...]` comments and its
     project's config file hide (`select` replaces the file's, `ignore` adds to it), with
-    the problems of both; errors are never hidden."""
+    the problems of both; errors and the config file's problems are never hidden."""
     config = load_config(find_config(result.path)) if result.readable else Config()
     if config.source is not None:
         result.sources[config.source.name] = config.source
     spec = resolved(result.path)
     own = {name for name, source in result.sources.items() if resolved(source.path) == spec}
-    result.diagnostics = normalize(hear([*result.diagnostics, *config.diagnostics],
-                                        result.sources, config.selection(select, ignore),
-                                        unused_in=own))
+    # the file's own problems are always heard: its `select` must not hide its typos
+    result.diagnostics = normalize([*hear(result.diagnostics, result.sources,
+                                          config.selection(select, ignore), unused_in=own),
+                                    *config.diagnostics])
     return result
 
 
