@@ -16,6 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agentspec.cli import cli
+from agentspec.diagnostics import REGISTRY
 from agentspec.review.diff import Change, Where, absent_side, compare, load_side
 from agentspec.review.markdown import code, inline, markdown
 from tests.buildkit import ROOT
@@ -35,9 +36,12 @@ def test_golden_diff(case: str) -> None:
                 if (folder / name).exists() else absent_side(folder / name, name)
                 for name in ("old.yaml", "new.yaml"))  # one missing: a spec added or removed
     assert (old.app or old.absent) and (new.app or new.absent), old.problems + new.problems
-    found = [f"{c.change} {c.agent} {c.risk} {_pos(c.old)} {_pos(c.new)}"
-             for c in compare(old, new)]
+    changes = compare(old, new)
+    found = [f"{c.change} {c.agent} {c.risk} {_pos(c.old)} {_pos(c.new)}" for c in changes]
     assert found == (folder / "expected.txt").read_text().splitlines()
+    # each change has a risk its code declares, and its code's category
+    assert all(c.risk in REGISTRY[c.code].risks and c.category is REGISTRY[c.code].category
+               and c.category is not None for c in changes)
 
 
 def test_there_are_enough_golden_pairs() -> None:
