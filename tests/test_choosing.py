@@ -109,6 +109,15 @@ def test_select_and_ignore_choose_the_warnings_but_never_hide_an_error(tmp_path:
     assert codes(every_error.output) == ["AS215"] and every_error.exit_code == 1
 
 
+def test_ignoring_only_errors_is_said(tmp_path: Path) -> None:
+    spec = project(tmp_path, SPEC.format(error=ERROR))
+    done = run("validate", str(spec), "--ignore", "interrupt-unknown-tool")
+    assert "names only errors" in done.stderr and "AS215" in done.stdout
+    (tmp_path / "agentspec.toml").write_text("ignore = ['AS2', 'AS215']\n")
+    found = [(d.code, d.span.start.col if d.span else 0) for d in check(spec).diagnostics]
+    assert sorted(found) == [("AS015", 18), ("AS215", 20)]
+
+
 def test_an_unknown_selector_is_a_usage_error(tmp_path: Path) -> None:
     done = run("validate", str(project(tmp_path)), "--ignore", "unreachable-agnt")
     assert done.exit_code == 2 and "unreachable-agent" in done.output
@@ -208,6 +217,12 @@ def test_an_unreadable_or_huge_config_is_a_diagnostic(tmp_path: Path) -> None:
     assert [d.code for d in check(spec).diagnostics if d.code == "AS015"] == ["AS015"]
     (tmp_path / "agentspec.toml").write_text("# " + "x" * 300_000 + "\n")
     assert [d.code for d in check(spec).diagnostics if d.code == "AS015"] == ["AS015"]
+    (tmp_path / "agentspec.toml").unlink()
+    (tmp_path / "outside.toml").write_text("secret = [ hunter2\n")
+    (tmp_path / "agentspec.toml").symlink_to(tmp_path / "outside.toml")
+    linked = [d for d in check(spec).diagnostics if d.code == "AS015"]
+    assert len(linked) == 1 and "link" in linked[0].message
+    assert linked[0].span is not None and linked[0].span.file.endswith("agentspec.toml")
     assert load_config(None).selection().hears("AS224")
 
 

@@ -37,6 +37,9 @@ def selectors(values: tuple[str, ...], option: str) -> tuple[Selector, ...]:
             hint = did_you_mean(entry.upper() if entry[:2].lower() == "as" else entry, names)
             raise click.UsageError(f"{option} {entry!r} names no code"
                                    + (f" ({hint})" if hint else ""))
+        if parsed.only_errors and option == "--ignore":
+            click.echo(f"agentspec: warning: --ignore {entry} names only errors, which are "
+                       "always reported", err=True)
         found.append(parsed)
     return tuple(found)
 

@@ -37,6 +37,7 @@ from agentspec.diagnostics.selectors import (
 )
 from agentspec.diagnostics.suggest import did_you_mean
 from agentspec.project_files import display_name, is_file, project_root, resolved
+from agentspec.safefs import directory, read_file
 from agentspec.source import Pos, SourceFile, Span
 
 __all__ = ["Config", "find_config", "load_config"]
@@ -85,10 +86,16 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def _read(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file `path`: never through a link (a planted
+    `agentspec.toml` must not show another file's lines), never waiting on a FIFO."""
+    with directory(path.parent, create=False) as parent:
+        return read_file(parent, path.name, shown=display_name(path), limit=limit)
+
+
 def _has_table(pyproject: Path) -> bool:
     try:
-        with pyproject.open("rb") as handle:
-            head = handle.read(MAX_BYTES)
+        head = _read(pyproject, MAX_BYTES)
     except OSError:
         return False
     return re.search(rb"^\s*\[\s*tool\s*\.\s*agentspec\s*[\].]|^\s*tool\s*\.\s*agentspec\b",
@@ -101,8 +108,7 @@ def load_config(path: Path | None) -> Config:
         return Config()
     display = display_name(path)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
+        data = _read(path, MAX_BYTES + 1)
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         problem = codes.CONFIG_INVALID(f"cannot read the config file `{display}`: {error}",
@@ -162,6 +168,12 @@ class _Reader:
                             "prefix such as `AS2`")
         ignore = self._list(table, (), "ignore", selector, "a code, a code's name or a "
                             "prefix such as `AS2`")
+        for entry in ignore or ():
+            if entry.only_errors:
+                self._problem((), "ignore", f"`{entry.text}` in `ignore` names only errors, "
+                              "which are always reported", "remove it: `build` refuses a "
+                              "spec with an error, so `validate` always reports it",
+                              entry.text)
         fail_on = self._list(diff, ("diff",), "fail-on", change_selector, "a risk, a "
                              "category or a diff code (AS5xx)")
         except_ = self._list(diff, ("diff",), "except", change_selector, "a risk, a "

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agentspec.diagnostics.codes import REGISTRY, lookup
-from agentspec.diagnostics.model import Category, Risk
+from agentspec.diagnostics.model import Category, Risk, Severity
 
 __all__ = ["ChangeSelector", "Selection", "Selector", "change_selector", "selector", "split"]
 
@@ -30,6 +30,11 @@ class Selector:
     @property
     def specificity(self) -> int:
         return len(self.prefix)
+
+    @property
+    def only_errors(self) -> bool:
+        """Whether every code it names is an error (which no selection hides)."""
+        return all(REGISTRY[c].severity is Severity.ERROR for c in REGISTRY if self.matches(c))
 
 
 def selector(text: str) -> Selector | None:
