@@ -19,7 +19,6 @@ from agentspec.diagnostics import (
     normalize,
     render,
 )
-from agentspec.diagnostics.config import find_config, load_config
 from agentspec.diagnostics.render import summary
 from agentspec.diagnostics.selectors import Selection, Selector, selector, split
 from agentspec.diagnostics.suppress import hear
@@ -110,15 +109,13 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         result = check(path, environment=environment, select=chosen[0], ignore=chosen[1])
         diagnostics += result.diagnostics
         sources.update(result.sources)
-        selection = load_config(find_config(path)).selection(*chosen) if result.readable \
-            else Selection(chosen[0] or (), chosen[1])
         unreadable |= path in named and not result.readable
         context = spec_context(result)
         beside = default_scenarios(path) if result.readable else None
         for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
             if scenario_file is not None:
                 scenarios[scenario_file] = context
-                heard[scenario_file] = selection
+                heard[scenario_file] = result.selection
     for scenario_file in scenario_files if len(files) != 1 else ():
         scenarios.setdefault(scenario_file, loose_context())
     for scenario_file, context in scenarios.items():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, normalize
 from agentspec.diagnostics.config import Config, find_config, load_config
-from agentspec.diagnostics.selectors import Selector
+from agentspec.diagnostics.selectors import Selection, Selector
 from agentspec.diagnostics.suppress import hear
 from agentspec.language import Spec
 from agentspec.project_files import Project, resolved
@@ -40,6 +40,8 @@ class CheckResult:
 
     #: False when the spec file itself could not be read (missing, a directory, ...)
     readable: bool = True
+    #: what the user hears of it (`heard`): its scenario files are told the same
+    selection: Selection = field(default_factory=Selection)
 
 
 def _place(diag: Diagnostic) -> tuple[str, int, int, str]:
@@ -62,13 +64,14 @@ def heard(result: CheckResult, select: tuple[Selector, ...] | None = None,
     project's config file hide (`select` replaces the file's, `ignore` adds to it), with
     the problems of both; errors and the config file's problems are never hidden."""
     config = load_config(find_config(result.path)) if result.readable else Config()
+    result.selection = config.selection(select, ignore)
     if config.source is not None:
         result.sources[config.source.name] = config.source
     spec = resolved(result.path)
     own = {name for name, source in result.sources.items() if resolved(source.path) == spec}
     # the file's own problems are always heard: its `select` must not hide its typos
     result.diagnostics = normalize([*hear(result.diagnostics, result.sources,
-                                          config.selection(select, ignore), unused_in=own),
+                                          result.selection, unused_in=own),
                                     *config.diagnostics])
     return result
 
