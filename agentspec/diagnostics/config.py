@@ -127,7 +127,9 @@ def load_config(path: Path | None) -> Config:
     table: Any = document
     prefix: tuple[str, ...] = ()
     if path.name == "pyproject.toml":
-        table, prefix = document.get("tool", {}).get("agentspec", {}), ("tool", "agentspec")
+        tool = document.get("tool")
+        table, prefix = tool.get("agentspec", {}) if isinstance(tool, dict) else {}, \
+            ("tool", "agentspec")
     return _Reader(source, prefix).read(table)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agentspec.diagnostics.codes import REGISTRY, lookup
 from agentspec.diagnostics.model import Category, Risk, Severity
@@ -34,11 +35,16 @@ class Selector:
     @property
     def only_errors(self) -> bool:
         """Whether every code it names is an error (which no selection hides)."""
-        return all(REGISTRY[c].severity is Severity.ERROR for c in REGISTRY if self.matches(c))
+        return _only_errors(self.prefix, len(REGISTRY))
 
 
 def selector(text: str) -> Selector | None:
     """The codes `text` names, None when it names none (a typo, a code never registered)."""
+    return _selector(text, len(REGISTRY))
+
+
+@lru_cache(maxsize=4096)  # a file may repeat one entry on every line
+def _selector(text: str, registered: int) -> Selector | None:
     key = text.strip()
     if key.upper() == "ALL":
         return Selector(key, "AS")
@@ -48,6 +54,11 @@ def selector(text: str) -> Selector | None:
     if _PREFIX.fullmatch(key) and any(c.startswith(key.upper()) for c in REGISTRY):
         return Selector(key, key.upper())
     return None
+
+
+@lru_cache(maxsize=4096)
+def _only_errors(prefix: str, registered: int) -> bool:
+    return all(REGISTRY[c].severity is Severity.ERROR for c in REGISTRY if c.startswith(prefix))
 
 
 def split(values: Iterable[str]) -> list[str]:

@@ -6,6 +6,7 @@ spec that has one, so `validate` must say so. A suppression that hides nothing i
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
@@ -80,12 +81,14 @@ def suppressions(source: SourceFile) -> tuple[list[Suppression], list[Diagnostic
                   for match in _COMMENT.finditer(line)]
     if not candidates:
         return [], []
-    values = _values(source.text)
+    values = _values(source.text)  # in the order of the text, none inside another
+    starts = [low for low, _ in values]
     found: list[Suppression] = []
     problems: list[Diagnostic] = []
     for number, match in candidates:
         start = source.offset(Pos(number, match.start(1) + 1))
-        if any(low <= start < high for low, high in values):
+        inside = bisect.bisect_right(starts, start) - 1  # the last value starting before it
+        if inside >= 0 and start < values[inside][1]:
             continue
         where = Span(source.name, Pos(number, match.start(1) + 1))
         if match.group(2) is None or not match.group(2).strip():
