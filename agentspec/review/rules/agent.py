@@ -11,9 +11,11 @@ from agentspec.contract.placeholders import placeholders
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, PyObject, kind_of
-from agentspec.review.rules.views import _python
+from agentspec.review.rules.views import python_text
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, short, text_diff
 from agentspec.review.sides import Side, Where
+
+__all__ = ["RULES"]
 
 
 def _kind(pair: AgentPair) -> Iterator[Found]:
@@ -88,7 +90,7 @@ def _callbacks(pair: AgentPair) -> tuple[dict[str, tuple[PyObject, ...]],
 
 
 def _shown(objects: Iterable[PyObject]) -> str:
-    return ", ".join(_python(o) for o in objects)
+    return ", ".join(python_text(o) for o in objects)
 
 
 def _callback_added(pair: AgentPair) -> Iterator[Found]:

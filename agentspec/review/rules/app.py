@@ -13,8 +13,10 @@ from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AppNode, Compaction, PyObject
-from agentspec.review.rules.views import _python
+from agentspec.review.rules.views import python_text
 from agentspec.review.ruletypes import AppPair, Found, Rule, model_text, short, text_diff
+
+__all__ = ["RULES"]
 
 
 def _covers(entries: tuple[str, ...], entry: str) -> bool:
@@ -114,7 +116,7 @@ def _plugin_added(pair: AppPair) -> Iterator[Found]:
     old, new = _plugins(pair)
     for key in new.keys() - old.keys():
         index, plugin = new[key]
-        yield Found(Risk.HIGH, f"plugin {_python(plugin)} now sees every call", None,
+        yield Found(Risk.HIGH, f"plugin {python_text(plugin)} now sees every call", None,
                     ("plugins", index))
 
 
@@ -122,7 +124,7 @@ def _plugin_removed(pair: AppPair) -> Iterator[Found]:
     old, new = _plugins(pair)
     for key in sorted(old.keys() - new.keys()):
         index, plugin = old[key]
-        yield Found(Risk.HIGH, f"plugin {_python(plugin)} no longer runs", ("plugins", index),
+        yield Found(Risk.HIGH, f"plugin {python_text(plugin)} no longer runs", ("plugins", index),
                     ("plugins",))
 
 
@@ -131,8 +133,8 @@ def _plugin_changed(pair: AppPair) -> Iterator[Found]:
     for key in sorted(old.keys() & new.keys()):
         (was_at, was), (now_at, now) = old[key], new[key]
         if was != now:
-            reason = f"plugin {_python(now)} (was {_python(was)})" if _python(now) != \
-                _python(was) else f"plugin {now.ref} is found in another module directory"
+            reason = f"plugin {python_text(now)} (was {python_text(was)})" if python_text(now) != \
+                python_text(was) else f"plugin {now.ref} is found in another module directory"
             yield Found(Risk.HIGH, reason, ("plugins", was_at), ("plugins", now_at))
 
 

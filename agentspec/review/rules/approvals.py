@@ -7,8 +7,10 @@ from collections.abc import Iterator
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, McpToolNode, PythonToolNode
-from agentspec.review.rules.views import _tool_key, capabilities
+from agentspec.review.rules.views import capabilities, tool_key
 from agentspec.review.ruletypes import AgentPair, Found, Rule, llm_view
+
+__all__ = ["RULES"]
 
 
 def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
@@ -16,7 +18,7 @@ def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
     found = {name: approval.decisions for name, approval in llm.approvals}
     for tool in llm.tools:
         if isinstance(tool, (PythonToolNode, McpToolNode)) and tool.approval is not None:
-            found[_tool_key(tool)] = tool.approval.decisions
+            found[tool_key(tool)] = tool.approval.decisions
     return found
 
 

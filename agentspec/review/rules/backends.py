@@ -11,9 +11,11 @@ from typing import Any
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode
-from agentspec.review.rules.views import _runs_commands
+from agentspec.review.rules.views import runs_commands
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, llm_view
 from agentspec.review.sides import Where
+
+__all__ = ["RULES"]
 
 
 def _backends(pair: AgentPair) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -166,14 +168,14 @@ def _sandboxes(pair: AgentPair, *under: str) -> _Sandboxes | None:
     definitions (or `under` them), else the agent's files (none in the old version when it
     ran no commands)."""
     after = _executor(pair.after)
-    if after is None or not _runs_commands(pair.after):
+    if after is None or not runs_commands(pair.after):
         return None
     sandboxed = after[1]["type"] == "sandbox"
     new_at = (pair.new.defined("backends", after[0], *under) if sandboxed else None) or \
         ("filesystem",)
     now = after[1] if sandboxed else None
     before = _executor(pair.before)
-    if before is None or not _runs_commands(pair.before):
+    if before is None or not runs_commands(pair.before):
         return _Sandboxes(_NOTHING, now, None, new_at, ran=False)
     was = before[1] if before[1]["type"] == "sandbox" else None
     old_at = pair.old.defined("backends", before[0], *under) if was is not None else None

@@ -10,6 +10,8 @@ from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.review.ruletypes import AppPair, Found, Rule, limit
 
+__all__ = ["RULES"]
+
 
 def _jobs(pair: AppPair) -> tuple[Any, Any]:
     return (pair.old.app.jobs if pair.old.app else None,

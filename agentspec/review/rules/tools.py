@@ -7,8 +7,10 @@ from collections.abc import Iterator
 
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.review.rules.views import _runs_commands, capabilities
+from agentspec.review.rules.views import capabilities, runs_commands
 from agentspec.review.ruletypes import AgentPair, Found, Rule
+
+__all__ = ["RULES"]
 
 
 def _tool_added(pair: AgentPair) -> Iterator[Found]:
@@ -39,12 +41,12 @@ def _tool_changed(pair: AgentPair) -> Iterator[Found]:
 
 
 def _execute_gained(pair: AgentPair) -> Iterator[Found]:
-    if _runs_commands(pair.after) and not _runs_commands(pair.before):
+    if runs_commands(pair.after) and not runs_commands(pair.before):
         yield Found(Risk.HIGH, "can now run shell commands", None, ("filesystem",))
 
 
 def _execute_lost(pair: AgentPair) -> Iterator[Found]:
-    if _runs_commands(pair.before) and not _runs_commands(pair.after):
+    if runs_commands(pair.before) and not runs_commands(pair.after):
         yield Found(Risk.LOW, "can no longer run shell commands", ("filesystem",), None)
 
 

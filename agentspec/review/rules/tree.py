@@ -13,6 +13,8 @@ from agentspec.ir.tree import AgentNode, LlmNode, kind_of
 from agentspec.review.ruletypes import llm_view
 from agentspec.review.sides import SPEC, Change, Side
 
+__all__ = ["TREE_RULES", "TreeRule", "Trees", "blank"]
+
 
 @dataclass(frozen=True)
 class TreeRule:

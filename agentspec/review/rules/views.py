@@ -19,6 +19,8 @@ from agentspec.ir.tree import (
 )
 from agentspec.review.ruletypes import Path, llm_view
 
+__all__ = ["capabilities", "python_text", "runs_commands", "tool_key"]
+
 
 @dataclass(frozen=True)
 class _Runs:
@@ -35,12 +37,14 @@ class _Runs:
         return hash(repr(self.identity))
 
 
-def _python(obj: PyObject) -> str:
+def python_text(obj: PyObject) -> str:
+    """A python reference as shown in a change: `module:attr` and its arguments."""
     args = f" {dict(obj.args)}" if obj.args else ""
     return f"{obj.ref}{args}"
 
 
-def _tool_key(tool: ToolNode) -> str:
+def tool_key(tool: ToolNode) -> str:
+    """A tool's name as changes and approvals know it."""
     match tool:
         case PythonToolNode():
             return tool.name or f"python {tool.python.ref}"
@@ -57,7 +61,7 @@ def _tool_key(tool: ToolNode) -> str:
 def _tool_runs(tool: ToolNode) -> _Runs:
     match tool:
         case PythonToolNode():
-            return _Runs(f"python {_python(tool.python)}", tool.python)
+            return _Runs(f"python {python_text(tool.python)}", tool.python)
         case McpToolNode():
             filter_ = None if tool.filter is None else list(tool.filter)
             return _Runs(f"mcp {tool.target} filter={filter_}",
@@ -76,7 +80,7 @@ def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
     found: dict[str, tuple[Path, _Runs]] = {}
     where: tuple[str, ...] = ("worker", "tools") if isinstance(node, PlannerNode) else ("tools",)
     for index, tool in enumerate(tools_of(node)):
-        found[_tool_key(tool)] = ((*where, index), _tool_runs(tool))
+        found[tool_key(tool)] = ((*where, index), _tool_runs(tool))
     for child in node.children:
         if child.mode in ("single_turn", "task"):
             runs = f"agent {child.name}"
@@ -92,6 +96,7 @@ def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
     return found
 
 
-def _runs_commands(node: AgentNode) -> bool:
+def runs_commands(node: AgentNode) -> bool:
+    """Whether the agent's backend runs shell commands (`execute`)."""
     filesystem = llm_view(node).filesystem
     return bool(filesystem and "execute" in filesystem.tools)
