@@ -217,6 +217,8 @@ def test_an_unreadable_or_huge_config_is_a_diagnostic(tmp_path: Path) -> None:
     assert [d.code for d in check(spec).diagnostics if d.code == "AS015"] == ["AS015"]
     (tmp_path / "agentspec.toml").write_text("# " + "x" * 300_000 + "\n")
     assert [d.code for d in check(spec).diagnostics if d.code == "AS015"] == ["AS015"]
+    (tmp_path / "agentspec.toml").write_text("x = " + "[" * 100_000 + "\n")
+    assert [d.code for d in check(spec).diagnostics if d.code == "AS015"] == ["AS015"]
     (tmp_path / "agentspec.toml").unlink()
     (tmp_path / "outside.toml").write_text("secret = [ hunter2\n")
     (tmp_path / "agentspec.toml").symlink_to(tmp_path / "outside.toml")

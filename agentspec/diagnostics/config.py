@@ -124,6 +124,10 @@ def load_config(path: Path | None) -> Config:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         return Config(source, diagnostics=(_syntax(source, error),))
+    except RecursionError:  # tomllib descends into nested arrays and tables recursively
+        return Config(source, diagnostics=(codes.CONFIG_INVALID(
+            "the config file nests arrays or tables too deeply", Span(source.name, Pos(1, 1)),
+            hint="agentspec's settings are flat lists of strings"),))
     table: Any = document
     prefix: tuple[str, ...] = ()
     if path.name == "pyproject.toml":
