@@ -19,7 +19,6 @@ still apply."""
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +105,8 @@ def load_config(path: Path | None) -> Config:
     """The settings of a config file (no file: no settings)."""
     if path is None:
         return Config()
+    import tomllib  # only a project with a config file pays for the parser
+
     display = display_name(path)
     try:
         data = _read(path, MAX_BYTES + 1)
@@ -137,7 +138,7 @@ def load_config(path: Path | None) -> Config:
     return _Reader(source, prefix).read(table)
 
 
-def _syntax(source: SourceFile, error: tomllib.TOMLDecodeError) -> Diagnostic:
+def _syntax(source: SourceFile, error: ValueError) -> Diagnostic:
     found = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
     end = source.pos_at(len(source.text))
     line, col = (int(found.group(1)), int(found.group(2))) if found else \
