@@ -121,6 +121,7 @@ def test_ignoring_only_errors_is_said(tmp_path: Path) -> None:
 def test_an_unknown_selector_is_a_usage_error(tmp_path: Path) -> None:
     done = run("validate", str(project(tmp_path)), "--ignore", "unreachable-agnt")
     assert done.exit_code == 2 and "unreachable-agent" in done.output
+    assert run("validate", str(project(tmp_path)), "--select", ",").exit_code == 2
 
 
 def test_strict_fails_only_on_what_is_heard(tmp_path: Path) -> None:
@@ -264,6 +265,7 @@ def test_an_unknown_entry_is_a_usage_error() -> None:
     done = diff("no_change", "--fail-on", "securty")
     assert done.exit_code == 2 and "security" in done.output
     assert diff("no_change", "--except", "unreachable-agent").exit_code == 2
+    assert diff("no_change", "--fail-on", " , ").exit_code == 2  # would drop the config's
 
 
 def test_the_project_config_sets_the_diff_defaults(tmp_path: Path) -> None:

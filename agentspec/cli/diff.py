@@ -111,6 +111,8 @@ def _choices(values: tuple[str, ...], option: str) -> tuple[ChangeSelector, ...]
             raise click.UsageError(f"{option} {entry!r} is no risk, category or diff code"
                                    + (f" ({hint})" if hint else ""))
         found.append(parsed)
+    if values and not found:
+        raise click.UsageError(f"{option} names nothing")
     return tuple(found)
 
 

@@ -40,6 +40,8 @@ def selectors(values: tuple[str, ...], option: str) -> tuple[Selector, ...]:
             click.echo(f"agentspec: warning: --ignore {entry} names only errors, which are "
                        "always reported", err=True)
         found.append(parsed)
+    if values and not found:
+        raise click.UsageError(f"{option} names nothing")
     return tuple(found)
 
 
