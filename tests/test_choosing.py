@@ -119,9 +119,10 @@ def test_ignoring_only_errors_is_said(tmp_path: Path) -> None:
 
 
 def test_an_unknown_selector_is_a_usage_error(tmp_path: Path) -> None:
-    done = run("validate", str(project(tmp_path)), "--ignore", "unreachable-agnt")
+    spec = project(tmp_path)
+    done = run("validate", str(spec), "--ignore", "unreachable-agnt")
     assert done.exit_code == 2 and "unreachable-agent" in done.output
-    assert run("validate", str(project(tmp_path)), "--select", ",").exit_code == 2
+    assert run("validate", str(spec), "--select", ",").exit_code == 2
 
 
 def test_strict_fails_only_on_what_is_heard(tmp_path: Path) -> None:
