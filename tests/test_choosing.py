@@ -147,6 +147,16 @@ def test_a_suppression_hides_its_line_only_and_is_reported_when_unused(tmp_path:
     assert [d.code for d in check(spec).diagnostics] == ["AS018"]
 
 
+def test_a_spec_comment_never_hides_a_diff_change(tmp_path: Path) -> None:
+    """A change's author must not hide it from its reviewer: a suppression naming diff
+    codes is refused, and diff reports the change on that line all the same."""
+    _, problems = suppressions(SourceFile(tmp_path / "s.yaml",
+                                          "a: 1  # agentspec: ignore[tool-added, AS57]\n",
+                                          "s.yaml"))
+    assert [p.code for p in problems] == ["AS019", "AS019"]
+    assert "diff changes" in problems[0].message
+
+
 def test_a_suppression_inside_a_value_is_text(tmp_path: Path) -> None:
     """Block text, quoted strings and plain values that hold the marker are never comments
     (an instruction may quote one), so they neither hide nor count as unused."""

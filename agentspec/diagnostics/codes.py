@@ -160,7 +160,9 @@ INVALID_SUPPRESSION = _code("AS019", "invalid-suppression",
     `# agentspec: ignore[CODE, ...]` names the codes it hides, by code (`AS215`), by name
     (`interrupt-unknown-tool`) or by prefix (`AS2`). This one names no code, names a code
     that does not exist, or names an error: errors are never hidden, since `build` refuses
-    a spec that has one, and `validate` must say so.""", warning=True, state=State.PREVIEW)
+    a spec that has one, and `validate` must say so. Nor does a comment hide a diff change
+    (AS5xx): a change's author must not hide it from its reviewer (`diff --except` is the
+    reviewer's choice).""", warning=True, state=State.PREVIEW)
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """

@@ -15,6 +15,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.codes import REGISTRY
 from agentspec.diagnostics.model import Diagnostic
 from agentspec.diagnostics.selectors import Selection, Selector, selector
 from agentspec.source import Pos, SourceFile, Span
@@ -107,6 +108,11 @@ def suppressions(source: SourceFile) -> tuple[list[Suppression], list[Diagnostic
                     f"`{text}` names no code", entry,
                     hint="name a code (`AS215`), a code's name or a prefix such as `AS2`; "
                     "`agentspec explain --all` lists them"))
+            elif all(REGISTRY[c].category is not None for c in REGISTRY if chosen.matches(c)):
+                problems.append(codes.INVALID_SUPPRESSION(
+                    f"`{text}` names diff changes, which a spec's comments never hide", entry,
+                    hint="the reviewer of a change decides: `diff --except` or the config "
+                    "file's `[diff] except`"))
             elif chosen.only_errors:
                 problems.append(codes.INVALID_SUPPRESSION(
                     f"`{text}` names only errors, which are never hidden", entry,
