@@ -298,3 +298,30 @@ def test_the_project_config_sets_the_diff_defaults(tmp_path: Path) -> None:
     broken = run("diff", old, new)
     assert broken.exit_code == 1 and "AS015" in broken.output and "agentspec.toml:2" in \
         broken.output
+
+
+def test_a_change_is_judged_by_the_base_revisions_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pull request that loosens the gate in the same change (`except = ["security"]`)
+    is judged by the base revision's config: `diff --base` reads it from the revision."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    spec = ("agentspec: 1\nname: desk\nagents:\n  lead:\n    model: gemini-2.5-flash\n"
+            "    instruction: Help.\n")
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "desk.yaml").write_text(spec)
+    (tmp_path / "agentspec.toml").write_text("[diff]\nfail-on = ['security']\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base")
+    (tmp_path / "agents" / "desk.yaml").write_text(
+        spec + "    tools: [{builtin: google_search}]\n")
+    (tmp_path / "agentspec.toml").write_text("[diff]\nexcept = ['security']\n")
+    monkeypatch.chdir(tmp_path)
+    judged = run("diff", "--base", "HEAD", "agents/desk.yaml")
+    files = run("diff", "./agents/desk.yaml", "./agents/desk.yaml")
+    assert judged.exit_code == 1 and "tool-added" in judged.output, judged.output
+    assert files.exit_code == 0

@@ -116,13 +116,18 @@ def _choices(values: tuple[str, ...], option: str) -> tuple[ChangeSelector, ...]
     return tuple(found)
 
 
-def _config_start(wanted: list[tuple[str | None, str]]) -> Path:
-    """Where the project's config is looked for: beside the new version's file (the old's,
-    when only it is a file), else here."""
-    for revision, path in reversed(wanted):
-        if revision is None and Path(path).is_file():
-            return Path(path)
-    return Path.cwd()
+def _config(found: list[tuple[Path, dict[str, str], str]]) -> Path | None:
+    """The project's config file. When the old version comes from a revision, that
+    revision's (a change must not loosen its own gate: a pull request that adds `except =
+    ["security"]` is judged by the base's settings); else the one beside the new version's
+    file (the old's, when only it is a file), else the one here."""
+    (old, where, _), (new, _, _) = found
+    if where:
+        return find_config(old, top=Path(where["prefix"]))
+    for path in (new, old):
+        if path.is_file():
+            return find_config(path)
+    return find_config(Path.cwd())
 
 
 def _text(changes: list[Any]) -> str:
@@ -206,7 +211,7 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
                                   side.result.sources)
                 sys.exit(1)
             sides.append(side)
-        config = load_config(find_config(_config_start(wanted)))
+        config = load_config(_config(found))
         if config.diagnostics:
             click.echo("agentspec: the config file has errors:", err=True)
             print_diagnostics(list(config.diagnostics), {config.source.name: config.source}

@@ -69,11 +69,16 @@ class Config:
         return Selection(chosen, (*self.ignore, *ignore))
 
 
-def find_config(start: Path) -> Path | None:
+def find_config(start: Path, *, top: Path | None = None) -> Path | None:
     """The config file for a spec (or a directory): the nearest above it, up to its
-    project's root."""
+    project's root (or `top`)."""
     directory = resolved(start) if start.is_dir() else resolved(start).parent
-    top = project_root(start) if not start.is_dir() else project_root(start / "spec")
+    if top is not None:
+        top = resolved(top)
+        if not directory.is_relative_to(top):
+            return None
+    else:
+        top = project_root(start) if not start.is_dir() else project_root(start / "spec")
     for candidate in (directory, *directory.parents):
         if is_file(candidate / "agentspec.toml"):
             return candidate / "agentspec.toml"
