@@ -55,15 +55,19 @@ def check(path: Path, *, environment: str | None = None,
           ignore: tuple[Selector, ...] = ()) -> CheckResult:
     """Validate `path`, reporting what the user chose to hear (`heard`)."""
     return heard(_check(path, environment=environment, environ=environ,
-                        all_environments=all_environments, project=project), select, ignore)
+                        all_environments=all_environments, project=project), select, ignore,
+                 project=project)
 
 
 def heard(result: CheckResult, select: tuple[Selector, ...] | None = None,
-          ignore: tuple[Selector, ...] = ()) -> CheckResult:
+          ignore: tuple[Selector, ...] = (), *, project: Path | None = None) -> CheckResult:
     """`result` without the warnings its spec's `# agentspec: ignore[...]` comments and its
     project's config file hide (`select` replaces the file's, `ignore` adds to it), with
-    the problems of both; errors and the config file's problems are never hidden."""
-    config = load_config(find_config(result.path)) if result.readable else Config()
+    the problems of both; errors and the config file's problems are never hidden. The
+    config file is looked for up to `project` when given (a revision's extracted tree),
+    else up to the spec's project root."""
+    config = load_config(find_config(result.path, top=project)) if result.readable \
+        else Config()
     result.selection = config.selection(select, ignore)
     if config.source is not None:
         result.sources[config.source.name] = config.source
