@@ -16,6 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agentspec.cli import cli
+from agentspec.diagnostics import REGISTRY
 from agentspec.review.diff import Change, Where, absent_side, compare, load_side
 from agentspec.review.markdown import code, inline, markdown
 from tests.buildkit import ROOT
@@ -35,9 +36,12 @@ def test_golden_diff(case: str) -> None:
                 if (folder / name).exists() else absent_side(folder / name, name)
                 for name in ("old.yaml", "new.yaml"))  # one missing: a spec added or removed
     assert (old.app or old.absent) and (new.app or new.absent), old.problems + new.problems
-    found = [f"{c.change} {c.agent} {c.risk} {_pos(c.old)} {_pos(c.new)}"
-             for c in compare(old, new)]
+    changes = compare(old, new)
+    found = [f"{c.change} {c.agent} {c.risk} {_pos(c.old)} {_pos(c.new)}" for c in changes]
     assert found == (folder / "expected.txt").read_text().splitlines()
+    # each change has a risk its code declares, and its code's category
+    assert all(c.risk in REGISTRY[c.code].risks and c.category is REGISTRY[c.code].category
+               and c.category is not None for c in changes)
 
 
 def test_there_are_enough_golden_pairs() -> None:
@@ -59,8 +63,10 @@ def test_formats_and_fail_on() -> None:
     data = json.loads(invoke(old, new, "--format", "json").output)
     assert data["summary"] == {"high": 1, "medium": 0, "low": 0}
     assert data["changes"][0]["old"].endswith("old.yaml:16:7")
+    assert data["changes"][0]["category"] == "security"
     markdown = invoke(old, new, "--format", "markdown").output
-    assert "| high | `lead` | `approval-dropped` |" in markdown
+    assert "| risk | category | agent |" in markdown
+    assert "| high | security | `lead` | `approval-dropped` |" in markdown
     assert invoke(old, new, "--fail-on", "high").exit_code == 1
     lowered = CASES / "loop_limit_lowered"
     quiet = invoke(str(lowered / "old.yaml"), str(lowered / "new.yaml"), "--fail-on", "medium")
@@ -164,7 +170,8 @@ def test_markdown_lists_high_risks_first_and_a_shared_edit_once(tmp_path: Path) 
         "instruction: Help.", "instruction: Help., tools: [{builtin: google_search}]"))
     table = invoke(str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"), "--format",
                    "markdown").output
-    assert table.index("| high | `helper`") < table.index("| medium | `main`"), table
+    assert table.index("| high | security | `helper`") < \
+        table.index("| medium | behaviour | `main`"), table
     folder = CASES / "shared_definitions_edited"
     done = invoke(str(folder / "old.yaml"), str(folder / "new.yaml"), "--format", "markdown",
                   "--fail-on", "high")

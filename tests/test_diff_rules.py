@@ -112,9 +112,10 @@ def test_every_rule_has_a_diff_code_with_a_risk_and_an_explanation() -> None:
 def test_explain_prints_a_rules_risk() -> None:
     done = CliRunner().invoke(cli, ["explain", "callback-changed"])
     assert done.exit_code == 0
-    assert "AS536 callback-changed (a diff change; risk: high)" in done.output
+    assert "AS536 callback-changed (a diff change; risk: high; category: security; stable)" \
+        in done.output
     listed = CliRunner().invoke(cli, ["explain", "--all"]).output
-    assert "AS540  generate-changed" in listed and "(diff, risk: medium)" in listed
+    assert "AS540  generate-changed" in listed and "(diff, risk: medium, behaviour)" in listed
 
 
 # the held-out edits of issue 13 ------------------------------------------------------------
@@ -285,3 +286,21 @@ def test_another_backend_that_reads_hard_links_or_shares_conversations_is_high(
     assert {(c.change, c.risk) for c in changes} == {
         ("backend-changed", "medium"), ("hard-links-allowed", "high"),
         ("conversation-files-shared", "high")}
+
+
+def test_every_diff_code_has_a_golden_pair() -> None:
+    """Each change a rule can report is shown by a pair in tests/diff_cases/, so its
+    positions and risk are pinned; the message lists the codes without one."""
+    cases = Path(__file__).parent / "diff_cases"
+    reported = {line.split()[0] for expected in cases.glob("*/expected.txt")
+                for line in expected.read_text().splitlines() if line.strip()}
+    missing = sorted(f"{c.code} {c.name}" for c in REGISTRY.values()
+                     if c.category is not None and c.name not in reported)
+    assert not missing, f"diff codes without a golden pair in tests/diff_cases/: {missing}"
+
+
+def test_every_diff_code_has_a_category_and_its_risks() -> None:
+    for code in REGISTRY.values():
+        assert (code.category is None) == (code.risk is None), code.code
+        if code.risk is not None:
+            assert code.risks and code.code.startswith("AS5"), code.code

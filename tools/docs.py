@@ -119,7 +119,10 @@ def _signature(function: Any) -> str:
 def codes_page() -> str:
     out = [GENERATED, "# Diagnostic codes\n\n",
            "Every code `agentspec validate`, `build`, `diff` and the other commands report, "
-           "as `agentspec explain CODE` prints it. Numbers are never reused.\n"]
+           "as `agentspec explain CODE` prints it. Numbers are never reused. A diff change "
+           "has a risk and a category (security, behaviour, operations, cosmetic), which "
+           "`diff --fail-on` and `--except` can name. A code is stable unless marked "
+           "*preview* (it may still change) or *deprecated* (no longer reported).\n"]
     stage = None
     kinds()  # the codes the agent kinds define in their own modules
     for entry in sorted(REGISTRY.values(), key=lambda c: c.code):
@@ -127,7 +130,7 @@ def codes_page() -> str:
         if digit != stage:
             stage = digit
             out.append(f"\n## AS{digit}xx: {STAGES.get(digit, 'Other')}\n")
-        level = f"diff change, risk {entry.risk}" if entry.risk else entry.severity.value
+        level = entry.level
         out.append(f"\n### {entry.code} `{entry.name}`\n\n"
                    f"*{level}*: {entry.summary}.\n\n{entry.explanation}\n")
     return "".join(out)

@@ -16,6 +16,10 @@ from typing import Any
 import click
 
 from agentspec.cli.common import environment_option, print_diagnostics
+from agentspec.diagnostics import REGISTRY, did_you_mean
+from agentspec.diagnostics.config import find_config, load_config
+from agentspec.diagnostics.model import Category, Risk
+from agentspec.diagnostics.selectors import ChangeSelector, change_selector, split
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
@@ -96,6 +100,36 @@ def _display(result: Any, where: dict[str, str]) -> dict[str, str]:
     return shown
 
 
+def _choices(values: tuple[str, ...], option: str) -> tuple[ChangeSelector, ...]:
+    """`--fail-on`/`--except` entries; one that names nothing is a usage error."""
+    found: list[ChangeSelector] = []
+    for entry in split(values):
+        parsed = change_selector(entry)
+        if parsed is None:
+            words = [*Risk, *Category, *(c.name for c in REGISTRY.values() if c.category)]
+            hint = did_you_mean(entry, words)
+            raise click.UsageError(f"{option} {entry!r} is no risk, category or diff code"
+                                   + (f" ({hint})" if hint else ""))
+        found.append(parsed)
+    if values and not found:
+        raise click.UsageError(f"{option} names nothing")
+    return tuple(found)
+
+
+def _config(found: list[tuple[Path, dict[str, str], str]]) -> Path | None:
+    """The project's config file. When the old version comes from a revision, that
+    revision's (a change must not loosen its own gate: a pull request that adds `except =
+    ["security"]` is judged by the base's settings); else the one beside the new version's
+    file (the old's, when only it is a file), else the one here."""
+    (old, where, _), (new, _, _) = found
+    if where:
+        return find_config(old, top=Path(where["prefix"]))
+    for path in (new, old):
+        if path.is_file():
+            return find_config(path)
+    return find_config(Path.cwd())
+
+
 def _text(changes: list[Any]) -> str:
     lines: list[str] = []
     agent = None
@@ -117,16 +151,30 @@ def _text(changes: list[Any]) -> str:
 @click.option("--base", metavar="REV", help="Compare REV:NEW with NEW (NEW: the file given).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
               default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(["high", "medium", "low"]),
-              help="Exit 1 when a change of this risk or higher is found.")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
+              help="Exit 1 when a change is found that this names: a risk (high, medium, "
+              "low: that risk or higher), a category (security, behaviour, operations, "
+              "cosmetic) or diff codes (AS5xx, a name, a prefix such as AS57); "
+              "comma-separated, repeatable; replaces the config file's `fail-on`.")
+@click.option("--except", "except_", multiple=True, metavar="WHAT",
+              help="Leave out the changes this names: a risk (that risk only), a category "
+              "or diff codes; comma-separated, repeatable; adds to the config file's "
+              "`except`.")
 @environment_option
 def command(old: str | None, new: str | None, base: str | None, fmt: str,
-            fail_on: str | None, environment: str | None) -> None:
+            fail_on: tuple[str, ...], except_: tuple[str, ...],
+            environment: str | None) -> None:
     """Compare two versions of a spec: OLD and NEW are files or REV:path (from git; a file
     whose name holds ':' is given as ./NAME). With --base REV, give only the file: its
-    version at REV (always from git) is compared with the working tree."""
+    version at REV (always from git) is compared with the working tree.
+
+    `agentspec.toml`, or `[tool.agentspec.diff]` in `pyproject.toml`, sets project
+    defaults for `fail-on` and `except`."""
     from agentspec.review.diff import RISKS, absent_side, compare, load_side
     from agentspec.review.markdown import markdown
+
+    failing = _choices(fail_on, "--fail-on") if fail_on else None
+    excepted = _choices(except_, "--except")
 
     if base is not None:
         if old is None or new is not None:
@@ -163,7 +211,17 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
                                   side.result.sources)
                 sys.exit(1)
             sides.append(side)
+        config = load_config(_config(found))
+        if config.diagnostics:
+            click.echo("agentspec: the config file has errors:", err=True)
+            print_diagnostics(list(config.diagnostics), {config.source.name: config.source}
+                              if config.source is not None else {})
+            sys.exit(1)
         changes = compare(sides[0], sides[1])
+    failing = failing if failing is not None else config.fail_on or ()
+    excepted = (*config.except_, *excepted)
+    changes = [c for c in changes if not any(e.matches(c.code, c.risk, c.category)
+                                             for e in excepted)]
     counts = Counter(c.risk for c in changes)
     if fmt == "json":
         click.echo(json.dumps({"changes": [c.to_dict() for c in changes],
@@ -173,8 +231,8 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
     else:
         if changes:
             click.echo(_text(changes))
-        click.echo(f"{len(changes)} change(s): {counts['high']} high, {counts['medium']} "
-                   f"medium, {counts['low']} low")
-    if fail_on is not None and any(RISKS.index(c.risk) <= RISKS.index(fail_on)
-                                   for c in changes):
+        click.echo(f"{len(changes)} change(s): {counts[Risk.HIGH]} high, "
+                   f"{counts[Risk.MEDIUM]} medium, {counts[Risk.LOW]} low")
+    if any(f.matches(c.code, c.risk, c.category, or_higher=True) for f in failing
+           for c in changes):
         sys.exit(1)

@@ -7,6 +7,7 @@ import sys
 import click
 
 from agentspec.diagnostics import REGISTRY, did_you_mean, lookup
+from agentspec.diagnostics.model import State
 
 
 @click.command(name="explain")
@@ -19,9 +20,10 @@ def command(code: str | None, show_all: bool) -> None:
     kinds()  # the codes the agent kinds define in their own modules
     if show_all or code is None:
         for entry in REGISTRY.values():
-            level = f" (diff, risk: {entry.risk})" if entry.risk else \
+            level = f" (diff, risk: {entry.risk}, {entry.category})" if entry.risk else \
                 "" if entry.severity.value == "error" else f" ({entry.severity.value})"
-            click.echo(f"{entry.code}  {entry.name:<30} {entry.summary}{level}")
+            state = "" if entry.state is State.STABLE else f" [{entry.state}]"
+            click.echo(f"{entry.code}  {entry.name:<30} {entry.summary}{level}{state}")
         return
     found = lookup(code)
     if found is None:
@@ -30,6 +32,16 @@ def command(code: str | None, show_all: bool) -> None:
         click.echo(f"agentspec: unknown code `{code}`" + (f" ({hint})" if hint else ""),
                    err=True)
         sys.exit(2)
-    level = f"a diff change; risk: {found.risk}" if found.risk else found.severity.value
-    click.echo(f"{found.code} {found.name} ({level})\n\n{found.summary}.\n\n"
-               f"{found.explanation}")
+    level = f"a diff change; risk: {found.risk}; category: {found.category}" if found.risk \
+        else found.severity.value
+    click.echo(f"{found.code} {found.name} ({level}; {found.state})\n\n{found.summary}.\n\n"
+               f"{found.explanation}" + _STATES.get(found.state, ""))
+
+
+#: what a code's state means, said after its explanation
+_STATES = {
+    State.PREVIEW: "\n\nThis code is in preview: its wording, position or conditions may "
+                   "still change in a minor release.",
+    State.DEPRECATED: "\n\nThis code is deprecated: agentspec no longer reports it; it stays "
+                      "registered so that suppressions and selections naming it keep working.",
+}

@@ -9,9 +9,40 @@ from pathlib import Path
 
 import click
 
-from agentspec.diagnostics import FORMATS, Diagnostic, Severity, codes, normalize, render
+from agentspec.diagnostics import (
+    FORMATS,
+    REGISTRY,
+    Diagnostic,
+    Severity,
+    codes,
+    did_you_mean,
+    normalize,
+    render,
+)
 from agentspec.diagnostics.render import summary
+from agentspec.diagnostics.selectors import Selection, Selector, selector, split
+from agentspec.diagnostics.suppress import hear
 from agentspec.source import SourceFile
+
+
+def selectors(values: tuple[str, ...], option: str) -> tuple[Selector, ...]:
+    """`--select`/`--ignore` entries as selectors; one that names no code is a usage
+    error."""
+    found: list[Selector] = []
+    for entry in split(values):
+        parsed = selector(entry)
+        if parsed is None:
+            names = [*REGISTRY, *(c.name for c in REGISTRY.values())]
+            hint = did_you_mean(entry.upper() if entry[:2].lower() == "as" else entry, names)
+            raise click.UsageError(f"{option} {entry!r} names no code"
+                                   + (f" ({hint})" if hint else ""))
+        if parsed.only_errors and option == "--ignore":
+            click.echo(f"agentspec: warning: --ignore {entry} names only errors, which are "
+                       "always reported", err=True)
+        found.append(parsed)
+    if values and not found:
+        raise click.UsageError(f"{option} names nothing")
+    return tuple(found)
 
 
 def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagnostic]]:
@@ -44,10 +75,21 @@ def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagn
               type=click.Path(path_type=Path),
               help="Also check this scenario file (repeatable); `scenarios/<spec file "
               "name>.yaml` beside each spec is checked without it.")
+@click.option("--select", "select", multiple=True, metavar="CODES",
+              help="Report only these warnings and information: codes, names or prefixes "
+              "such as AS2, comma-separated (repeatable); replaces the config file's "
+              "`select`. Errors are always reported.")
+@click.option("--ignore", "ignore", multiple=True, metavar="CODES",
+              help="Do not report these warnings and information (codes, names or "
+              "prefixes; repeatable); adds to the config file's `ignore`.")
 def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: bool,
-            scenario_files: tuple[Path, ...]) -> None:
+            scenario_files: tuple[Path, ...], select: tuple[str, ...],
+            ignore: tuple[str, ...]) -> None:
     """Check SPECS (files or globs) and report every problem at file:line:col, with the
     scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given.
+
+    A `# agentspec: ignore[CODE]` comment on a line hides the warnings of CODE there;
+    `agentspec.toml` or `[tool.agentspec]` in `pyproject.toml` sets project defaults.
 
     Exit status: 0 when clean, 1 when a spec has errors (or warnings with --strict),
     2 for a usage error (a named file that cannot be read) or an internal failure.
@@ -59,12 +101,14 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     from agentspec.testing.names import SpecContext, loose_context, spec_context
     from agentspec.validate.check import check
 
+    chosen = (selectors(select, "--select") if select else None, selectors(ignore, "--ignore"))
     files, named, diagnostics = expand(specs)
     sources: dict[str, SourceFile] = {}
     unreadable = False
     scenarios: dict[Path, SpecContext] = {}  # scenario file -> what its spec tells of it
+    heard: dict[Path, Selection] = {}  # scenario file -> what its spec's project hears
     for path in files:
-        result = check(path, environment=environment)
+        result = check(path, environment=environment, select=chosen[0], ignore=chosen[1])
         diagnostics += result.diagnostics
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
@@ -73,12 +117,14 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
             if scenario_file is not None:
                 scenarios[scenario_file] = context
+                heard[scenario_file] = result.selection
     for scenario_file in scenario_files if len(files) != 1 else ():
         scenarios.setdefault(scenario_file, loose_context())
     for scenario_file, context in scenarios.items():
         scenario_check = check_scenarios(scenario_file, context.required,
                                          project=context.project, names=context.names)
-        diagnostics += scenario_check.diagnostics
+        diagnostics += hear(scenario_check.diagnostics, scenario_check.sources,
+                            heard.get(scenario_file, Selection(*(c or () for c in chosen))))
         sources.update(scenario_check.sources)
         unreadable |= scenario_file in scenario_files and not scenario_check.readable
     if strict:

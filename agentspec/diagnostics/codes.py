@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agentspec.diagnostics.model import Diagnostic, Related, Severity
+from agentspec.diagnostics.model import Category, Diagnostic, Related, Risk, Severity, State
 from agentspec.source import Span
 
 __all__ = ["REGISTRY", "Code", "define", "lookup"]
@@ -28,6 +28,23 @@ class Code:
     #: the risk class of a diff change (5xx): `high`, `medium`, `low`, or two of them with
     #: the condition that picks one
     risk: str | None = None
+    #: what a diff change concerns (5xx)
+    category: Category | None = None
+    state: State = State.STABLE
+
+    @property
+    def level(self) -> str:
+        """What it is, for `explain` and the reference: `error`, `warning`, `info`, or `diff
+        change, risk R, CATEGORY`; with its state when it is not stable."""
+        kind = f"diff change, risk {self.risk}, {self.category}" if self.risk else \
+            self.severity.value
+        return kind if self.state is State.STABLE else f"{kind}; {self.state}"
+
+    @property
+    def risks(self) -> tuple[Risk, ...]:
+        """The risk classes a diff change of this code may have, highest first."""
+        named = set((self.risk or "").replace(",", " ").split())
+        return tuple(risk for risk in Risk if risk.value in named)
 
     def __call__(self, message: str, span: Span | None, *, hint: str | None = None,
                  related: Iterable[Related] = ()) -> Diagnostic:
@@ -47,20 +64,25 @@ def _sentence(text: str) -> str:
 
 
 def _code(code: str, name: str, summary: str, explanation: str, *,
-          warning: bool = False, info: bool = False, risk: str | None = None) -> Code:
+          warning: bool = False, info: bool = False, risk: str | None = None,
+          category: Category | None = None, state: State = State.STABLE) -> Code:
     assert code not in REGISTRY, code
     severity = Severity.INFO if info or risk else Severity.WARNING if warning else \
         Severity.ERROR
-    entry = Code(code, name, severity, summary, " ".join(explanation.split()), risk)
+    entry = Code(code, name, severity, summary, " ".join(explanation.split()), risk,
+                 category, state)
+    assert (risk is None) == (category is None) and (risk is None or entry.risks), code
     REGISTRY[code] = entry
     return entry
 
 
 def define(code: str, name: str, summary: str, explanation: str, *, warning: bool = False,
-           risk: str | None = None) -> Code:
+           risk: str | None = None, category: Category | None = None) -> Code:
     """A code an agent kind defines in its own module (and lists in its `codes`), registered
-    like the codes below, in its place in the ascending order."""
-    entry = _code(code, name, summary, explanation, warning=warning, risk=risk)
+    like the codes below, in its place in the ascending order; a diff code (`risk`) names
+    its category."""
+    entry = _code(code, name, summary, explanation, warning=warning, risk=risk,
+                  category=category)
     ordered = sorted(REGISTRY.items())
     REGISTRY.clear()
     REGISTRY.update(ordered)
@@ -122,6 +144,15 @@ YAML_INDENTATION = _code("AS014", "yaml-indentation",
     continues that value. The diagnostic points at the line whose indentation fits nothing
     above it (the parser often notices a line later) and names the lines it could be lined
     up with.""")
+CONFIG_INVALID = _code("AS015", "config-invalid", "A setting of the project's config file "
+    "agentspec cannot use", """
+    `agentspec.toml`, or the `[tool.agentspec]` table of `pyproject.toml`, in the spec's
+    directory or one above it in its project, sets `select` and `ignore` (codes, their names
+    or prefixes such as `AS2`) and, under `diff`, `fail-on` and `except` (risks, categories
+    or diff codes). The file is not valid TOML, a key is unknown, a value is not a list of
+    strings, or an entry names no code. The other settings still apply; fix the one shown.
+    A warning for `validate` (the file only chooses what is reported); `diff` refuses to
+    judge a change with it, since its `fail-on` may be lost.""", warning=True)
 NUMBER_TOO_LARGE = _code("AS016", "number-too-large", "A number with too many digits", """
     Integers in a spec have at most 100 digits: no count, limit or size needs more, and a
     number of thousands of digits only costs time (Python refuses to convert decimal text of
@@ -130,6 +161,21 @@ TAG_MISMATCH = _code("AS017", "tag-mismatch", "A value its YAML tag does not fit
     A standard tag such as `!!int`, `!!float`, `!!bool` or `!!null` says what type a value
     is; the text after it must be a value of that type (`!!int 3`, not `!!int offline`).
     Remove the tag (agentspec reads plain values by their text), or fix the value.""")
+UNUSED_SUPPRESSION = _code("AS018", "unused-suppression",
+    "A suppression comment that suppresses nothing", """
+    `# agentspec: ignore[CODE]` on a line hides the warnings and information of that code
+    reported at that line. This one hid nothing: the problem is fixed, or it is reported on
+    another line, or under another code. Remove the code from the comment (a comment left
+    behind would hide the next problem of that code on the line).""", warning=True,
+    state=State.PREVIEW)
+INVALID_SUPPRESSION = _code("AS019", "invalid-suppression",
+    "A suppression comment agentspec cannot apply", """
+    `# agentspec: ignore[CODE, ...]` names the codes it hides, by code (`AS215`), by name
+    (`interrupt-unknown-tool`) or by prefix (`AS2`). This one names no code, names a code
+    that does not exist, or names an error: errors are never hidden, since `build` refuses
+    a spec that has one, and `validate` must say so. Nor does a comment hide a diff change
+    (AS5xx): a change's author must not hide it from its reviewer (`diff --except` is the
+    reviewer's choice).""", warning=True, state=State.PREVIEW)
 
 # 1xx: structure (the shape of the language)
 UNKNOWN_KEY = _code("AS101", "unknown-key", "A key the language does not define", """
@@ -617,7 +663,8 @@ NOT_YET_BUILDABLE = _code(
     The spec language covers the deep-agent harness (`kind: deep`, `todos`, `filesystem`,
     `task`, `skills`, `memory`, `interrupt_on`, `tool_result_limit`), routers, planners and
     offline jobs. Their runtimes arrive in later releases; until then `build` and `run` refuse
-    them by name instead of dropping them silently.""")
+    them by name instead of dropping them silently. Every feature the language validates
+    now builds, so this code is no longer reported.""", state=State.DEPRECATED)
 MISSING_EXTRA = _code(
     "AS402", "missing-extra",
     "An optional dependency the spec needs is not installed", """
@@ -705,258 +752,275 @@ BUNDLE_REFUSED = _code(
 
 
 # 5xx: diff (what a spec change changes; `risk` is the change's risk class)
-def _change(code: str, name: str, risk: str, summary: str, explanation: str) -> Code:
-    return _code(code, name, summary, explanation, risk=risk)
+def _change(code: str, name: str, category: Category, risk: str, summary: str,
+            explanation: str) -> Code:
+    return _code(code, name, summary, explanation, risk=risk, category=category)
 
 
-AGENT_ADDED = _change("AS501", "agent-added", "medium", "A new agent runs", """
+SECURITY, BEHAVIOUR, OPERATIONS, COSMETIC = Category
+
+
+AGENT_ADDED = _change("AS501", "agent-added", BEHAVIOUR, "medium", "A new agent runs", """
     The new version runs an agent the old one did not. What it can do is reported as
     gained, each with its own high-risk rule: its tools (AS506, AS512), callbacks (AS534),
     models' servers (AS560), an editable memory file (AS548), and what its file tools and
     commands reach (hard links AS515, shared conversation files AS580, a sandbox's network
     AS572, mounts and sockets AS574, the project's files AS570).""")
-AGENT_REMOVED = _change("AS502", "agent-removed", "low", "An agent no longer runs", """
+AGENT_REMOVED = _change("AS502", "agent-removed", BEHAVIOUR, "low", "An agent no longer runs", """
     The old version ran an agent the new one does not: what it could do is gone.""")
-AGENT_RENAMED = _change("AS503", "agent-renamed", "low", "An agent runs under a new name", """
+AGENT_RENAMED = _change("AS503", "agent-renamed", COSMETIC, "low",
+                        "An agent runs under a new name", """
     An agent removed and one added look the same (kind, instruction, description, tools): it
     was renamed. Its other changes are reported under the new name.""")
-KIND_CHANGED = _change("AS504", "kind-changed", "medium", "An agent's kind changed", """
+KIND_CHANGED = _change("AS504", "kind-changed", BEHAVIOUR, "medium", "An agent's kind changed", """
     The agent runs as another kind (`llm` became `deep`, a workflow became a router, ...):
     how it runs changed as a whole.""")
-MODEL_CHANGED = _change("AS505", "model-changed", "medium", "An agent's model changed", """
+MODEL_CHANGED = _change("AS505", "model-changed", BEHAVIOUR, "medium",
+                        "An agent's model changed", """
     The model id or provider an agent runs on changed (directly or through a named model or
     an environment), or that of a member of its fallback chain or route: answers, cost and
     latency change. An edit to a model under `models` is one change at its definition,
     naming every agent that reaches it.""")
-TOOL_ADDED = _change("AS506", "tool-added", "high", "An agent gains a tool", """
+TOOL_ADDED = _change("AS506", "tool-added", SECURITY, "high", "An agent gains a tool", """
     The agent can do something it could not: a tool, an agent called as a tool, the file
     tools, todos or `task`. A new capability is what a reviewer must look at first.""")
-TOOL_REMOVED = _change("AS507", "tool-removed", "low", "An agent loses a tool", """
+TOOL_REMOVED = _change("AS507", "tool-removed", SECURITY, "low", "An agent loses a tool", """
     A capability is gone.""")
-TOOL_CHANGED = _change("AS508", "tool-changed", "high", "A tool runs other code", """
+TOOL_CHANGED = _change("AS508", "tool-changed", SECURITY, "high", "A tool runs other code", """
     The same tool name now runs other code: another python object or other `args`, another
     MCP server or its settings (command, URL, environment, headers, filter, prefix), another
     agent. Reported at the tool's definition.""")
-APPROVAL_DROPPED = _change("AS509", "approval-dropped", "high",
+APPROVAL_DROPPED = _change("AS509", "approval-dropped", SECURITY, "high",
                            "A tool no longer waits for approval", """
     A person used to approve each call of the tool (`interrupt_on`); now it runs without.""")
-APPROVAL_ADDED = _change("AS510", "approval-added", "low", "A tool now waits for approval", """
+APPROVAL_ADDED = _change("AS510", "approval-added", SECURITY, "low",
+                         "A tool now waits for approval", """
     Each call of the tool now waits for a person.""")
-APPROVAL_CHANGED = _change("AS511", "approval-changed",
+APPROVAL_CHANGED = _change("AS511", "approval-changed", SECURITY,
                            "medium when a decision is gained, else low",
                            "The answers a person may give changed", """
     The decisions of an approval changed: gaining one (`edit`, `approve`) widens what the
     call may become.""")
-EXECUTE_GAINED = _change("AS512", "execute-gained", "high", "An agent can run shell commands", """
+EXECUTE_GAINED = _change("AS512", "execute-gained", SECURITY, "high",
+                         "An agent can run shell commands", """
     The agent's backend now runs commands (`execute`).""")
-EXECUTE_LOST = _change("AS513", "execute-lost", "low",
+EXECUTE_LOST = _change("AS513", "execute-lost", SECURITY, "low",
                        "An agent can no longer run shell commands", """
     The `execute` tool is gone.""")
-BACKEND_CHANGED = _change("AS514", "backend-changed", "medium",
+BACKEND_CHANGED = _change("AS514", "backend-changed", SECURITY, "medium",
                           "The file tools work over another backend", """
     Another backend, or the same one set up differently (its root, environment or routes):
     the files the agent reads and writes are others.""")
-HARD_LINKS_ALLOWED = _change("AS515", "hard-links-allowed", "high",
+HARD_LINKS_ALLOWED = _change("AS515", "hard-links-allowed", SECURITY, "high",
                              "A backend now reads hard-linked files", """
     `hard_links: allow`: a file with several names may be reached through one inside the
     root while its other name lies outside it.""")
-HARD_LINKS_REFUSED = _change("AS516", "hard-links-refused", "low",
+HARD_LINKS_REFUSED = _change("AS516", "hard-links-refused", SECURITY, "low",
                              "A backend no longer reads hard-linked files", """
     `hard_links: allow` was removed.""")
-INSTRUCTION_CHANGED = _change("AS517", "instruction-changed", "medium",
+INSTRUCTION_CHANGED = _change("AS517", "instruction-changed", BEHAVIOUR, "medium",
                               "An agent's instruction changed", """
     The instruction's text changed (in the spec or its instruction file); the unified diff is
     shown, except for a file outside the project.""")
-LIMIT_CHANGED = _change("AS518", "limit-changed", "medium when raised, low when lowered",
+LIMIT_CHANGED = _change("AS518", "limit-changed", OPERATIONS,
+                        "medium when raised, low when lowered",
                         "A limit changed", """
     `max_iterations`, `tool_result_limit`, a planner's `max_depth` / `max_subtasks`, a
     backend's timeout or output size, a sandbox's `max_processes` / `max_file_bytes`, the job
     store's attempts and lease: a raised limit lets more happen.""")
-EXECUTION_MODE_CHANGED = _change("AS519", "execution-mode-changed", "medium",
+EXECUTION_MODE_CHANGED = _change("AS519", "execution-mode-changed", OPERATIONS, "medium",
                                  "An agent runs offline or in real time", """
     Delegating to the agent now queues a background job, or no longer does.""")
-SUB_AGENTS_CHANGED = _change("AS520", "sub-agents-changed", "medium",
+SUB_AGENTS_CHANGED = _change("AS520", "sub-agents-changed", BEHAVIOUR, "medium",
                              "The agents an agent can transfer to changed", """
     An LLM agent's chat sub-agents (or a workflow's children) changed.""")
-MEMORY_CHANGED = _change("AS521", "memory-changed", "medium", "Memory files changed", """
+MEMORY_CHANGED = _change("AS521", "memory-changed", BEHAVIOUR, "medium", "Memory files changed", """
     The AGENTS.md-style files loaded into the agent's instruction changed.""")
-SKILLS_CHANGED = _change("AS522", "skills-changed", "medium", "Skills changed", """
+SKILLS_CHANGED = _change("AS522", "skills-changed", BEHAVIOUR, "medium", "Skills changed", """
     The skill directories the agent can load changed.""")
-OUTPUT_SCHEMA_CHANGED = _change("AS523", "output-schema-changed", "medium",
+OUTPUT_SCHEMA_CHANGED = _change("AS523", "output-schema-changed", BEHAVIOUR, "medium",
                                 "The output schema changed", """
     What the agent must answer with changed.""")
-INPUT_SCHEMA_CHANGED = _change("AS524", "input-schema-changed", "medium",
+INPUT_SCHEMA_CHANGED = _change("AS524", "input-schema-changed", BEHAVIOUR, "medium",
                                "The input schema changed", """
     What a caller must give the agent (as a tool) changed.""")
-OUTPUT_KEY_CHANGED = _change("AS525", "output-key-changed", "medium",
+OUTPUT_KEY_CHANGED = _change("AS525", "output-key-changed", BEHAVIOUR, "medium",
                              "The output key changed", """
     The session state key the agent's answer is stored under changed: agents reading it
     see something else.""")
-ROUTE_CHANGED = _change("AS526", "route-changed", "medium", "A router's route changed", """
+ROUTE_CHANGED = _change("AS526", "route-changed", BEHAVIOUR, "medium",
+                        "A router's route changed", """
     How a router picks its child changed (state key, map, python function, model, default or
     fallback).""")
-STATIC_INSTRUCTION_CHANGED = _change("AS527", "static-instruction-changed", "medium",
+STATIC_INSTRUCTION_CHANGED = _change("AS527", "static-instruction-changed", BEHAVIOUR, "medium",
                                      "The static instruction changed", """
     The cached, literal part of the instruction changed.""")
-TOOL_ERRORS_CHANGED = _change("AS528", "tool-errors-changed", "medium",
+TOOL_ERRORS_CHANGED = _change("AS528", "tool-errors-changed", BEHAVIOUR, "medium",
                               "What a tool's error does changed", """
     `tool_errors`: an error raised by a tool is returned to the model, or fails the run.""")
-OUTSIDE_PROJECT_WIDENED = _change("AS529", "outside-project-widened", "high",
+OUTSIDE_PROJECT_WIDENED = _change("AS529", "outside-project-widened", SECURITY, "high",
                                   "The spec may name more paths outside the project", """
     `outside_project` gained a directory: the spec may now read or write files there.""")
-OUTSIDE_PROJECT_NARROWED = _change("AS530", "outside-project-narrowed", "low",
+OUTSIDE_PROJECT_NARROWED = _change("AS530", "outside-project-narrowed", SECURITY, "low",
                                    "The spec may name fewer paths outside the project", """
     `outside_project` lost a directory.""")
-STATE_ADDED = _change("AS531", "state-added", "medium", "Sessions start with a new key", """
+STATE_ADDED = _change("AS531", "state-added", BEHAVIOUR, "medium",
+                      "Sessions start with a new key", """
     The initial session state has a new key. Its `${env.X}` are shown as written, never
     read.""")
-STATE_CHANGED = _change("AS532", "state-changed", "medium",
+STATE_CHANGED = _change("AS532", "state-changed", BEHAVIOUR, "medium",
                         "Sessions start with another value", """
     A key of the initial session state has another value.""")
-STATE_REMOVED = _change("AS533", "state-removed", "medium",
+STATE_REMOVED = _change("AS533", "state-removed", BEHAVIOUR, "medium",
                         "Sessions no longer start with a key", """
     A key of the initial session state is gone: instructions naming it fail at run time.""")
-CALLBACK_ADDED = _change("AS534", "callback-added", "high", "An agent gains a callback", """
+CALLBACK_ADDED = _change("AS534", "callback-added", SECURITY, "high",
+                         "An agent gains a callback", """
     A callback runs on every model or tool call (or agent run) and can change, block or
     allow it: callbacks are where guards live, so any change to one is high risk.""")
-CALLBACK_REMOVED = _change("AS535", "callback-removed", "high", "An agent loses a callback", """
+CALLBACK_REMOVED = _change("AS535", "callback-removed", SECURITY, "high",
+                           "An agent loses a callback", """
     A callback is gone: if it was a guard (a `before_tool` check, a filter), what it
     refused is now allowed.""")
-CALLBACK_CHANGED = _change("AS536", "callback-changed", "high",
+CALLBACK_CHANGED = _change("AS536", "callback-changed", SECURITY, "high",
                            "A callback runs other code", """
     The same hook now runs other functions (another reference, another order, other
     `args`): a guard swapped for one that allows everything looks like this.""")
-PLUGIN_ADDED = _change("AS537", "plugin-added", "high", "The app gains a plugin", """
+PLUGIN_ADDED = _change("AS537", "plugin-added", SECURITY, "high", "The app gains a plugin", """
     A plugin sees and can change every agent's model and tool calls.""")
-PLUGIN_REMOVED = _change("AS538", "plugin-removed", "high", "The app loses a plugin", """
+PLUGIN_REMOVED = _change("AS538", "plugin-removed", SECURITY, "high", "The app loses a plugin", """
     A plugin is gone; if it guarded or logged calls, that no longer happens.""")
-PLUGIN_CHANGED = _change("AS539", "plugin-changed", "high", "A plugin is set up differently", """
+PLUGIN_CHANGED = _change("AS539", "plugin-changed", SECURITY, "high",
+                         "A plugin is set up differently", """
     A plugin's `args` (or the directory its module is found in) changed.""")
-GENERATE_CHANGED = _change("AS540", "generate-changed", "medium",
+GENERATE_CHANGED = _change("AS540", "generate-changed", BEHAVIOUR, "medium",
                            "Generation settings changed", """
     `generate` (temperature, top_p, max_output_tokens, ...) of the agent or of its named
     model changed: answers become more or less random, longer or shorter.""")
-THINKING_CHANGED = _change("AS541", "thinking-changed", "medium", "Thinking settings changed", """
+THINKING_CHANGED = _change("AS541", "thinking-changed", BEHAVIOUR, "medium",
+                           "Thinking settings changed", """
     The model's thinking budget or whether it shows its thoughts changed.""")
-DESCRIPTION_CHANGED = _change("AS542", "description-changed", "medium",
+DESCRIPTION_CHANGED = _change("AS542", "description-changed", BEHAVIOUR, "medium",
                               "An agent's description changed", """
     A parent model routes on its sub-agents' descriptions, and a caller reads a tool
     agent's: rewording one changes which agent gets the work.""")
-INCLUDE_CONTENTS_CHANGED = _change("AS543", "include-contents-changed", "medium",
+INCLUDE_CONTENTS_CHANGED = _change("AS543", "include-contents-changed", BEHAVIOUR, "medium",
                                    "What history an agent sees changed", """
     `include_contents: none` runs the agent without the conversation so far.""")
-TRANSFER_CHANGED = _change("AS544", "transfer-changed", "medium",
+TRANSFER_CHANGED = _change("AS544", "transfer-changed", BEHAVIOUR, "medium",
                            "Where an agent may transfer changed", """
     `disallow_transfer_to_parent` / `disallow_transfer_to_peers`: the agent may now (or no
     longer) hand the conversation to its parent or siblings.""")
-GLOBAL_INSTRUCTION_CHANGED = _change("AS545", "global-instruction-changed", "medium",
+GLOBAL_INSTRUCTION_CHANGED = _change("AS545", "global-instruction-changed", BEHAVIOUR, "medium",
                                      "The global instruction changed", """
     `global_instruction` is prepended to every agent's instruction: a change reaches them
     all. Reported under `(spec)` with its unified diff.""")
-PLANNER_CHANGED = _change("AS546", "planner-changed", "medium",
+PLANNER_CHANGED = _change("AS546", "planner-changed", BEHAVIOUR, "medium",
                           "An agent's ADK planner changed", """
     `planner` (`plan_react`, `builtin`): how the model plans before it acts.""")
-PLANNER_ROLE_CHANGED = _change("AS547", "planner-role-changed", "medium",
+PLANNER_ROLE_CHANGED = _change("AS547", "planner-role-changed", BEHAVIOUR, "medium",
                                "A planner's role changed", """
     The model, instruction or model settings of a recursive planner's planner, workers or
     synthesizer changed.""")
-MEMORY_EDIT_CHANGED = _change("AS548", "memory-edit-changed",
+MEMORY_EDIT_CHANGED = _change("AS548", "memory-edit-changed", SECURITY,
                               "high when gained, low when lost",
                               "Whether an agent can edit its memory changed", """
     A memory file the agent can now rewrite through the file tools persists into every
     later run: what one run writes, the next one obeys.""")
-SKILL_DISCOVERY_CHANGED = _change("AS549", "skill-discovery-changed", "medium",
+SKILL_DISCOVERY_CHANGED = _change("AS549", "skill-discovery-changed", BEHAVIOUR, "medium",
                                   "How skills are offered changed", """
     `lazy` lists skills and loads one on demand; `eager` puts them all in the
     instruction.""")
-TASK_AGENTS_CHANGED = _change("AS550", "task-agents-changed", "medium",
+TASK_AGENTS_CHANGED = _change("AS550", "task-agents-changed", BEHAVIOUR, "medium",
                               "The agents `task` can start changed", """
     The subagent types the `task` tool offers, or the agent one of them runs.""")
-SUMMARIZATION_CHANGED = _change("AS551", "summarization-changed", "medium",
+SUMMARIZATION_CHANGED = _change("AS551", "summarization-changed", BEHAVIOUR, "medium",
                                 "Conversation compaction changed", """
     `summarization`: when the conversation is compacted, how much is kept, and the model
     that summarizes.""")
-JOBS_STORE_CHANGED = _change("AS552", "jobs-store-changed", "medium",
+JOBS_STORE_CHANGED = _change("AS552", "jobs-store-changed", OPERATIONS, "medium",
                              "The job store changed", """
     Background jobs are kept in another store (or now in one, or no longer): queued jobs of
     the old store are not seen.""")
-JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed",
+JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed", SECURITY,
                                "high when set or changed, low when removed",
                                "Where job results are posted changed", """
     A finished job's result is posted to `notify.webhook`: a new URL (or new headers) sends
     the results somewhere else. Header values are never shown.""")
-APP_RENAMED = _change("AS554", "app-renamed", "medium", "The app's name changed", """
+APP_RENAMED = _change("AS554", "app-renamed", OPERATIONS, "medium", "The app's name changed", """
     Sessions, memory and artifacts are stored under the app's name: the renamed app does not
     see those of the old one, and the generated package has another name.""")
-MODEL_ENDPOINT_CHANGED = _change("AS560", "model-endpoint-changed", "high",
+MODEL_ENDPOINT_CHANGED = _change("AS560", "model-endpoint-changed", SECURITY, "high",
                                  "A model sends requests to another server", """
     A model (or a member of its fallback chain or route) now has a `base_url` the old
     version did not call: the conversation, and the model's API key, go to that server.""")
-MODEL_ROUTING_CHANGED = _change("AS561", "model-routing-changed", "medium",
+MODEL_ROUTING_CHANGED = _change("AS561", "model-routing-changed", BEHAVIOUR, "medium",
                                 "A model's fallback chain or route changed", """
     A `{fallback: [...]}` model tries its models in another order or other ones, or a
     route picks differently (another state key, map, function, choices or fallback): which
     model answers a call changes.""")
-MODEL_SETTINGS_CHANGED = _change("AS562", "model-settings-changed", "medium",
+MODEL_SETTINGS_CHANGED = _change("AS562", "model-settings-changed", BEHAVIOUR, "medium",
                                  "A model is called with other settings", """
     The same model, or a member of its chain or route, is called with another key
     (`api_key`), other call arguments (`args`) or another `base_url` it already called:
     answers, cost and which account pays can change. Key values are never shown.""")
-SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed", "medium",
+SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed", SECURITY,
+                                        "medium",
                                         "Where summarized conversations are kept changed", """
     `summarization.history`: the text of the events each summary replaces is now written
     to files under another directory of the root agent's file tools (or now, or no longer),
     where the agent and anyone with the backend's directory can read it.""")
-SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
+SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", SECURITY, "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and
     is not any more: commands now reach every file, process and network the agent's user
     can. Also reported when the sandbox gains `allow_project_files: true`: its commands may
     then change the spec, its Python modules or the built package, which the host runs
     unsandboxed.""")
-SANDBOX_GAINED = _change("AS571", "sandbox-gained", "low",
+SANDBOX_GAINED = _change("AS571", "sandbox-gained", SECURITY, "low",
                          "An agent's commands now run in a sandbox", """
     The agent's commands (`execute`) now run under a `type: sandbox` backend: they see only
     its root, the system's read-only directories and its mounts. Also reported when the
     sandbox drops `allow_project_files: true`.""")
-SANDBOX_NETWORK_GAINED = _change("AS572", "sandbox-network-gained", "high",
+SANDBOX_NETWORK_GAINED = _change("AS572", "sandbox-network-gained", SECURITY, "high",
                                  "Sandboxed commands can now reach the network", """
     `network: true` on the sandbox that runs the agent's commands: they can reach the internet
     and every service on the host's loopback interface (databases, metadata endpoints, the
     agent's own servers).""")
-SANDBOX_NETWORK_LOST = _change("AS573", "sandbox-network-lost", "low",
+SANDBOX_NETWORK_LOST = _change("AS573", "sandbox-network-lost", SECURITY, "low",
                                "Sandboxed commands no longer reach the network", """
     The sandbox that runs the agent's commands no longer has `network: true`.""")
-SANDBOX_MOUNT_ADDED = _change("AS574", "sandbox-mount-added", "high",
+SANDBOX_MOUNT_ADDED = _change("AS574", "sandbox-mount-added", SECURITY, "high",
                               "Sandboxed commands read another host directory", """
     A `mounts` entry of the sandbox that runs the agent's commands is new, or binds another
     host directory at the same target: the commands can read what that directory holds. Also
     `allow_sockets` turned on: the commands can talk to the host processes whose Unix sockets
     or FIFOs lie in the mounts.""")
-SANDBOX_MOUNT_REMOVED = _change("AS575", "sandbox-mount-removed", "low",
+SANDBOX_MOUNT_REMOVED = _change("AS575", "sandbox-mount-removed", SECURITY, "low",
                                 "Sandboxed commands no longer see a host directory", """
     A `mounts` entry of the sandbox that runs the agent's commands is gone, or
     `allow_sockets` turned off.""")
-ON_DONE_CHANGED = _change("AS576", "on-done-changed", "medium",
+ON_DONE_CHANGED = _change("AS576", "on-done-changed", OPERATIONS, "medium",
                           "What a finished job does changed", """
     `jobs.on_done`: with `resume` a worker delivers a finished job at once and runs the
     parent for a turn with no user message; with `wait` the job waits for the
     conversation's next turn.""")
-SESSIONS_CHANGED = _change("AS577", "sessions-changed", "medium",
+SESSIONS_CHANGED = _change("AS577", "sessions-changed", OPERATIONS, "medium",
                            "Where conversations are kept changed", """
     `sessions` (or its default with `jobs.on_done: resume`): conversations of the old store
     are not seen, and front ends and workers must use the new one. A password in the URL is
     never shown.""")
-SPEC_ADDED = _change("AS578", "spec-added", "medium", "A spec that did not exist runs", """
+SPEC_ADDED = _change("AS578", "spec-added", BEHAVIOUR, "medium",
+                     "A spec that did not exist runs", """
     `diff --base REV SPEC` (or `REV:path`) on a spec the revision does not have: every agent
     it runs is reported as added (AS501), with what each can do as gained (its tools,
     callbacks, models' servers and what its file tools and commands reach: see AS501), its
     plugins as added (AS537), its `outside_project` entries (AS529) and a job webhook
     (AS553), so `--fail-on` judges a new spec by what it can do.""")
-SPEC_REMOVED = _change("AS579", "spec-removed", "low", "A spec no longer exists", """
+SPEC_REMOVED = _change("AS579", "spec-removed", BEHAVIOUR, "low", "A spec no longer exists", """
     The revision has the spec and the working tree does not: its agents no longer run
     (AS502).""")
-CONVERSATIONS_SHARED = _change("AS580", "conversation-files-shared", "high",
+CONVERSATIONS_SHARED = _change("AS580", "conversation-files-shared", SECURITY, "high",
                                "Every user's conversation files are readable by every user", """
     A backend's `conversation_files` became `shared`: the summarized histories and evicted
     tool results of every user of the agent sit where every user's file tools can list and

@@ -7,13 +7,40 @@ from enum import StrEnum
 
 from agentspec.source import Span
 
-__all__ = ["Diagnostic", "Related", "Severity"]
+__all__ = ["Category", "Diagnostic", "Related", "Risk", "Severity", "State"]
 
 
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"  # something a reviewer should see, which is not a problem
+
+
+class Risk(StrEnum):
+    """A diff change's risk class, highest first."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class Category(StrEnum):
+    """What a diff change concerns (as buf groups its breaking rules): what the agents may
+    reach or do, how they behave, how the app is run, or only how it reads."""
+
+    SECURITY = "security"
+    BEHAVIOUR = "behaviour"
+    OPERATIONS = "operations"
+    COSMETIC = "cosmetic"
+
+
+class State(StrEnum):
+    """Where a code is in its life: `preview` may still change, `deprecated` is no longer
+    reported and stays registered so old suppressions and selections still name it."""
+
+    STABLE = "stable"
+    PREVIEW = "preview"
+    DEPRECATED = "deprecated"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
     from agentspec.ir.tree import LlmFields, ModelNode, ToolNode
-    from agentspec.review.rule import AgentPair, Rule
+    from agentspec.review.ruletypes import AgentPair, Rule
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["Kind", "Site"]

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
 from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, PlannerNode, PlannerRoles, ToolNode
 from agentspec.ir.values import generate_config, kwargs, lit, model_value
 from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import PlannerAgent
-from agentspec.review.rule import AgentPair, Found, Path, Rule, limit, model_text, text_diff
+from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, model_text, text_diff
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
@@ -110,16 +111,16 @@ def _planner_roles(pair: AgentPair) -> Iterator[Found]:
     for role, model, instruction, where in _ROLES:
         was, now = getattr(before, model), getattr(after, model)
         if was != now:
-            yield Found("medium", f"{role} model {model_text(was)} -> {model_text(now)}",
+            yield Found(Risk.MEDIUM, f"{role} model {model_text(was)} -> {model_text(now)}",
                         (*where, "model"), (*where, "model"))
         was, now = getattr(before, instruction), getattr(after, instruction)
         if was != now:
-            yield Found("medium", f"the {role}'s instruction changed", (*where, "instruction"),
+            yield Found(Risk.MEDIUM, f"the {role}'s instruction changed", (*where, "instruction"),
                         (*where, "instruction"),
                         text_diff(was, now, f"{pair.old.label}:{pair.old_name}:{role}",
                                    f"{pair.new.label}:{pair.name}:{role}"))
         if old_settings.get(role) != new_settings.get(role):
-            yield Found("medium", f"the {role}'s model settings (generate, thinking) changed",
+            yield Found(Risk.MEDIUM, f"the {role}'s model settings (generate, thinking) changed",
                         (*where, "model"), (*where, "model"))
 def _bounds(pair: AgentPair) -> Iterator[Found]:
     if isinstance(pair.before, PlannerNode) and isinstance(pair.after, PlannerNode):

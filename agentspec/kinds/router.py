@@ -6,13 +6,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.plan import Call, Import, ListOf, Value
 from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, RouteNode, RouterNode, ToolNode
 from agentspec.ir.values import kwargs, lit, model_value, python_object
 from agentspec.kindapi import Kind, Site
 from agentspec.kinds.workflow import check_children
 from agentspec.language.agents import RouterAgent
-from agentspec.review.rule import AgentPair, Found, Rule
+from agentspec.review.ruletypes import AgentPair, Found, Rule
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
@@ -84,7 +85,7 @@ def _route_changed(pair: AgentPair) -> Iterator[Found]:
     was = pair.before.route if isinstance(pair.before, RouterNode) else None
     now = pair.after.route if isinstance(pair.after, RouterNode) else None
     if was != now:
-        yield Found("medium", "the route changed", ("route",), ("route",))
+        yield Found(Risk.MEDIUM, "the route changed", ("route",), ("route",))
 
 
 def _models(node: RouterNode) -> tuple[ModelNode | None]:

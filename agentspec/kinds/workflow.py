@@ -12,7 +12,7 @@ from agentspec.ir.values import WORKFLOWS, kwargs, lit
 from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import LoopAgent, ParallelAgent, SequentialAgent, WorkflowAgent
 from agentspec.language.tools import BuiltinTool
-from agentspec.review.rule import AgentPair, Found, Rule, limit
+from agentspec.review.ruletypes import AgentPair, Found, Rule, limit
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering

@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agentspec.diagnostics.codes import REGISTRY
+from agentspec.diagnostics.model import Category, Risk
+
 __all__ = ["RISKS", "SPEC", "Change", "Where"]
 
-RISKS = ("high", "medium", "low")
+#: highest first
+RISKS = tuple(Risk)
 
 #: what app-level changes are reported under, in place of an agent's name
 SPEC = "(spec)"
@@ -29,7 +33,7 @@ class Change:
     #: reaches, joined by ", " (`agents` lists them)
     agent: str
     change: str  # the rule's name: tool-added, approval-dropped, ...
-    risk: str
+    risk: Risk
     reason: str
     old: Where | None = None
     new: Where | None = None
@@ -37,6 +41,12 @@ class Change:
     code: str = ""  # the rule's code, AS5xx
     #: every agent it reaches, when that is more than `agent`
     reaches: tuple[str, ...] = ()
+
+    @property
+    def category(self) -> Category | None:
+        """What the change concerns, as its code declares."""
+        code = REGISTRY.get(self.code)
+        return code.category if code is not None else None
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -49,6 +59,7 @@ class Change:
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "agents": list(self.agents), "change": self.change,
-                "code": self.code, "risk": self.risk, "reason": self.reason,
+                "code": self.code, "risk": self.risk, "category": self.category,
+                "reason": self.reason,
                 "old": str(self.old) if self.old else None,
                 "new": str(self.new) if self.new else None, "detail": self.detail}

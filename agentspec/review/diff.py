@@ -29,8 +29,8 @@ The text of a file outside the project is never shown, nor the password of a sto
 
 from __future__ import annotations
 
-from agentspec.review.rule import AgentPair, AppPair
 from agentspec.review.rules import AGENT_RULES, APP_RULES, TREE_RULES, Trees, blank
+from agentspec.review.ruletypes import AgentPair, AppPair
 from agentspec.review.sides import RISKS, SPEC, Change, Side, Where, absent_side, load_side
 
 __all__ = ["RISKS", "SPEC", "Change", "Side", "Where", "absent_side", "compare", "grouped",

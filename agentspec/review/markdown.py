@@ -9,19 +9,22 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from agentspec.diagnostics.model import Risk
 from agentspec.review.changes import RISKS, Change
 
 __all__ = ["code", "fenced", "inline", "markdown"]
 
 
-def markdown(changes: Sequence[Change], counts: Counter[str], spec: str) -> str:
+def markdown(changes: Sequence[Change], counts: Counter[Risk], spec: str) -> str:
     """A table of the changes, high risks first, then each detail (a unified diff) in a
     block of its own."""
     changes = sorted(changes, key=lambda c: RISKS.index(c.risk))  # stable: agents' order kept
-    lines = [f"**agentspec diff** {code(spec)}: {counts['high']} high, {counts['medium']} "
-             f"medium, {counts['low']} low", "", "| risk | agent | change | what | old | new |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {c.risk} | {', '.join(f'`{a}`' for a in c.agents)} | `{c.change}` | "
+    lines = [f"**agentspec diff** {code(spec)}: {counts[Risk.HIGH]} high, "
+             f"{counts[Risk.MEDIUM]} medium, {counts[Risk.LOW]} low", "",
+             "| risk | category | agent | change | what | old | new |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {c.risk} | {c.category or ''} | {', '.join(f'`{a}`' for a in c.agents)} | "
+              f"`{c.change}` | "
               f"{inline(c.reason)} | {inline(c.old or '')} | {inline(c.new or '')} |"
               for c in changes]
     for change in changes:

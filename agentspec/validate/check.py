@@ -8,14 +8,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, normalize
+from agentspec.diagnostics.config import Config, find_config, load_config
+from agentspec.diagnostics.selectors import Selection, Selector
+from agentspec.diagnostics.suppress import hear
 from agentspec.language import Spec
-from agentspec.project_files import Project
+from agentspec.project_files import Project, resolved
 from agentspec.resolve import Document, check_overlays, load_tree, resolve
 from agentspec.source import SourceFile
 from agentspec.validate.semantic import semantic
 from agentspec.validate.structural import structural
 
-__all__ = ["CheckResult", "check"]
+__all__ = ["CheckResult", "check", "heard"]
 
 
 @dataclass
@@ -37,6 +40,8 @@ class CheckResult:
 
     #: False when the spec file itself could not be read (missing, a directory, ...)
     readable: bool = True
+    #: what the user hears of it (`heard`): its scenario files are told the same
+    selection: Selection = field(default_factory=Selection)
 
 
 def _place(diag: Diagnostic) -> tuple[str, int, int, str]:
@@ -46,8 +51,40 @@ def _place(diag: Diagnostic) -> tuple[str, int, int, str]:
 
 def check(path: Path, *, environment: str | None = None,
           environ: Mapping[str, str] | None = None, all_environments: bool = True,
-          project: Path | None = None, texts: Mapping[Path, str] | None = None
-          ) -> CheckResult:
+          project: Path | None = None, texts: Mapping[Path, str] | None = None,
+          select: tuple[Selector, ...] | None = None,
+          ignore: tuple[Selector, ...] = ()) -> CheckResult:
+    """Validate `path`, reporting what the user chose to hear (`heard`)."""
+    return heard(_check(path, environment=environment, environ=environ,
+                        all_environments=all_environments, project=project, texts=texts),
+                 select, ignore,
+                 project=project)
+
+
+def heard(result: CheckResult, select: tuple[Selector, ...] | None = None,
+          ignore: tuple[Selector, ...] = (), *, project: Path | None = None) -> CheckResult:
+    """`result` without the warnings its spec's `# agentspec: ignore[...]` comments and its
+    project's config file hide (`select` replaces the file's, `ignore` adds to it), with
+    the problems of both; errors and the config file's problems are never hidden. The
+    config file is looked for up to `project` when given (a revision's extracted tree),
+    else up to the spec's project root."""
+    config = load_config(find_config(result.path, top=project)) if result.readable \
+        else Config()
+    result.selection = config.selection(select, ignore)
+    if config.source is not None:
+        result.sources[config.source.name] = config.source
+    spec = resolved(result.path)
+    own = {name for name, source in result.sources.items() if resolved(source.path) == spec}
+    # the file's own problems are always heard: its `select` must not hide its typos
+    result.diagnostics = normalize([*hear(result.diagnostics, result.sources,
+                                          result.selection, unused_in=own),
+                                    *config.diagnostics])
+    return result
+
+
+def _check(path: Path, *, environment: str | None, environ: Mapping[str, str] | None,
+           all_environments: bool, project: Path | None,
+           texts: Mapping[Path, str] | None) -> CheckResult:
     """Validate `path`.
 
     With `environment`, the spec is checked with that overlay applied. Without it the base spec

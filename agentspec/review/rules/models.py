@@ -8,11 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentspec.contract.urls import redacted
+from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import ModelNode
-from agentspec.review.rule import AgentPair, Found, Path, model_text
+from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, model_text
 from agentspec.review.sides import Where
 
-__all__ = ["model_changed", "model_endpoint", "model_routing", "model_settings"]
+__all__ = ["RULES", "model_changed", "model_endpoint", "model_routing", "model_settings"]
 
 
 def model_changed(pair: AgentPair) -> Iterator[Found]:
@@ -23,10 +25,10 @@ def model_changed(pair: AgentPair) -> Iterator[Found]:
     if model_text(was) != model_text(now):
         shared = _model_name(pair, False)
         if shared is not None and shared == _model_name(pair, True):
-            yield Found("medium", f"model `{shared}`: {model_text(was)} -> {model_text(now)}",
+            yield Found(Risk.MEDIUM, f"model `{shared}`: {model_text(was)} -> {model_text(now)}",
                         pair.old.defined("models", shared), pair.new.defined("models", shared))
         else:
-            yield Found("medium", f"model {model_text(was)} -> {model_text(now)}", ("model",),
+            yield Found(Risk.MEDIUM, f"model {model_text(was)} -> {model_text(now)}", ("model",),
                         ("model",))
         return
     if was is None or now is None:
@@ -36,7 +38,7 @@ def model_changed(pair: AgentPair) -> Iterator[Found]:
         before, after = _called(old[key][0], old[key][-1]), _called(new[key][0], new[key][-1])
         if before != after:
             name, new_at = _model_at(pair, key, True)
-            yield Found("medium", f"model `{name}`: {before} -> {after}",
+            yield Found(Risk.MEDIUM, f"model `{name}`: {before} -> {after}",
                         _model_at(pair, key, False)[1], new_at)
 
 
@@ -116,7 +118,7 @@ def model_endpoint(pair: AgentPair) -> Iterator[Found]:
         if url in added:
             name, new_at = _model_at(pair, key, True, "base_url")
             old_at = _model_at(pair, key, False, "base_url")[1] if key in old else None
-            yield Found("high", f"model `{name}` now sends requests to {redacted(url)}", old_at,
+            yield Found(Risk.HIGH, f"model `{name}` now sends requests to {redacted(url)}", old_at,
                         new_at)
 
 
@@ -135,7 +137,7 @@ def model_routing(pair: AgentPair) -> Iterator[Found]:
     if both is not None and _routing(both[0]) != _routing(both[1]):
         was, now = both
         key = _routing_key(was, now)
-        yield Found("medium", f"model `{now.id}` now tries {_order(now)} (was {_order(was)})",
+        yield Found(Risk.MEDIUM, f"model `{now.id}` now tries {_order(now)} (was {_order(was)})",
                     _model_at(pair, was.id, False, key)[1], _model_at(pair, now.id, True, key)[1])
 
 
@@ -156,10 +158,25 @@ def model_settings(pair: AgentPair) -> Iterator[Found]:
     changed = [key for key in sorted(old.keys() & new.keys()) if differ(old[key], new[key])]
     for key in changed:
         name, new_at = _model_at(pair, key, True)
-        yield Found("medium", f"model `{name}` is called with other settings (its key, "
+        yield Found(Risk.MEDIUM, f"model `{name}` is called with other settings (its key, "
                     "arguments or endpoint)", _model_at(pair, key, False)[1], new_at)
     if not changed and not added and _routing(was) == _routing(now) and not any(
             _called(old[k][0], old[k][-1]) != _called(new[k][0], new[k][-1])
             for k in old.keys() & new.keys()):
-        yield Found("medium", f"model `{now.id}` is called with other settings",
+        yield Found(Risk.MEDIUM, f"model `{now.id}` is called with other settings",
                     ("model",), ("model",))
+
+
+_ROUTING = ("LlmFields.model", "ModelNode.members", "ModelNode.choices", "ModelNode.fallback",
+            "ModelNode.route_state", "ModelNode.route_map", "ModelNode.route_python",
+            "PyObject.*")
+
+RULES: tuple[Rule[AgentPair], ...] = (
+    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.id", "ModelNode.provider"),
+         model_changed),
+    Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
+                                        "ModelNode.members"), model_endpoint, on_new_agent=True),
+    Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, model_routing),
+    Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
+                                        "ModelNode.members"), model_settings),
+)

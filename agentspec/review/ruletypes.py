@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentspec.diagnostics.codes import Code
+from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, LlmFields, ModelNode
 from agentspec.kindapi import kind_for
 from agentspec.review.changes import SPEC, Change, Where
@@ -26,7 +27,7 @@ class Found:
     """One change a rule found: positions are paths (under the agent, for agent rules) or
     positions already resolved."""
 
-    risk: str
+    risk: Risk
     reason: str
     old: Path | Where | None
     new: Path | Where | None
@@ -124,4 +125,4 @@ def limit(label: str, before: Any, after: Any, old: Path | Where | None,
     if before == after:
         return
     raised = before is None or (after is not None and after > before)
-    yield Found("medium" if raised else "low", f"{label} {before} -> {after}", old, new)
+    yield Found(Risk.MEDIUM if raised else Risk.LOW, f"{label} {before} -> {after}", old, new)

@@ -1,0 +1,66 @@
+"""The rules about what an agent can call: its tools, agents called as tools, harness
+tools and the shell."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from agentspec.diagnostics import codes
+from agentspec.diagnostics.model import Risk
+from agentspec.review.rules.views import capabilities, runs_commands
+from agentspec.review.ruletypes import AgentPair, Found, Rule
+
+__all__ = ["RULES"]
+
+
+def _tool_added(pair: AgentPair) -> Iterator[Found]:
+    old, new = capabilities(pair.before), capabilities(pair.after)
+    for tool in sorted(new.keys() - old.keys() - {"execute"}):  # execute: AS512
+        yield Found(Risk.HIGH, f"gains `{tool}`: a new capability", None, new[tool][0])
+
+
+def _tool_removed(pair: AgentPair) -> Iterator[Found]:
+    old, new = capabilities(pair.before), capabilities(pair.after)
+    for tool in sorted(old.keys() - new.keys() - {"execute"}):
+        yield Found(Risk.LOW, f"loses `{tool}`", old[tool][0], None)
+
+
+def _tool_changed(pair: AgentPair) -> Iterator[Found]:
+    old, new = capabilities(pair.before), capabilities(pair.after)
+    for tool in sorted(old.keys() & new.keys()):
+        was, now = old[tool][1], new[tool][1]
+        if was == now:
+            continue
+        reason = f"`{tool}` now runs {now.shown} (was {was.shown})" if now.shown != was.shown \
+            else f"`{tool}` runs {now.shown} set up differently (its environment, headers, " \
+            "working directory, prefix or module directory)"
+        # positioned at the definition, where it changed
+        yield Found(Risk.HIGH, reason,
+                    pair.old.defined("tools", tool) or old[tool][0],
+                    pair.new.defined("tools", tool) or new[tool][0])
+
+
+def _execute_gained(pair: AgentPair) -> Iterator[Found]:
+    if runs_commands(pair.after) and not runs_commands(pair.before):
+        yield Found(Risk.HIGH, "can now run shell commands", None, ("filesystem",))
+
+
+def _execute_lost(pair: AgentPair) -> Iterator[Found]:
+    if runs_commands(pair.before) and not runs_commands(pair.after):
+        yield Found(Risk.LOW, "can no longer run shell commands", ("filesystem",), None)
+
+
+_TOOLS = ("LlmFields.tools", "AgentFields.children", "AgentFields.mode", "LlmFields.todos",
+          "LlmFields.task", "LlmFields.filesystem", "PlannerRoles.worker_tools",
+          "FilesystemNode.tools", "PythonToolNode.name", "PythonToolNode.python",
+          "McpToolNode.name", "McpToolNode.server", "McpToolNode.filter", "McpToolNode.prefix",
+          "McpStdio.*", "McpHttp.*", "BuiltinToolNode.name", "AgentToolNode.agent", "PyObject.*")
+
+
+RULES: tuple[Rule[AgentPair], ...] = (
+    Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
+    Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
+    Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
+    Rule(codes.EXECUTE_GAINED, ("FilesystemNode.tools",), _execute_gained, on_new_agent=True),
+    Rule(codes.EXECUTE_LOST, ("FilesystemNode.tools",), _execute_lost),
+)
