@@ -10,7 +10,7 @@ from typing import Any
 from agentspec.evaluation.cases import Case
 from agentspec.evaluation.models import JUDGED
 
-__all__ = ["EVALUATORS", "evaluator", "threshold"]
+__all__ = ["EVALUATORS", "MissingExtra", "adk_criterion", "evaluator", "threshold"]
 
 #: metric name -> (module, class) of ADK's evaluator
 EVALUATORS: dict[str, tuple[str, str]] = {
@@ -31,7 +31,8 @@ def threshold(value: Any) -> float:
     return float(value["threshold"] if isinstance(value, Mapping) else value)
 
 
-def _criterion(name: str, value: Any, case: Case) -> Any:
+def adk_criterion(name: str, value: Any, case: Case) -> Any:
+    """ADK's criterion object of the criterion `name` (its eval file `value`) for `case`."""
     from google.adk.evaluation import eval_metrics as m
     from google.adk.evaluation.eval_rubrics import Rubric, RubricContent
 
@@ -71,7 +72,7 @@ def evaluator(name: str, value: Any, case: Case) -> Any:
         raise MissingExtra(f"the criterion `{name}` needs {exc.name}, which this install "
                            f"lacks; {install('eval')}") from None
     return found(eval_metric=EvalMetric(metric_name=name,
-                                        criterion=_criterion(name, value, case)))
+                                        criterion=adk_criterion(name, value, case)))
 
 
 class MissingExtra(Exception):
