@@ -47,13 +47,16 @@ def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagn
 def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: bool,
             scenario_files: tuple[Path, ...]) -> None:
     """Check SPECS (files or globs) and report every problem at file:line:col, with the
-    scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given.
+    scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given, and
+    the eval file beside each spec (`evals/<spec file name>.yaml`).
 
     Exit status: 0 when clean, 1 when a spec has errors (or warnings with --strict),
     2 for a usage error (a named file that cannot be read) or an internal failure.
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from agentspec.evaluation.check import check_evals
+    from agentspec.evaluation.discover import default_evals
     from agentspec.testing.check import check_scenarios
     from agentspec.testing.discover import default_scenarios
     from agentspec.testing.names import SpecContext, loose_context, spec_context
@@ -63,6 +66,7 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     sources: dict[str, SourceFile] = {}
     unreadable = False
     scenarios: dict[Path, SpecContext] = {}  # scenario file -> what its spec tells of it
+    evals: dict[Path, SpecContext] = {}  # eval file -> what its spec tells of it
     for path in files:
         result = check(path, environment=environment)
         diagnostics += result.diagnostics
@@ -73,6 +77,9 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
             if scenario_file is not None:
                 scenarios[scenario_file] = context
+        eval_file = default_evals(path) if result.readable else None
+        if eval_file is not None:
+            evals[eval_file] = context
     for scenario_file in scenario_files if len(files) != 1 else ():
         scenarios.setdefault(scenario_file, loose_context())
     for scenario_file, context in scenarios.items():
@@ -81,6 +88,11 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         diagnostics += scenario_check.diagnostics
         sources.update(scenario_check.sources)
         unreadable |= scenario_file in scenario_files and not scenario_check.readable
+    for eval_file, context in evals.items():
+        eval_check = check_evals(eval_file, context.required, project=context.project,
+                                 names=context.names)
+        diagnostics += eval_check.diagnostics
+        sources.update(eval_check.sources)
     if strict:
         diagnostics = [d.as_error() for d in diagnostics]
     diagnostics = normalize(diagnostics)
@@ -89,7 +101,8 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     if fmt == "concise":
         checked = f"{len(files)} spec{'s' * (len(files) != 1)}" + (
             f", {len(scenarios)} scenario file{'s' * (len(scenarios) != 1)}"
-            if scenarios else "")
+            if scenarios else "") + (
+            f", {len(evals)} eval file{'s' * (len(evals) != 1)}" if evals else "")
         status = "ok" if not errors else "failed"
         click.echo(f"{status}: {checked}, {summary(diagnostics)}", err=True)
     sys.exit(2 if unreadable else 1 if errors else 0)

@@ -76,8 +76,8 @@ def _judge(data: Mapping[str, Any], pos: PosNode) -> Iterator[Diagnostic]:
         where: DataPath = ("criteria", next(iter(used))) if next(iter(used)) in \
             _mapping(data.get("criteria")) else ("cases",)
         yield codes.EVAL_MISSING_JUDGE(
-            f"{', '.join(f'`{n}`' for n in used)} need a judge model, and the file chooses "
-            "none", pos.key_span(where),
+            f"{', '.join(f'`{n}`' for n in used)} need{'s' * (len(used) == 1)} a judge "
+            "model, and the file chooses none", pos.key_span(where),
             hint="add `judge: {model: gemini-2.5-flash}` (or another model) to the file")
 
 
