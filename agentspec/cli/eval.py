@@ -39,15 +39,37 @@ def _files(spec: Path, given: tuple[Path, ...], export: bool) -> list[Path]:
     return files
 
 
-def load_cases(spec: Path, files: list[Path], environment: str | None) -> list[Any]:
-    """The cases of every file, each checked first (all files, before any case runs); a
-    usage error after the diagnostics when one has errors."""
-    from agentspec.cli.test import _context, load_scenarios
+def _context(specs: list[Path], environment: str | None) -> Any:
+    """What the specs tell the check of eval files: the first's required state and project;
+    the names of all of them (`--base`: a case may name a tool the change removes)."""
+    import dataclasses
+
+    from agentspec.cli.test import _context as context_of
+    from agentspec.testing.names import SpecNames
+
+    found = [context_of(spec, environment) for spec in specs]
+    known = [c.names for c in found if c.names is not None]
+    if len(known) != len(found):
+        return dataclasses.replace(found[0], names=None)
+    names = SpecNames(set().union(*(n.agents for n in known)),
+                      set().union(*(n.scripted for n in known)),
+                      set().union(*(n.tools for n in known)), any(n.opaque for n in known),
+                      set().union(*(n.planners for n in known)))
+    return dataclasses.replace(found[0], names=names)
+
+
+def load_cases(spec: Path, files: list[Path], environment: str | None,
+               base: Path | None = None) -> list[Any]:
+    """The cases of every file, each checked first (all files, before any case runs) against
+    the spec (and the spec at the base revision); a usage error after the diagnostics when
+    one has errors."""
+    from agentspec.cli.test import load_scenarios
     from agentspec.evaluation.adk_sets import read_adk_set, scenario_cases
     from agentspec.evaluation.cases import cases_of
     from agentspec.evaluation.check import check_evals
 
-    context = _context(spec, environment)
+    context = _context([spec] + ([base] if base is not None and base.is_file() else []),
+                       environment)
     cases: list[Any] = []
     bad: list[Path] = []
     for path in files:
@@ -98,7 +120,7 @@ def _render(results: list[Any], runs: int, fmt: str) -> str:
     return report.markdown(results, runs) if fmt == "markdown" else report.table(results, runs)
 
 
-def _compare(spec: Path, base: str, cases: list[Any], runs: int, fmt: str,
+def _compare(spec: Path, base: str, files: list[Path], runs: int, fmt: str,
              environment: str | None) -> bool:
     """Runs the cases at `base` and here; prints the delta; whether this side passed."""
     import json
@@ -114,6 +136,7 @@ def _compare(spec: Path, base: str, cases: list[Any], runs: int, fmt: str,
         old, _ = _materialize(base, at_base, stack)
         if not old.is_file():
             raise click.UsageError(f"{spec} does not exist at {base}")
+        cases = load_cases(spec, files, environment, old)
         before = evaluate(old, cases, environment=environment, runs=runs)
     after = evaluate(spec, cases, environment=environment, runs=runs)
     found = report.deltas(before, after)
@@ -154,14 +177,15 @@ def command(spec: Path, eval_files: tuple[Path, ...], runs: int, fmt: str, base:
     for path in eval_files:
         if not path.is_file():
             raise click.UsageError(f"{path} does not exist")
-    cases = load_cases(spec, _files(spec, eval_files, export_dir is not None), environment)
+    files = _files(spec, eval_files, export_dir is not None)
     if export_dir is not None:
-        _export(spec, cases, export_dir, environment)
+        _export(spec, load_cases(spec, files, environment), export_dir, environment)
         return
     try:
         if base is not None:
-            passed = _compare(spec, base, cases, runs, fmt, environment)
+            passed = _compare(spec, base, files, runs, fmt, environment)
         else:
+            cases = load_cases(spec, files, environment)
             results = evaluate(spec, cases, environment=environment, runs=runs)
             click.echo(_render(results, runs, fmt), nl=False)
             passed = all(r.passed for r in results)

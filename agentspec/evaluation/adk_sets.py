@@ -21,6 +21,7 @@ from typing import Any
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.evaluation.cases import Case, ExpectedTurn, Judge
 from agentspec.evaluation.criteria import EVALUATORS, adk_criterion
+from agentspec.parse import load
 
 __all__ = ["export", "read_adk_set", "scenario_cases"]
 
@@ -135,6 +136,28 @@ def _criteria_of(config: Mapping[str, Any], path: Path) -> tuple[dict[str, Any],
     return criteria, judge, rubrics, problems
 
 
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+
+
+def _located(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The longest part of pydantic's `loc` (camelCase aliases or the fields' names) that is
+    in `data`, as keys of `data`."""
+    found: list[Any] = []
+    for part in loc:
+        if isinstance(data, Mapping):
+            key = part if part in data else _snake(str(part))
+            if key not in data:
+                break
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            key = part
+        else:
+            break
+        found.append(key)
+        data = data[key]
+    return tuple(found)
+
+
 def read_adk_set(path: Path) -> tuple[list[Case], list[Diagnostic]]:
     """The cases of an ADK eval set, scored by the `test_config.json` beside it (ADK's
     default criteria without one)."""
@@ -142,18 +165,22 @@ def read_adk_set(path: Path) -> tuple[list[Case], list[Diagnostic]]:
     from google.adk.evaluation.eval_set import EvalSet
     from pydantic import ValidationError
 
+    parsed = load(path)  # JSON is YAML: the positions of what ADK's model refuses
+    if not parsed.ok or parsed.positions is None:
+        return [], list(parsed.diagnostics)
     try:
-        eval_set = EvalSet.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        return [], [codes.FILE_NOT_FOUND(f"cannot read `{path}`: {exc.strerror}", None)]
+        eval_set = EvalSet.model_validate(parsed.value)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return [], [codes.EVAL_INVALID_ADK_SET(
-            f"`{path}` is no ADK eval set: {where or 'the file'}: {first['msg']}"
-            + (f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""),
-            None, hint="fix it as ADK's `EvalSet` model says, or write it again with "
-            "`adk web`")]
+        found = []
+        for error in exc.errors(include_url=False)[:20]:
+            where = _located(parsed.value, error["loc"])
+            found.append(codes.EVAL_INVALID_ADK_SET(
+                f"`{'.'.join(map(str, where)) or 'the file'}`"
+                + (f" (`{error['loc'][-1]}`)" if len(where) < len(error["loc"]) else "")
+                + f": {error['msg']}", parsed.positions.value_span(where),
+                hint="fix it as ADK's `EvalSet` model says, or write it again with "
+                "`adk web`"))
+        return [], found
     config_path = path.parent / "test_config.json"
     try:
         config = json.loads(config_path.read_text(encoding="utf-8")) \

@@ -4,6 +4,7 @@ case's rubrics and the file's judge model."""
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -71,8 +72,10 @@ def evaluator(name: str, value: Any, case: Case) -> Any:
 
         raise MissingExtra(f"the criterion `{name}` needs {exc.name}, which this install "
                            f"lacks; {install('eval')}") from None
-    return found(eval_metric=EvalMetric(metric_name=name,
-                                        criterion=adk_criterion(name, value, case)))
+    with warnings.catch_warnings():  # ADK marks its judged evaluators experimental
+        warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]", category=UserWarning)
+        return found(eval_metric=EvalMetric(metric_name=name,
+                                            criterion=adk_criterion(name, value, case)))
 
 
 class MissingExtra(Exception):

@@ -4,9 +4,11 @@ times, each criterion's scores kept per run, so a report gives their mean and sp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import logging
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,14 +102,44 @@ class _Stopped(Exception):
     """The run cannot go on for a reason of the case (not of the agents)."""
 
 
+class _Warnings(logging.Handler):
+    """What ADK's evaluators log while scoring: a judge call that failed is logged (with
+    its traceback) and left unscored, not raised."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _adk_warnings() -> Iterator[_Warnings]:
+    logger = logging.getLogger("google_adk.google.adk.evaluation")
+    caught = _Warnings()
+    logger.addHandler(caught)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield caught
+    finally:
+        logger.removeHandler(caught)
+        logger.propagate = propagate
+
+
 async def _scored(name: str, value: Any, case: Case, actual: list[Any],
-                  expected: list[Any]) -> float | None:
-    judge = evaluator(name, value, case)
-    result = judge.evaluate_invocations(actual, expected)
-    if inspect.isawaitable(result):
-        result = await result
+                  expected: list[Any]) -> tuple[float | None, str]:
+    """The criterion's score for one run, and why there is none."""
+    with _adk_warnings() as caught:
+        judge = evaluator(name, value, case)
+        result = judge.evaluate_invocations(actual, expected)
+        if inspect.isawaitable(result):
+            result = await result
     score = result.overall_score
-    return None if score is None else float(score)
+    if score is not None:
+        return float(score), ""
+    why = "; ".join(dict.fromkeys(caught.messages)) or "ADK's evaluator gave no score"
+    return None, f"`{name}` could not score: {why}"
 
 
 def _describe(exc: BaseException) -> str:
@@ -141,13 +173,11 @@ def run_case(case: Case, app_for: AppFactory, runs: int = 1) -> CaseResult:
         for name, value in case.criteria.items():
             score = result.scores[name]
             try:
-                found = asyncio.run(_scored(name, value, case, actual, expected))
+                found, reason = asyncio.run(_scored(name, value, case, actual, expected))
             except MissingExtra as exc:
                 found, reason = None, str(exc)
             except Exception as exc:  # noqa: BLE001 - e.g. the judge model failed
                 found, reason = None, f"`{name}` could not score: {_describe(exc)}"
-            else:
-                reason = "" if found is not None else f"`{name}` gave no score"
             score.scores.append(found)
             if reason:
                 score.errors.append(reason)
