@@ -274,3 +274,31 @@ def test_a_malformed_adk_eval_set_is_reported(tmp_path: Path,
     assert result.exit_code == 2
     assert "bad.evalset.json:3:3: AS727 `eval_cases.0` (`evalId`): Field required" in \
         result.output
+
+
+@pytest.mark.slow
+def test_adk_eval_runs_the_exported_set_on_the_generated_package(
+        fake: FakeGemini, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`adk eval` (ADK's own CLI, in a process of its own) runs what `--export-adk` wrote on
+    the package `agentspec build` generated, against the fake: `paris` passes, `rome` (the
+    agent never calls the tool) fails, as `agentspec eval` scores them."""
+    import os
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    spec = project(tmp_path)
+    assert invoke("build", str(spec)).exit_code == 0
+    assert invoke("eval", str(spec), "--export-adk", "out").exit_code == 0
+    folder = tmp_path / "out" / "evals_agent"
+    adk = Path(sys.executable).parent / "adk"
+    done = subprocess.run(
+        [str(adk), "eval", str(tmp_path / "weather_desk"),
+         str(folder / "evals_agent.evalset.json"), "--config_file_path",
+         str(folder / "test_config.json"), "--print_detailed_results"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    output = done.stdout + done.stderr
+    assert "Eval Run Summary" in output, output
+    assert "Tests passed: 1" in output and "Tests failed: 1" in output, output
+    assert fake.violations == [] and fake.script_problems == []
+    assert any(r.agent == "weather" for r in fake.requests)
