@@ -17,8 +17,8 @@ EVAL_SCHEMA_ID = "https://agentspec.dev/schemas/eval.schema.json"
 
 def eval_json_schema() -> dict[str, Any]:
     schema = TypeAdapter(EvalFile).json_schema(mode="validation")
-    return {"$schema": DRAFT, "$id": EVAL_SCHEMA_ID, "title": "agentspec eval file",
-            **schema}
+    return {"$schema": DRAFT, "$id": EVAL_SCHEMA_ID, **schema,
+            "title": "agentspec eval file"}
 
 
 def eval_schema_text() -> str:
