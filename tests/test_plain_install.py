@@ -1,5 +1,6 @@
-"""Without its extras (`mcp`, LiteLLM, psycopg, SQLAlchemy, ADK's eval packages) agentspec runs every command on a
-spec that does not need them, and a spec that does is AS402 naming the extra to install.
+"""Without its extras (`mcp`, LiteLLM, psycopg, SQLAlchemy, ADK's eval packages) agentspec
+runs every command on a spec that does not need them, and a spec that does is AS402 naming
+the extra to install.
 
 The development environment has every extra installed, so a subprocess hides them with an
 import hook (as a plain `pip install agentspec-adk` lacks them) and runs the commands there,

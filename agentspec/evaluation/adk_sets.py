@@ -36,8 +36,9 @@ def scenario_cases(scenarios: list[Any], source: str) -> list[Case]:
     expect (by name, any order), with their scripted replies."""
     found = []
     for scenario in scenarios:
-        tools = [(t if isinstance(t, str) else str(t.get("name")), {})
-                 for t in scenario.expect.get("tools") or []]
+        tools: list[tuple[str, dict[str, Any]]] = [
+            (t if isinstance(t, str) else str(t.get("name")), {})
+            for t in scenario.expect.get("tools") or []]
         turns = [ExpectedTurn(m, [] if i < len(scenario.messages) - 1 else tools)
                  for i, m in enumerate(scenario.messages)]
         found.append(Case(name=scenario.name, turns=turns, criteria={
