@@ -18,14 +18,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentspec"
 
 #: the compiler's stages in pipeline order: a stage may import its own and earlier ones
 ORDER = ("core", "language", "parse", "resolve", "kinds", "validate", "ir", "emit", "build",
-         "bundle", "review", "adkimport", "testing", "init", "cli")
+         "bundle", "review", "adkimport", "testing", "evaluation", "init", "cli")
 CORE = {"source", "diagnostics", "project_files", "pysource", "safefs", "stdlib_boundary",
         "__init__"}
 #: the parts of later stages a kind module holds (its node types, plan values, diff rules)
 KIND_PARTS = {"agentspec.ir.tree", "agentspec.ir.plan", "agentspec.ir.values",
               "agentspec.review.rule", "agentspec.review.changes"}
 #: stages that build runtime objects or name runtime code
-USES_RUNTIME = {"emit", "build", "testing", "cli"}
+USES_RUNTIME = {"emit", "build", "testing", "evaluation", "cli"}
 
 
 def stage(module: str) -> str:
