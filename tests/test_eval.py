@@ -302,3 +302,33 @@ def test_adk_eval_runs_the_exported_set_on_the_generated_package(
     assert "Tests passed: 1" in output and "Tests failed: 1" in output, output
     assert fake.violations == [] and fake.script_problems == []
     assert any(r.agent == "weather" for r in fake.requests)
+
+
+def test_the_export_takes_the_spec_scenarios_and_refuses_a_link(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = project(tmp_path)
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "agent.yaml").write_text(
+        "messages: [Weather in Paris?]\nreplies:\n  weather:\n"
+        "    - {call: get_weather, args: {city: Paris}}\n    - {text: Sunny.}\n"
+        "expect: {tools: [get_weather]}\n")
+    written = invoke("eval", str(spec), "--export-adk", "out")
+    assert written.exit_code == 0, written.output
+    assert "wrote out/scenarios_agent/" in written.output
+    eval_set = json.loads((tmp_path / "out" / "scenarios_agent" /
+                           "scenarios_agent.evalset.json").read_text())
+    (turn,) = eval_set["eval_cases"][0]["conversation"]
+    assert turn["user_content"]["parts"][0]["text"] == "Weather in Paris?"
+    assert turn["intermediate_data"]["tool_uses"][0]["name"] == "get_weather"
+    config = json.loads((tmp_path / "out" / "scenarios_agent" / "test_config.json")
+                        .read_text())["criteria"]["tool_trajectory_avg_score"]
+    assert (config["matchType"], config["ignoreArgs"]) == (2, True)  # ANY_ORDER, by name
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "evals_agent").symlink_to(elsewhere)
+    refused = invoke("eval", str(spec), "--export-adk", "linked")
+    assert refused.exit_code == 1 and "cannot write linked" in refused.output, refused.output
+    assert list(elsewhere.iterdir()) == []

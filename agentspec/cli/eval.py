@@ -179,7 +179,10 @@ def command(spec: Path, eval_files: tuple[Path, ...], runs: int, fmt: str, base:
             raise click.UsageError(f"{path} does not exist")
     files = _files(spec, eval_files, export_dir is not None)
     if export_dir is not None:
-        _export(spec, load_cases(spec, files, environment), export_dir, environment)
+        try:
+            _export(spec, load_cases(spec, files, environment), export_dir, environment)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {export_dir}: {exc}") from None
         return
     try:
         if base is not None:

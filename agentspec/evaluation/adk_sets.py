@@ -71,27 +71,33 @@ def _config(case: Case) -> Any:
 
 
 def export(cases: list[Case], app_name: str, directory: Path, stem: str) -> list[Path]:
-    """Writes the cases' eval sets and configs under `directory`; the folders written."""
+    """Writes the cases' eval sets and configs under `directory` (never through a link,
+    replacing older ones); the folders written."""
+    from google.adk.evaluation.eval_set import EvalSet
+
+    from agentspec import safefs
+
     groups: dict[str, list[Case]] = {}
     for case in cases:
         key = json.dumps([case.criteria, case.judge and vars(case.judge), case.rubrics],
                          sort_keys=True, default=str)
         groups.setdefault(key, []).append(case)
     written = []
-    for index, group in enumerate(groups.values()):
-        from google.adk.evaluation.eval_set import EvalSet
-
-        name = _slug(stem) + (f"_{index + 1}" if len(groups) > 1 else "")
-        folder = directory / name
-        folder.mkdir(parents=True, exist_ok=True)
-        eval_set = EvalSet(eval_set_id=name, name=name,
-                           eval_cases=[_eval_case(case, app_name) for case in group])
-        (folder / f"{name}.evalset.json").write_text(
-            eval_set.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
-        (folder / "test_config.json").write_text(
-            _config(group[0]).model_dump_json(indent=2, exclude_none=True, by_alias=True)
-            + "\n", encoding="utf-8")
-        written.append(folder)
+    with safefs.directory(directory, create=True) as root:
+        for index, group in enumerate(groups.values()):
+            name = _slug(stem) + (f"_{index + 1}" if len(groups) > 1 else "")
+            eval_set = EvalSet(eval_set_id=name, name=name,
+                               eval_cases=[_eval_case(case, app_name) for case in group])
+            files = {f"{name}.evalset.json": eval_set.model_dump_json(
+                         indent=2, exclude_none=True),
+                     "test_config.json": _config(group[0]).model_dump_json(
+                         indent=2, exclude_none=True, by_alias=True)}
+            with safefs.subdirectory(root, name, create=True,
+                                     shown=str(directory / name)) as folder:
+                for file, text in files.items():
+                    safefs.write_file(folder, file, (text + "\n").encode("utf-8"),
+                                      shown=str(directory / name / file), replace=True)
+            written.append(directory / name)
     return written
 
 
