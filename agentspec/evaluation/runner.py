@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentspec.evaluation.app import app_factory, case_environment
+from agentspec.evaluation.app import SpecError, app_factory, case_environment
 from agentspec.evaluation.cases import Case, expected_invocations
 from agentspec.evaluation.criteria import MissingExtra, evaluator, threshold
 
@@ -159,6 +159,8 @@ def run_case(case: Case, app_for: AppFactory, runs: int = 1) -> CaseResult:
         try:
             with case_environment(case):
                 actual = asyncio.run(_play(app_for(case), case))
+        except SpecError:
+            raise  # the spec itself, not this run: the command reports it once
         except Exception as exc:  # noqa: BLE001 - the agents' failure fails this run only
             for score in result.scores.values():
                 score.scores.append(None)
