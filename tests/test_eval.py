@@ -332,3 +332,20 @@ def test_the_export_takes_the_spec_scenarios_and_refuses_a_link(
     refused = invoke("eval", str(spec), "--export-adk", "linked")
     assert refused.exit_code == 1 and "cannot write linked" in refused.output, refused.output
     assert list(elsewhere.iterdir()) == []
+
+
+def test_scores_over_runs_give_mean_spread_and_the_delta_verdicts() -> None:
+    from agentspec.evaluation.report import deltas
+    from agentspec.evaluation.runner import CaseResult, Score
+
+    mixed = Score("tool_trajectory_avg_score", 0.5, [1.0, 0.0, 1.0, 0.0])
+    assert (mixed.mean, mixed.spread, mixed.passed) == (0.5, 0.5, True)
+    unscored = Score("final_response_match_v2", 0.5, [1.0, None], ["the judge failed"])
+    assert (unscored.mean, unscored.passed) == (1.0, False)  # an unscored run fails it
+    base = [CaseResult("a", "x", {"t": Score("t", 1.0, [1.0])}),
+            CaseResult("b", "x", {"t": Score("t", 1.0, [0.0])})]
+    new = [CaseResult("a", "x", {"t": Score("t", 1.0, [0.0])}),
+           CaseResult("b", "x", {"t": Score("t", 1.0, [1.0])}),
+           CaseResult("c", "x", {"t": Score("t", 1.0, [1.0])})]
+    assert [(d.case, d.verdict, d.change) for d in deltas(base, new)] == [
+        ("a", "REGRESSED", -1.0), ("b", "fixed", 1.0), ("c", "new", None)]

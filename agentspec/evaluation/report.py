@@ -84,6 +84,8 @@ class Delta:
 
     @property
     def verdict(self) -> str:
+        if self.base is None or self.new is None:
+            return "new" if self.base is None else "removed"
         was = self.base is not None and self.base.passed
         now = self.new is not None and self.new.passed
         if was == now:
@@ -129,7 +131,7 @@ def delta_markdown(found: list[Delta], base: str) -> str:
     regressed = sum(d.verdict == "REGRESSED" for d in found)
     fixed = sum(d.verdict == "fixed" for d in found)
     marks = {"pass": "✅ pass", "fail": "❌ fail", "fixed": "✅ fixed",
-             "REGRESSED": "🔻 regressed"}
+             "REGRESSED": "🔻 regressed", "new": "new", "removed": "removed"}
     lines = [f"### Evaluation against `{_cell(base)}`: {regressed} regressed, {fixed} fixed", "",
              f"| Case | Criterion | Threshold | `{_cell(base)}` | This change | Δ | Result |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
