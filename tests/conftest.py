@@ -40,7 +40,7 @@ COMPILER_FILES = frozenset({
     "test_parse.py", "test_resolve.py", "test_validate.py", "test_golden.py", "test_diff.py",
     "test_diff_rules.py", "test_graph.py", "test_schema.py", "test_globs.py", "test_render.py",
     "test_stdlib_refs.py", "test_dangling.py", "test_kinds.py", "test_import_graph.py",
-    "test_choosing.py"})
+    "test_choosing.py", "test_eval_files.py"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,5 +1,6 @@
-"""Without its extras (`mcp`, LiteLLM, psycopg, SQLAlchemy) agentspec runs every command on a
-spec that does not need them, and a spec that does is AS402 naming the extra to install.
+"""Without its extras (`mcp`, LiteLLM, psycopg, SQLAlchemy, ADK's eval packages) agentspec
+runs every command on a spec that does not need them, and a spec that does is AS402 naming
+the extra to install.
 
 The development environment has every extra installed, so a subprocess hides them with an
 import hook (as a plain `pip install agentspec-adk` lacks them) and runs the commands there,
@@ -16,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy")
+BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy", "rouge_score")
 
 #: runs in the subprocess: argv[1] is a JSON list of [directory, [args...]]
 RUNNER = textwrap.dedent("""\
@@ -116,4 +117,45 @@ def test_a_plain_install_runs_every_command_and_names_the_extra_a_spec_needs(
     for refused in results[8:]:  # build, test and import of what has an MCP toolset
         assert refused["code"] == 1 and "AS402" in refused["output"] \
             and install in refused["output"], refused
+    assert ran["leaked"] == []
+
+
+EVALS = """\
+criteria:
+  tool_trajectory_avg_score: 1.0
+cases:
+  - name: paris
+    turns:
+      - {user: Weather in Paris?, tools: [{name: get_weather, args: {city: Paris}}]}
+    replies:
+      weather: [{call: get_weather, args: {city: Paris}}, {text: Sunny in Paris.}]
+  - name: rouge
+    criteria: {response_match_score: 0.5}
+    turns: [{user: Weather in Paris?, reference: Sunny in Paris.}]
+    replies:
+      weather: [{text: Sunny in Paris.}]
+"""
+
+
+def test_a_plain_install_evaluates_and_names_the_eval_extra(tmp_path: Path) -> None:
+    """`agentspec eval` runs ADK's evaluators without the `eval` extra; the one criterion
+    that needs it (ROUGE) fails its case naming the extra; the ADK export needs nothing."""
+    import shutil
+
+    example = tmp_path / "weather"
+    shutil.copytree(REPO / "examples" / "weather", example,
+                    ignore=shutil.ignore_patterns("__pycache__", "weather_assistant"))
+    (example / "evals").mkdir()
+    (example / "evals" / "agent.yaml").write_text(EVALS)
+    ran = _run([(example, ["eval", "agent.yaml"]),
+                (example, ["eval", "agent.yaml", "--export-adk", "out"])])
+    results = ran["results"]
+    assert isinstance(results, list)
+    table, export = results
+    assert table["code"] == 1 and "Traceback" not in table["output"], table
+    assert "paris  tool_trajectory_avg_score  1.00       1.00  0.00    pass" in table["output"]
+    assert "the criterion `response_match_score` needs rouge_score, which this install " \
+           "lacks; pip install 'agentspec-adk[eval]'" in table["output"], table
+    assert export["code"] == 0, export  # the cases differ in criteria: a folder each
+    assert "wrote out/evals_agent_1/\nwrote out/evals_agent_2/" in export["output"], export
     assert ran["leaked"] == []

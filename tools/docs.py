@@ -1,6 +1,6 @@
 """Write the generated reference pages of the documentation, or check they are current.
 
-    python tools/docs.py          # write docs/reference/{cli,codes,schema,python-api}.md
+    python tools/docs.py          # write the pages of docs/reference/
     python tools/docs.py --check  # exit 1 naming each stale page
 
 The pages come from the code itself (click's help, the diagnostic code registry, the JSON
@@ -37,13 +37,13 @@ STAGES = {
     "4": "Build",
     "5": "Diff",
     "6": "Import from ADK Agent Config",
-    "7": "Scenario files",
+    "7": "Scenario files (70x) and eval files (72x-74x)",
 }
 
 
 def pages() -> dict[str, str]:
     return {"cli.md": cli_page(), "codes.md": codes_page(), "schema.md": schema_page(),
-            "python-api.md": python_api_page()}
+            "eval-schema.md": eval_schema_page(), "python-api.md": python_api_page()}
 
 
 def python_api_page() -> str:
@@ -147,16 +147,29 @@ def schema_fields(schema: dict[str, Any] | None = None) -> dict[str, list[str]]:
 
 
 def schema_page() -> str:
-    schema = json_schema()
-    out = [GENERATED, "# Schema fields\n\n",
-           "Every field of the language's JSON Schema (`agentspec schema`, committed as "
-           "`schemas/agentspec.schema.json`), object by object. The language reference "
-           "explains each in context.\n"]
-    objects = [("Spec", schema)] + sorted(
+    return _fields_page(json_schema(), "Spec", "# Schema fields\n\n",
+                        "Every field of the language's JSON Schema (`agentspec schema`, "
+                        "committed as `schemas/agentspec.schema.json`), object by object. The "
+                        "language reference explains each in context.\n")
+
+
+def eval_schema_page() -> str:
+    from agentspec.evaluation.schema import eval_json_schema
+
+    return _fields_page(eval_json_schema(), "EvalFile", "# Eval file fields\n\n",
+                        "Every field of the eval file's JSON Schema (`agentspec schema "
+                        "--eval`, committed as `schemas/eval.schema.json`), object by object. "
+                        "The [evaluation guide](../guides/evaluating.md) explains them in "
+                        "context.\n")
+
+
+def _fields_page(schema: dict[str, Any], top: str, title: str, intro: str) -> str:
+    out = [GENERATED, title, intro]
+    objects = [(top, schema)] + sorted(
         (name, d) for name, d in schema.get("$defs", {}).items() if "properties" in d)
     for name, definition in objects:
         out.append(f"\n## {name}\n\n")
-        if definition.get("description") and name != "Spec":
+        if definition.get("description") and name != top:
             out.append(f"{_one_line(definition['description'])}\n\n")
         out.append("| field | type | default | description |\n|---|---|---|---|\n")
         required = set(definition.get("required", []))

@@ -23,6 +23,7 @@ COMMANDS = {
     "graph": ("agentspec.cli.graph", "Draw a spec's agents as Mermaid or DOT."),
     "init": ("agentspec.cli.init", "Start a project from a template."),
     "test": ("agentspec.cli.test", "Run a spec's scenario tests offline."),
+    "eval": ("agentspec.cli.eval", "Score a spec's agents on evaluation cases."),
     "worker": ("agentspec.cli.worker", "Run the background jobs of offline agents."),
     "jobs": ("agentspec.cli.jobs", "List, show, retry, cancel and deliver background jobs."),
     "import": ("agentspec.cli.import_", "Convert an ADK Agent Config into a spec."),

@@ -13,14 +13,23 @@ from agentspec.language.schema import schema_text
 @click.command(name="schema")
 @click.option("--scenario", is_flag=True, help="The schema of scenario files (`agentspec "
               "test`) instead: the committed schemas/scenario.schema.json.")
+@click.option("--eval", "eval_files", is_flag=True, help="The schema of eval files "
+              "(`agentspec eval`) instead: the committed schemas/eval.schema.json.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the schema to this file (replacing an older one; its directory is "
                    "created) instead of printing it. Point the modeline "
                    "`# yaml-language-server: $schema=PATH` at it.")
-def command(scenario: bool, output: Path | None) -> None:
+def command(scenario: bool, eval_files: bool, output: Path | None) -> None:
     """Print the JSON Schema of the spec language (the committed schemas/agentspec.schema.json),
-    or with --scenario that of scenario files; -o writes it into a file instead."""
-    if scenario:
+    or with --scenario that of scenario files, --eval that of eval files; -o writes it into a
+    file instead."""
+    if scenario and eval_files:
+        raise click.UsageError("give --scenario or --eval, not both")
+    if eval_files:
+        from agentspec.evaluation.schema import eval_schema_text
+
+        text = eval_schema_text()
+    elif scenario:
         from agentspec.testing.schema import scenario_schema_text
 
         text = scenario_schema_text()

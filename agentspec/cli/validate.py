@@ -86,7 +86,8 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
             scenario_files: tuple[Path, ...], select: tuple[str, ...],
             ignore: tuple[str, ...]) -> None:
     """Check SPECS (files or globs) and report every problem at file:line:col, with the
-    scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given.
+    scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given, and
+    the eval file beside each spec (`evals/<spec file name>.yaml`).
 
     A `# agentspec: ignore[CODE]` comment on a line hides the warnings of CODE there;
     `agentspec.toml` or `[tool.agentspec]` in `pyproject.toml` sets project defaults.
@@ -96,6 +97,8 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from agentspec.evaluation.check import check_evals
+    from agentspec.evaluation.discover import default_evals
     from agentspec.testing.check import check_scenarios
     from agentspec.testing.discover import default_scenarios
     from agentspec.testing.names import SpecContext, loose_context, spec_context
@@ -107,6 +110,7 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     unreadable = False
     scenarios: dict[Path, SpecContext] = {}  # scenario file -> what its spec tells of it
     heard: dict[Path, Selection] = {}  # scenario file -> what its spec's project hears
+    evals: dict[Path, SpecContext] = {}  # eval file -> what its spec tells of it
     for path in files:
         result = check(path, environment=environment, select=chosen[0], ignore=chosen[1])
         diagnostics += result.diagnostics
@@ -118,6 +122,10 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
             if scenario_file is not None:
                 scenarios[scenario_file] = context
                 heard[scenario_file] = result.selection
+        eval_file = default_evals(path) if result.readable else None
+        if eval_file is not None:
+            evals[eval_file] = context
+            heard[eval_file] = result.selection
     for scenario_file in scenario_files if len(files) != 1 else ():
         scenarios.setdefault(scenario_file, loose_context())
     for scenario_file, context in scenarios.items():
@@ -127,6 +135,12 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
                             heard.get(scenario_file, Selection(*(c or () for c in chosen))))
         sources.update(scenario_check.sources)
         unreadable |= scenario_file in scenario_files and not scenario_check.readable
+    for eval_file, context in evals.items():
+        eval_check = check_evals(eval_file, context.required, project=context.project,
+                                 names=context.names)
+        diagnostics += hear(eval_check.diagnostics, eval_check.sources,
+                            heard.get(eval_file, Selection(*(c or () for c in chosen))))
+        sources.update(eval_check.sources)
     if strict:
         diagnostics = [d.as_error() for d in diagnostics]
     diagnostics = normalize(diagnostics)
@@ -135,7 +149,8 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     if fmt == "concise":
         checked = f"{len(files)} spec{'s' * (len(files) != 1)}" + (
             f", {len(scenarios)} scenario file{'s' * (len(scenarios) != 1)}"
-            if scenarios else "")
+            if scenarios else "") + (
+            f", {len(evals)} eval file{'s' * (len(evals) != 1)}" if evals else "")
         status = "ok" if not errors else "failed"
         click.echo(f"{status}: {checked}, {summary(diagnostics)}", err=True)
     sys.exit(2 if unreadable else 1 if errors else 0)

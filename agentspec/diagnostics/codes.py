@@ -1171,3 +1171,47 @@ SCENARIO_UNKNOWN_TOOL = _code(
     key lets the real tool run. When the spec has tools whose names only the code knows (a
     toolset, an MCP server without `filter`), only names close to a known one are
     refused.""")
+
+
+# 72x-74x: eval files (`agentspec eval`, and `agentspec validate` beside a spec)
+EVAL_MISSING_REFERENCE = _code(
+    "AS720", "eval-missing-reference", "A criterion that reads `reference` on a turn without "
+    "one", """
+    `response_match_score` and `final_response_match_v2` compare each turn's final answer
+    with the turn's `reference`. A turn without one cannot be scored, so the case would fail
+    whatever the agent answers. Give every turn of the case a `reference`, or take the
+    criterion off the case (its `criteria:` can set another).""")
+EVAL_MISSING_RUBRICS = _code(
+    "AS721", "eval-missing-rubrics", "A rubric criterion on a case without `rubrics`", """
+    `rubric_based_final_response_quality_v1` and `rubric_based_tool_use_quality_v1` check the
+    answers (or the tool use) against the case's `rubrics`, properties written as sentences.
+    A case without rubrics has nothing to check. Add `rubrics:` to the case.""")
+EVAL_MISSING_JUDGE = _code(
+    "AS722", "eval-missing-judge", "A judged criterion without a judge model", """
+    `final_response_match_v2`, the rubric criteria and `hallucinations_v1` are scored by a
+    judge model, which the eval file chooses (`judge: {model: gemini-2.5-flash}`), so a
+    review knows which model graded the agent. Add `judge:` to the file.""")
+EVAL_DUPLICATE_CASE = _code(
+    "AS723", "eval-duplicate-case", "Two cases with one name", """
+    Results, the ADK export and the `--base` comparison name cases by `name`; two cases of
+    one name would be compared with each other's results. Rename one.""")
+EVAL_UNKNOWN_TOOL = _code(
+    "AS724", "eval-unknown-tool", "A case names a tool no agent of the spec has", """
+    A turn's `tools` and a case's `stubs` name tools as the model calls them. A misspelt
+    expected tool makes a case that can never pass, a misspelt stub lets the real tool run.
+    When the spec has tools whose names only the code knows (a toolset, an MCP server
+    without `filter`), only names close to a known one are refused.""")
+EVAL_UNKNOWN_AGENT = _code(
+    "AS725", "eval-unknown-agent", "A case scripts an agent the spec does not have", """
+    A case's `replies` script agents that call a model, as in scenario files. A name that is
+    none of them scripts nothing. Use the agent's name as the spec spells it.""")
+EVAL_MISSING_STATE = _code(
+    "AS726", "eval-missing-state", "A case without state the spec requires", """
+    The spec's `state:` marks the key `required`: whoever creates a session supplies it. A
+    case creates its session, so its `state:` must give the key a value. Add it to the
+    case's `state:`.""")
+EVAL_INVALID_ADK_SET = _code(
+    "AS727", "eval-invalid-adk-set", "An ADK eval set that ADK's own model refuses", """
+    `agentspec eval` reads ADK eval sets (`*.evalset.json`, as `adk eval` and `adk web`
+    write them) with ADK's `EvalSet` model. This file breaks it at the place shown; fix it
+    as ADK's documentation of eval sets says, or write it again with `adk web`.""")

@@ -9,6 +9,11 @@ the agent that sent it, which ADK names in the system instruction (`Your interna
 "..."`); `when:` replies match the request's text; `fail:` answers a 503 `UNAVAILABLE`.
 A reply that calls a function the request does not declare is a script error (a real model
 can only call declared functions).
+
+Besides the script, `rules` answer by the prompt: the first rule whose pattern is found in
+the request's last turn (the user's text, or the tool results it answers) gives its reply,
+every time it matches, whichever agent asks (or only `agent`'s requests). A judge model
+(ADK's evaluators) has no identity line: rules are how it is answered, deterministically.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 
 from tests.fakegemini.rules import problems
 
-__all__ = ["FakeGemini", "Recorded", "serve"]
+__all__ = ["FakeGemini", "Recorded", "Rule", "serve"]
 
 PATH = re.compile(r"/(?P<version>v1beta|v1|v1alpha)/models/(?P<model>[^/:]+):"
                   r"(?P<method>generateContent|streamGenerateContent)")
@@ -42,6 +47,21 @@ class Recorded:
     problems: list[str]
 
 
+@dataclass(frozen=True)
+class Rule:
+    """Answers a request whose last turn contains `pattern` (a regular expression) with
+    `reply` (a script step: `text`, `call`, `transfer` or `fail`); `agent`: only that
+    agent's requests (None: any request, a judge's too)."""
+
+    pattern: str
+    reply: Mapping[str, Any]
+    agent: str | None = None
+
+    def matches(self, agent: str | None, body: Any) -> bool:
+        return (self.agent is None or self.agent == agent) and \
+            re.search(self.pattern, _last_turn(body)) is not None
+
+
 @dataclass
 class FakeGemini:
     """The script and what happened; `url` once serving."""
@@ -55,6 +75,7 @@ class FakeGemini:
     probes: dict[str, str] = field(default_factory=dict)
     #: the script's name for an agent made at run time (a planner's nodes' role agents)
     alias: Callable[[str], str] = field(default=lambda name: name)
+    rules: list[Rule] = field(default_factory=list)
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -86,15 +107,10 @@ class FakeGemini:
             if found:
                 self.violations += [f"{agent or model}: {p}" for p in found]
                 return 400, _error(400, "INVALID_ARGUMENT", "\n".join(found))
-            if agent is None:
-                return self._script_problem("a request the fake cannot tell the agent of "
-                                            f"(no identity line, no single probe): "
-                                            f"{_system(body)[:200]!r}")
-            step = self._next(agent, body)
-            if step is None:
-                return self._script_problem(
-                    f"the script has no more replies for agent `{agent}`"
-                    + (" that match this request" if self.replies.get(agent) else ""))
+            ruled = next((r.reply for r in self.rules if r.matches(agent, body)), None)
+            step = ruled if ruled is not None else self._scripted(agent, body)
+            if isinstance(step, tuple):
+                return step
         if "fail" in step:
             return 503, _error(503, "UNAVAILABLE", f"{agent}: {step['fail']}")
         part = _part(step)
@@ -103,6 +119,19 @@ class FakeGemini:
             return self._script_problem(f"the script has `{agent}` call {call['name']}, which "
                                         "its request does not declare")
         return 200, part
+
+    def _scripted(self, agent: str | None, body: Any) -> Mapping[str, Any] | tuple[int, Any]:
+        """The agent's next scripted reply, or the error answer of a script problem."""
+        if agent is None:
+            return self._script_problem("a request the fake cannot tell the agent of "
+                                        f"(no identity line, no single probe, no rule): "
+                                        f"{_system(body)[:200]!r}")
+        step = self._next(agent, body)
+        if step is None:
+            return self._script_problem(
+                f"the script has no more replies for agent `{agent}`"
+                + (" that match this request" if self.replies.get(agent) else ""))
+        return step
 
     def _script_problem(self, problem: str) -> tuple[int, Any]:
         self.script_problems.append(problem)
@@ -156,6 +185,20 @@ def _text(body: Mapping[str, Any]) -> str:
             answer = _get(part, "functionResponse")
             if answer is not None:
                 texts.append(json.dumps(answer.get("response"), default=str))
+    return "\n".join(texts)
+
+
+def _last_turn(body: Any) -> str:
+    """The text of a request's last turn: the user's message, or the tool results."""
+    contents = body.get("contents") if isinstance(body, Mapping) else None
+    if not isinstance(contents, list) or not contents or not isinstance(contents[-1], Mapping):
+        return ""
+    texts = []
+    for part in contents[-1].get("parts") or []:
+        texts.append(part.get("text") or "")
+        answer = _get(part, "functionResponse")
+        if answer is not None:
+            texts.append(json.dumps(answer.get("response"), default=str))
     return "\n".join(texts)
 
 

@@ -1,0 +1,3 @@
+def lookup(q: str) -> str:
+    """Look up."""
+    return "found " + q
