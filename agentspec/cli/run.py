@@ -22,6 +22,7 @@ from agentspec.cli.common import (
     services,
 )
 from agentspec.cli.inputs import parse_state, state_option
+from agentspec.cli.progress import show_request, usage_lines
 from agentspec.cli.run_output import Echo, Switches, Watch, caught_up, short
 
 
@@ -124,11 +125,23 @@ async def _deliveries(runner: Any, session_id: str, echo: Echo) -> None:
 
 async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
                 echo: Echo) -> None:
+    from agentspec.runtime.observing import collecting
+    from agentspec.runtime.usage import Ledger
     from agentspec.testing.conversation import turn
 
     await caught_up(runner, session_id, echo, first=False)
     await _deliveries(runner, session_id, echo)
-    for pending in await turn(runner, session_id, message, decide=decide, on_event=echo):
+    ledger = Ledger()
+    try:
+        with collecting(ledger), echo.elapsed.running():
+            waiting = await turn(runner, session_id, message, decide=decide, on_event=echo)
+    finally:
+        echo.usage.add(ledger)
+        if echo.per_turn:
+            echo.flush()
+            for line in usage_lines(ledger, "turn usage"):
+                click.echo(line)
+    for pending in waiting:
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
     echo.flush()
     await caught_up(runner, session_id, echo, first=False)
@@ -190,8 +203,23 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
                         StoreError, PlaceholderError, SessionsError)):
         return f"the run failed: {exc}"
+    stopped = _budget_stop(exc)
+    if stopped is not None:
+        return f"the run stopped: {stopped}"
     if isinstance(exc, ValueError):  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         return str(exc)
+    return None
+
+
+def _budget_stop(exc: BaseException) -> BaseException | None:
+    """The budget stop `exc` is or carries (ADK wraps what a plugin raises)."""
+    from agentspec.runtime.observing import BudgetExceeded
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, BudgetExceeded):
+            return seen
+        seen = seen.__cause__ or seen.__context__
     return None
 
 
@@ -255,11 +283,18 @@ def load_script(path: Path) -> _Script:
                    "`sessions:`, else in memory.")
 @click.option("--session-id", default="default", show_default=True,
               help="Which conversation in --session to continue.")
+@click.option("--usage", "per_turn", is_flag=True,
+              help="Show the tokens and cost of each turn (the run's are shown at the end).")
+@click.option("--verbose", is_flag=True,
+              help="Print the exact request each model receives (instruction, tools, "
+                   "contents) on standard error.")
 @state_option
 @environment_option
 def command(spec: Path, message: str | None, script: Path | None, session_url: str | None,
-            session_id: str, state_values: tuple[str, ...], environment: str | None) -> None:
+            session_id: str, per_turn: bool, verbose: bool, state_values: tuple[str, ...],
+            environment: str | None) -> None:
     """Send MESSAGE to SPEC's root agent, or chat in the terminal when MESSAGE is omitted."""
+    from agentspec.runtime.observing import REQUESTS, observer_of
     from agentspec.runtime.sessions import sessions_url
 
     state = parse_state(state_values)
@@ -286,7 +321,10 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from agentspec.runtime.model_routing import SWITCHES
     from agentspec.runtime.nodes import FAILURES_REPORTED
 
+    observer_of(app)  # counts every model call's tokens
     echo = Echo()
+    echo.per_turn = per_turn
+    requests = REQUESTS.set(show_request if verbose else None)
     reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     switches = Switches()
     SWITCHES.addHandler(switches)
@@ -304,6 +342,9 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         SWITCHES.removeHandler(switches)
         SWITCHES.propagate = True
         FAILURES_REPORTED.reset(reported)
+        REQUESTS.reset(requests)
+        for line in usage_lines(echo.usage, "usage"):
+            click.echo(line, err=True)
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
     if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong
         for problem in problems:

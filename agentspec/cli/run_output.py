@@ -75,11 +75,18 @@ class Echo:
     on: a run that ends on it ends with one message naming the party at fault instead."""
 
     def __init__(self) -> None:
+        from agentspec.cli.progress import Elapsed
+        from agentspec.runtime.usage import Ledger
+
         self.shown: set[str] = set()
         self.held: Any = None
         self.failed_agent: str | None = None
+        self.usage = Ledger()  # the run's model calls
+        self.per_turn = False  # `--usage`: each turn's too
+        self.elapsed = Elapsed()
 
     def __call__(self, event: Any) -> None:
+        self.elapsed.clear()
         self.flush()
         if event.id in self.shown:
             return

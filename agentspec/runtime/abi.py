@@ -36,6 +36,7 @@ NAMES: dict[str, frozenset[str]] = {
         "JobDelivery", "OfflineAgentTool", "job_settings", "job_status_tool", "sqlite_url"}),
     "agentspec.runtime.model_routing": frozenset({"ModelCallContext", "fallback", "routed"}),
     "agentspec.runtime.models": frozenset({"litellm", "registry_model"}),
+    "agentspec.runtime.observing": frozenset({"observer"}),
     "agentspec.runtime.planner": frozenset({"agent_tool", "planner"}),
     "agentspec.runtime.router": frozenset({"router"}),
     "agentspec.runtime.schemas": frozenset({"model_from_json_schema"}),
