@@ -1,0 +1,137 @@
+"""Usage and cost: each model call's usage metadata, as the fake Gemini API reports it, summed
+per agent, per model, per turn and per run by `agentspec run`; prices from the dated table or
+a model's `price:`; a `budget:` that stops the run before the next model call."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentspec.cli import cli
+from agentspec.runtime.usage import Tokens, call_cost
+from tests.fakegemini import FakeGemini, serve
+
+SPEC = """\
+    agentspec: 1
+    name: help_desk
+    root: front
+    models:
+      pro: {{id: gemini-2.5-pro}}
+      cheap: {{id: gemini-2.5-flash-lite, price: {{input: 1, output: 2, cached: 0.5}}}}
+    {budget}
+    agents:
+      front:
+        model: gemini-2.5-flash
+        description: Greets people.
+        instruction: Hand over to the specialist.
+        sub_agents: [specialist]
+      specialist:
+        model: {specialist_model}
+        description: Answers questions.
+        instruction: Answer.
+    """
+REPLIES = {"front": [{"transfer": "specialist"}],
+           "specialist": [{"text": "Lisbon has about 545000 people."}]}
+USAGE = {"promptTokenCount": 1200, "cachedContentTokenCount": 200, "candidatesTokenCount": 300,
+         "thoughtsTokenCount": 50, "totalTokenCount": 1550}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    with serve(FakeGemini(replies={k: list(v) for k, v in REPLIES.items()},
+                          usage=dict(USAGE))) as server:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
+        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+        monkeypatch.delenv("GOOGLE_GENAI_USE_ENTERPRISE", raising=False)
+        yield server
+
+
+def _spec(tmp_path: Path, *, budget: str = "", specialist_model: str = "pro") -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(textwrap.dedent(SPEC.format(budget=budget,
+                                                specialist_model=specialist_model)))
+    return path
+
+
+def test_run_sums_the_usage_the_model_service_reports(tmp_path: Path,
+                                                       fake: FakeGemini) -> None:
+    done = CliRunner().invoke(cli, ["run", str(_spec(tmp_path)), "Lisbon?", "--usage"])
+    assert done.exit_code == 0, done.output
+    assert len(fake.requests) == 2
+    # per call: 1200 prompt tokens (200 cached), 300 + 50 thinking out
+    flash = (1000 * 0.30 + 200 * 0.075 + 350 * 2.50) / 1e6  # the dated table
+    pro = (1000 * 1.25 + 200 * 0.31 + 350 * 10.0) / 1e6
+    assert f"turn usage: 3100 tokens (2400 in, 400 cached, 700 out) in 2 calls, " \
+           f"${flash + pro:.4f}" in done.output
+    assert f"  agent front: 1550 tokens (1200 in, 200 cached, 350 out) in 1 call, " \
+           f"${flash:.4f}" in done.output
+    assert f"  model gemini-2.5-pro: 1550 tokens (1200 in, 200 cached, 350 out) in 1 " \
+           f"call, ${pro:.4f}" in done.output
+    assert f"usage: 3100 tokens (2400 in, 400 cached, 700 out) in 2 calls, " \
+           f"${flash + pro:.4f}" in done.stderr
+
+
+def test_a_spec_price_wins_over_the_table(tmp_path: Path, fake: FakeGemini) -> None:
+    done = CliRunner().invoke(cli, ["run", str(_spec(tmp_path, specialist_model="cheap")),
+                                    "Lisbon?"])
+    assert done.exit_code == 0, done.output
+    own = (1000 * 1 + 200 * 0.5 + 350 * 2) / 1e6
+    assert f"  agent specialist: 1550 tokens (1200 in, 200 cached, 350 out) in 1 call, " \
+           f"${own:.4f}" in done.stderr
+
+
+def test_an_unknown_price_is_reported_as_unknown() -> None:
+    call = Tokens(calls=1, prompt=10, output=5)
+    assert call_cost(call, "gemini-3-ultra-preview", {}) is None
+    assert call_cost(call, "anthropic/claude-sonnet-4-5", {}) is None
+    assert call_cost(call, "models/gemini-2.5-flash-001", {}) == pytest.approx(
+        (10 * 0.30 + 5 * 2.50) / 1e6)
+    total = Tokens()
+    total.add(Tokens(calls=1, cost=0.5))
+    total.add(Tokens(calls=1, cost=None))
+    assert total.cost is None and "cost unknown" in total.text()
+
+
+def test_a_long_prompt_is_billed_at_the_long_context_price() -> None:
+    call = Tokens(calls=1, prompt=300_000, output=1000)
+    assert call_cost(call, "gemini-2.5-pro", {}) == pytest.approx(
+        (300_000 * 2.50 + 1000 * 15.0) / 1e6)
+
+
+def test_a_token_budget_stops_the_run_before_the_next_model_call(
+        tmp_path: Path, fake: FakeGemini) -> None:
+    spec = _spec(tmp_path, budget="budget: {run: {tokens: 1500}}")
+    done = CliRunner().invoke(cli, ["run", str(spec), "Lisbon?"])
+    assert done.exit_code == 1, done.output
+    assert len(fake.requests) == 1  # front's call; the specialist's was never sent
+    assert "agentspec: the run stopped: the run's budget of 1500 tokens is spent (1550 " \
+           "tokens in 1 model calls); agent `specialist`'s next model call was not made " \
+           "(`budget.run.tokens`)" in done.stderr
+    assert "usage: 1550 tokens" in done.stderr
+
+
+def test_a_cost_budget_stops_the_run(tmp_path: Path, fake: FakeGemini) -> None:
+    spec = _spec(tmp_path, budget="budget: {run: {cost: 0.001}}")
+    done = CliRunner().invoke(cli, ["run", str(spec), "Lisbon?"])
+    assert done.exit_code == 1, done.output
+    assert len(fake.requests) == 1
+    assert "the run's budget of $0.001 is spent ($0.0012 in 1 model calls); agent " \
+           "`specialist`'s next model call was not made (`budget.run.cost`)" in done.stderr
+
+
+def test_the_budget_counts_each_run_alone(tmp_path: Path) -> None:
+    """A run is one message and what it causes: the next message starts from nothing
+    (scripted models report 2 tokens for the first call here, so a budget summed over the
+    conversation would stop the second)."""
+    spec = _spec(tmp_path, budget="budget: {run: {tokens: 2}}")
+    script = tmp_path / "script.yaml"
+    script.write_text("messages: [a, b]\nreplies: {front: [{text: one}, {text: two}]}\n")
+    done = CliRunner().invoke(cli, ["run", str(spec), "--script", str(script), "--usage"])
+    assert done.exit_code == 0, done.output
+    assert "[front] two" in done.output
+    assert "turn usage: 2 tokens (1 in, 1 out) in 1 call" in done.output
