@@ -988,6 +988,31 @@ CONVERSATIONS_SHARED = _change("AS580", "conversation-files-shared", "high",
     reach). Turning it back to `private` is reported as a backend set up differently
     (AS514).""")
 
+TRACING_CHANGED = _change("AS581", "tracing-changed",
+                          "medium when spans go somewhere new, low otherwise",
+                          "Where or how the app's traces are sent changed", """
+    `telemetry`: the exporter, the collector's endpoint or protocol, the names of the
+    headers sent with the spans (their values are never shown), the service name or the
+    sampling ratio. Spans name the agents, tools and models of every run (and, with
+    `record_content`, what was said), so a new destination is medium. Tracing turned off,
+    a new service name or sampling ratio is low. The `OTEL_*` environment variables still
+    win at run time.""")
+CONTENT_RECORDING_CHANGED = _change("AS582", "content-recording-changed",
+                                    "high when turned on, low when turned off",
+                                    "Whether prompts and responses are recorded changed", """
+    `telemetry.record_content: true` puts the text of every prompt, response, tool argument
+    and tool result on the spans sent to the collector: personal data the users typed, and
+    whatever the tools returned, leave the app for wherever the traces are kept.""")
+BUDGET_CHANGED = _change("AS583", "budget-changed", "medium when raised or removed, low otherwise",
+                         "What a run or a job may spend changed", """
+    `budget.run` or `budget.job` (`tokens`, `cost`): a raised or removed limit lets a run
+    spend more before it is stopped; a lowered or new one may stop runs that used to
+    finish.""")
+PRICE_CHANGED = _change("AS584", "price-changed", "low",
+                        "A model's price changed", """
+    A model definition's `price:` (what the usage summaries and cost budgets count) was
+    added, removed or changed: the same calls now cost a different amount, and a cost
+    budget stops runs at another point.""")
 
 # 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec
 ADK_SCHEMA = _code("AS600", "adk-schema", "An Agent Config file ADK's own schema refuses", """

@@ -43,6 +43,7 @@ from agentspec.review.models import (
     model_routing,
     model_settings,
 )
+from agentspec.review.observing_rules import OBSERVING_RULES
 from agentspec.review.rule import (
     AgentPair,
     AppPair,
@@ -1115,6 +1116,7 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.ON_DONE_CHANGED, ("JobsNode.on_done",), _on_done),
     Rule(codes.SESSIONS_CHANGED, ("AppNode.sessions", "SessionsNode.url",
                                   "SessionsNode.sqlite_path"), _sessions),
+    *OBSERVING_RULES,
 )
 
 #: the rules of every kind, then each kind's own (a router's route, a planner's roles, ...)
