@@ -143,3 +143,31 @@ def test_an_unreachable_collector_is_one_warning_and_the_run_goes_on(tmp_path: P
     warnings = [line for line in done.stderr.splitlines() if "traces could not be sent" in line]
     assert len(warnings) == 1, done.stderr
     assert "pw-9911" not in done.stderr and SECRET not in done.stderr
+
+
+BLOCK_OTLP = textwrap.dedent("""\
+    import sys
+
+    class Blocked:
+        def find_spec(self, name, path=None, target=None):
+            if name.startswith("opentelemetry.exporter.otlp"):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, Blocked())
+    from agentspec.cli import main
+    sys.argv = ["agentspec", *sys.argv[1:]]
+    main()
+    """)
+
+
+@pytest.mark.slow
+def test_without_the_telemetry_extra_an_otlp_spec_is_as402_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC.format(endpoint="http://x:4318")))
+    done = subprocess.run([sys.executable, "-c", BLOCK_OTLP, "build", "spec.yaml"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          check=False, env={**os.environ, "TEAM_KEY": SECRET})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "AS402" in done.stdout + done.stderr
+    assert "pip install 'agentspec-adk[telemetry]'" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr

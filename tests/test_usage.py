@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentspec.cli import cli
+from agentspec.runtime.jobs import Job
 from agentspec.runtime.usage import Tokens, call_cost
 from tests.fakegemini import FakeGemini, serve
 
@@ -135,3 +136,71 @@ def test_the_budget_counts_each_run_alone(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert "[front] two" in done.output
     assert "turn usage: 2 tokens (1 in, 1 out) in 1 call" in done.output
+
+
+# background jobs --------------------------------------------------------------------------
+
+JOB_SPEC = """\
+agentspec: 1
+name: scoring
+{budget}
+tools:
+  lookup: {{python: "score_tools:lookup"}}
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Help.
+    sub_agents: [scorer]
+  scorer:
+    description: Scores a topic.
+    mode: single_turn
+    execution_mode: offline
+    model: gemini-2.5-flash
+    instruction: Look it up, then score it.
+    tools: [lookup]
+jobs:
+  store: "sqlite:///jobs.db"
+  max_attempts: 1
+"""
+
+
+def _job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: str) -> tuple[str, Job]:
+    from agentspec.runtime.jobs import open_store
+    from tests.buildkit import purge
+
+    monkeypatch.delenv("AGENTSPEC_JOBS_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    purge("score_tools")
+    (tmp_path / "score_tools.py").write_text(
+        "def lookup(topic: str) -> dict:\n    \"\"\"Look a topic up.\"\"\"\n"
+        "    return {'topic': topic}\n")
+    (tmp_path / "j.yaml").write_text(JOB_SPEC.format(budget=budget))
+    (tmp_path / "run.yaml").write_text(
+        "replies:\n  lead:\n    - {call: scorer, args: {request: score eels}}\n"
+        "    - {text: queued}\n")
+    (tmp_path / "w.yaml").write_text(
+        "replies:\n  scorer:\n    - {call: lookup, args: {topic: eels}}\n"
+        "    - {text: '90'}\n")
+    ran = CliRunner().invoke(cli, ["run", "--script", "run.yaml", "j.yaml", "hi"])
+    assert ran.exit_code == 0, ran.output
+    worked = CliRunner().invoke(cli, ["worker", "--until-idle", "--script", "w.yaml",
+                                      "j.yaml"])
+    [job] = open_store(f"sqlite:///{tmp_path / 'jobs.db'}").recent()
+    return worked.output, job
+
+
+def test_the_worker_reports_each_jobs_usage(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    output, job = _job(tmp_path, monkeypatch, "")
+    assert job.status == "DONE", output
+    done = [line for line in output.splitlines() if line.strip().startswith("done")]
+    assert len(done) == 1 and " tokens (" in done[0] and "in 2 calls" in done[0], output
+
+
+def test_a_job_budget_stops_the_job_before_its_next_model_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    output, job = _job(tmp_path, monkeypatch, "budget: {job: {tokens: 1}}")
+    assert job.status == "FAILED", output
+    assert str(job.error).startswith("the job's budget of 1 tokens is spent"), job.error
+    assert job.result is None

@@ -192,6 +192,7 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     from agentspec.runtime.jobs import StoreError
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.sessions import SessionsError
+    from agentspec.runtime.usage import budget_stop
     from agentspec.testing.scripted import ScriptedFailure, ScriptError
 
     found = classified(exc, agent)
@@ -203,23 +204,11 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
                         StoreError, PlaceholderError, SessionsError)):
         return f"the run failed: {exc}"
-    stopped = _budget_stop(exc)
+    stopped = budget_stop(exc)
     if stopped is not None:
         return f"the run stopped: {stopped}"
     if isinstance(exc, ValueError):  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         return str(exc)
-    return None
-
-
-def _budget_stop(exc: BaseException) -> BaseException | None:
-    """The budget stop `exc` is or carries (ADK wraps what a plugin raises)."""
-    from agentspec.runtime.observing import BudgetExceeded
-
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, BudgetExceeded):
-            return seen
-        seen = seen.__cause__ or seen.__context__
     return None
 
 

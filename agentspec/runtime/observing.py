@@ -19,7 +19,14 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 
 from agentspec.runtime.telemetry import install_tracing, note, set_attributes
-from agentspec.runtime.usage import ANSWERED_BY, Ledger, Tokens, call_cost, call_tokens
+from agentspec.runtime.usage import (
+    ANSWERED_BY,
+    BudgetExceeded,
+    Ledger,
+    Tokens,
+    call_cost,
+    call_tokens,
+)
 
 __all__ = ["COLLECTING", "JOB", "REQUESTS", "BudgetExceeded", "Observer",
            "collecting", "observer", "observer_of"]
@@ -33,10 +40,6 @@ REQUESTS: ContextVar[Callable[[str, LlmRequest], None] | None] = ContextVar(
     "agentspec_requests", default=None)
 
 _RUNS_KEPT = 256  # runs whose sums are kept (a run that fails never reaches after_run)
-
-
-class BudgetExceeded(RuntimeError):
-    """A run or job reached its `budget` before a model call."""
 
 
 class Observer(BasePlugin):

@@ -20,6 +20,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from agentspec.runtime.models import MissingExtra
+
 __all__ = ["CONTENT_VARIABLES", "TracingUnavailable", "install_tracing", "note", "set_attributes"]
 
 WARNINGS = logging.getLogger("agentspec.telemetry")
@@ -36,7 +38,7 @@ _LOCK = threading.Lock()
 _installed: list[str] = []  # the exporter this process traces to, once set up
 
 
-class TracingUnavailable(RuntimeError):
+class TracingUnavailable(MissingExtra):
     """The spec asks for an exporter whose package is not installed."""
 
 
@@ -71,8 +73,11 @@ def install_tracing(*, exporter: str, endpoint: str | None = None, protocol: str
                               if record_content else ("false" if name.startswith("ADK")
                                                       else "NO_CONTENT"))
     with _LOCK:
-        if _installed or not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-            return
+        current = trace.get_tracer_provider()
+        proxy = isinstance(current, trace.ProxyTracerProvider)
+        if _installed or (not proxy and (_env_endpoint() or
+                                         not hasattr(current, "add_span_processor"))):
+            return  # set up already: by us, or from the OTEL_* environment
         if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
             return
         chosen = os.environ.get("OTEL_TRACES_EXPORTER", exporter).split(",")[0].strip()
@@ -84,14 +89,23 @@ def install_tracing(*, exporter: str, endpoint: str | None = None, protocol: str
         from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
         span_exporter, where = _exporter(chosen, endpoint, protocol, headers or {})
+        processor = BatchSpanProcessor(_Guarded(span_exporter, where))
+        if not proxy:  # `adk web` / `adk api_server` set one up for their trace view
+            current.add_span_processor(processor)  # type: ignore[attr-defined]
+            _installed.append(where)
+            return
         provider = TracerProvider(
             resource=Resource.create({} if os.environ.get("OTEL_SERVICE_NAME")
                                      else {"service.name": service_name}),
             sampler=None if os.environ.get("OTEL_TRACES_SAMPLER")
             else ParentBased(TraceIdRatioBased(sampling)))
-        provider.add_span_processor(BatchSpanProcessor(_Guarded(span_exporter, where)))
+        provider.add_span_processor(processor)
         trace.set_tracer_provider(provider)
         _installed.append(where)
+
+
+def _env_endpoint() -> bool:
+    return any(os.environ.get(f"OTEL_EXPORTER_OTLP{s}_ENDPOINT") for s in ("_TRACES", ""))
 
 
 def _exporter(chosen: str, endpoint: str | None, protocol: str,
@@ -107,7 +121,7 @@ def _exporter(chosen: str, endpoint: str | None, protocol: str,
     env_protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
                                   os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL"))
     grpc = env_protocol == "grpc" if env_protocol else protocol == "grpc"
-    env_endpoint = any(os.environ.get(f"OTEL_EXPORTER_OTLP{s}_ENDPOINT") for s in ("_TRACES", ""))
+    env_endpoint = _env_endpoint()
     env_headers = any(os.environ.get(f"OTEL_EXPORTER_OTLP{s}_HEADERS") for s in ("_TRACES", ""))
     sent = None if env_headers else dict(headers) or None  # `${env.X}` read at load time
     timeout = None if any(os.environ.get(f"OTEL_EXPORTER_OTLP{s}_TIMEOUT")

@@ -10,11 +10,26 @@ from typing import Any
 
 from agentspec.contract.prices import table_price
 
-__all__ = ["ANSWERED_BY", "Ledger", "Tokens", "call_cost", "call_tokens"]
+__all__ = ["ANSWERED_BY", "BudgetExceeded", "Ledger", "Tokens", "budget_stop", "call_cost",
+           "call_tokens"]
 
 #: the id of the model that answered the model call in progress, when a composite (fallback,
 #: routed) model chose it
 ANSWERED_BY: ContextVar[str | None] = ContextVar("agentspec_answered_by", default=None)
+
+
+class BudgetExceeded(RuntimeError):
+    """A run or job reached its `budget` before a model call."""
+
+
+def budget_stop(error: BaseException) -> BudgetExceeded | None:
+    """The budget stop `error` is or carries (ADK wraps what a plugin raises)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, BudgetExceeded):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 @dataclass
