@@ -171,3 +171,24 @@ def test_without_the_telemetry_extra_an_otlp_spec_is_as402_naming_it(tmp_path: P
     assert "AS402" in done.stdout + done.stderr
     assert "pip install 'agentspec-adk[telemetry]'" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_bundle_of_an_otlp_spec_installs_the_telemetry_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from agentspec.cli import cli
+    from agentspec.contract.extras import DISTRIBUTION
+
+    monkeypatch.setenv("TEAM_KEY", SECRET)
+    spec = tmp_path / "spec.yaml"
+    for exporter, extra in (("otlp", "[telemetry]"), ("console", "")):
+        spec.write_text(textwrap.dedent(SPEC.format(endpoint="http://collector:4318"))
+                        .replace("exporter: otlp", f"exporter: {exporter}"))
+        out = tmp_path / exporter
+        done = CliRunner().invoke(cli, ["build", str(spec), "--bundle", "-o", str(out)])
+        assert done.exit_code == 0, done.output
+        requirements = (out / "desk" / "requirements.txt").read_text()
+        assert f"{DISTRIBUTION}{extra}==" in requirements, requirements
+        assert SECRET not in "".join(p.read_text(errors="replace")
+                                     for p in (out / "desk").rglob("*.py"))
