@@ -192,3 +192,52 @@ def test_a_bundle_of_an_otlp_spec_installs_the_telemetry_extra(
         assert f"{DISTRIBUTION}{extra}==" in requirements, requirements
         assert SECRET not in "".join(p.read_text(errors="replace")
                                      for p in (out / "desk").rglob("*.py"))
+
+
+@pytest.mark.slow
+def test_the_generated_package_traces_under_adk_api_server(tmp_path: Path) -> None:
+    """`adk api_server` sets up a tracer provider of its own (for its trace view); the
+    package's spans reach the spec's collector too, and the model calls go to the fake
+    Gemini API."""
+    import time
+
+    import httpx
+
+    from tests.fakegemini import FakeGemini, serve
+    from tests.test_wire import adk_server
+
+    simple = textwrap.dedent("""\
+        agentspec: 1
+        name: desk
+        telemetry: {{exporter: otlp, endpoint: "{endpoint}"}}
+        agents:
+          helper:
+            model: gemini-2.5-flash
+            instruction: Help.
+        """)
+    with collect() as collector, serve(FakeGemini(
+            replies={"helper": [{"text": "hello"}]})) as fake:
+        (tmp_path / "spec.yaml").write_text(simple.format(endpoint=collector.url))
+        from click.testing import CliRunner
+
+        from agentspec.cli import cli
+
+        built = CliRunner().invoke(cli, ["build", str(tmp_path / "spec.yaml"), "-o",
+                                         str(tmp_path / "out")])
+        assert built.exit_code == 0, built.output
+        env = {"GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "fake-key",
+               "OTEL_BSP_SCHEDULE_DELAY": "100"}  # export each batch at once
+        with adk_server("api_server", tmp_path / "out", env, tmp_path / "api.log") as url:
+            client = httpx.Client(base_url=url, timeout=300)
+            session = client.post("/apps/desk/users/u/sessions", json={}).json()["id"]
+            ran = client.post("/run", json={
+                "app_name": "desk", "user_id": "u", "session_id": session,
+                "new_message": {"role": "user", "parts": [{"text": "hi"}]}})
+            assert ran.status_code == 200, ran.text
+            deadline = time.monotonic() + 120  # generous: polling, not a timing check
+            while not collector.named("invoke_agent helper") and time.monotonic() < deadline:
+                time.sleep(0.2)
+        agent = collector.named("invoke_agent helper")
+        assert agent, (tmp_path / "api.log").read_text()[-3000:]
+        assert agent[0].attributes["agentspec.agent.kind"] == "llm"
+        assert len(fake.requests) == 1
