@@ -204,3 +204,51 @@ def test_a_job_budget_stops_the_job_before_its_next_model_call(
     assert job.status == "FAILED", output
     assert str(job.error).startswith("the job's budget of 1 tokens is spent"), job.error
     assert job.result is None
+
+
+# scenarios --------------------------------------------------------------------------------
+
+SCENARIO = """\
+messages: [Lisbon?]
+replies:
+  front: [{transfer: specialist}]
+  specialist: [{text: About 545000 people.}]
+expect: {final: About 545000 people.}
+"""
+
+
+def test_a_scenario_over_the_wire_sums_the_usage_the_service_reported(
+        tmp_path: Path, fake: FakeGemini) -> None:
+    from agentspec.cli.test import load_scenarios, run_scenario
+    from agentspec.runtime.usage import Ledger
+    from tests.test_wire import over_the_wire
+
+    spec = _spec(tmp_path)
+    (tmp_path / "scenario.yaml").write_text(SCENARIO)
+    [scenario] = load_scenarios(tmp_path / "scenario.yaml")
+    usage = Ledger()
+    assert run_scenario(spec, None, scenario, 0, script=over_the_wire(fake), usage=usage) == []
+    assert len(fake.requests) == 2
+    assert usage.total.as_json() == {
+        "calls": 2, "prompt_tokens": 2400, "cached_tokens": 400, "output_tokens": 700,
+        "thinking_tokens": 100, "total_tokens": 3100,
+        "cost_usd": round((1000 * 0.30 + 200 * 0.075 + 350 * 2.50 +
+                           1000 * 1.25 + 200 * 0.31 + 350 * 10.0) / 1e6, 6)}
+    assert set(usage.agents) == {"front", "specialist"}
+
+
+def test_test_format_json_reports_each_scenarios_usage(tmp_path: Path) -> None:
+    import json
+
+    spec = _spec(tmp_path)
+    (tmp_path / "scenario.yaml").write_text(SCENARIO)
+    done = CliRunner().invoke(cli, ["test", str(spec), str(tmp_path / "scenario.yaml"),
+                                    "--format", "json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.output)
+    assert (report["passed"], report["failed"]) == (1, 0)
+    [scenario] = report["scenarios"]
+    assert scenario["passed"] and scenario["failures"] == []
+    assert scenario["usage"]["total"]["calls"] == 2
+    assert set(scenario["usage"]["agents"]) == {"front", "specialist"}
+    assert report["usage"]["total"] == scenario["usage"]["total"]

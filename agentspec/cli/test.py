@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -19,6 +20,7 @@ import click
 from agentspec.cli.common import environment_option, print_diagnostics
 
 if TYPE_CHECKING:
+    from agentspec.runtime.usage import Ledger
     from agentspec.testing.names import SpecContext
 
 
@@ -152,11 +154,13 @@ def scripted_models(root: Any, replies: Mapping[str, list[Any]],
 
 
 def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
-                 script: Scripter | None = None) -> list[str]:
+                 script: Scripter | None = None, usage: Ledger | None = None) -> list[str]:
     """The scenario's failures (none: it passed); `script` chooses how the models answer
-    (default: `scripted_models`)."""
+    (default: `scripted_models`); `usage` sums the tokens its model calls reported."""
     from agentspec.build import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
+    from agentspec.runtime.observing import collecting, observer_of
+    from agentspec.runtime.usage import Ledger
     from agentspec.testing.scenarios import StubTools, offline_mcp
     from agentspec.testing.scripted import ScriptError
 
@@ -183,7 +187,9 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
             return [str(exc)]
         if scenario.stubs:
             app.plugins.append(StubTools(scenario.stubs))
-        failed = _judged(app, scenario)
+        observer_of(app)
+        with collecting(usage if usage is not None else Ledger()):
+            failed = _judged(app, scenario)
         # the script's own problems first, however the run went on after them; then what
         # went wrong, and replies the run never asked for (it went otherwise than scripted)
         unused = script_problems.unused() if isinstance(script_problems, _ScriptReport) \
@@ -211,10 +217,16 @@ def _judged(app: Any, scenario: Any) -> list[str]:
 @click.command(name="test")
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.argument("scenario_files", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="`json`: one document with each scenario's result, "
+              "failures and token usage.")
 @environment_option
-def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | None) -> None:
+def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
+            environment: str | None) -> None:
     """Run SPEC's scenarios (default: scenarios/<spec file name>.yaml beside it) with
     scripted models, offline, and check their expectations. Exit 1 when one fails."""
+    from agentspec.runtime.usage import Ledger
+
     if not spec.is_file():
         raise click.UsageError(f"{spec} does not exist")
     started = time.monotonic()
@@ -222,19 +234,28 @@ def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | Non
     files = _files(spec, scenario_files)
     context = _context(spec, environment)
     loaded = [(path, load_scenarios(path, context)) for path in files]  # all, before any runs
+    results: list[dict[str, Any]] = []
+    total = Ledger()
     for path, scenarios in loaded:
         for scenario in scenarios:
-            failures = run_scenario(spec, environment, scenario, passed + failed)
+            usage = Ledger()
+            failures = run_scenario(spec, environment, scenario, passed + failed, usage=usage)
+            total.add(usage)
             label = f"{path}::{scenario.name}"
-            if failures:
-                failed += 1
-                click.echo(f"{label} FAILED")
+            results.append({"file": str(path), "scenario": scenario.name,
+                            "passed": not failures, "failures": failures,
+                            "usage": usage.as_json()})
+            failed += bool(failures)
+            passed += not failures
+            if output == "text":
+                click.echo(f"{label} {'FAILED' if failures else 'PASSED'}")
                 for failure in failures:
                     click.echo(f"    {failure}")
-            else:
-                passed += 1
-                click.echo(f"{label} PASSED")
-    summary = f"{passed} passed" + (f", {failed} failed" if failed else "")
-    click.echo(f"{'=' * 10} {summary} in {time.monotonic() - started:.2f}s {'=' * 10}")
+    if output == "json":
+        click.echo(json.dumps({"passed": passed, "failed": failed, "scenarios": results,
+                               "usage": total.as_json()}, indent=2))
+    else:
+        summary = f"{passed} passed" + (f", {failed} failed" if failed else "")
+        click.echo(f"{'=' * 10} {summary} in {time.monotonic() - started:.2f}s {'=' * 10}")
     if failed:
         sys.exit(1)
