@@ -252,3 +252,35 @@ def test_test_format_json_reports_each_scenarios_usage(tmp_path: Path) -> None:
     assert scenario["usage"]["total"]["calls"] == 2
     assert set(scenario["usage"]["agents"]) == {"front", "specialist"}
     assert report["usage"]["total"] == scenario["usage"]["total"]
+
+
+def test_run_streams_the_answer_and_prints_it_once(tmp_path: Path, fake: FakeGemini) -> None:
+    """The fake sends a streamed text in two chunks; `run` prints them as one line, once,
+    and counts the call once."""
+    done = CliRunner().invoke(cli, ["run", str(_spec(tmp_path)), "Lisbon?", "--usage"])
+    assert done.exit_code == 0, done.output
+    assert all(request.stream for request in fake.requests)
+    assert done.output.count("Lisbon has about 545000 people.") == 1
+    assert "[specialist] Lisbon has about 545000 people.\n" in done.output
+    assert "turn usage: 3100 tokens" in done.output
+
+
+def test_echo_prints_streamed_chunks_as_they_arrive(capsys: pytest.CaptureFixture[str]) -> None:
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    from agentspec.cli.run_output import Echo
+
+    def said(text: str, *, partial: bool) -> Event:
+        return Event(author="writer", partial=partial, invocation_id="i",
+                     content=types.Content(role="model", parts=[types.Part(text=text)]))
+
+    echo = Echo()
+    echo(said("Hel", partial=True))
+    assert capsys.readouterr().out == "[writer] Hel"  # before the answer is complete
+    echo(said("lo", partial=True))
+    assert capsys.readouterr().out == "lo"
+    echo(said("Hello", partial=False))  # the whole answer: already shown
+    assert capsys.readouterr().out == "\n"
+    echo(said("Again", partial=False))  # not streamed: shown whole
+    assert capsys.readouterr().out == "[writer] Again\n"

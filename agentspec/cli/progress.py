@@ -16,7 +16,7 @@ import click
 
 from agentspec.runtime.usage import Ledger
 
-__all__ = ["Elapsed", "request_lines", "show_request", "usage_lines"]
+__all__ = ["Elapsed", "request_lines", "show_request", "streaming", "usage_lines"]
 
 
 def usage_lines(ledger: Ledger, title: str) -> list[str]:
@@ -42,6 +42,14 @@ def request_lines(agent: str, request: Any) -> list[str]:
         dumped = content.model_dump(mode="json", exclude_none=True)
         lines.append(f"  {content.role}: {json.dumps(dumped.get('parts'), ensure_ascii=False)}")
     return lines
+
+
+def streaming() -> Any:
+    """ADK's run settings that stream answers as they are written, where the model can (a
+    model that cannot answers whole)."""
+    from google.adk.agents import RunConfig
+
+    return RunConfig(streaming_mode="sse")  # StreamingMode.SSE (its module is private)
 
 
 def show_request(agent: str, request: Any) -> None:

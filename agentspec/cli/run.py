@@ -22,7 +22,7 @@ from agentspec.cli.common import (
     services,
 )
 from agentspec.cli.inputs import parse_state, state_option
-from agentspec.cli.progress import show_request, usage_lines
+from agentspec.cli.progress import show_request, streaming, usage_lines
 from agentspec.cli.run_output import Echo, Switches, Watch, caught_up, short
 
 
@@ -134,13 +134,15 @@ async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
     ledger = Ledger()
     try:
         with collecting(ledger), echo.elapsed.running():
-            waiting = await turn(runner, session_id, message, decide=decide, on_event=echo)
+            waiting = await turn(runner, session_id, message, decide=decide, on_event=echo,
+                                 run_config=streaming())
     finally:
         echo.usage.add(ledger)
         if echo.per_turn:
             echo.flush()
             for line in usage_lines(ledger, "turn usage"):
                 click.echo(line)
+    echo.end()
     for pending in waiting:
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
     echo.flush()
@@ -332,8 +334,9 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         SWITCHES.propagate = True
         FAILURES_REPORTED.reset(reported)
         REQUESTS.reset(requests)
-        for line in usage_lines(echo.usage, "usage"):
-            click.echo(line, err=True)
+        if script is None or per_turn:  # scripted models' counts are their own: on request
+            for line in usage_lines(echo.usage, "usage"):
+                click.echo(line, err=True)
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
     if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong
         for problem in problems:
