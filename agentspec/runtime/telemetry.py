@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import trace
@@ -22,7 +23,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from agentspec.runtime.models import MissingExtra
 
-__all__ = ["CONTENT_VARIABLES", "TracingUnavailable", "install_tracing", "note", "set_attributes"]
+__all__ = ["CONTENT_VARIABLES", "TRACING", "TracingUnavailable", "install_tracing", "note",
+           "set_attributes"]
 
 WARNINGS = logging.getLogger("agentspec.telemetry")
 
@@ -34,6 +36,8 @@ RETRY_AFTER = 30.0
 #: seconds one export may take, unless `OTEL_EXPORTER_OTLP[_TRACES]_TIMEOUT` says otherwise
 EXPORT_TIMEOUT = 3.0
 
+#: whether building an app sets up tracing (`agentspec build` only checks it can)
+TRACING: ContextVar[bool] = ContextVar("agentspec_tracing", default=True)
 _LOCK = threading.Lock()
 _installed: list[str] = []  # the exporter this process traces to, once set up
 
@@ -67,7 +71,12 @@ def _value(value: Any) -> Any:
 def install_tracing(*, exporter: str, endpoint: str | None = None, protocol: str = "http",
                     headers: Mapping[str, str] | None = None, service_name: str,
                     sampling: float = 1.0, record_content: bool = False) -> None:
-    """Sets up the process's tracer provider (once; a provider already set wins)."""
+    """Sets up the process's tracer provider (once; a provider already set wins). Under
+    `TRACING` false (`agentspec build`), only checks that the exporter can be made."""
+    if not TRACING.get():
+        if exporter == "otlp":
+            _module("grpc" if protocol == "grpc" else "http")
+        return
     for name in CONTENT_VARIABLES:  # the environment wins
         os.environ.setdefault(name, ("true" if name.startswith("ADK") else "SPAN_ONLY")
                               if record_content else ("false" if name.startswith("ADK")
@@ -128,16 +137,7 @@ def _exporter(chosen: str, endpoint: str | None, protocol: str,
                           for s in ("_TRACES", "")) else EXPORT_TIMEOUT
     url = None if env_endpoint else (endpoint or
                                      ("http://localhost:4317" if grpc else "http://localhost:4318"))
-    kind = "grpc" if grpc else "http"
-    try:
-        module = importlib.import_module(f"opentelemetry.exporter.otlp.proto.{kind}."
-                                         "trace_exporter")
-    except ImportError as exc:
-        from agentspec.contract.extras import install
-
-        raise TracingUnavailable(
-            f"`telemetry.exporter: otlp` needs the OpenTelemetry OTLP exporter: "
-            f"{install('telemetry')}") from exc
+    module = _module("grpc" if grpc else "http")
     for name in ("opentelemetry.exporter.otlp.proto.http.trace_exporter",
                  "opentelemetry.exporter.otlp.proto.grpc.exporter",
                  "opentelemetry.sdk.trace.export"):
@@ -147,6 +147,19 @@ def _exporter(chosen: str, endpoint: str | None, protocol: str,
     made = module.OTLPSpanExporter(endpoint=url, headers=sent, timeout=timeout)
     shown = redacted(url) if url else "the collector of OTEL_EXPORTER_OTLP_ENDPOINT"
     return made, shown
+
+
+def _module(kind: str) -> Any:
+    """The OTLP exporter's module for `kind` (http, grpc), or what to install."""
+    try:
+        return importlib.import_module(f"opentelemetry.exporter.otlp.proto.{kind}."
+                                       "trace_exporter")
+    except ImportError as exc:
+        from agentspec.contract.extras import install
+
+        raise TracingUnavailable(
+            f"`telemetry.exporter: otlp` needs the OpenTelemetry OTLP exporter: "
+            f"{install('telemetry')}") from exc
 
 
 class _Guarded(SpanExporter):
