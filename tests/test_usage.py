@@ -192,10 +192,18 @@ def _job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: str) -> tuple[
 
 def test_the_worker_reports_each_jobs_usage(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
     output, job = _job(tmp_path, monkeypatch, "")
     assert job.status == "DONE", output
     done = [line for line in output.splitlines() if line.strip().startswith("done")]
     assert len(done) == 1 and " tokens (" in done[0] and "in 2 calls" in done[0], output
+    # the job record keeps them: `jobs show` and `jobs list --json`
+    assert job.usage["total"]["calls"] == 2 and set(job.usage["agents"]) == {"scorer"}
+    shown = CliRunner().invoke(cli, ["jobs", "--spec", "j.yaml", "show", job.id])
+    assert "usage: " in shown.output and "in 2 calls" in shown.output, shown.output
+    listed = CliRunner().invoke(cli, ["jobs", "--spec", "j.yaml", "--json", "list"])
+    assert json.loads(listed.output)[0]["usage"] == job.usage
 
 
 def test_a_job_budget_stops_the_job_before_its_next_model_call(
@@ -204,6 +212,7 @@ def test_a_job_budget_stops_the_job_before_its_next_model_call(
     assert job.status == "FAILED", output
     assert str(job.error).startswith("the job's budget of 1 tokens is spent"), job.error
     assert job.result is None
+    assert job.usage["total"]["calls"] == 1  # the call before the stop, kept on the record
 
 
 # scenarios --------------------------------------------------------------------------------

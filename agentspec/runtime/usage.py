@@ -61,6 +61,21 @@ class Tokens:
                 "total_tokens": self.total,
                 "cost_usd": None if self.cost is None else round(self.cost, 6)}
 
+    @classmethod
+    def from_json(cls, value: Any) -> Tokens:
+        """`as_json` read back (what is not a count reads as 0)."""
+        found = value if isinstance(value, Mapping) else {}
+
+        def count(key: str) -> int:
+            number = found.get(key)
+            return number if type(number) is int else 0
+
+        cost = found.get("cost_usd", 0.0)
+        return cls(calls=count("calls"), prompt=count("prompt_tokens"),
+                   cached=count("cached_tokens"), output=count("output_tokens"),
+                   thoughts=count("thinking_tokens"),
+                   cost=float(cost) if isinstance(cost, (int, float)) else None)
+
     def text(self) -> str:
         cost = "cost unknown" if self.cost is None else f"${self.cost:.4f}"
         cached = f", {self.cached} cached" if self.cached else ""
@@ -122,6 +137,18 @@ class Ledger:
             self.agents.setdefault(name, Tokens()).add(tokens)
         for name, tokens in other.models.items():
             self.models.setdefault(name, Tokens()).add(tokens)
+
+    @classmethod
+    def from_json(cls, value: Any) -> Ledger:
+        """`as_json` read back (a job's earlier attempts, from its store)."""
+        found = value if isinstance(value, Mapping) else {}
+
+        def each(key: str) -> dict[str, Tokens]:
+            named = found.get(key)
+            return {str(k): Tokens.from_json(v) for k, v in named.items()} \
+                if isinstance(named, Mapping) else {}
+
+        return cls(Tokens.from_json(found.get("total")), each("agents"), each("models"))
 
     def as_json(self) -> dict[str, Any]:
         return {"total": self.total.as_json(),

@@ -93,6 +93,13 @@ async def run_agent(agent: BaseAgent, request: str,
     return answer
 
 
+def _spent(job: Job, attempt: Ledger) -> dict[str, Any]:
+    """The job's model calls over every attempt: the earlier ones' and this one's."""
+    total = Ledger.from_json(job.usage)
+    total.add(attempt)
+    return total.as_json()
+
+
 Report = Callable[[str, Job], None]  # (what happened, the job)
 _T = TypeVar("_T")
 
@@ -228,7 +235,7 @@ class Worker:
             after = await asyncio.to_thread(
                 store.fail, job.id, self.owner,
                 self.settings.scrubbed(describe(error, job.agent)),
-                backoff(job.attempts, self.backoff_base))
+                backoff(job.attempts, self.backoff_base), _spent(job, usage))
             if after is not None:
                 self.failed += after.status == "FAILED"
                 self.report("failed" if after.status == "FAILED" else "will retry", after)
@@ -236,7 +243,8 @@ class Worker:
                     await notify(self.settings, after)
                     await self._resume_finished(after)
         else:
-            after = await asyncio.to_thread(store.finish, job.id, self.owner, answer)
+            after = await asyncio.to_thread(store.finish, job.id, self.owner, answer,
+                                            _spent(job, usage))
             if after is not None:
                 self.done += 1
                 self.report("done", after)
