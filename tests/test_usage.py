@@ -4,6 +4,7 @@ a model's `price:`; a `budget:` that stops the run before the next model call.""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,8 +193,6 @@ def _job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: str) -> tuple[
 
 def test_the_worker_reports_each_jobs_usage(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
-
     output, job = _job(tmp_path, monkeypatch, "")
     assert job.status == "DONE", output
     done = [line for line in output.splitlines() if line.strip().startswith("done")]
@@ -247,8 +246,6 @@ def test_a_scenario_over_the_wire_sums_the_usage_the_service_reported(
 
 
 def test_test_format_json_reports_each_scenarios_usage(tmp_path: Path) -> None:
-    import json
-
     spec = _spec(tmp_path)
     (tmp_path / "scenario.yaml").write_text(SCENARIO)
     done = CliRunner().invoke(cli, ["test", str(spec), str(tmp_path / "scenario.yaml"),
@@ -293,3 +290,14 @@ def test_echo_prints_streamed_chunks_as_they_arrive(capsys: pytest.CaptureFixtur
     assert capsys.readouterr().out == "\n"
     echo(said("Again", partial=False))  # not streamed: shown whole
     assert capsys.readouterr().out == "[writer] Again\n"
+
+
+def test_scenarios_of_a_spec_with_a_cost_budget_run(tmp_path: Path) -> None:
+    """Scripted replies cost nothing (no service is called), so a cost budget does not stop
+    a scenario at its second model call for want of a price."""
+    spec = _spec(tmp_path, budget="budget: {run: {cost: 0.01}}")
+    (tmp_path / "scenario.yaml").write_text(SCENARIO)
+    done = CliRunner().invoke(cli, ["test", str(spec), str(tmp_path / "scenario.yaml"),
+                                    "--format", "json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["usage"]["total"]["cost_usd"] == 0.0

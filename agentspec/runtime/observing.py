@@ -121,7 +121,8 @@ class Observer(BasePlugin):
         usage = llm_response.usage_metadata
         call = call_tokens(usage) if usage is not None else Tokens(calls=1)
         model = ANSWERED_BY.get() or _model_of(callback_context) or "unknown"
-        call.cost = call_cost(call, model, self.prices) if usage is not None else None
+        call.cost = 0.0 if _costs_nothing(callback_context) else \
+            call_cost(call, model, self.prices) if usage is not None else None
         agent = callback_context.agent_name
         job = JOB.get()
         for ledger in (self._run(callback_context.invocation_id), COLLECTING.get(),
@@ -137,6 +138,12 @@ class Observer(BasePlugin):
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
         self.runs.pop(invocation_context.invocation_id, None)
         return None
+
+
+def _costs_nothing(callback_context: CallbackContext) -> bool:
+    """A scripted model's call: no service was called."""
+    agent = callback_context._invocation_context.agent
+    return bool(getattr(type(getattr(agent, "canonical_model", None)), "COSTS_NOTHING", False))
 
 
 def _model_of(callback_context: CallbackContext) -> str | None:
