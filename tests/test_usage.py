@@ -301,3 +301,24 @@ def test_scenarios_of_a_spec_with_a_cost_budget_run(tmp_path: Path) -> None:
                                     "--format", "json"])
     assert done.exit_code == 0, done.output
     assert json.loads(done.output)["usage"]["total"]["cost_usd"] == 0.0
+
+
+def test_the_elapsed_line_is_for_a_terminal_and_keeps_off_prompts() -> None:
+    import io
+
+    from agentspec.cli.progress import Elapsed
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    piped = io.StringIO()
+    with Elapsed(piped).running():
+        pass
+    assert piped.getvalue() == ""  # not a terminal: nothing, ever
+    terminal = Terminal()
+    elapsed = Elapsed(terminal)
+    elapsed.shown = True  # as after a tick
+    with elapsed.paused():
+        assert terminal.getvalue() == "\r\033[K" and elapsed.held  # cleared, and held
+    assert not elapsed.held

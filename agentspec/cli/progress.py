@@ -68,6 +68,7 @@ class Elapsed:
         self.active = bool(getattr(self.stream, "isatty", lambda: False)())
         self.lock = threading.Lock()
         self.shown = False
+        self.held = False  # a person is being asked something: no ticking over the prompt
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -80,6 +81,8 @@ class Elapsed:
         def tick() -> None:
             while not stop.wait(0.5):
                 with self.lock:
+                    if self.held:
+                        continue
                     self.stream.write(f"\r  working… {time.monotonic() - started:.0f}s ")
                     self.stream.flush()
                     self.shown = True
@@ -92,6 +95,18 @@ class Elapsed:
             stop.set()
             thread.join()
             self.clear()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """While a person is asked (an approval): the line is cleared and stays away."""
+        self.clear()
+        with self.lock:
+            self.held = True
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.held = False
 
     def clear(self) -> None:
         """Before another line is printed."""

@@ -132,9 +132,15 @@ async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
     await caught_up(runner, session_id, echo, first=False)
     await _deliveries(runner, session_id, echo)
     ledger = Ledger()
+
+    def asked(pending: Any) -> Any:  # the elapsed line keeps off the approval prompt
+        echo.end()
+        with echo.elapsed.paused():
+            return decide(pending)
+
     try:
         with collecting(ledger), echo.elapsed.running():
-            waiting = await turn(runner, session_id, message, decide=decide, on_event=echo,
+            waiting = await turn(runner, session_id, message, decide=asked, on_event=echo,
                                  run_config=streaming())
     finally:
         echo.usage.add(ledger)
