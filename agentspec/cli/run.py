@@ -340,7 +340,9 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         SWITCHES.propagate = True
         FAILURES_REPORTED.reset(reported)
         REQUESTS.reset(requests)
-        if script is None or per_turn:  # scripted models' counts are their own: on request
+        # scripted models' counts are their own: on request; a run that called no model
+        # (it failed first) has nothing to sum
+        if per_turn or (script is None and echo.usage.total.calls):
             for line in usage_lines(echo.usage, "usage"):
                 click.echo(line, err=True)
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
