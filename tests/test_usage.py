@@ -322,3 +322,19 @@ def test_the_elapsed_line_is_for_a_terminal_and_keeps_off_prompts() -> None:
     with elapsed.paused():
         assert terminal.getvalue() == "\r\033[K" and elapsed.held  # cleared, and held
     assert not elapsed.held
+
+
+def test_verbose_prints_the_exact_request_each_model_receives(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    script = tmp_path / "script.yaml"
+    script.write_text("messages: [Lisbon?]\nreplies: {front: [{transfer: specialist}], "
+                      "specialist: [{text: Sunny.}]}\n")
+    done = CliRunner().invoke(cli, ["run", str(spec), "--script", str(script), "--verbose"])
+    assert done.exit_code == 0, done.output
+    shown = done.stderr
+    assert "[front] request to scripted:\n  instruction:\n    Hand over to the specialist." \
+        in shown
+    assert "  user: [{\"text\": \"Lisbon?\"}]" in shown
+    assert '  tool: {"description": ' in shown and '"name": "transfer_to_agent"' in shown
+    assert "[specialist] request to scripted:" in shown
+    assert "request to" not in done.stdout  # the conversation stays apart
