@@ -23,7 +23,7 @@ class Telemetry(Model):
     endpoint: str | None = Field(
         None, description="`otlp`: the collector's URL (default `http://localhost:4318`, "
         "`http://localhost:4317` with `protocol: grpc`); `/v1/traces` is added for HTTP "
-        "unless the path ends with it (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` and "
+        "unless the URL ends with it (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` and "
         "`OTEL_EXPORTER_OTLP_ENDPOINT` win).", examples=["http://localhost:4318"],
         min_length=1, max_length=2048)
     protocol: Literal["http", "grpc"] = Field(
