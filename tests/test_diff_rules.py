@@ -5,6 +5,7 @@ with the right risk."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 import typing
 from pathlib import Path
 
@@ -47,7 +48,9 @@ def ir_fields(root: type | None = None) -> set[str]:
         if node in seen:
             continue
         seen.add(node)
-        hints = typing.get_type_hints(node, None, vars(tree))
+        # a node's own module first: IR nodes declared beside the tree (`ir/observing.py`)
+        hints = typing.get_type_hints(node, {**vars(tree),
+                                             **vars(sys.modules[node.__module__])})
         for item in dataclasses.fields(node):
             fields.add(f"{_declared_by(node, item.name)}.{item.name}")
             todo += _dataclasses_in(hints[item.name])

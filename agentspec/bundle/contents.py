@@ -255,6 +255,8 @@ class _Collector:
                         user.add(value.module.split(".")[0])
                 elif callee == "job_settings" and _postgres(value):
                     self.found.extras.add("postgres")
+                elif callee == "observer" and key == "exporter" and value == "otlp":
+                    self.found.extras.add("telemetry")  # its OTLP exporter
         self.modules(user)
         self.found.entries = _outermost(self.found.entries)
         return self.found

@@ -52,7 +52,13 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
         click.echo("note: the agents are not constructed (their modules not imported) while "
                    "a variable they read is unset; the generated files are compared", err=True)
     else:
-        _, problems = build_objects(compiled)  # imports the user's modules: fail here
+        from agentspec.runtime.telemetry import TRACING
+
+        tracing = TRACING.set(False)  # building traces nothing
+        try:
+            _, problems = build_objects(compiled)  # imports the user's modules: fail here
+        finally:
+            TRACING.reset(tracing)
         if problems:
             print_diagnostics(problems, compiled.check.sources)
             sys.exit(1)

@@ -84,6 +84,10 @@ def _emit(ctx: click.Context, job: Any) -> None:
     for key, value in job.to_dict().items():
         if key.endswith("_at"):
             value = _when(value)
+        elif key == "usage":
+            from agentspec.runtime.usage import Ledger
+
+            value = Ledger.from_json(value).total.text() if value else "none recorded"
         click.echo(f"{key:>16}: {value if isinstance(value, str) else json.dumps(value)}")
 
 

@@ -22,6 +22,7 @@ from agentspec.cli.common import (
     services,
 )
 from agentspec.cli.inputs import parse_state, state_option
+from agentspec.cli.progress import show_request, streaming, usage_lines
 from agentspec.cli.run_output import Echo, Switches, Watch, caught_up, short
 
 
@@ -124,11 +125,31 @@ async def _deliveries(runner: Any, session_id: str, echo: Echo) -> None:
 
 async def _turn(runner: Any, session_id: str, message: str, decide: Decide,
                 echo: Echo) -> None:
+    from agentspec.runtime.observing import collecting
+    from agentspec.runtime.usage import Ledger
     from agentspec.testing.conversation import turn
 
     await caught_up(runner, session_id, echo, first=False)
     await _deliveries(runner, session_id, echo)
-    for pending in await turn(runner, session_id, message, decide=decide, on_event=echo):
+    ledger = Ledger()
+
+    def asked(pending: Any) -> Any:  # the elapsed line keeps off the approval prompt
+        echo.end()
+        with echo.elapsed.paused():
+            return decide(pending)
+
+    try:
+        with collecting(ledger), echo.elapsed.running():
+            waiting = await turn(runner, session_id, message, decide=asked, on_event=echo,
+                                 run_config=streaming())
+    finally:
+        echo.usage.add(ledger)
+        if echo.per_turn:
+            echo.flush()
+            for line in usage_lines(ledger, "turn usage"):
+                click.echo(line)
+    echo.end()
+    for pending in waiting:
         click.echo(f"agentspec: {pending.tool} is left waiting for approval")
     echo.flush()
     await caught_up(runner, session_id, echo, first=False)
@@ -179,6 +200,7 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     from agentspec.runtime.jobs import StoreError
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.sessions import SessionsError
+    from agentspec.runtime.usage import budget_stop
     from agentspec.testing.scripted import ScriptedFailure, ScriptError
 
     found = classified(exc, agent)
@@ -190,6 +212,9 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
                         StoreError, PlaceholderError, SessionsError)):
         return f"the run failed: {exc}"
+    stopped = budget_stop(exc)
+    if stopped is not None:
+        return f"the run stopped: {stopped}"
     if isinstance(exc, ValueError):  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         return str(exc)
     return None
@@ -255,11 +280,18 @@ def load_script(path: Path) -> _Script:
                    "`sessions:`, else in memory.")
 @click.option("--session-id", default="default", show_default=True,
               help="Which conversation in --session to continue.")
+@click.option("--usage", "per_turn", is_flag=True,
+              help="Show the tokens and cost of each turn (the run's are shown at the end).")
+@click.option("--verbose", is_flag=True,
+              help="Print the exact request each model receives (instruction, tools, "
+                   "contents) on standard error.")
 @state_option
 @environment_option
 def command(spec: Path, message: str | None, script: Path | None, session_url: str | None,
-            session_id: str, state_values: tuple[str, ...], environment: str | None) -> None:
+            session_id: str, per_turn: bool, verbose: bool, state_values: tuple[str, ...],
+            environment: str | None) -> None:
     """Send MESSAGE to SPEC's root agent, or chat in the terminal when MESSAGE is omitted."""
+    from agentspec.runtime.observing import REQUESTS, observer_of
     from agentspec.runtime.sessions import sessions_url
 
     state = parse_state(state_values)
@@ -286,7 +318,10 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
     from agentspec.runtime.model_routing import SWITCHES
     from agentspec.runtime.nodes import FAILURES_REPORTED
 
+    observer_of(app)  # counts every model call's tokens
     echo = Echo()
+    echo.per_turn = per_turn
+    requests = REQUESTS.set(show_request if verbose else None)
     reported = FAILURES_REPORTED.set(True)  # each is a line of the run, or its end message
     switches = Switches()
     SWITCHES.addHandler(switches)
@@ -304,6 +339,12 @@ def command(spec: Path, message: str | None, script: Path | None, session_url: s
         SWITCHES.removeHandler(switches)
         SWITCHES.propagate = True
         FAILURES_REPORTED.reset(reported)
+        REQUESTS.reset(requests)
+        # scripted models' counts are their own: on request; a run that called no model
+        # (it failed first) has nothing to sum
+        if per_turn or (script is None and echo.usage.total.calls):
+            for line in usage_lines(echo.usage, "usage"):
+                click.echo(line, err=True)
     problems = list(dict.fromkeys(p for m in models.values() for p in m.problems))
     if problems:  # the run went on (an agent tool, a router's fallback), the script is wrong
         for problem in problems:

@@ -20,10 +20,11 @@ def short(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe(event: Any) -> list[str]:
+def describe(event: Any, *, text: bool = True) -> list[str]:
     """Readable lines for one event: tool calls, results and answers (what a model wrote
-    with its hidden characters escaped), failures. An approval request and the stand-in
-    result of the call it pauses are left to the approval prompt."""
+    with its hidden characters escaped; not with `text=False`, when it was streamed),
+    failures. An approval request and the stand-in result of the call it pauses are left to
+    the approval prompt."""
     from agentspec.runtime.harness.approvals import is_approval_request
     from agentspec.runtime.harness.call_text import visible
 
@@ -54,7 +55,7 @@ def describe(event: Any) -> list[str]:
             if response.id in paused:
                 continue
             lines.append(f"[{event.author}] {response.name} returned {short(response.response)}")
-        elif part.text and not part.thought:
+        elif part.text and not part.thought and text:
             lines.append(f"[{event.author}] {part.text}")
     return [visible(line) for line in lines]
 
@@ -75,11 +76,24 @@ class Echo:
     on: a run that ends on it ends with one message naming the party at fault instead."""
 
     def __init__(self) -> None:
+        from agentspec.cli.progress import Elapsed
+        from agentspec.runtime.usage import Ledger
+
         self.shown: set[str] = set()
         self.held: Any = None
         self.failed_agent: str | None = None
+        self.usage = Ledger()  # the run's model calls
+        self.per_turn = False  # `--usage`: each turn's too
+        self.elapsed = Elapsed()
+        self.streaming: str | None = None  # the agent whose streamed text is being printed
 
     def __call__(self, event: Any) -> None:
+        self.elapsed.clear()
+        if event.partial:  # a streamed chunk: its text as it arrives
+            self._stream(event)
+            return
+        streamed = self.streaming
+        self._end_stream()
         self.flush()
         if event.id in self.shown:
             return
@@ -87,10 +101,35 @@ class Echo:
         if event.error_code is not None and event.content is None:
             self.held, self.failed_agent = event, event.author
             return
-        for line in describe(event):
+        for line in describe(event, text=streamed != event.author):
             click.echo(line)
 
+    def _stream(self, event: Any) -> None:
+        from agentspec.runtime.harness.call_text import visible
+
+        chunk = "".join(part.text for part in (event.content.parts if event.content else None)
+                        or () if part.text and not part.thought)
+        if not chunk:
+            return
+        if self.streaming != event.author:
+            self._end_stream()
+            self.flush()
+            click.echo(f"[{event.author}] ", nl=False)
+            self.streaming = event.author
+        click.echo(visible(chunk), nl=False)
+
+    def end(self) -> None:
+        """A turn ended: a streamed answer that ended it gets its line break."""
+        self._end_stream()
+
+    def _end_stream(self) -> None:
+        if self.streaming is not None:
+            click.echo()
+            self.streaming = None
+
     def flush(self) -> None:
+        if self.held is not None:
+            self._end_stream()
         held, self.held = self.held, None
         if held is not None:
             for line in describe(held):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -14,8 +15,12 @@ from agentspec.cli.common import environment_option, print_diagnostics
 @click.command(name="test")
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.argument("scenario_files", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="`json`: one document with each scenario's result, "
+              "failures and token usage.")
 @environment_option
-def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | None) -> None:
+def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
+            environment: str | None) -> None:
     """Run SPEC's scenarios (default: scenarios/<spec file name>.yaml beside it) with
     scripted models, offline, and check their expectations. Exit 1 when one fails."""
     from agentspec.testing.runner import ScenarioFileError, ScenarioResult, run_scenarios
@@ -25,6 +30,8 @@ def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | Non
     started = time.monotonic()
 
     def report(result: ScenarioResult) -> None:
+        if output == "json":
+            return
         label = f"{result.file}::{result.name}"
         click.echo(f"{label} {'PASSED' if result.passed else 'FAILED'}")
         for failure in result.failures:
@@ -38,7 +45,15 @@ def command(spec: Path, scenario_files: tuple[Path, ...], environment: str | Non
                                    "spec") from None
         print_diagnostics(exc.diagnostics, exc.sources)
         raise click.UsageError(str(exc)) from None
-    summary = f"{run.passed} passed" + (f", {run.failed} failed" if run.failed else "")
-    click.echo(f"{'=' * 10} {summary} in {time.monotonic() - started:.2f}s {'=' * 10}")
+    if output == "json":
+        scenarios = [{"file": str(r.file), "scenario": r.name, "passed": r.passed,
+                      "failures": list(r.failures), "usage": r.usage.as_json()}
+                     for r in run.results]
+        click.echo(json.dumps({"passed": run.passed, "failed": run.failed,
+                               "scenarios": scenarios, "usage": run.usage.as_json()},
+                              indent=2))
+    else:
+        summary = f"{run.passed} passed" + (f", {run.failed} failed" if run.failed else "")
+        click.echo(f"{'=' * 10} {summary} in {time.monotonic() - started:.2f}s {'=' * 10}")
     if run.failed:
         sys.exit(1)

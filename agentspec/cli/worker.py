@@ -13,14 +13,16 @@ import click
 from agentspec.cli.common import built, environment_option, require_credentials, services
 
 
-def _reporter(quiet: bool) -> Any:
+def _reporter(quiet: bool, usage: dict[str, Any]) -> Any:
     def report(what: str, job: Any) -> None:
+        spent = usage.pop(job.id, None) if what in ("done", "failed", "will retry") else None
         if quiet:
             return
         detail = f" ({job.error})" if what in ("failed", "will retry", "resume failed") and \
             job.error else ""
+        tokens = f"  {spent.total.text()}" if spent is not None and spent.total.calls else ""
         click.echo(f"{what:>13}  {job.id}  {job.agent}  attempt {job.attempts}/"
-                   f"{job.max_attempts}{detail}")
+                   f"{job.max_attempts}{tokens}{detail}")
     return report
 
 
@@ -73,6 +75,11 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
     else:
         require_credentials(spec_built.gemini)
     state = initial_state(app)
+    from agentspec.runtime.observing import Observer, observer_of
+
+    observer_of(app)  # each job's tokens, for its report line
+    observers = [p for p in app.plugins if isinstance(p, Observer)]
+    usage: dict[str, Any] = {}
     session_url = sessions_url(session_url, spec_built.sessions)
     resumer = None
     if session_url is not None:
@@ -85,8 +92,8 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
 
         resumer = Resumer(app, sessions, artifacts, on_event=show)
     worker = Worker(agents, settings, concurrency=concurrency, grace_seconds=grace,
-                    report=_reporter(quiet), resumer=resumer,
-                    run=lambda agent, request: run_agent(agent, request, state))
+                    report=_reporter(quiet, usage), resumer=resumer, usage=usage,
+                    run=lambda agent, request: run_agent(agent, request, state, observers))
     if not quiet:
         resuming = "" if session_url is None else \
             f", resuming parents in {redacted(session_url)}"

@@ -491,6 +491,35 @@ SANDBOX_ENV_NAME = _code("AS264", "sandbox-env-name",
     byte, and values may not hold a NUL byte: the sandbox receives them NUL-separated
     (`bwrap --args`, kept off every command line), and no program's environment can carry
     them. Rename the variable or drop the NUL.""")
+TELEMETRY_ENDPOINT = _code(
+    "AS265", "telemetry-endpoint", "A `telemetry.endpoint` that is no collector's URL", """
+    `telemetry.endpoint` is where spans are sent (OTLP over HTTP or gRPC): an `http://` or
+    `https://` URL with a host, such as `http://localhost:4318`, or `${env.NAME}`. A URL
+    that names a user and password puts them in the spec's history: write them as
+    `${env.NAME}`, or send a header.""")
+TELEMETRY_FIELD_UNUSED = _code(
+    "AS266", "telemetry-field-unused", "A `telemetry` field the chosen exporter does not read", """
+    `endpoint`, `protocol` and `headers` are read by the `otlp` exporter only; with
+    `exporter: console` or `none` they do nothing. Remove them, or use `exporter: otlp`
+    (the `OTEL_TRACES_EXPORTER` environment variable can still choose another at run
+    time).""", warning=True)
+TELEMETRY_HEADER_SECRET = _code(
+    "AS267", "telemetry-header-secret", "An exporter header with a key written in the spec", """
+    A `telemetry.headers` value that carries a credential (`authorization`, an API key, a
+    token) is written in the spec, so it is in the project's history, in the generated
+    package and in every copy of the file. Write it as `${env.NAME}`: it is read when the app
+    runs, and never written to generated files or printed.""", warning=True)
+BUDGET_PRICE_UNKNOWN = _code(
+    "AS268", "budget-price-unknown", "A cost budget with a model whose price is unknown", """
+    `budget.run.cost` and `budget.job.cost` are kept from each model call's price: a
+    model's `price:` (US dollars per million input, output and cached tokens), or
+    agentspec's dated table of Gemini prices. A model neither knows (another provider, a
+    preview, a LiteLLM model) has no known cost, and agentspec never guesses one: give the
+    model definition a `price:`, or budget `tokens` instead.""")
+PRICE_CONFLICT = _code(
+    "AS269", "price-conflict", "One model id with two different prices", """
+    A call is priced by its model id, so every model definition with the same `id` must
+    give the same `price:` (or only one of them a price).""")
 INVALID_SESSIONS_URL = _code("AS270", "invalid-sessions-url",
     "A `sessions` value that is not a session store URL", """
     `sessions` names the conversation store that `agentspec run`, `agentspec worker` and
@@ -533,6 +562,12 @@ CONVERSATION_FILES_EXECUTE = _code(
     holds, other users' results included. Keep results on a backend without `execute`, or
     set `conversation_files: shared` on the backend to say that users may read each other's
     (a single-user app, say).""", info=True)
+
+BUDGET_WITHOUT_JOBS = _code(
+    "AS276", "budget-without-jobs", "A `budget.job` in a spec that runs no background job", """
+    `budget.job` limits what each background job (an agent with `execution_mode: offline`)
+    may spend. No agent of this spec runs as a job, so the limit never applies: remove it,
+    or put it under `budget.run`.""", warning=True)
 
 HISTORY_NEEDS_FILES = _code(
     "AS280", "history-needs-files",
@@ -1028,6 +1063,32 @@ CONVERSATIONS_SHARED = _change("AS580", "conversation-files-shared", SECURITY, "
     reach). Turning it back to `private` is reported as a backend set up differently
     (AS514).""")
 
+TRACING_CHANGED = _change("AS581", "tracing-changed", SECURITY,
+                          "medium when spans go somewhere new, low otherwise",
+                          "Where or how the app's traces are sent changed", """
+    `telemetry`: the exporter, the collector's endpoint or protocol, the names of the
+    headers sent with the spans (their values are never shown), the service name or the
+    sampling ratio. Spans name the agents, tools and models of every run (and, with
+    `record_content`, what was said), so a new destination is medium. Tracing turned off,
+    a new service name or sampling ratio is low. The `OTEL_*` environment variables still
+    win at run time.""")
+CONTENT_RECORDING_CHANGED = _change("AS582", "content-recording-changed", SECURITY,
+                                    "high when turned on, low when turned off",
+                                    "Whether prompts and responses are recorded changed", """
+    `telemetry.record_content: true` puts the text of every prompt, response, tool argument
+    and tool result on the spans sent to the collector: personal data the users typed, and
+    whatever the tools returned, leave the app for wherever the traces are kept.""")
+BUDGET_CHANGED = _change("AS583", "budget-changed", OPERATIONS,
+                         "medium when raised or removed, low otherwise",
+                         "What a run or a job may spend changed", """
+    `budget.run` or `budget.job` (`tokens`, `cost`): a raised or removed limit lets a run
+    spend more before it is stopped; a lowered or new one may stop runs that used to
+    finish.""")
+PRICE_CHANGED = _change("AS584", "price-changed", OPERATIONS, "low",
+                        "A model's price changed", """
+    A model definition's `price:` (what the usage summaries and cost budgets count) was
+    added, removed or changed: the same calls now cost a different amount, and a cost
+    budget stops runs at another point.""")
 
 # 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec
 ADK_SCHEMA = _code("AS600", "adk-schema", "An Agent Config file ADK's own schema refuses", """

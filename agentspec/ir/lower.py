@@ -8,6 +8,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from agentspec.diagnostics import Diagnostic, codes
+from agentspec.ir.observing import lower_observing
 from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
@@ -433,7 +434,8 @@ class Lowering:
             module_dirs=tuple(sorted(self.module_dirs)),
             outside_project=tuple(
                 self.spec_relative(entry, "outside_project", index)
-                for index, entry in enumerate(self.spec.outside_project or ())))
+                for index, entry in enumerate(self.spec.outside_project or ())),
+            observing=lower_observing(self.spec))
 
 
 def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath as FsPath
 from typing import assert_never
 
+from agentspec.ir.observing_plan import observer_call
 from agentspec.ir.plan import Binding, Call, Import, ListOf, Plan, Ref, SpecPath, Value
 from agentspec.ir.tree import (
     AgentNode,
@@ -140,6 +141,9 @@ class PlanBuilder:
                                    args=(lit(dict(node.state)),),
                                    kwargs=kwargs(required=lit(dict(node.inputs))
                                                  if node.inputs else None)))
+        observer = observer_call(node)
+        if observer is not None:  # first: its spans and budget see every other plugin's work
+            plugins.insert(0, observer)
         # calls an earlier run left unanswered are answered ("cancelled") before any model call
         plugins.append(Call(Import("agentspec.runtime.dangling", "PatchDanglingCalls")))
         # a failed model or tool call names the agent, the model and its endpoint, or the

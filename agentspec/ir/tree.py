@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
+from agentspec.ir.observing import ObservingNode
 from agentspec.kindapi import kind_for
 
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
@@ -347,3 +348,5 @@ class AppNode:
     #: `outside_project`: directories outside the project the spec may name (relative to the
     #: spec's directory, or absolute); build ignores it, diff reports it
     outside_project: tuple[str, ...] = ()
+    #: `telemetry`, `budget` and models' `price` (None: none of them)
+    observing: ObservingNode | None = None

@@ -21,6 +21,7 @@ from agentspec.language.common import (
     one_key_union,
 )
 from agentspec.language.models import ModelEntry
+from agentspec.language.observing import Budget, Telemetry
 from agentspec.language.tools import ToolDef
 
 __all__ = ["OVERLAY_FORBIDDEN", "STATE_KEY", "TOP_LEVEL_KEYS", "Jobs", "Plugin", "Spec",
@@ -157,7 +158,8 @@ class Plugin(Model):
 
 TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "state",
                   "models", "defaults", "tools", "backends", "agents", "summarization", "jobs",
-                  "sessions", "environments", "global_instruction", "plugins", "outside_project")
+                  "sessions", "environments", "global_instruction", "plugins", "outside_project",
+                  "telemetry", "budget")
 OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments", "outside_project")
 
 
@@ -215,6 +217,9 @@ class Spec(Model):
     global_instruction: str | None = Field(None, description="Text prepended to every agent's "
                                            "system prompt.")
     plugins: list[Plugin] | None = Field(None, description="ADK plugins.")
+    telemetry: Telemetry | None = Field(None, description="Tracing (OpenTelemetry).")
+    budget: Budget | None = Field(None, description="Token and cost limits per run and per "
+                                  "background job.")
     outside_project: list[str] | None = Field(
         None, description="Directories (or files) outside the project that the spec's paths "
         "may name: every path a spec names must be inside its project (its git work tree, "

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from agentspec.language.common import Arguments, Identifier, Model, PythonRef, keyed_union
+from agentspec.language.observing import Price
 
 __all__ = ["HARM_BLOCK_METHODS", "HARM_BLOCK_THRESHOLDS", "HARM_CATEGORIES", "FallbackModel",
            "GenerateConfig", "ModelDef", "ModelEntry", "ModelRoute", "RoutedModel",
@@ -91,6 +92,10 @@ class ModelDef(Model):
         None, description="`provider: litellm`: more keyword arguments for LiteLLM's "
         "`acompletion` (`timeout`, `num_retries`, `extra_headers`, ...).",
         examples=[{"timeout": 30, "num_retries": 0}])
+    price: Price | None = Field(
+        None, description="What the model costs, for usage summaries and `budget.cost` "
+        "(default: agentspec's dated table of Gemini prices; other models' cost is "
+        "reported as unknown).")
 
 
 class FallbackModel(Model):

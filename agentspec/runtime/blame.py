@@ -308,6 +308,11 @@ def classified(error: BaseException, agent: str | None = None) -> BaseException:
 
 def describe(error: BaseException, agent: str | None = None) -> str:
     """One line for `error` (see `classified`)."""
+    from agentspec.runtime.usage import budget_stop
+
+    stopped = budget_stop(error)
+    if stopped is not None:
+        return str(stopped)
     found = classified(error, agent)
     if isinstance(found, (ModelError, UserCodeError)):
         return str(found)

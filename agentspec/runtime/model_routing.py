@@ -30,6 +30,8 @@ from google.adk.plugins.base_plugin import BasePlugin
 from pydantic import ConfigDict, Field
 
 from agentspec.runtime.blame import CALLING_AGENT, ModelError, model_error
+from agentspec.runtime.telemetry import note
+from agentspec.runtime.usage import ANSWERED_BY
 
 __all__ = ["CALL", "FallbackLlm", "ModelCallContext", "ModelsFailed", "RoutedLlm",
            "fallback", "routed"]
@@ -79,6 +81,7 @@ class _Composite(BaseLlm):
                 async for response in model.generate_content_async(
                         _request_for(model, llm_request), stream=stream):
                     answered = True
+                    ANSWERED_BY.set(model.model)
                     yield response
                 return
             except Exception as error:  # noqa: BLE001 - any early failure moves on
@@ -91,6 +94,8 @@ class _Composite(BaseLlm):
             if choice is not None:
                 SWITCHES.warning("%smodel `%s` failed (%s); trying `%s`", _agent_prefix(),
                                  tried[-1].model, tried[-1].cause, choice)
+                note("agentspec.model.fallback", **{"agentspec.model.failed": tried[-1].model,
+                                                    "agentspec.model.next": choice})
         raise ModelsFailed(self.model, tried) from failures[-1][1] if failures else None
 
 

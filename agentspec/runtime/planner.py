@@ -43,6 +43,7 @@ from pydantic import ConfigDict, Field
 from agentspec.runtime import adk
 from agentspec.runtime.instructions import Template
 from agentspec.runtime.nodes import node_events
+from agentspec.runtime.telemetry import set_attributes
 from agentspec.runtime.tool_errors import error_result, mcp_errors
 from agentspec.runtime.workflows import (
     NodeEntry,
@@ -233,6 +234,9 @@ class PlanNode(NodeEntry, BaseAgent):
                         previous_node=previous)
 
     def _record(self, ctx: InvocationContext, record: dict[str, Any]) -> Event:
+        set_attributes(**{"agentspec.planner.node": self.name,
+                          "agentspec.planner.depth": self.depth,
+                          "agentspec.planner.plan": record.get("kind")})
         return Event(invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch,
                      actions=EventActions(state_delta={PLAN_KEY.format(name=self.name): record}),
                      custom_metadata={"agentspec_plan": {"node": self.name, **record}})

@@ -32,6 +32,7 @@ from google.adk.utils.context_utils import Aclosing
 from pydantic import ConfigDict, Field
 
 from agentspec.runtime.nodes import node_events
+from agentspec.runtime.telemetry import note
 from agentspec.runtime.workflows import NodeEntry, answer_aside
 
 __all__ = ["ROUTE_KEY", "RouterAgent", "RoutingError", "classifier", "router"]
@@ -185,6 +186,10 @@ class RouterAgent(NodeEntry, BaseAgent):
         broken = [c.broken for c in (*(tried for tried, _ in failures), choice) if c.broken]
         if broken:
             record["route_errors"] = broken
+        note("agentspec.route", **{"agentspec.router": self.name,
+                                   "agentspec.route.agent": choice.agent,
+                                   "agentspec.route.reason": choice.reason,
+                                   "agentspec.route.failed": [str(t.agent) for t, _ in failures]})
         return Event(invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch,
                      actions=EventActions(state_delta={ROUTE_KEY.format(name=self.name): record}),
                      custom_metadata={"agentspec_route": record})

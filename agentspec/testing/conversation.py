@@ -6,6 +6,7 @@ Shared by `agentspec run` (a person at the terminal, or a script's decisions) an
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from google.adk.events.event import Event
 from google.adk.runners import Runner
@@ -31,16 +32,18 @@ async def _decided(decide: Decide, pending: PendingApproval) -> Decision | None:
 
 async def turn(runner: Runner, session_id: str, message: str | types.Content, *,
                decide: Decide, on_event: Callable[[Event], None] = lambda event: None,
-               user_id: str = "user") -> list[PendingApproval]:
+               user_id: str = "user", run_config: Any = None) -> list[PendingApproval]:
     """Sends `message`, then answers approval requests with `decide` and resumes the paused
-    invocation until the agents finish. Returns the calls left waiting (empty when done)."""
+    invocation until the agents finish. Returns the calls left waiting (empty when done).
+    `run_config`: ADK's `RunConfig` (`agentspec run` streams)."""
     content = message if isinstance(message, types.Content) else types.Content(
         role="user", parts=[types.Part(text=message)])
     invocation_id = None
     while True:
         waiting: list[PendingApproval] = []
         async for event in runner.run_async(user_id=user_id, session_id=session_id,
-                                            new_message=content, invocation_id=invocation_id):
+                                            new_message=content, invocation_id=invocation_id,
+                                            run_config=run_config):
             on_event(event)
             waiting += pending_approvals(event)
         if not waiting:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agentspec.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
+    from agentspec.runtime.usage import Ledger
     from agentspec.source import SourceFile
     from agentspec.testing.names import SpecContext
     from agentspec.testing.scenarios import Scenario
@@ -169,11 +170,13 @@ def scripted_models(root: Any, replies: Mapping[str, list[Any]],
 
 
 def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
-                 script: Scripter | None = None) -> list[str]:
+                 script: Scripter | None = None, usage: Ledger | None = None) -> list[str]:
     """The scenario's failures (none: it passed); `script` chooses how the models answer
-    (default: `scripted_models`)."""
+    (default: `scripted_models`); `usage` sums the tokens its model calls reported."""
     from agentspec.compiler import build_objects, compile_spec
     from agentspec.runtime.models import SCRIPTED
+    from agentspec.runtime.observing import collecting, observer_of
+    from agentspec.runtime.usage import Ledger
     from agentspec.testing.scenarios import StubTools, offline_mcp
     from agentspec.testing.scripted import ScriptError
 
@@ -200,7 +203,9 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
             return [str(exc)]
         if scenario.stubs:
             app.plugins.append(StubTools(scenario.stubs))
-        failed = _judged(app, scenario)
+        observer_of(app)
+        with collecting(usage if usage is not None else Ledger()):
+            failed = _judged(app, scenario)
         # the script's own problems first, however the run went on after them; then what
         # went wrong, and replies the run never asked for (it went otherwise than scripted)
         unused = script_problems.unused() if isinstance(script_problems, _ScriptReport) \
@@ -234,6 +239,8 @@ class ScenarioResult:
     file: Path
     name: str
     failures: tuple[str, ...]
+    #: the tokens (and cost) its model calls reported
+    usage: Ledger
 
     @property
     def passed(self) -> bool:
@@ -258,6 +265,16 @@ class ScenarioRun:
     def ok(self) -> bool:
         return self.failed == 0
 
+    @property
+    def usage(self) -> Ledger:
+        """Every scenario's usage, summed."""
+        from agentspec.runtime.usage import Ledger
+
+        total = Ledger()
+        for result in self.results:
+            total.add(result.usage)
+        return total
+
 
 def run_scenarios(spec: Path, files: Sequence[Path] = (), *, environment: str | None = None,
                   on_result: Callable[[ScenarioResult], None] | None = None) -> ScenarioRun:
@@ -267,11 +284,15 @@ def run_scenarios(spec: Path, files: Sequence[Path] = (), *, environment: str | 
     paths = scenario_files(spec, files)
     context = spec_context_of(spec, environment)
     loaded = [(path, load_scenarios(path, context)) for path in paths]
+    from agentspec.runtime.usage import Ledger
+
     run = ScenarioRun()
     for path, scenarios in loaded:
         for scenario in scenarios:
-            failures = run_scenario(spec, environment, scenario, len(run.results))
-            result = ScenarioResult(path, scenario.name, tuple(failures))
+            usage = Ledger()
+            failures = run_scenario(spec, environment, scenario, len(run.results),
+                                    usage=usage)
+            result = ScenarioResult(path, scenario.name, tuple(failures), usage)
             run.results.append(result)
             if on_result is not None:
                 on_result(result)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import AsyncGenerator, Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from google.adk.models import LlmCapabilities
 from google.adk.models.base_llm import BaseLlm
@@ -119,6 +119,8 @@ def parse_decision(step: Any) -> Decision:
 class ScriptedModel(BaseLlm):
     """Replays `replies` in order; records every request it receives."""
 
+    #: its calls cost nothing (no service is called): usage summaries and cost budgets
+    COSTS_NOTHING: ClassVar[bool] = True
     model: str = "scripted"
     agent: str = ""
     replies: list[Any] = []

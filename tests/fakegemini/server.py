@@ -78,6 +78,9 @@ class FakeGemini:
     rules: list[Rule] = field(default_factory=list)
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: the `usageMetadata` every response reports
+    usage: dict[str, int] = field(default_factory=lambda: {
+        "promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15})
 
     def load(self, replies: Mapping[str, list[Any]],
              probes: Mapping[str, str] | None = None) -> None:
@@ -207,13 +210,12 @@ def _declared(body: Mapping[str, Any]) -> set[str]:
             for d in _get(tool, "functionDeclarations") or []}
 
 
-def _response(part: dict[str, Any], *, last: bool = True) -> dict[str, Any]:
+def _response(part: dict[str, Any], usage: dict[str, int], *, last: bool = True
+              ) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
     if last:
         candidate["finishReason"] = "STOP"
-    return {"candidates": [candidate], "modelVersion": "fake-gemini",
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
-                              "totalTokenCount": 15}}
+    return {"candidates": [candidate], "modelVersion": "fake-gemini", "usageMetadata": usage}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -244,7 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif stream and "alt=sse" in self.path:
             self._sse(answer)
         else:
-            self._json(200, _response(answer) if not stream else [_response(answer)])
+            reply = _response(answer, self.fake.usage)
+            self._json(200, reply if not stream else [reply])
 
     def _json(self, status: int, value: Any) -> None:
         data = json.dumps(value).encode()
@@ -257,8 +260,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _sse(self, part: dict[str, Any]) -> None:
         """A text arrives in two chunks (as the real stream splits it); a call in one."""
         text = part.get("text")
-        chunks = [_response({"text": text[:len(text) // 2]}, last=False),
-                  _response({"text": text[len(text) // 2:]})] if text else [_response(part)]
+        usage = self.fake.usage
+        chunks = [_response({"text": text[:len(text) // 2]}, usage, last=False),
+                  _response({"text": text[len(text) // 2:]}, usage)] if text \
+            else [_response(part, usage)]
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.end_headers()

@@ -14,7 +14,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentspec.kindapi import kinds
-from agentspec.review.rules import agent, app, approvals, backends, jobs, models, tools
+from agentspec.review.rules import (
+    agent,
+    app,
+    approvals,
+    backends,
+    jobs,
+    models,
+    observing,
+    tools,
+)
 from agentspec.review.rules.tree import TREE_RULES, TreeRule, Trees, blank
 from agentspec.review.rules.views import capabilities
 from agentspec.review.ruletypes import AgentPair, AppPair, Found, Rule
@@ -27,7 +36,7 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     *agent.RULES, *models.RULES, *tools.RULES, *approvals.RULES, *backends.RULES,
     *(rule for kind in kinds() for rule in kind.rules))
 
-APP_RULES: tuple[Rule[AppPair], ...] = (*app.RULES, *jobs.RULES)
+APP_RULES: tuple[Rule[AppPair], ...] = (*app.RULES, *jobs.RULES, *observing.RULES)
 
 RULES: tuple[TreeRule | Rule[Any], ...] = (*TREE_RULES, *AGENT_RULES, *APP_RULES)
 

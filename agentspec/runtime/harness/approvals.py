@@ -42,6 +42,7 @@ from google.genai import types
 
 from agentspec.runtime.harness.call_text import MAX_REVIEW_CHARS, call_text
 from agentspec.runtime.harness.callbacks import AfterTool, BeforeTool
+from agentspec.runtime.telemetry import set_attributes
 
 __all__ = ["CONFIRMATION_CALL", "DECISIONS", "Approval", "Decision", "PendingApproval", "answer",
            "approval_gate", "edit_note", "gated", "is_approval_request", "pending_approvals",
@@ -164,6 +165,8 @@ def approval_gate(by_name: Mapping[str, Approval]) -> BeforeTool:
             return _ask(tool, args, approval, tool_context)
         offered = list(approval.get("decisions") or DECISIONS)
         payload = answer.payload
+        set_attributes(**{"agentspec.approval.decision": "reject" if not answer.confirmed
+                          else "approve" if _edited_args(payload) is None else "edit"})
         if not answer.confirmed:
             return _rejected(tool, payload) if "reject" in offered \
                 else _refused(tool, "reject", offered)

@@ -16,6 +16,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from agentspec.runtime.backends import GREP_LIMIT, Backend, BackendError, ShellCapable
 from agentspec.runtime.harness.callbacks import HarnessTool
+from agentspec.runtime.telemetry import set_attributes
 
 __all__ = ["FILE_TOOL_NAMES", "MAX_LINE_CHARS", "MAX_LIST_ENTRIES", "MAX_PATTERN_CHARS",
            "MAX_READ_CHARS", "MAX_READ_LINES", "BackendFactory", "make_file_tools"]
@@ -253,6 +254,8 @@ def _execute(backend: Backend, command: str, timeout: float | None = None) -> An
     if not isinstance(backend, ShellCapable):
         raise BackendError("This workspace cannot run commands.")
     result = backend.execute(command, timeout)
+    set_attributes(**{"agentspec.command.exit_code": result.exit_code,
+                      "agentspec.command.timed_out": result.timed_out})
     return {"output": result.output, "exit_code": result.exit_code,
             "truncated": result.truncated, "timed_out": result.timed_out}
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
@@ -89,6 +89,8 @@ class Job(JobRequest):
     error: str | None = None
     delivered_at: float | None = None
     resumed_at: float | None = None  # the parent's resumed turn ended (`on_done: resume`)
+    #: the tokens and cost of its model calls, every attempt's (`runtime.usage.Ledger`)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def resumes(self) -> bool:
@@ -152,12 +154,15 @@ class JobStore(Protocol):
         """Extends the lease; False when `owner` no longer holds it."""
         ...
 
-    def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
-        """DONE with `result`, if `owner` still holds the job (else None: someone else has
-        it now, and this result is dropped so that exactly one is kept)."""
+    def finish(self, job_id: str, owner: str, result: Any,
+               usage: Mapping[str, Any] | None = None) -> Job | None:
+        """DONE with `result` (and `usage`, its model calls' sums), if `owner` still holds
+        the job (else None: someone else has it now, and this result is dropped so that
+        exactly one is kept)."""
         ...
 
-    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
+    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None,
+             usage: Mapping[str, Any] | None = None) -> Job | None:
         """Back to QUEUED after `retry_in` seconds while attempts remain, else FAILED."""
         ...
 

@@ -38,6 +38,7 @@ from agentspec.contract.urls import redacted, scrubbed
 from agentspec.runtime.agents import walk
 from agentspec.runtime.jobs import Job, JobRequest, JobStore
 from agentspec.runtime.jobs.stores import open_store
+from agentspec.runtime.telemetry import set_attributes
 
 __all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "app_job_settings", "deliver",
            "delivery_text",
@@ -126,6 +127,7 @@ async def enqueue(settings: JobSettings, agent: BaseAgent, request: str,
         log.warning("queueing %s failed: %s", agent.name, why)
         return {"error": f"The background job could not be queued ({why}). Tell the user; "
                          "it can be tried again later."}
+    set_attributes(**{"agentspec.job.id": job.id, "agentspec.job.agent": agent.name})
     answer = job.summary()
     if created:
         answer["note"] = (

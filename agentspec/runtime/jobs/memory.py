@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -79,17 +80,23 @@ class MemoryStore:
             self._put(replace(job, lease_expires_at=moment + lease_seconds, updated_at=moment))
             return True
 
-    def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
+    def finish(self, job_id: str, owner: str, result: Any,
+               usage: Mapping[str, Any] | None = None) -> Job | None:
         with self._lock:
             job = self._held(job_id, owner)
+            if job is not None and usage is not None:
+                job = replace(job, usage=dict(usage))
             return None if job is None else self._put(
                 finished(job, self._now(), status="DONE", result=result, error=None))
 
-    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
+    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None,
+             usage: Mapping[str, Any] | None = None) -> Job | None:
         with self._lock:
             job = self._held(job_id, owner)
             if job is None:
                 return None
+            if usage is not None:
+                job = replace(job, usage=dict(usage))
             if retry_in is not None and job.attempts < job.max_attempts:
                 moment = self._now()
                 return self._put(replace(job, status="QUEUED", error=error, lease_owner=None,

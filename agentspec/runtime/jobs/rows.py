@@ -18,7 +18,7 @@ COLUMNS = ("id", "agent", "input", "app_name", "user_id", "session_id", "invocat
            "function_call_id", "tool", "status", "attempts", "max_attempts", "lease_owner",
            "lease_expires_at", "available_at", "created_at", "updated_at", "started_at",
            "finished_at", "result", "error", "delivered_at", "output_key", "on_done",
-           "resumed_at", "state")
+           "resumed_at", "state", "usage")
 
 # what each column must hold, and what replaces a bad value
 _TEXTS = ("agent", "input", "app_name", "user_id", "session_id", "invocation_id",
@@ -58,12 +58,13 @@ def _problems(values: dict[str, Any], clock: Clock) -> tuple[list[str], dict[str
             if not valid(values[column]):
                 problems.append(f"{column} holds {values[column]!r}")
                 repairs[column] = replacement
-    try:
-        if not isinstance(decode(values["state"]), dict):
-            raise TypeError("not a mapping")
-    except (TypeError, ValueError) as error:
-        problems.append(f"state is not a JSON mapping ({error}): {values['state']!r}")
-        repairs["state"] = "{}"
+    for column in ("state", "usage"):
+        try:
+            if not isinstance(decode(values[column]), dict):
+                raise TypeError("not a mapping")
+        except (TypeError, ValueError) as error:
+            problems.append(f"{column} is not a JSON mapping ({error}): {values[column]!r}")
+            repairs[column] = "{}"
     result = values["result"]
     if result is not None:
         try:
@@ -83,6 +84,7 @@ def job_from_row(row: tuple[Any, ...], clock: Clock = now) -> Job:
         raise UnreadableRow(values["id"], "; ".join(problems), repairs)
     values["result"] = decode(values["result"])
     values["state"] = decode(values["state"])
+    values["usage"] = decode(values["usage"])
     return Job(**values)
 
 
@@ -90,4 +92,5 @@ def row_from_job(job: Job) -> tuple[Any, ...]:
     values = job.to_dict()
     values["result"] = encode(values["result"])
     values["state"] = encode(values["state"])
+    values["usage"] = encode(values["usage"])
     return tuple(values[c] for c in COLUMNS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ("ALTER TABLE agentspec_jobs ADD COLUMN on_done TEXT NOT NULL DEFAULT 'wait'",
      "ALTER TABLE agentspec_jobs ADD COLUMN resumed_at DOUBLE PRECISION"),
     ("ALTER TABLE agentspec_jobs ADD COLUMN state TEXT NOT NULL DEFAULT '{}'",),
+    ("ALTER TABLE agentspec_jobs ADD COLUMN usage TEXT NOT NULL DEFAULT '{}'",),
 )
 
 _ACTIVE = "status IN ('QUEUED', 'RUNNING')"
@@ -206,8 +207,9 @@ class SqlStore:
                 self._set_aside(cursor, unreadable)
 
     def _update(self, cursor: Any, job_id: str, **changes: Any) -> None:
-        if "result" in changes:
-            changes["result"] = encode(changes["result"])
+        for encoded in ("result", "usage"):
+            if encoded in changes:
+                changes[encoded] = encode(changes[encoded])
         changes["updated_at"] = self._now()
         assignments = ", ".join(f"{column} = ?" for column in changes)
         cursor.execute(self._sql(f"UPDATE agentspec_jobs SET {assignments} WHERE id = ?"),
@@ -289,17 +291,22 @@ class SqlStore:
         return self._changed(job_id, "status = 'RUNNING' AND lease_owner = ?", (owner,),
                              lease_expires_at=self._now() + lease_seconds) is not None
 
-    def finish(self, job_id: str, owner: str, result: Any) -> Job | None:
+    def finish(self, job_id: str, owner: str, result: Any,
+               usage: Mapping[str, Any] | None = None) -> Job | None:
+        spent = {} if usage is None else {"usage": dict(usage)}
         return self._changed(job_id, "status = 'RUNNING' AND lease_owner = ?", (owner,),
                              status="DONE", result=result, error=None, finished_at=self._now(),
-                             lease_owner=None, lease_expires_at=None)
+                             lease_owner=None, lease_expires_at=None, **spent)
 
-    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None) -> Job | None:
+    def fail(self, job_id: str, owner: str, error: str, retry_in: float | None,
+             usage: Mapping[str, Any] | None = None) -> Job | None:
         with self._transaction() as cursor:
             job = self._fetch(cursor, "id = ? AND status = 'RUNNING' AND lease_owner = ?",
                               (job_id, owner))
             if job is None:
                 return None
+            if usage is not None:
+                self._update(cursor, job_id, usage=dict(usage))
             if retry_in is not None and job.attempts < job.max_attempts:
                 self._update(cursor, job_id, status="QUEUED", error=error, lease_owner=None,
                              lease_expires_at=None, available_at=self._now() + retry_in)

@@ -26,13 +26,14 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from google.adk.agents import BaseAgent
 from google.adk.artifacts import InMemoryArtifactService
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
@@ -43,6 +44,8 @@ from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed
 from agentspec.runtime.nodes import FAILURES_REPORTED
+from agentspec.runtime.observing import JOB
+from agentspec.runtime.usage import Ledger
 from agentspec.runtime.workflows import final_text
 
 __all__ = ["Worker", "backoff", "run_agent"]
@@ -63,12 +66,13 @@ JOB_STATE: ContextVar[Mapping[str, Any] | None] = ContextVar("agentspec_job_stat
 
 
 async def run_agent(agent: BaseAgent, request: str,
-                    state: Mapping[str, Any] | None = None) -> Any:
+                    state: Mapping[str, Any] | None = None,
+                    plugins: Sequence[BasePlugin] = ()) -> Any:
     """Runs `agent` on `request` in a session of its own, which starts with `state` (the
     spec's initial state) and the state the job was queued with (`JOB_STATE`); its last
-    answer."""
+    answer. `plugins`: the app's that watch jobs too (its observer: spans, usage, budget)."""
     state = {**(state or {}), **(JOB_STATE.get() or {})}
-    runner = Runner(app_name="agentspec_jobs", agent=agent,
+    runner = Runner(app_name="agentspec_jobs", agent=agent, plugins=list(plugins) or None,
                     session_service=InMemorySessionService(),
                     artifact_service=InMemoryArtifactService())
     try:
@@ -87,6 +91,13 @@ async def run_agent(agent: BaseAgent, request: str,
         with contextlib.suppress(json.JSONDecodeError):
             return json.loads(answer)
     return answer
+
+
+def _spent(job: Job, attempt: Ledger) -> dict[str, Any]:
+    """The job's model calls over every attempt: the earlier ones' and this one's."""
+    total = Ledger.from_json(job.usage)
+    total.add(attempt)
+    return total.as_json()
 
 
 Report = Callable[[str, Job], None]  # (what happened, the job)
@@ -113,6 +124,8 @@ class Worker:
                                                 f"{uuid.uuid4().hex[:6]}")
     run: Callable[[BaseAgent, str], Awaitable[Any]] = run_agent
     resumer: Resumer | None = None  # resumes parents of `on_done: resume` jobs
+    #: each job's model calls (this worker's attempts), by job id, for its report
+    usage: dict[str, Ledger] = field(default_factory=dict)
     done: int = 0
     failed: int = 0
     resumed: int = 0
@@ -189,10 +202,14 @@ class Worker:
     async def _run(self, job: Job) -> None:
         store = self.settings.open()
         token = JOB_STATE.set(job.state)  # the task copies the context as it is now
+        usage = Ledger()
+        running = JOB.set((job.id, usage))
         try:
             work = asyncio.ensure_future(_reported(self.run(self.agents[job.agent], job.input)))
         finally:
             JOB_STATE.reset(token)
+            JOB.reset(running)
+        self.usage[job.id] = usage
         lost = asyncio.Event()
 
         def on_lost() -> None:  # on the event loop, once the thread finds the lease gone
@@ -218,7 +235,7 @@ class Worker:
             after = await asyncio.to_thread(
                 store.fail, job.id, self.owner,
                 self.settings.scrubbed(describe(error, job.agent)),
-                backoff(job.attempts, self.backoff_base))
+                backoff(job.attempts, self.backoff_base), _spent(job, usage))
             if after is not None:
                 self.failed += after.status == "FAILED"
                 self.report("failed" if after.status == "FAILED" else "will retry", after)
@@ -226,7 +243,8 @@ class Worker:
                     await notify(self.settings, after)
                     await self._resume_finished(after)
         else:
-            after = await asyncio.to_thread(store.finish, job.id, self.owner, answer)
+            after = await asyncio.to_thread(store.finish, job.id, self.owner, answer,
+                                            _spent(job, usage))
             if after is not None:
                 self.done += 1
                 self.report("done", after)
