@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec import safefs
+from agentspec.contract.backends import SandboxDef
 from agentspec.contract.extras import install
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
@@ -88,10 +89,10 @@ def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
     from agentspec.runtime.backends import sandbox
 
     for node in _walk(app.root):
-        definitions = dict(node.filesystem.definitions) \
+        definitions = node.filesystem.definitions \
             if isinstance(node, LlmFields) and node.filesystem else {}
         boxes = [name for name, definition in definitions.items()
-                 if definition["type"] == "sandbox"]
+                 if isinstance(definition, SandboxDef)]
         if boxes:
             try:
                 sandbox.bubblewrap()

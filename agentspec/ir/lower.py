@@ -7,6 +7,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any, Literal
 
+from agentspec.contract.backends import (
+    BackendDef,
+    FilesystemDef,
+    StateDef,
+    from_data,
+    mount_points,
+    reached,
+)
+from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
     AgentNode,
@@ -227,27 +236,22 @@ class Lowering:
                             for index, entry in enumerate(entries))
         return directories, discovery
 
-    def backend_definitions(self, name: str) -> list[tuple[str, Any]]:
-        """`name` and every backend it routes to, as plain data with spec-relative roots."""
+    def backend_definitions(self, name: str) -> FrozenMap[str, BackendDef]:
+        """`name` and every backend it routes to, with spec-relative directories."""
         backends = self.spec.backends or {}
-        found: list[tuple[str, Any]] = []
-        todo = [name]
-        while todo:
-            current = todo.pop()
-            if current in dict(found):
+        found: dict[str, BackendDef] = {}
+        for current in reached(name, backends):
+            if current == DEFAULT_STATE_BACKEND:
+                found[current] = StateDef()
                 continue
-            definition: dict[str, Any] = {"type": "state"} if current == DEFAULT_STATE_BACKEND \
-                else backends[current].model_dump(exclude_none=True)
-            if "root" in definition:
-                definition["root"] = self.spec_relative(definition["root"],
-                                                        "backends", current, "root")
-            for index, mount in enumerate(definition.get("mounts", ())):
+            data = backends[current].model_dump(exclude_none=True)
+            if "root" in data:
+                data["root"] = self.spec_relative(data["root"], "backends", current, "root")
+            for index, mount in enumerate(data.get("mounts", ())):
                 mount["source"] = self.spec_relative(mount["source"], "backends", current,
                                                      "mounts", index, "source")
-            if definition["type"] == "composite":
-                todo += [definition["default"], *definition.get("routes", {}).values()]
-            found.append((current, definition))
-        return found
+            found[current] = from_data(data)
+        return FrozenMap(found)
 
     def memory_edit_at(self, files: tuple[str, ...], kit: Harness,
                        filesystem: FilesystemNode | None) -> tuple[str | None, ...]:
@@ -255,16 +259,10 @@ class Lowering:
         writable directory backend (or a composite route to one) can."""
         if filesystem is None or not {"write_file", "edit_file"} & set(kit.file_tools):
             return tuple(None for _ in files)
-        definitions = dict(filesystem.definitions)
-        mounts: list[tuple[str, str]] = []  # (virtual prefix, root relative to the spec)
-        top = definitions[filesystem.backend]
-        if top["type"] == "composite":
-            for prefix, target in top.get("routes", {}).items():
-                if "root" in definitions[target]:
-                    mounts.append((prefix, definitions[target]["root"]))
-            top = definitions[top["default"]]
-        if "root" in top:
-            mounts.append(("/", top["root"]))
+        definitions = filesystem.definitions
+        mounts = [(prefix, definition.root)  # (virtual prefix, root relative to the spec)
+                  for prefix, target in mount_points(filesystem.backend, definitions)
+                  if isinstance(definition := definitions[target], FilesystemDef)]
         found: list[str | None] = []
         for file in files:
             where = None
@@ -281,7 +279,7 @@ class Lowering:
         if kit.backend is None:
             return None
         return FilesystemNode(kit.backend, kit.file_tools,
-                              tuple(self.backend_definitions(kit.backend)))
+                              self.backend_definitions(kit.backend))
 
     def schema(self, name: str, field_name: str, value: Any) -> Schema | None:
         if value is None:

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
+from agentspec.contract.backends import BackendDef
+from agentspec.contract.frozen import FrozenMap
+
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
            "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
@@ -302,7 +305,7 @@ class FilesystemNode:
 
     backend: str
     tools: tuple[str, ...]
-    definitions: tuple[tuple[str, Any], ...]
+    definitions: FrozenMap[str, BackendDef]
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, assert_never
 
+from agentspec.contract.backends import to_data
 from agentspec.contract.placeholders import needs_template
 from agentspec.ir.plan import Call, DictOf, Env, Import, ListOf, Ref, SpecPath, Value
 from agentspec.ir.tree import (
@@ -204,10 +205,11 @@ def _definition_value(key: str, value: Any) -> Value:
 
 
 def backend_definitions(filesystem: FilesystemNode) -> DictOf:
+    """The definitions as generated packages pass them (`contract.backends.to_data`)."""
     return DictOf(tuple(
         (name, DictOf(tuple((key, _definition_value(key, value))
-                            for key, value in definition.items())))
-        for name, definition in filesystem.definitions))
+                            for key, value in to_data(definition).items())))
+        for name, definition in filesystem.definitions.items()))
 
 
 def file_toolset(filesystem: FilesystemNode) -> Call:

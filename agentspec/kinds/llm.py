@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentspec.contract.backends import SandboxDef
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
@@ -200,13 +201,14 @@ def label(node: LlmNode | DeepNode) -> list[str]:
     if tools:
         lines.append("tools: " + ", ".join(tools))
     if node.filesystem is not None:
-        definition = dict(node.filesystem.definitions).get(node.filesystem.backend, {})
-        backend = definition.get("type", "state")
-        if backend == "sandbox" and definition.get("network"):
+        definition = node.filesystem.definitions[node.filesystem.backend]
+        backend: str = definition.type
+        sandbox = definition if isinstance(definition, SandboxDef) else None
+        if sandbox is not None and sandbox.network:
             backend += " · network"
         runs = " · runs commands" if "execute" in node.filesystem.tools else ""
         lines.append(f"backend: {node.filesystem.backend} ({backend}){runs}")
-        mounts = [mount["target"] for mount in definition.get("mounts", ())]
+        mounts = [mount.target for mount in (sandbox.mounts or () if sandbox else ())]
         if mounts:
             lines.append("read-only mounts: " + ", ".join(mounts))
     if node.skills:

@@ -59,8 +59,8 @@ import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from agentspec.contract.backends import SandboxDef
 from agentspec.contract.sandbox import SYSTEM_TOP, WORKSPACE
 from agentspec.runtime.backends import BackendError, ExecuteResult
 from agentspec.runtime.backends.bwrap_fds import (
@@ -185,13 +185,12 @@ class Limits:
             raise ValueError("sandbox limits must be at least 1")
 
 
-def sandbox_limits(definition: Mapping[str, Any]) -> Limits:
-    """The limits of a spec's sandbox definition (its fields, defaults where missing)."""
-    return Limits(processes=definition.get("max_processes", 256),
-                  file_bytes=definition.get("max_file_bytes", 1 << 30),
-                  memory_bytes=definition.get("max_memory_mb", 4096) << 20,
-                  tmp_bytes=definition.get("tmp_size_mb", 1024) << 20,
-                  workspace_bytes=definition.get("max_workspace_mb", 10240) << 20)
+def sandbox_limits(definition: SandboxDef) -> Limits:
+    """The limits of a spec's sandbox definition."""
+    return Limits(processes=definition.max_processes, file_bytes=definition.max_file_bytes,
+                  memory_bytes=definition.max_memory_mb << 20,
+                  tmp_bytes=definition.tmp_size_mb << 20,
+                  workspace_bytes=definition.max_workspace_mb << 20)
 
 
 def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
