@@ -22,6 +22,7 @@ from agentspec.runtime.jobs.delegation import JobSettings, deliver_event, enqueu
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
 from agentspec.runtime.jobs.worker import Worker
 from agentspec.runtime.sessions import open_sessions
+from tests.conftest import spec_job_settings
 from tests.test_jobs import POSTGRES, agentspec, start_worker
 from tests.test_jobs import _environ as child_environ
 
@@ -417,7 +418,7 @@ def test_a_job_whose_model_fails_records_the_agent_model_and_endpoint(office: An
 
 
 def test_a_done_job_answers_the_same_request_with_its_stored_result(tmp_path: Path) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'jobs.db'}", on_done="resume")
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'jobs.db'}", on_done="resume")
     session = SimpleNamespace(app_name="office", user_id="user", id="s", state={})
     invocation = SimpleNamespace(plugin_manager=SimpleNamespace(plugins=[]))
     context = SimpleNamespace(session=session, invocation_id="i", function_call_id="c1",
@@ -594,7 +595,7 @@ class CountingResumer:
 
 
 def test_two_workers_resume_each_finished_job_once(tmp_path: Path) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'race.db'}", on_done="resume")
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'race.db'}", on_done="resume")
     resumers = [CountingResumer(), CountingResumer()]
     ids = [_finished_job(settings, "s", request=f"deal {i}").id for i in range(12)]
 
@@ -612,7 +613,7 @@ def test_two_workers_resume_each_finished_job_once(tmp_path: Path) -> None:
 
 
 def test_a_stopped_worker_gives_its_resumption_back(tmp_path: Path) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'stop.db'}", on_done="resume")
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'stop.db'}", on_done="resume")
     job = _finished_job(settings, "s")
 
     async def main() -> None:

@@ -15,7 +15,9 @@ from agentspec.contract.backends import (
     mount_points,
     reached,
 )
+from agentspec.contract.compaction import ByInvocations, ByTokens, CompactionSettings
 from agentspec.contract.frozen import FrozenMap
+from agentspec.contract.harness_names import DECISIONS
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
     AgentNode,
@@ -51,6 +53,8 @@ from agentspec.language.agents import (
     SkillsConfig,
 )
 from agentspec.language.document import (
+    KEEP_EVENTS,
+    KEEP_INVOCATIONS,
     FractionTrigger,
     Jobs,
     KeepEvents,
@@ -68,7 +72,6 @@ from agentspec.validate.check import CheckResult
 
 __all__ = ["lower"]
 
-DECISIONS = ("approve", "edit", "reject")
 #: the conversation store of a spec whose jobs resume their parent and that names none
 DEFAULT_SESSIONS = "sqlite:///.agentspec/sessions.db"
 _WORKFLOWS: dict[type, Literal["sequential", "parallel", "loop"]] = {
@@ -304,7 +307,7 @@ class Lowering:
             if setting is False:
                 continue
             found[key] = Approval(tuple(setting.decisions), setting.hint) \
-                if isinstance(setting, InterruptConfig) else Approval(DECISIONS)
+                if isinstance(setting, InterruptConfig) else Approval(DECISIONS, None)
         for entry in agent.tools or ():
             definition = (self.spec.tools or {}).get(entry) if isinstance(entry, str) else entry
             approval = found.get(entry) if isinstance(entry, str) else None
@@ -402,14 +405,17 @@ class Lowering:
         if summary is None:
             return None
         trigger, keep = summary.trigger, summary.keep
+        settings: CompactionSettings
         if isinstance(trigger, (TokensTrigger, FractionTrigger)):
             threshold = trigger.tokens if isinstance(trigger, TokensTrigger) else int(
                 trigger.fraction * min(self.context_windows()))
-            retained = keep.events if isinstance(keep, KeepEvents) else 6
-            settings = (("token_threshold", threshold), ("event_retention_size", retained))
+            retained = keep.events if isinstance(keep, KeepEvents) else KEEP_EVENTS
+            settings = ByTokens(token_threshold=threshold, event_retention_size=retained)
         else:
-            overlap = keep.invocations if isinstance(keep, KeepInvocations) else 1
-            settings = (("compaction_interval", trigger.invocations), ("overlap_size", overlap))
+            overlap = keep.invocations if isinstance(keep, KeepInvocations) \
+                else KEEP_INVOCATIONS
+            settings = ByInvocations(compaction_interval=trigger.invocations,
+                                     overlap_size=overlap)
         llm = root if isinstance(root, LlmFields) else None
         model = self.model(summary.model)[0] if summary.model is not None else \
             llm.model if llm else None

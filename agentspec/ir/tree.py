@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, assert_never
+from typing import Literal, assert_never
 
 from agentspec.contract.backends import BackendDef
-from agentspec.contract.frozen import FrozenMap
+from agentspec.contract.compaction import CompactionSettings
+from agentspec.contract.frozen import FrozenMap, UserData
+from agentspec.contract.harness_names import DecisionKind
 
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
@@ -28,7 +30,7 @@ class PyObject:
 
     ref: str
     directory: str
-    args: tuple[tuple[str, Any], ...] | None = None
+    args: tuple[tuple[str, UserData], ...] | None = None
 
     @property
     def module(self) -> str:
@@ -48,7 +50,7 @@ class ModelNode:
     provider: str = "adk"  # adk | litellm | fallback | route
     base_url: str | None = None  # litellm
     api_key: str | None = None  # litellm: `${env.X}`, read when the app is loaded
-    args: tuple[tuple[str, Any], ...] = ()  # litellm: more acompletion arguments
+    args: tuple[tuple[str, UserData], ...] = ()  # litellm: more acompletion arguments
     #: fallback, route: every named model it may call, name -> model
     members: tuple[tuple[str, ModelNode], ...] = ()
     choices: tuple[str, ...] = ()  # route: the names it picks among
@@ -62,7 +64,7 @@ class ModelNode:
 class Schema:
     """A JSON Schema mapping, or a pydantic model given by reference."""
 
-    json: Any = None
+    json: UserData = None
     python: PyObject | None = None
 
 
@@ -70,8 +72,8 @@ class Schema:
 class Approval:
     """`interrupt_on` settings of one tool: the answers a person may give, and the question."""
 
-    decisions: tuple[str, ...]
-    hint: str | None = None
+    decisions: tuple[DecisionKind, ...]
+    hint: str | None
 
 
 # tools --------------------------------------------------------------------------------
@@ -166,8 +168,8 @@ class LlmFields(AgentFields):
     """An LLM agent, with the deep-agent harness (todos, files, task, skills, memory)."""
 
     model: ModelNode | None = None
-    generate: tuple[tuple[str, Any], ...] = ()
-    thinking: tuple[tuple[str, Any], ...] = ()
+    generate: tuple[tuple[str, UserData], ...] = ()
+    thinking: tuple[tuple[str, UserData], ...] = ()
     adk_planner: str | None = None  # the spec's `planner`: ADK's plan_react | builtin
     instruction: str | None = None
     #: the file the instruction was read from (relative to the spec's directory); its text
@@ -190,8 +192,8 @@ class LlmFields(AgentFields):
     result_limit: int | None = None  # tokens
     task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
     approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
-    #: a tool that raises: `return` its error to the model
-    tool_errors: str = "return"
+    #: a tool that raises: `return` its error to the model, or `raise`
+    tool_errors: Literal["return", "raise"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -243,15 +245,16 @@ class PlannerRoles:
     synthesizer_model: ModelNode | None = None
     synthesizer_instruction: str | None = None
     #: (role, generate, thinking) of the models' definitions, for planner, worker, synthesizer
-    settings: tuple[tuple[str, tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]],
+    settings: tuple[tuple[str, tuple[tuple[str, UserData], ...],
+                          tuple[tuple[str, UserData], ...]],
                     ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
 class PlannerNode(AgentFields):
     roles: PlannerRoles
-    #: a worker's tool that raises: `return` its error to the model
-    tool_errors: str = "return"
+    #: a worker's tool that raises: `return` its error to the model, or `raise`
+    tool_errors: Literal["return", "raise"]
     #: the state key the final (synthesized) answer is written to
     output_key: str | None = None
 
@@ -310,9 +313,9 @@ class FilesystemNode:
 
 @dataclass(frozen=True)
 class Compaction:
-    """ADK events compaction settings, already paired the way ADK wants them."""
+    """ADK events compaction: when it runs and what it keeps."""
 
-    settings: tuple[tuple[str, int], ...]
+    settings: CompactionSettings
     model: ModelNode | None = None
     #: `history`: a directory of `filesystem`'s file tools (the root agent's) that receives
     #: the events each summary replaces
@@ -352,7 +355,7 @@ class AppNode:
     plugins: tuple[PyObject, ...] = ()
     global_instruction: str | None = None
     #: the initial session state: key -> YAML data (strings may hold `${env.X}`)
-    state: tuple[tuple[str, Any], ...] = ()
+    state: tuple[tuple[str, UserData], ...] = ()
     #: state keys the session's creator supplies (`required: true`): key -> description
     inputs: tuple[tuple[str, str | None], ...] = ()
     compaction: Compaction | None = None

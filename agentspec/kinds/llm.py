@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agentspec.contract.backends import SandboxDef
+from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
@@ -41,7 +42,7 @@ from agentspec.ir.values import (
     schema_value,
 )
 from agentspec.kinds.kind import Kind, Site
-from agentspec.language.agents import LlmAgent
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT, LlmAgent
 from agentspec.language.effective import harness
 from agentspec.language.models import ThinkingConfig
 
@@ -105,7 +106,7 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
         memory_edit_at=lowering.memory_edit_at(memory, kit, filesystem),
         filesystem=filesystem, skills=skills, skill_discovery=discovery,
         result_limit=kit.result_limit, approvals=tuple(approvals.items()),
-        tool_errors=agent.tool_errors or "return")
+        tool_errors=agent.tool_errors or TOOL_ERRORS_DEFAULT)
     return replace(node, task=lowering.task(kit, node))
 
 
@@ -120,7 +121,7 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
     if node.todos:
         tools += [Call(Import("agentspec.runtime.harness.callbacks", "HarnessTool"),
                        args=(Import("agentspec.runtime.harness.todos", name),))
-                  for name in ("write_todos", "read_todos")]
+                  for name in TODO_TOOLS]
     if node.filesystem is not None:
         tools.append(file_toolset(node.filesystem))
     if evicts_to_artifacts(node):
@@ -240,7 +241,7 @@ def _tools(node: LlmFields) -> list[str]:
     names = [t.name or t.python.attr if isinstance(t, PythonToolNode) else t.name
              for t in node.tools if not isinstance(t, AgentToolNode)]
     names += list(node.filesystem.tools) if node.filesystem else []
-    names += ["write_todos", "read_todos"] if node.todos else []
+    names += list(TODO_TOOLS) if node.todos else []
     names += ["task"] if node.task else []
     return [f"{n} (approval)" if n in gated else n for n in names]
 

@@ -11,7 +11,7 @@ from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
 from agentspec.ir.tree import PlannerNode, PlannerRoles
 from agentspec.ir.values import generate_config, kwargs, lit, model_value
 from agentspec.kinds.kind import Kind, Site
-from agentspec.language.agents import PlannerAgent
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT, PlannerAgent
 from agentspec.review.rule import AgentPair, Found, Path, Rule, limit, model_text, text_diff
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
     synthesizer_model = (synthesizer.model if synthesizer else None) or worker_model
     roles = {"planner": lowering.model(planner_model), "worker": lowering.model(worker_model),
              "synthesizer": lowering.model(synthesizer_model)}
-    return PlannerNode(**site.common, tool_errors=(worker and worker.tool_errors) or "return",
+    errors = (worker and worker.tool_errors) or TOOL_ERRORS_DEFAULT
+    return PlannerNode(**site.common, tool_errors=errors,
                        output_key=agent.output_key, roles=PlannerRoles(
         model=roles["planner"][0], instruction=agent.instruction,
         max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,

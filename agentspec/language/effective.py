@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentspec.contract.backends import DEFAULT_STATE_BACKEND, RUNNING_TYPES, executor
-from agentspec.language.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
+from agentspec.contract.harness_names import FILE_TOOLS, TODO_TOOLS
+from agentspec.language.agents import DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
 from agentspec.language.common import Model
 from agentspec.language.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
@@ -16,7 +17,6 @@ __all__ = ["DEEP_RESULT_LIMIT", "DEFAULT_STATE_BACKEND", "MODEL_SIDE_BUILTINS", 
 #: builtins that never run as a function call the agent executes: nothing to approve
 MODEL_SIDE_BUILTINS = ("google_search", "url_context", "preload_memory")
 DEEP_RESULT_LIMIT = 20_000
-TODO_TOOLS = ("write_todos", "read_todos")
 SKILL_TOOLS = ("list_skills", "load_skill", "load_skill_resource")
 
 

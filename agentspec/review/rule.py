@@ -17,6 +17,7 @@ from agentspec.ir.tree import (
     RouterNode,
     WorkflowNode,
 )
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT
 from agentspec.review.changes import SPEC, Change, Where
 
 if TYPE_CHECKING:
@@ -113,7 +114,8 @@ def llm_view(node: AgentNode) -> LlmFields:
             return LlmNode(name=node.name, file=node.file, line=node.line,
                            tool_errors=node.tool_errors, output_key=node.output_key)
         case WorkflowNode() | RouterNode():
-            return LlmNode(name=node.name, file=node.file, line=node.line)
+            return LlmNode(name=node.name, file=node.file, line=node.line,
+                           tool_errors=TOOL_ERRORS_DEFAULT)
         case _:
             assert_never(node)
 

@@ -17,7 +17,9 @@ from types import MappingProxyType
 from typing import Any, Literal, assert_never
 
 from agentspec.contract.backends import executor, to_data
+from agentspec.contract.compaction import compaction_kwargs
 from agentspec.contract.escapes import ESCAPE
+from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.contract.placeholders import placeholders
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
@@ -39,6 +41,7 @@ from agentspec.ir.tree import (
     tools_of,
 )
 from agentspec.kinds import KINDS
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT
 from agentspec.review.models import (
     model_changed,
     model_endpoint,
@@ -98,7 +101,8 @@ class Trees:
 
 def blank(node: AgentNode) -> AgentNode:
     """No agent: what a new agent is compared with."""
-    return LlmNode(name=node.name, file=node.file, line=node.line)
+    return LlmNode(name=node.name, file=node.file, line=node.line,
+                   tool_errors=TOOL_ERRORS_DEFAULT)
 
 
 # shared views of an agent ----------------------------------------------------------------
@@ -170,7 +174,7 @@ def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
     for name in llm.filesystem.tools if llm.filesystem else ():
         found[name] = (("filesystem",), harness)
     if llm.todos:
-        found["write_todos"] = found["read_todos"] = (("todos",), harness)
+        found.update(dict.fromkeys(TODO_TOOLS, (("todos",), harness)))
     if llm.task:
         found["task"] = (("task",), harness)
     return found
@@ -178,7 +182,8 @@ def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
 
 def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
     llm = llm_view(node)
-    found = {name: approval.decisions for name, approval in llm.approvals}
+    found: dict[str, tuple[str, ...]] = {
+        name: approval.decisions for name, approval in llm.approvals}
     for tool in llm.tools:
         if isinstance(tool, (PythonToolNode, McpToolNode)) and tool.approval is not None:
             found[_tool_key(tool)] = tool.approval.decisions
@@ -906,7 +911,7 @@ def _summarization(pair: AppPair) -> Iterator[Found]:
             if value is None:
                 return "none"
             settings, model = value
-            shown = ", ".join(f"{k}={v}" for k, v in settings)
+            shown = ", ".join(f"{k}={v}" for k, v in compaction_kwargs(settings).items())
             return shown + (f", model {model_text(model)}" if model else "")
         yield Found("medium", f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
                     ("summarization",))
@@ -1115,7 +1120,8 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.PLUGIN_CHANGED, ("AppNode.plugins", "PyObject.*"), _plugin_changed),
     Rule(codes.GLOBAL_INSTRUCTION_CHANGED, ("AppNode.global_instruction",), _global_instruction),
     Rule(codes.SUMMARIZATION_CHANGED, ("AppNode.compaction", "Compaction.settings",
-                                       "Compaction.model", "ModelNode.*"), _summarization),
+                                       "ByTokens.*", "ByInvocations.*", "Compaction.model",
+                                       "ModelNode.*"), _summarization),
     Rule(codes.JOBS_STORE_CHANGED, ("AppNode.jobs", "JobsNode.store", "JobsNode.sqlite_path"),
          _jobs_store),
     Rule(codes.LIMIT_CHANGED, ("JobsNode.max_attempts", "JobsNode.lease_seconds"), _jobs_limits),

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
@@ -26,7 +27,7 @@ from agentspec.ir.tree import (
 )
 from agentspec.ir.values import evicts_to_artifacts
 from agentspec.language.document import state_inputs
-from agentspec.language.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS, TODO_TOOLS
+from agentspec.language.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS
 from agentspec.project_files import Project, project_root
 from agentspec.validate.check import CheckResult
 

@@ -25,7 +25,7 @@ from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.sandbox import SandboxBackend, sandbox_limits
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
-from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
+from agentspec.runtime.harness.files import BackendFactory, make_file_tools
 from agentspec.runtime.harness.scope import private_folders, scoped
 
 __all__ = ["FileToolset", "backend_factory", "file_toolset"]
@@ -86,8 +86,7 @@ class FileToolset(BaseToolset):
     """`ls`, `read_file`, `write_file`, `edit_file`, `glob`, `grep` (and `execute` on a shell
     or sandbox backend) over one of the spec's backends."""
 
-    def __init__(self, backend: str, definitions: Definitions,
-                 tools: Iterable[str] = FILE_TOOL_NAMES) -> None:
+    def __init__(self, backend: str, definitions: Definitions, tools: Iterable[str]) -> None:
         super().__init__()
         self.backend = backend
         self._tools: list[BaseTool] = list(
@@ -97,6 +96,5 @@ class FileToolset(BaseToolset):
         return list(self._tools)
 
 
-def file_toolset(backend: str, definitions: Definitions,
-                 tools: Iterable[str] = FILE_TOOL_NAMES) -> FileToolset:
+def file_toolset(backend: str, definitions: Definitions, tools: Iterable[str]) -> FileToolset:
     return FileToolset(backend, definitions, tools)

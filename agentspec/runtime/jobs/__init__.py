@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from agentspec.contract.urls import redacted
 
@@ -42,7 +42,8 @@ Clock = Callable[[], float]
 
 STATUSES = ("QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED")
 FINISHED = ("DONE", "FAILED", "CANCELLED")
-ON_DONE = ("wait", "resume")
+OnDone = Literal["wait", "resume"]
+ON_DONE: tuple[OnDone, ...] = get_args(OnDone)
 
 
 class StoreError(RuntimeError):
