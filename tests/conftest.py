@@ -9,7 +9,6 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -167,14 +166,3 @@ def _jobs_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     (tests that run workers in processes of their own give them a store explicitly)."""
     monkeypatch.setenv("AGENTSPEC_JOBS_STORE", "memory://")
 
-
-def spec_job_settings(store: str, **given: Any) -> Any:
-    """The runtime's job settings for `store`, the spec model's defaults (their one home)
-    where `given` says nothing."""
-    from agentspec.language.document import Jobs
-    from agentspec.runtime.jobs.delegation import JobSettings
-
-    spec = Jobs()
-    return JobSettings(store, **{"max_attempts": spec.max_attempts,
-                                 "lease_seconds": spec.lease_seconds,
-                                 "on_done": spec.on_done, **given})

@@ -17,6 +17,8 @@ from agentspec.ir import tree
 from agentspec.language.agents import InterruptConfig
 from agentspec.language.backends import SandboxBackend as SandboxSpec
 from agentspec.runtime import planner
+from agentspec.runtime.backends import filesystem as directory
+from agentspec.runtime.backends import sandbox, shell
 from agentspec.runtime.harness import approvals, files, filesystem, todos
 from agentspec.runtime.jobs import delegation
 
@@ -26,7 +28,7 @@ from agentspec.runtime.jobs import delegation
 SPEC_OWNED_DATACLASSES: tuple[type, ...] = (
     backends.FilesystemDef, backends.ShellDef, backends.SandboxDef, backends.CompositeDef,
     backends.Mount, compaction.ByTokens, compaction.ByInvocations, tree.Approval,
-    tree.JobsNode)
+    tree.JobsNode, sandbox.Limits)
 
 #: fields of other dataclasses that hold a spec-owned setting
 SPEC_OWNED_FIELDS: tuple[tuple[type, str], ...] = (
@@ -42,12 +44,23 @@ SPEC_OWNED_PARAMETERS: tuple[tuple[Callable[..., Any], tuple[str, ...]], ...] = 
     (filesystem.FileToolset.__init__, ("backend", "definitions", "tools")),
     (filesystem.backend_factory, ("name", "definitions")),
     (approvals.gated, ("approval",)),
+    (shell.ShellBackend.__init__, ("timeout", "max_output_bytes")),
+    (sandbox.SandboxBackend.__init__, ("timeout", "max_output_bytes", "limits")),
+    (sandbox.sandbox_limits, ("definition",)),
 )
 
 #: spec-owned parameters that keep a default, and why (each is a debt, not a home)
 KEPT_DEFAULTS: dict[tuple[Callable[..., Any], str], str] = {
     (planner.planner, "tool_errors"): "packages of runtime ABI 1 and 2 leave it out for the "
     "spec's default `return`; required once OLDEST moves past 2",
+    **{(factory, name): "off (or none) is the backend classes' closed state; a spec's value "
+       "always comes through backend_factory, from a definition that has no defaults"
+       for factory, names in (
+           (directory.FilesystemBackend.__init__, ("hard_links",)),
+           (shell.ShellBackend.__init__, ("hard_links", "env")),
+           (sandbox.SandboxBackend.__init__, ("hard_links", "env", "network", "mounts",
+                                              "allow_sockets")))
+       for name in names},
 }
 
 

@@ -22,7 +22,7 @@ from agentspec.runtime.jobs import Job, JobRequest, open_store
 from agentspec.runtime.jobs.delegation import notify, offline_agents
 from agentspec.runtime.jobs.worker import Worker
 from tests.buildkit import scripted_turn
-from tests.conftest import spec_job_settings
+from tests.spec_defaults import spec_job_settings
 
 SPEC = """\
     agentspec: 1

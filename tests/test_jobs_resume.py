@@ -22,7 +22,7 @@ from agentspec.runtime.jobs.delegation import JobSettings, deliver_event, enqueu
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
 from agentspec.runtime.jobs.worker import Worker
 from agentspec.runtime.sessions import open_sessions
-from tests.conftest import spec_job_settings
+from tests.spec_defaults import spec_job_settings
 from tests.test_jobs import POSTGRES, agentspec, start_worker
 from tests.test_jobs import _environ as child_environ
 

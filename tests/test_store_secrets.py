@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentspec.runtime.jobs import StoreError, open_store
 from agentspec.runtime.jobs.delegation import enqueue
-from tests.conftest import spec_job_settings
+from tests.spec_defaults import spec_job_settings
 from tests.test_jobs import POSTGRES
 
 RESERVED = ":/?#[]@!$&'()*+,;=% \"<>\\^`{|}~"
