@@ -55,3 +55,13 @@ def spec_sandbox(root: Any, **given: Any) -> Any:
     return SandboxBackend(root, **{"timeout": spec.timeout,
                                    "max_output_bytes": spec.max_output_bytes,
                                    "limits": spec_limits(), **given})
+
+
+def spec_job_request(**given: Any) -> Any:
+    """A job request with the spec model's `max_attempts` and `on_done` where `given` says
+    nothing."""
+    from agentspec.language.document import Jobs
+    from agentspec.runtime.jobs import JobRequest
+
+    spec = Jobs()
+    return JobRequest(**{"max_attempts": spec.max_attempts, "on_done": spec.on_done, **given})

@@ -16,7 +16,7 @@ from agentspec.contract.frozen import FrozenMap
 from agentspec.ir import tree
 from agentspec.language.agents import InterruptConfig
 from agentspec.language.backends import SandboxBackend as SandboxSpec
-from agentspec.runtime import planner
+from agentspec.runtime import jobs, planner
 from agentspec.runtime.backends import filesystem as directory
 from agentspec.runtime.backends import sandbox, shell
 from agentspec.runtime.harness import approvals, files, filesystem, todos
@@ -34,7 +34,8 @@ SPEC_OWNED_DATACLASSES: tuple[type, ...] = (
 SPEC_OWNED_FIELDS: tuple[tuple[type, str], ...] = (
     (tree.LlmFields, "tool_errors"), (tree.PlannerNode, "tool_errors"),
     (delegation.JobSettings, "max_attempts"), (delegation.JobSettings, "lease_seconds"),
-    (delegation.JobSettings, "on_done"))
+    (delegation.JobSettings, "on_done"), (jobs.JobRequest, "max_attempts"),
+    (jobs.JobRequest, "on_done"))
 
 #: runtime factories a generated package calls, and their parameters the spec owns
 SPEC_OWNED_PARAMETERS: tuple[tuple[Callable[..., Any], tuple[str, ...]], ...] = (

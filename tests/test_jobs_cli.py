@@ -18,11 +18,11 @@ from click.testing import CliRunner, Result
 
 from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
-from agentspec.runtime.jobs import Job, JobRequest, open_store
+from agentspec.runtime.jobs import Job, open_store
 from agentspec.runtime.jobs.delegation import notify, offline_agents
 from agentspec.runtime.jobs.worker import Worker
 from tests.buildkit import scripted_turn
-from tests.spec_defaults import spec_job_settings
+from tests.spec_defaults import spec_job_request, spec_job_settings
 
 SPEC = """\
     agentspec: 1
@@ -90,7 +90,7 @@ def test_job_status_shows_and_retries_a_failed_job(tmp_path: Path, own_store: No
 
     settings = spec_job_settings(f"sqlite:///{tmp_path / 'status.db'}")
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", app_name="office",
+    job, _ = store.enqueue(spec_job_request(agent="reporter", input="Q3", app_name="office",
                                       user_id="user", session_id="s"))
     store.claim("w", 30)
     store.fail(job.id, "w", "RuntimeError: no data", retry_in=None)
@@ -116,7 +116,7 @@ def test_job_status_shows_and_retries_a_failed_job(tmp_path: Path, own_store: No
 def filled(tmp_path: Path) -> tuple[str, list[Job]]:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     store = open_store(url)
-    jobs = [store.enqueue(JobRequest(agent="reporter", input=f"report {i}", app_name="office",
+    jobs = [store.enqueue(spec_job_request(agent="reporter", input=f"report {i}", app_name="office",
                                      user_id="user", session_id="default"))[0]
             for i in range(3)]
     store.claim("w", 30)
@@ -233,7 +233,7 @@ def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[s
         return f"answered {request}"
 
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", session_id="s",
+    job, _ = store.enqueue(spec_job_request(agent="reporter", input="Q3", session_id="s",
                                       state={"customer": "Ana"}))
     worker = Worker({"reporter": object()}, settings, run=answer)  # type: ignore[dict-item]
     asyncio.run(worker.serve(asyncio.Event(), until_idle=True))
@@ -251,8 +251,8 @@ def test_a_stopped_worker_releases_what_it_could_not_finish(tmp_path: Path,
                                                            own_store: None) -> None:
     settings = spec_job_settings(f"sqlite:///{tmp_path / 'stop.db'}", lease_seconds=30)
     store = settings.open()
-    quick, _ = store.enqueue(JobRequest(agent="a", input="quick", session_id="s"))
-    slow, _ = store.enqueue(JobRequest(agent="a", input="slow", session_id="s"))
+    quick, _ = store.enqueue(spec_job_request(agent="a", input="quick", session_id="s"))
+    slow, _ = store.enqueue(spec_job_request(agent="a", input="slow", session_id="s"))
 
     slow_started = asyncio.Event()
 
@@ -331,7 +331,7 @@ def test_a_failing_heartbeat_is_retried_and_a_lost_lease_stops_the_agent(
         tmp_path: Path, own_store: None) -> None:
     settings = spec_job_settings(f"sqlite:///{tmp_path / 'beat.db'}", lease_seconds=5)
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="a", input="long", session_id="s"))
+    job, _ = store.enqueue(spec_job_request(agent="a", input="long", session_id="s"))
     beats: list[str] = []
     real = store.heartbeat
 
@@ -519,7 +519,7 @@ def test_a_hostile_webhook_holds_no_worker_slot(kind: str, tmp_path: Path, own_s
     receiver = HostileReceiver(kind)
     settings = spec_job_settings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=receiver.url)
     store = settings.open()
-    jobs = [store.enqueue(JobRequest(agent="a", input=f"job {i}", session_id="s"))[0]
+    jobs = [store.enqueue(spec_job_request(agent="a", input=f"job {i}", session_id="s"))[0]
             for i in range(2)]
 
     async def answer(agent: Any, request: str) -> str:

@@ -17,12 +17,12 @@ from click.testing import CliRunner
 
 from agentspec.build import build_objects, compile_spec
 from agentspec.cli import cli
-from agentspec.runtime.jobs import Job, JobRequest, open_store
+from agentspec.runtime.jobs import Job, open_store
 from agentspec.runtime.jobs.delegation import JobSettings, deliver_event, enqueue
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
 from agentspec.runtime.jobs.worker import Worker
 from agentspec.runtime.sessions import open_sessions
-from tests.spec_defaults import spec_job_settings
+from tests.spec_defaults import spec_job_request, spec_job_settings
 from tests.test_jobs import POSTGRES, agentspec, start_worker
 from tests.test_jobs import _environ as child_environ
 
@@ -290,7 +290,7 @@ def office(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def _finished_job(settings: JobSettings, session_id: str, result: Any = "Revenue is up.",
                   request: str = "Q3 report") -> Job:
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="reporter", input=request, app_name="office",
+    job, _ = store.enqueue(spec_job_request(agent="reporter", input=request, app_name="office",
                                       user_id="user", session_id=session_id,
                                       on_done="resume"))
     store.claim("w", 30)
@@ -369,7 +369,7 @@ def test_a_failed_resumed_turn_is_reported_and_not_run_again(
 
     async def main() -> None:
         session = await sessions.create_session(app_name="office", user_id="user")
-        job, _ = settings.open().enqueue(JobRequest(
+        job, _ = settings.open().enqueue(spec_job_request(
             agent="reporter", input="Q3", app_name="office", user_id="user",
             session_id=session.id, on_done="resume"))
         worker = Worker({"reporter": object()}, settings,  # type: ignore[dict-item]
@@ -403,7 +403,7 @@ def test_a_job_whose_model_fails_records_the_agent_model_and_endpoint(office: An
                          model="openai/local", endpoint="http://127.0.0.1:9/v1")
 
     async def main() -> Job | None:
-        job, _ = settings.open().enqueue(JobRequest(
+        job, _ = settings.open().enqueue(spec_job_request(
             agent="reporter", input="Q3", app_name="office", user_id="user",
             session_id="s", max_attempts=1))
         worker = Worker({"reporter": object()}, settings,  # type: ignore[dict-item]

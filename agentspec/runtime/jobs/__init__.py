@@ -54,7 +54,7 @@ def now() -> float:
     return time.time()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JobRequest:
     """What a delegation asks for."""
 
@@ -66,9 +66,9 @@ class JobRequest:
     invocation_id: str = ""
     function_call_id: str = ""
     tool: str = ""  # the tool the parent called (the agent's name, or `task`)
-    max_attempts: int = 3
+    max_attempts: int  # the spec's `jobs.max_attempts`
     output_key: str = ""  # the parent's state key a DONE result is delivered to ("": none)
-    on_done: str = "wait"  # "wait": delivered on the next turn; "resume": a worker resumes
+    on_done: OnDone  # "wait": delivered on the next turn; "resume": a worker resumes
     #: the caller's session state the job's session starts with: the keys the spec's
     #: `state:` marks `required`, which no one else could give it
     state: dict[str, Any] = field(default_factory=dict)
