@@ -18,7 +18,7 @@ from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
-from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
+from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called, members_of
 from agentspec.project_files import resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult, check
@@ -113,7 +113,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
         todo = [model] if model is not None else []
         while todo:
             model = todo.pop()
-            todo.extend(member for _, member in model.members)
+            todo.extend(members_of(model).values())
             if model.provider != "adk" or "${" in model.id:
                 continue
             try:

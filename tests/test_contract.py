@@ -125,7 +125,7 @@ def test_decisions_are_spelled_once() -> None:
 # untyped values ------------------------------------------------------------------------------
 
 #: IR fields that hold user data by nature (YAML of the spec), marked `UserData`
-USER_DATA = {"PyObject.args", "ModelNode.args", "Schema.json", "LlmFields.generate",
+USER_DATA = {"PyObject.args", "LiteLlmEndpoint.args", "Schema.json", "LlmFields.generate",
              "LlmFields.thinking", "PlannerRoles.settings", "AppNode.state"}
 
 

@@ -19,7 +19,8 @@ UserData = Any
 
 
 class FrozenMap(Mapping[K, V]):
-    """An immutable mapping that keeps its order and hashes by its items."""
+    """An immutable mapping that keeps its order; equal to any mapping with the same
+    items, in any order (as a dict is)."""
 
     __slots__ = ("_items",)
 
@@ -35,8 +36,8 @@ class FrozenMap(Mapping[K, V]):
     def __len__(self) -> int:
         return len(self._items)
 
-    def __hash__(self) -> int:
-        return hash(tuple(self._items.items()))
+    def __hash__(self) -> int:  # equal maps (in any order) hash alike
+        return hash(frozenset(self._items.items()))
 
     def __repr__(self) -> str:
         return f"FrozenMap({self._items!r})"

@@ -27,14 +27,18 @@ from agentspec.ir.tree import (
     BuiltinToolNode,
     Compaction,
     DeepNode,
+    FallbackChain,
     FilesystemNode,
     JobsNode,
+    LiteLlmEndpoint,
     LlmFields,
     LlmNode,
     McpHttp,
     McpStdio,
     McpToolNode,
     ModelNode,
+    ModelRoute,
+    PlainModel,
     PyObject,
     PythonToolNode,
     Schema,
@@ -135,28 +139,30 @@ class Lowering:
         route's named models included (validate refused cycles)."""
         definition = (self.spec.models or {}).get(value)
         if isinstance(definition, ModelDef):
-            return ModelNode(definition.id, definition.provider, base_url=definition.base_url,
-                             api_key=definition.api_key,
-                             args=tuple((definition.args or {}).items()))
+            if definition.provider == "adk":  # validate refused endpoint settings on it
+                return PlainModel(definition.id)
+            return LiteLlmEndpoint(id=definition.id, base_url=definition.base_url,
+                                   api_key=definition.api_key,
+                                   args=tuple((definition.args or {}).items()))
         if depth > len(self.spec.models or {}):
             raise RecursionError(f"model `{value}` refers to itself")
         if isinstance(definition, FallbackModel):
             names = tuple(definition.fallback)
-            return ModelNode(value, "fallback", members=self.members(names, depth),
-                             fallback=names)
+            return FallbackChain(id=value, members=self.members(names, depth), order=names)
         if isinstance(definition, RoutedModel):
             route = definition.route
             choices, fallback = tuple(definition.models), tuple(definition.fallback or ())
-            return ModelNode(
-                value, "route", members=self.members(choices + fallback, depth),
-                choices=choices, fallback=fallback, route_state=route.state,
-                route_map=tuple(route.map.items()) if route.map is not None else None,
-                route_python=None if route.python is None else self.python(
+            return ModelRoute(
+                id=value, members=self.members(choices + fallback, depth), choices=choices,
+                fallback=fallback, state=route.state,
+                map=FrozenMap(route.map) if route.map is not None else None,
+                python=None if route.python is None else self.python(
                     route.python, self.span("models", value, "route", "python")))
-        return ModelNode(definition if isinstance(definition, str) else value)
+        return PlainModel(definition if isinstance(definition, str) else value)
 
-    def members(self, names: tuple[str, ...], depth: int) -> tuple[tuple[str, ModelNode], ...]:
-        return tuple((name, self.model_node(name, depth + 1)) for name in dict.fromkeys(names))
+    def members(self, names: tuple[str, ...], depth: int) -> FrozenMap[str, ModelNode]:
+        return FrozenMap((name, self.model_node(name, depth + 1))
+                         for name in dict.fromkeys(names))
 
     # tools -----------------------------------------------------------------------------
 

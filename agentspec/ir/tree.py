@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal, assert_never
+from typing import ClassVar, Literal, assert_never
 
 from agentspec.contract.backends import BackendDef
 from agentspec.contract.compaction import CompactionSettings
@@ -18,7 +18,8 @@ from agentspec.contract.harness_names import DecisionKind
 
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
-           "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
+           "FallbackChain", "LiteLlmEndpoint", "LlmFields", "LlmNode", "McpHttp", "McpStdio",
+           "McpToolNode", "ModelNode", "ModelRoute", "PlainModel", "members_of",
            "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
            "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called", "kind_of",
            "tools_of"]
@@ -42,22 +43,55 @@ class PyObject:
 
 
 @dataclass(frozen=True)
-class ModelNode:
-    """A model: an id for ADK's registry or LiteLLM, or (`fallback`, `route`) a model made of
-    named models, whose `id` is then its spec name."""
+class PlainModel:
+    """A model id ADK's registry resolves (Gemini, or a model class registered with it)."""
 
+    provider: ClassVar[Literal["adk"]] = "adk"
     id: str
-    provider: str = "adk"  # adk | litellm | fallback | route
-    base_url: str | None = None  # litellm
-    api_key: str | None = None  # litellm: `${env.X}`, read when the app is loaded
-    args: tuple[tuple[str, UserData], ...] = ()  # litellm: more acompletion arguments
-    #: fallback, route: every named model it may call, name -> model
-    members: tuple[tuple[str, ModelNode], ...] = ()
-    choices: tuple[str, ...] = ()  # route: the names it picks among
-    fallback: tuple[str, ...] = ()  # fallback: the chain; route: tried after its choice
-    route_state: str | None = None
-    route_map: tuple[tuple[str, str], ...] | None = None
-    route_python: PyObject | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LiteLlmEndpoint:
+    """A model LiteLLM calls, at `base_url` when one is given."""
+
+    provider: ClassVar[Literal["litellm"]] = "litellm"
+    id: str
+    base_url: str | None
+    api_key: str | None  # `${env.X}`, read when the app is loaded
+    args: tuple[tuple[str, UserData], ...]  # more acompletion arguments
+
+
+@dataclass(frozen=True, kw_only=True)
+class FallbackChain:
+    """Named models tried in `order` until one answers; `id` is its spec name."""
+
+    provider: ClassVar[Literal["fallback"]] = "fallback"
+    id: str
+    members: FrozenMap[str, ModelNode]  # every named model it may call
+    order: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRoute:
+    """A model picked per call among `choices` (by state, through `map`, or by a python
+    function), then `fallback` after its choice; `id` is its spec name."""
+
+    provider: ClassVar[Literal["route"]] = "route"
+    id: str
+    members: FrozenMap[str, ModelNode]  # every named model it may call
+    choices: tuple[str, ...]
+    fallback: tuple[str, ...]
+    state: str | None
+    map: FrozenMap[str, str] | None
+    python: PyObject | None
+
+
+ModelNode = PlainModel | LiteLlmEndpoint | FallbackChain | ModelRoute
+
+
+def members_of(model: ModelNode) -> FrozenMap[str, ModelNode]:
+    """The named models a chain or a route may call (none for a single model)."""
+    return model.members if isinstance(model, FallbackChain | ModelRoute) else FrozenMap()
 
 
 @dataclass(frozen=True)

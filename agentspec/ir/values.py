@@ -13,14 +13,19 @@ from agentspec.ir.tree import (
     AgentNode,
     Approval,
     BuiltinToolNode,
+    FallbackChain,
     FilesystemNode,
+    LiteLlmEndpoint,
     LlmFields,
     McpHttp,
     McpStdio,
     McpToolNode,
     ModelNode,
+    ModelRoute,
+    PlainModel,
     PyObject,
     Schema,
+    members_of,
 )
 
 LLM_AGENT = Import("google.adk.agents", "LlmAgent")
@@ -73,28 +78,38 @@ def model_value(model: ModelNode | None) -> Value:
 
 def model_object(model: ModelNode) -> Value:
     """A model object (chains and routes hold objects, not ids)."""
-    if model.provider == "adk":
-        return Call(Import("agentspec.runtime.models", "registry_model"), args=(lit(model.id),))
-    if model.provider == "litellm":
-        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
-                    kwargs=kwargs(base_url=lit(model.base_url), api_key=lit(model.api_key),
-                                  **{k: lit(v) for k, v in model.args}))
-    members = DictOf(tuple((name, model_object(member)) for name, member in model.members))
-    if model.provider == "fallback":
-        return Call(Import(MODEL_ROUTING, "fallback"), kwargs(
-            name=model.id, models=members, order=lit(list(model.fallback))))
-    return Call(Import(MODEL_ROUTING, "routed"), kwargs(
-        name=model.id, models=members, choices=lit(list(model.choices)),
-        fallback=lit(list(model.fallback)) if model.fallback else None,
-        state=lit(model.route_state),
-        map=lit(dict(model.route_map)) if model.route_map is not None else None,
-        function=python_object(model.route_python) if model.route_python else None))
+    match model:
+        case PlainModel():
+            return Call(Import("agentspec.runtime.models", "registry_model"),
+                        args=(lit(model.id),))
+        case LiteLlmEndpoint():
+            return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
+                        kwargs=kwargs(base_url=lit(model.base_url),
+                                      api_key=lit(model.api_key),
+                                      **{k: lit(v) for k, v in model.args}))
+        case FallbackChain():
+            return Call(Import(MODEL_ROUTING, "fallback"), kwargs(
+                name=model.id, models=_members(model), order=lit(list(model.order))))
+        case ModelRoute():
+            return Call(Import(MODEL_ROUTING, "routed"), kwargs(
+                name=model.id, models=_members(model), choices=lit(list(model.choices)),
+                fallback=lit(list(model.fallback)) if model.fallback else None,
+                state=lit(model.state),
+                map=lit(dict(model.map)) if model.map is not None else None,
+                function=python_object(model.python) if model.python else None))
+        case _:
+            assert_never(model)
+
+
+def _members(model: FallbackChain | ModelRoute) -> DictOf:
+    return DictOf(tuple((name, model_object(member))
+                        for name, member in model.members.items()))
 
 
 def routes_models(model: ModelNode | None) -> bool:
     """Whether calls through `model` pick by route (they need each call's context)."""
-    return model is not None and (model.provider == "route" or any(
-        routes_models(member) for _, member in model.members))
+    return model is not None and (isinstance(model, ModelRoute) or any(
+        routes_models(member) for member in members_of(model).values()))
 
 
 def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:

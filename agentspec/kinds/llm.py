@@ -15,10 +15,14 @@ from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
 from agentspec.ir.tree import (
     AgentToolNode,
     DeepNode,
+    FallbackChain,
+    LiteLlmEndpoint,
     LlmFields,
     LlmNode,
     McpToolNode,
     ModelNode,
+    ModelRoute,
+    PlainModel,
     PythonToolNode,
 )
 from agentspec.ir.values import (
@@ -194,7 +198,8 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
 def label(node: LlmNode | DeepNode) -> list[str]:
     kind = "deep" if isinstance(node, DeepNode) else "llm"
     lines = [node.name, kind if node.model is None else f"{kind} · {node.model.id}"]
-    if node.model is not None and (node.model.members or node.model.base_url):
+    if isinstance(node.model, FallbackChain | ModelRoute) or \
+            isinstance(node.model, LiteLlmEndpoint) and node.model.base_url:
         lines.append(f"model: {_model_line(node.model)}")
     if node.offline:
         lines.append("offline (background job)")
@@ -223,13 +228,14 @@ def label(node: LlmNode | DeepNode) -> list[str]:
 
 def _model_line(model: ModelNode) -> str:
     """A model as one line: its id and server, or what a chain or route calls."""
-    if model.provider in ("adk", "litellm"):
+    if isinstance(model, PlainModel):
+        return model.id
+    if isinstance(model, LiteLlmEndpoint):
         return model.id + (f" @ {redacted(model.base_url)}" if model.base_url else "")
-    shown = {name: f"{name} ({_model_line(member)})" for name, member in model.members}
-    if model.provider == "fallback":
-        return " -> ".join(shown[name] for name in model.fallback)
-    how = f"python {model.route_python.ref}" if model.route_python else \
-        f"state {model.route_state}"
+    shown = {name: f"{name} ({_model_line(member)})" for name, member in model.members.items()}
+    if isinstance(model, FallbackChain):
+        return " -> ".join(shown[name] for name in model.order)
+    how = f"python {model.python.ref}" if model.python else f"state {model.state}"
     return f"route by {how} over {', '.join(shown[n] for n in model.choices)}" + (
         f", then {' -> '.join(shown[n] for n in model.fallback)}" if model.fallback else "")
 

@@ -135,6 +135,7 @@ KIND: Kind[PlannerAgent, PlannerNode] = Kind(
         "PlannerNode.roles", "PlannerRoles.model", "PlannerRoles.instruction",
         "PlannerRoles.worker_model", "PlannerRoles.worker_instruction",
         "PlannerRoles.synthesizer_model", "PlannerRoles.synthesizer_instruction",
-        "PlannerRoles.settings", "ModelNode.*"), _planner_roles),
+        "PlannerRoles.settings", "PlainModel.*", "LiteLlmEndpoint.*", "FallbackChain.*",
+        "ModelRoute.*"), _planner_roles),
            Rule(codes.LIMIT_CHANGED, ("PlannerRoles.max_depth", "PlannerRoles.max_subtasks"),
                 _bounds)))

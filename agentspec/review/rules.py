@@ -1018,8 +1018,11 @@ _SANDBOX = ("FilesystemNode.backend", "FilesystemNode.definitions", "FilesystemN
 #: whose conversation files a backend shows
 _CONVERSATION_FILES = ("FilesystemNode.definitions", "FilesystemDef.conversation_files",
                        "CompositeDef.conversation_files")
-_ROUTING = ("LlmFields.model", "ModelNode.members", "ModelNode.choices", "ModelNode.fallback",
-            "ModelNode.route_state", "ModelNode.route_map", "ModelNode.route_python",
+#: every model variant, every field: a model's own settings or what a chain or route calls
+_MODELS = ("PlainModel.*", "LiteLlmEndpoint.*", "FallbackChain.*", "ModelRoute.*")
+_ROUTING = ("LlmFields.model", "FallbackChain.members", "FallbackChain.order",
+            "ModelRoute.members", "ModelRoute.choices", "ModelRoute.fallback",
+            "ModelRoute.state", "ModelRoute.map", "ModelRoute.python",
             "PyObject.*")
 _APPROVALS = ("LlmFields.approvals", "PythonToolNode.approval", "McpToolNode.approval",
               "Approval.decisions")
@@ -1034,7 +1037,8 @@ TREE_RULES: tuple[TreeRule, ...] = (
 
 AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.KIND_CHANGED, ("WorkflowNode.kind",), _kind),  # and the node's class
-    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.id", "ModelNode.provider"),
+    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "PlainModel.id", "LiteLlmEndpoint.id",
+                               "FallbackChain.id", "ModelRoute.id"),
          model_changed),
     Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
     Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
@@ -1100,11 +1104,13 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
          on_new_agent=True),
     Rule(codes.SANDBOX_MOUNT_REMOVED, _SANDBOX, lambda pair: _sandbox_mounts(pair, False)),
     Rule(codes.LIMIT_CHANGED, _SANDBOX, _sandbox_limits),
-    Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
-                                        "ModelNode.members"), model_endpoint, on_new_agent=True),
+    Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "LiteLlmEndpoint.base_url",
+                                        "FallbackChain.members", "ModelRoute.members"),
+         model_endpoint, on_new_agent=True),
     Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, model_routing),
-    Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
-                                        "ModelNode.members"), model_settings),
+    Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "LiteLlmEndpoint.api_key",
+                                        "LiteLlmEndpoint.args", "FallbackChain.members",
+                                        "ModelRoute.members"), model_settings),
 )
 
 APP_RULES: tuple[Rule[AppPair], ...] = (
@@ -1121,7 +1127,7 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.GLOBAL_INSTRUCTION_CHANGED, ("AppNode.global_instruction",), _global_instruction),
     Rule(codes.SUMMARIZATION_CHANGED, ("AppNode.compaction", "Compaction.settings",
                                        "ByTokens.*", "ByInvocations.*", "Compaction.model",
-                                       "ModelNode.*"), _summarization),
+                                       *_MODELS), _summarization),
     Rule(codes.JOBS_STORE_CHANGED, ("AppNode.jobs", "JobsNode.store", "JobsNode.sqlite_path"),
          _jobs_store),
     Rule(codes.LIMIT_CHANGED, ("JobsNode.max_attempts", "JobsNode.lease_seconds"), _jobs_limits),
