@@ -145,6 +145,18 @@ def test_only_user_data_is_untyped_in_the_tree() -> None:
     assert not untyped, f"untyped IR fields that are not user data: {untyped}"
 
 
+#: the one tuple of tuples left: (role, generate, thinking) triples, not pairs
+TRIPLES = {"PlannerRoles.settings"}
+
+
+def test_no_mapping_in_the_tree_is_a_tuple_of_pairs() -> None:
+    nested = {f"{name}.{field}" for name, cls in vars(tree).items()
+              if isinstance(cls, type) and dataclasses.is_dataclass(cls)
+              for field, annotation in vars(cls).get("__annotations__", {}).items()
+              if "tuple[tuple[" in str(annotation)}
+    assert nested == TRIPLES, "a mapping is a FrozenMap, not a tuple of pairs"
+
+
 # backends ------------------------------------------------------------------------------------
 
 

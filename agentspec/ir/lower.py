@@ -116,7 +116,7 @@ class Lowering:
     def python(self, ref: str, span: Span, args: dict[str, Any] | None = None) -> PyObject:
         relative = os.path.relpath(self.directory(span), self.spec_dir)
         self.module_dirs.add(relative)
-        return PyObject(ref, relative, tuple(args.items()) if args is not None else None)
+        return PyObject(ref, relative, FrozenMap(args) if args is not None else None)
 
     # models ----------------------------------------------------------------------------
 
@@ -143,7 +143,7 @@ class Lowering:
                 return PlainModel(definition.id)
             return LiteLlmEndpoint(id=definition.id, base_url=definition.base_url,
                                    api_key=definition.api_key,
-                                   args=tuple((definition.args or {}).items()))
+                                   args=FrozenMap(definition.args or {}))
         if depth > len(self.spec.models or {}):
             raise RecursionError(f"model `{value}` refers to itself")
         if isinstance(definition, FallbackModel):
@@ -183,12 +183,12 @@ class Lowering:
             if isinstance(server, McpRemote):
                 connection = McpHttp(url=server.url, transport=server.transport,
                                      headers=None if server.headers is None
-                                     else tuple(server.headers.items()), timeout=server.timeout)
+                                     else FrozenMap(server.headers), timeout=server.timeout)
             else:
                 cwd = server.cwd  # literal: validate refuses `${...}`
                 connection = McpStdio(
                     command=server.command, args=tuple(server.args),
-                    env=None if server.env is None else tuple(server.env.items()),
+                    env=None if server.env is None else FrozenMap(server.env),
                     cwd=None if cwd is None else self.spec_relative(cwd, *path, "mcp", "cwd"),
                     timeout=server.timeout)
             return McpToolNode(name=name, server=connection,
@@ -298,12 +298,12 @@ class Lowering:
                                              self.span("agents", name, field_name, "python")))
         return Schema(json=value)
 
-    def callbacks(self, name: str, agent: Any) -> tuple[tuple[str, tuple[PyObject, ...]], ...]:
+    def callbacks(self, name: str, agent: Any) -> FrozenMap[str, tuple[PyObject, ...]]:
         hooks = agent.callbacks.model_dump(exclude_none=True) if agent.callbacks else {}
-        return tuple((hook, tuple(self.python(ref, self.span("agents", name, "callbacks",
-                                                                hook, i))
-                                  for i, ref in enumerate(refs)))
-                     for hook, refs in hooks.items())
+        return FrozenMap((hook, tuple(self.python(ref, self.span("agents", name, "callbacks",
+                                                                    hook, i))
+                                      for i, ref in enumerate(refs)))
+                         for hook, refs in hooks.items())
 
     def approvals(self, agent: LlmAgent) -> dict[str, Approval]:
         """`interrupt_on` by the names the entries go by: spec names (a python or MCP entry is
@@ -372,7 +372,7 @@ class Lowering:
                         max_attempts=settings.max_attempts,
                         lease_seconds=settings.lease_seconds,
                         webhook=notify.webhook if notify else None,
-                        headers=tuple((notify.headers or {}).items()) if notify else (),
+                        headers=FrozenMap(notify.headers or {} if notify else {}),
                         on_done=settings.on_done)
 
     def sessions(self, jobs: JobsNode | None) -> SessionsNode | None:
@@ -389,11 +389,11 @@ class Lowering:
         return SessionsNode(url)
 
     def task(self, kit: Harness, node: LlmNode | DeepNode
-             ) -> tuple[tuple[str, AgentNode], ...]:
+             ) -> FrozenMap[str, AgentNode]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
         (instruction and tools), without `task` and sub-agents."""
         if kit.task is None:
-            return ()
+            return FrozenMap()
         agents = [(child, self.agent(child, as_tool=True)) for child in kit.task.agents]
         if kit.task.general_purpose:
             agents.append(("general-purpose", replace(
@@ -402,7 +402,7 @@ class Lowering:
                 "its caller, for tasks that need no specialist.",
                 disallow_transfer_to_parent=True, disallow_transfer_to_peers=True,
                 output_key=None, todos=False)))  # the caller's todos are not its business
-        return tuple(agents)
+        return FrozenMap(agents)
 
     # the app ---------------------------------------------------------------------------
 
@@ -442,8 +442,8 @@ class Lowering:
             name=self.spec.name, description=self.spec.description,
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
-            state=tuple(initial_state(self.spec).items()),
-            inputs=tuple(state_inputs(self.spec).items()),
+            state=FrozenMap(initial_state(self.spec)),
+            inputs=FrozenMap(state_inputs(self.spec)),
             resumable=self.resumable, jobs=jobs, sessions=self.sessions(jobs),
             module_dirs=tuple(sorted(self.module_dirs)),
             outside_project=tuple(

@@ -91,7 +91,8 @@ class PlanBuilder:
     @staticmethod
     def hooks(node: AgentNode) -> dict[str, list[Value]]:
         """The callbacks the spec gives the agent, by hook."""
-        return {hook: [python_object(o) for o in objects] for hook, objects in node.callbacks}
+        return {hook: [python_object(o) for o in objects]
+                for hook, objects in node.callbacks.items()}
 
     def agent(self, node: AgentNode) -> Ref:
         children: list[Value] = [self.agent(child) for child in node.children]

@@ -31,7 +31,7 @@ class PyObject:
 
     ref: str
     directory: str
-    args: tuple[tuple[str, UserData], ...] | None = None
+    args: FrozenMap[str, UserData] | None = None
 
     @property
     def module(self) -> str:
@@ -58,7 +58,7 @@ class LiteLlmEndpoint:
     id: str
     base_url: str | None
     api_key: str | None  # `${env.X}`, read when the app is loaded
-    args: tuple[tuple[str, UserData], ...]  # more acompletion arguments
+    args: FrozenMap[str, UserData]  # more acompletion arguments
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,7 +126,7 @@ class McpStdio:
 
     command: str
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] | None = None
+    env: FrozenMap[str, str] | None = None
     cwd: str | None = None
     timeout: float | None = None
 
@@ -137,7 +137,7 @@ class McpHttp:
 
     url: str
     transport: Literal["sse", "http"] = "http"
-    headers: tuple[tuple[str, str], ...] | None = None
+    headers: FrozenMap[str, str] | None = None
     timeout: float | None = None
 
 
@@ -192,7 +192,7 @@ class AgentFields:
     line: int
     description: str | None = None
     children: tuple[AgentNode, ...] = ()
-    callbacks: tuple[tuple[str, tuple[PyObject, ...]], ...] = ()
+    callbacks: FrozenMap[str, tuple[PyObject, ...]] = FrozenMap()
     mode: str | None = None  # single_turn | task: it answers its caller
     offline: bool = False  # delegating to it queues a background job
 
@@ -202,8 +202,8 @@ class LlmFields(AgentFields):
     """An LLM agent, with the deep-agent harness (todos, files, task, skills, memory)."""
 
     model: ModelNode | None = None
-    generate: tuple[tuple[str, UserData], ...] = ()
-    thinking: tuple[tuple[str, UserData], ...] = ()
+    generate: FrozenMap[str, UserData] = FrozenMap()
+    thinking: FrozenMap[str, UserData] = FrozenMap()
     adk_planner: str | None = None  # the spec's `planner`: ADK's plan_react | builtin
     instruction: str | None = None
     #: the file the instruction was read from (relative to the spec's directory); its text
@@ -224,8 +224,8 @@ class LlmFields(AgentFields):
     skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
     skill_discovery: str = "lazy"
     result_limit: int | None = None  # tokens
-    task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
-    approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
+    task: FrozenMap[str, AgentNode] = FrozenMap()  # subagent_type -> the agent it runs
+    approvals: FrozenMap[str, Approval] = FrozenMap()  # tool name the model sees -> settings
     #: a tool that raises: `return` its error to the model, or `raise`
     tool_errors: Literal["return", "raise"]
 
@@ -252,7 +252,7 @@ class RouteNode:
     """How a router picks its child: exactly one of `state`, `python`, `model` is set."""
 
     state: str | None = None
-    map: tuple[tuple[str, str], ...] | None = None
+    map: FrozenMap[str, str] | None = None
     python: PyObject | None = None
     model: ModelNode | None = None
     instruction: str | None = None
@@ -279,8 +279,7 @@ class PlannerRoles:
     synthesizer_model: ModelNode | None = None
     synthesizer_instruction: str | None = None
     #: (role, generate, thinking) of the models' definitions, for planner, worker, synthesizer
-    settings: tuple[tuple[str, tuple[tuple[str, UserData], ...],
-                          tuple[tuple[str, UserData], ...]],
+    settings: tuple[tuple[str, FrozenMap[str, UserData], FrozenMap[str, UserData]],
                     ...] = ()
 
 
@@ -332,7 +331,7 @@ def agents_called(node: AgentNode) -> Iterator[AgentNode]:
     yield from node.children
     yield from (t.agent for t in tools_of(node) if isinstance(t, AgentToolNode))
     if isinstance(node, LlmFields):
-        yield from (agent for _, agent in node.task)
+        yield from (agent for _, agent in node.task.items())
 
 
 @dataclass(frozen=True)
@@ -367,7 +366,7 @@ class JobsNode:
     max_attempts: int  # no defaults here: the spec model's are the only ones
     lease_seconds: int
     webhook: str | None
-    headers: tuple[tuple[str, str], ...]
+    headers: FrozenMap[str, str]
     on_done: Literal["wait", "resume"]  # resume: a worker resumes the parent when a job ends
 
 
@@ -389,9 +388,9 @@ class AppNode:
     plugins: tuple[PyObject, ...] = ()
     global_instruction: str | None = None
     #: the initial session state: key -> YAML data (strings may hold `${env.X}`)
-    state: tuple[tuple[str, UserData], ...] = ()
+    state: FrozenMap[str, UserData] = FrozenMap()
     #: state keys the session's creator supplies (`required: true`): key -> description
-    inputs: tuple[tuple[str, str | None], ...] = ()
+    inputs: FrozenMap[str, str | None] = FrozenMap()
     compaction: Compaction | None = None
     resumable: bool = False  # a run can pause for a person and resume where it stopped
     jobs: JobsNode | None = None

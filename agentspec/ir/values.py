@@ -4,6 +4,7 @@ kind's own planning (`agentspec.kinds`) put together."""
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from typing import Any, assert_never
 
 from agentspec.contract.backends import to_data
@@ -64,7 +65,7 @@ def python_object(obj: PyObject) -> Value:
     symbol = Import(obj.module, obj.attr)
     if obj.args is None:
         return symbol
-    return Call(symbol, tuple((k, lit(v)) for k, v in obj.args))
+    return Call(symbol, tuple((k, lit(v)) for k, v in obj.args.items()))
 
 
 def model_value(model: ModelNode | None) -> Value:
@@ -86,7 +87,7 @@ def model_object(model: ModelNode) -> Value:
             return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
                         kwargs=kwargs(base_url=lit(model.base_url),
                                       api_key=lit(model.api_key),
-                                      **{k: lit(v) for k, v in model.args}))
+                                      **{k: lit(v) for k, v in model.args.items()}))
         case FallbackChain():
             return Call(Import(MODEL_ROUTING, "fallback"), kwargs(
                 name=model.id, models=_members(model), order=lit(list(model.order))))
@@ -125,13 +126,12 @@ def llm_generate_config(node: LlmFields) -> Value:
                            with_thinking=node.adk_planner != "builtin")
 
 
-def generate_config(generate: tuple[tuple[str, Any], ...],
-                    thinking_settings: tuple[tuple[str, Any], ...], *,
+def generate_config(generate: Mapping[str, Any], thinking_settings: Mapping[str, Any], *,
                     with_thinking: bool = True) -> Value:
     """A GenerateContentConfig call for a model's settings (None when there are none)."""
     settings = dict(generate)
     thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v)
-                for k, v in thinking_settings}
+                for k, v in thinking_settings.items()}
     if with_thinking and thinking:
         settings["thinking_config"] = Call(THINKING, kwargs(**{k: lit(v)
                                                                 for k, v in thinking.items()}))
@@ -146,7 +146,8 @@ def adk_planner(node: LlmFields) -> Value:
         return None
     if node.adk_planner == "plan_react":
         return Call(PLANNERS["plan_react"])
-    thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v) for k, v in node.thinking}
+    thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v)
+                for k, v in node.thinking.items()}
     return Call(PLANNERS["builtin"], kwargs(thinking_config=Call(
         THINKING, tuple((k, lit(v)) for k, v in thinking.items()))))
 

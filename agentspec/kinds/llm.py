@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agentspec.contract.backends import SandboxDef
+from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
@@ -92,8 +93,8 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
     # an agent called as a tool answers its caller: a transfer would abandon the call
     delegated = mode in ("single_turn", "task")
     node = node_type(
-        **common, model=model, generate=tuple(generate.items()),
-        thinking=tuple(thinking.items()), adk_planner=agent.planner,
+        **common, model=model, generate=FrozenMap(generate),
+        thinking=FrozenMap(thinking), adk_planner=agent.planner,
         instruction=lowering.instruction(name, agent),
         instruction_file=None if agent.instruction_file is None else lowering.spec_relative(
             agent.instruction_file, "agents", name, "instruction_file"),
@@ -109,7 +110,7 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
         todos=kit.todos, memory=memory,
         memory_edit_at=lowering.memory_edit_at(memory, kit, filesystem),
         filesystem=filesystem, skills=skills, skill_discovery=discovery,
-        result_limit=kit.result_limit, approvals=tuple(approvals.items()),
+        result_limit=kit.result_limit, approvals=FrozenMap(approvals),
         tool_errors=agent.tool_errors or TOOL_ERRORS_DEFAULT)
     return replace(node, task=lowering.task(kit, node))
 
@@ -131,14 +132,14 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
     if evicts_to_artifacts(node):
         tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
     if node.task:
-        agents = DictOf(tuple((kind, builder.agent(child)) for kind, child in node.task))
-        queued = [kind for kind, child in node.task if child.offline]
+        agents = DictOf(tuple((kind, builder.agent(child)) for kind, child in node.task.items()))
+        queued = [kind for kind, child in node.task.items() if child.offline]
         tools.append(Call(Import("agentspec.runtime.harness.task", "task_tool"),
                           args=(agents,), kwargs=(
                               ("offline", lit(queued)), ("jobs", JOBS)) if queued
                           else ()))
     if any(isinstance(t, AgentToolNode) and t.agent.offline for t in node.tools) or any(
-            child.offline for _, child in node.task):
+            child.offline for _, child in node.task.items()):
         tools.append(Call(Import(DELEGATION, "job_status_tool"), args=(JOBS,)))
     if node.skills:
         tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
@@ -176,12 +177,12 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
                       kwargs=(("names", lit(list(node.memory))),
                               ("edit_at", lit(list(node.memory_edit_at)))))
         hooks["before_model"] = [memory, *hooks.get("before_model", [])]
-    approvals = [a for _, a in node.approvals] + [
+    approvals = [a for _, a in node.approvals.items()] + [
         t.approval for t in node.tools
         if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval]
     if approvals:  # first: nothing, not even the user's callbacks, sees an unapproved call
         gate = Call(Import(APPROVALS, "approval_gate"), args=(DictOf(tuple(
-            (name, approval_value(approval)) for name, approval in node.approvals)),))
+            (name, approval_value(approval)) for name, approval in node.approvals.items())),))
         hooks["before_tool"] = [gate, *hooks.get("before_tool", [])]
     editable = any("edit" in a.decisions for a in approvals)
     mcp = any(isinstance(t, McpToolNode) for t in node.tools)
@@ -242,7 +243,7 @@ def _model_line(model: ModelNode) -> str:
 
 def _tools(node: LlmFields) -> list[str]:
     """The tools the graph lists (agents called as tools are edges)."""
-    gated = {name for name, _ in node.approvals} | {
+    gated = {name for name, _ in node.approvals.items()} | {
         t.name for t in node.tools if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval}
     names = [t.name or t.python.attr if isinstance(t, PythonToolNode) else t.name
              for t in node.tools if not isinstance(t, AgentToolNode)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
 from agentspec.ir.tree import PlannerNode, PlannerRoles
@@ -62,7 +63,7 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
         worker_instruction=worker.instruction if worker else None,
         worker_tools=tuple(tools), synthesizer_model=roles["synthesizer"][0],
         synthesizer_instruction=synthesizer.instruction if synthesizer else None,
-        settings=tuple((role, tuple(generate.items()), tuple(thinking.items()))
+        settings=tuple((role, FrozenMap(generate), FrozenMap(thinking))
                        for role, (_, generate, thinking) in roles.items())))
 
 

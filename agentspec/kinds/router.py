@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, Import, ListOf, Value
 from agentspec.ir.tree import RouteNode, RouterNode
@@ -53,7 +54,7 @@ def lower(lowering: Lowering, name: str, agent: RouterAgent, site: Site) -> Rout
         route.python, lowering.span("agents", name, "route", "python"))
     model, _, _ = lowering.model(route.model)
     return RouterNode(**site.common, route=RouteNode(
-        state=route.state, map=None if route.map is None else tuple(route.map.items()),
+        state=route.state, map=None if route.map is None else FrozenMap(route.map),
         python=python, model=model, instruction=route.instruction, default=agent.default,
         fallback=tuple(agent.fallback or ())))
 

@@ -183,7 +183,7 @@ def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
 def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
     llm = llm_view(node)
     found: dict[str, tuple[str, ...]] = {
-        name: approval.decisions for name, approval in llm.approvals}
+        name: approval.decisions for name, approval in llm.approvals.items()}
     for tool in llm.tools:
         if isinstance(tool, (PythonToolNode, McpToolNode)) and tool.approval is not None:
             found[_tool_key(tool)] = tool.approval.decisions
@@ -760,8 +760,8 @@ def _skill_discovery(pair: AgentPair) -> Iterator[Found]:
 
 def _task_agents(pair: AgentPair) -> Iterator[Found]:
     """The subagent types `task` offers (gaining `task` itself is AS506)."""
-    old = {kind: agent.name for kind, agent in pair.old_llm.task}
-    new = {kind: agent.name for kind, agent in pair.new_llm.task}
+    old = {kind: agent.name for kind, agent in pair.old_llm.task.items()}
+    new = {kind: agent.name for kind, agent in pair.new_llm.task.items()}
     if old and new and old != new:
         yield Found("medium", f"task agents {old} -> {new}", ("task",), ("task",))
 
@@ -810,7 +810,7 @@ def _state(pair: AppPair) -> tuple[dict[str, Any], dict[str, Any]]:
     def declared(app: AppNode | None) -> dict[str, Any]:
         if app is None:
             return {}
-        return {**dict(app.state), **{key: _Supplied(about) for key, about in app.inputs}}
+        return {**dict(app.state), **{key: _Supplied(about) for key, about in app.inputs.items()}}
     return declared(pair.old.app), declared(pair.new.app)
 
 

@@ -91,7 +91,7 @@ def _agent(node: AgentNode, found: SpecNames, seen: set[int]) -> None:
         found.tools.update(("load_artifacts",) if evicts_to_artifacts(node) else ())
         found.tools.update(c.name for c in node.children if c.mode in ("single_turn", "task"))
         if any(isinstance(t, AgentToolNode) and t.agent.offline for t in node.tools) or any(
-                agent.offline for _, agent in node.task):
+                agent.offline for _, agent in node.task.items()):
             found.tools.add("job_status")
         if node.children:
             found.tools.add("transfer_to_agent")
