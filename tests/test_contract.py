@@ -173,6 +173,19 @@ def test_a_definition_round_trips_through_its_plain_form() -> None:
         backends.from_data({"type": "tape"})
 
 
+def test_a_package_of_abi_1_gets_the_spec_defaults_of_settings_it_predates() -> None:
+    """A sandbox of an ABI 1 package lacks the limits added after it: they take the spec
+    model's defaults (the compatibility table may not drift from them); any other missing
+    setting is refused by name."""
+    for name, value in backends.ABSENT_IN_ABI_1.items():
+        assert SandboxSpec.model_fields[name].default == value, name
+    old = backends.from_data({"type": "sandbox", "root": "ws", "timeout": 60,
+                              "max_output_bytes": 1000})
+    assert isinstance(old, backends.SandboxDef) and old.max_workspace_mb == 10240
+    with pytest.raises(ValueError, match="lacks `timeout`"):
+        backends.from_data({"type": "shell", "root": "ws", "max_output_bytes": 1000})
+
+
 def test_the_walker_follows_routes_defaults_and_stops_at_cycles() -> None:
     defs: dict[str, backends.BackendDef] = {
         "top": backends.CompositeDef(default="mid", routes=FrozenMap({"/a/": "disk"}),

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Literal, Protocol, cast
+from typing import Any, ClassVar, Literal, Protocol, cast, get_args, get_type_hints
 
 from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.virtual_paths import normalize
 
-__all__ = ["DEFAULT_STATE_BACKEND", "HISTORY_TYPES", "LARGE_RESULTS", "RUNNING_TYPES",
-           "BackendDef", "CompositeDef", "FilesystemDef", "Mount", "Routing", "SandboxDef",
-           "ShellDef", "StateDef", "executor", "from_data", "keeps_history", "mount_points",
-           "reached", "routed", "to_data"]
+__all__ = ["ABSENT_IN_ABI_1", "DEFAULT_STATE_BACKEND", "HISTORY_TYPES", "LARGE_RESULTS",
+           "RUNNING_TYPES", "BackendDef", "CompositeDef", "FilesystemDef", "Mount", "Routing",
+           "SandboxDef", "ShellDef", "StateDef", "executor", "from_data", "keeps_history",
+           "mount_points", "reached", "routed", "to_data"]
 
 #: the state backend a `kind: deep` agent gets when it names none
 DEFAULT_STATE_BACKEND = "__state__"
@@ -105,6 +105,10 @@ class CompositeDef:
 BackendDef = StateDef | FilesystemDef | ShellDef | SandboxDef | CompositeDef
 _TYPES: dict[str, type[BackendDef]] = {
     cls.type: cls for cls in (StateDef, FilesystemDef, ShellDef, SandboxDef, CompositeDef)}
+#: the fields of each type that may be None: absent from the plain data
+_OPTIONAL: dict[type, frozenset[str]] = {
+    cls: frozenset(name for name, hint in get_type_hints(cls).items()
+                   if type(None) in get_args(hint)) for cls in _TYPES.values()}
 
 
 def to_data(definition: BackendDef) -> dict[str, Any]:
@@ -123,6 +127,14 @@ def to_data(definition: BackendDef) -> dict[str, Any]:
     return data
 
 
+#: settings a package built for runtime ABI 1 may leave out (the sandbox's were added after
+#: it), with the values the spec gave them then; `tests/test_contract.py` keeps each equal to
+#: the spec model's default, its one home
+ABSENT_IN_ABI_1: Mapping[str, object] = {
+    "network": False, "allow_sockets": False, "max_processes": 256, "max_file_bytes": 1 << 30,
+    "max_memory_mb": 4096, "tmp_size_mb": 1024, "max_workspace_mb": 10240}
+
+
 def from_data(data: Mapping[str, Any]) -> BackendDef:
     """A definition from its plain data (`to_data`'s, or a spec model's dump)."""
     cls = _TYPES.get(str(data.get("type")))
@@ -130,7 +142,10 @@ def from_data(data: Mapping[str, Any]) -> BackendDef:
         raise ValueError(f"unknown backend type {data.get('type')!r}")
     values: dict[str, Any] = {}
     for item in fields(cls):
-        value = data.get(item.name)
+        if item.name not in data and item.name not in _OPTIONAL[cls] and \
+                item.name not in ABSENT_IN_ABI_1:
+            raise ValueError(f"a {cls.type} backend's definition lacks `{item.name}`")
+        value = data.get(item.name, ABSENT_IN_ABI_1.get(item.name))
         if item.name in ("routes", "env") and value is not None:
             value = FrozenMap(cast(Mapping[str, str], value))
         elif item.name == "mounts" and value is not None:
