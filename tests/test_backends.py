@@ -25,7 +25,6 @@ from agentspec.runtime.backends import (
 )
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
-from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import StateBackend
 from tests.spec_defaults import spec_shell
 
@@ -234,8 +233,8 @@ ESCAPE_WRITES = ["../pwned", "../../pwned", "/../pwned", "out_dir/pwned", "out_d
 @pytest.mark.parametrize("backend_kind", ["filesystem", "shell"])
 @pytest.mark.parametrize("path", ESCAPE_READS)
 def test_escape_read(jail: dict[str, Any], backend_kind: str, path: str) -> None:
-    cls = ShellBackend if backend_kind == "shell" else FilesystemBackend
-    backend = cls(jail["root"])
+    backend = spec_shell(jail["root"]) if backend_kind == "shell" \
+        else FilesystemBackend(jail["root"])
     for op in (lambda: backend.read(path), lambda: backend.ls(path),
                lambda: backend.glob("**/*", path), lambda: backend.grep(".", path)):
         try:
@@ -248,8 +247,8 @@ def test_escape_read(jail: dict[str, Any], backend_kind: str, path: str) -> None
 @pytest.mark.parametrize("backend_kind", ["filesystem", "shell"])
 @pytest.mark.parametrize("path", ESCAPE_WRITES)
 def test_escape_write(jail: dict[str, Any], backend_kind: str, path: str) -> None:
-    cls = ShellBackend if backend_kind == "shell" else FilesystemBackend
-    backend = cls(jail["root"])
+    backend = spec_shell(jail["root"]) if backend_kind == "shell" \
+        else FilesystemBackend(jail["root"])
     for op in (lambda: backend.write(path, "pwned"),
                lambda: backend.edit(path, SECRET, "pwned")):
         try:
