@@ -39,7 +39,7 @@ SPEC_OWNED_FIELDS: tuple[tuple[type, str], ...] = (
 
 #: runtime factories a generated package calls, and their parameters the spec owns
 SPEC_OWNED_PARAMETERS: tuple[tuple[Callable[..., Any], tuple[str, ...]], ...] = (
-    (delegation.job_settings, ("store", "max_attempts", "lease_seconds", "on_done")),
+    (delegation.job_settings, ("store", "max_attempts", "lease_seconds")),
     (planner.planner, ("max_depth", "max_subtasks")),
     (filesystem.file_toolset, ("backend", "definitions", "tools")),
     (filesystem.FileToolset.__init__, ("backend", "definitions", "tools")),
@@ -54,6 +54,8 @@ SPEC_OWNED_PARAMETERS: tuple[tuple[Callable[..., Any], tuple[str, ...]], ...] = 
 KEPT_DEFAULTS: dict[tuple[Callable[..., Any], str], str] = {
     (planner.planner, "tool_errors"): "packages of runtime ABI 1 and 2 leave it out for the "
     "spec's default `return`; required once OLDEST moves past 2",
+    (delegation.job_settings, "on_done"): "packages of runtime ABI 1 predate `on_done` "
+    "(their jobs wait, as every job did then); required once OLDEST moves past 1",
     **{(factory, name): "off (or none) is the backend classes' closed state; a spec's value "
        "always comes through backend_factory, from a definition that has no defaults"
        for factory, names in (
@@ -90,6 +92,12 @@ def test_no_runtime_factory_carries_a_default_for_a_spec_owned_setting() -> None
             inspect.Parameter.empty, f"{factory.__qualname__}({name}) lost its default: " \
             "move it to SPEC_OWNED_PARAMETERS"
         assert len(why) > 20
+
+
+def test_a_package_of_abi_1_gets_its_job_settings() -> None:
+    """ABI 1 packages call job_settings without `on_done` (it was added after them)."""
+    settings = delegation.job_settings(store="memory://", max_attempts=2, lease_seconds=30)
+    assert settings.on_done == "wait" and settings.max_attempts == 2
 
 
 def test_the_table_test_fails_on_a_default(monkeypatch: pytest.MonkeyPatch) -> None:

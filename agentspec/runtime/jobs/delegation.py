@@ -87,11 +87,12 @@ class JobSettings(StoreAt):
                         *(value for value in self.headers.values() if len(value) >= 3))
 
 
-def job_settings(*, store: str, max_attempts: int, lease_seconds: int, on_done: OnDone,
-                 webhook: str | None = None, headers: dict[str, str] | None = None
-                 ) -> JobSettings:
+def job_settings(*, store: str, max_attempts: int, lease_seconds: int,
+                 on_done: OnDone = "wait", webhook: str | None = None,
+                 headers: dict[str, str] | None = None) -> JobSettings:
     """The settings a generated package passes: every value from the spec (its model holds
-    the defaults)."""
+    the defaults). A package of runtime ABI 1 passes no `on_done`: its jobs wait, as every
+    job did then."""
     return JobSettings(store, max_attempts=max_attempts, lease_seconds=lease_seconds,
                        on_done=on_done, webhook=webhook, headers=dict(headers or {}))
 
