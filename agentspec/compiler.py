@@ -11,13 +11,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentspec import safefs
+from agentspec.contract.backends import SandboxDef
 from agentspec.contract.extras import install
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
-from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called
+from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called, members_of
 from agentspec.project_files import resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult, check
@@ -88,10 +89,10 @@ def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
     from agentspec.runtime.backends import sandbox
 
     for node in _walk(app.root):
-        definitions = dict(node.filesystem.definitions) \
+        definitions = node.filesystem.definitions \
             if isinstance(node, LlmFields) and node.filesystem else {}
         boxes = [name for name, definition in definitions.items()
-                 if definition["type"] == "sandbox"]
+                 if isinstance(definition, SandboxDef)]
         if boxes:
             try:
                 sandbox.bubblewrap()
@@ -112,7 +113,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
         todo = [model] if model is not None else []
         while todo:
             model = todo.pop()
-            todo.extend(member for _, member in model.members)
+            todo.extend(members_of(model).values())
             if model.provider != "adk" or "${" in model.id:
                 continue
             try:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentspec.runtime.backends.sandbox import SandboxBackend  # noqa: E402
 from agentspec.runtime.backends.shell import ShellBackend  # noqa: E402
 from agentspec.runtime.backends.trees import sweep  # noqa: E402
+from tests.spec_defaults import spec_sandbox, spec_shell  # noqa: E402
 
 COMMANDS = {
     "true": "true",
@@ -47,8 +47,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
-        shell = ShellBackend(Path(work) / "shell")
-        box = SandboxBackend(Path(work) / "box")
+        shell = spec_shell(Path(work) / "shell")
+        box = spec_sandbox(Path(work) / "box")
         print(f"{'command':24} {'shell ms':>10} {'sandbox ms':>11} {'added ms':>9}  "
               f"(median of {args.repeat})")
         for label, command in COMMANDS.items():

@@ -166,3 +166,4 @@ def _jobs_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """Offline agents queue jobs in memory in tests, never in a shipped spec's store beside it
     (tests that run workers in processes of their own give them a store explicitly)."""
     monkeypatch.setenv("AGENTSPEC_JOBS_STORE", "memory://")
+

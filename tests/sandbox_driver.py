@@ -5,6 +5,7 @@ here, never passed on a command line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -23,6 +24,15 @@ from agentspec.runtime.backends.sandbox import Limits, SandboxBackend
 
 Result = dict[str, Any]
 
+#: this driver's sandboxes (it runs as another user, without the spec models: its own values)
+_LIMITS = Limits(processes=256, file_bytes=1 << 30, memory_bytes=4096 << 20,
+                 tmp_bytes=1024 << 20, workspace_bytes=10240 << 20)
+
+
+def _box(root: Path, **given: Any) -> SandboxBackend:
+    return SandboxBackend(root, **{"timeout": 60, "max_output_bytes": 100_000,
+                                   "limits": _LIMITS, **given})
+
 
 def _set_id_files(root: Path) -> list[str]:
     return sorted(str(path.relative_to(root)) for path in [root, *root.rglob("*")]
@@ -31,7 +41,7 @@ def _set_id_files(root: Path) -> list[str]:
 
 def setid(base: Path, args: Result) -> Result:
     """Item 1: a set-uid copy of python3, made every way a command can."""
-    box = SandboxBackend(base / "ws", timeout=60)
+    box = _box(base / "ws")
     (base / "ws").mkdir(exist_ok=True)
     (base / "ws" / "tries.py").write_text(
         "import os, stat\n"
@@ -58,7 +68,7 @@ def sweep(base: Path, args: Result) -> Result:
     planted.write_bytes(b"#!/bin/sh\n")
     os.chmod(planted, 0o6755)
     os.chmod(planted.parent, 0o2755)
-    result = SandboxBackend(root, timeout=60).execute("true")
+    result = _box(root).execute("true")
     return {"output": result.output, "set_id": _set_id_files(root),
             "mode": stat.S_IMODE(planted.stat().st_mode)}
 
@@ -90,13 +100,13 @@ def sockets(base: Path, args: Result) -> Result:
                "print('CONNECTED')\"")
     found: Result = {}
     try:
-        box = SandboxBackend(base / "ws", timeout=60, mounts=[(str(data), "/data")])
+        box = _box(base / "ws", mounts=[(str(data), "/data")])
         try:
             found["refused"] = box.execute(command).output
         except BackendError as error:
             found["refused"] = f"BackendError: {error}"
         found["hits_refused"] = len(hits)
-        allowed = SandboxBackend(base / "ws", timeout=60, mounts=[(str(data), "/data")],
+        allowed = _box(base / "ws", mounts=[(str(data), "/data")],
                                  allow_sockets=True)
         found["allowed"] = allowed.execute(command).output
         found["hits"] = [hit.decode() for hit in hits]
@@ -125,7 +135,7 @@ def env_cmdline(base: Path, args: Result) -> Result:
     values = {name: f"v{secrets.token_hex(8)}" for name in
               ("API_TOKEN", "MALLOC_ARENA_TEST", "GCONV_PATH", "TZDIR")}
     values["LD_LIBRARY_PATH"] = f"/workspace/lib{secrets.token_hex(8)}"
-    box = SandboxBackend(root, timeout=60, env=values)
+    box = _box(root, env=values)
     done: list[str] = []
     echo = " ".join(f"${name}" for name in values)
     runner = threading.Thread(target=lambda: done.append(box.execute(
@@ -152,7 +162,7 @@ def processes(base: Path, args: Result) -> Result:
     if args.get("no_cgroup"):
         cgroups_module.hierarchy = lambda controller: None  # type: ignore[assignment]
     (base / "ws").mkdir(exist_ok=True)
-    box = SandboxBackend(base / "ws", timeout=60, limits=Limits(processes=16))
+    box = _box(base / "ws", limits=dataclasses.replace(_LIMITS, processes=16))
     try:
         result = box.execute("(for i in $(seq 100); do sleep 30 & done) 2>/dev/null; "
                              "set -- /proc/[0-9]*; echo count=$#")
@@ -167,13 +177,13 @@ def limits(base: Path, args: Result) -> Result:
     """Item 21: memory, /tmp, io_uring and the workspace quota."""
     root = base / "ws"
     root.mkdir(exist_ok=True)
-    box = SandboxBackend(root, timeout=60, limits=Limits(
-        memory_bytes=64 << 20, tmp_bytes=8 << 20, workspace_bytes=4 << 20))
+    box = _box(root, limits=dataclasses.replace(
+        _LIMITS, memory_bytes=64 << 20, tmp_bytes=8 << 20, workspace_bytes=4 << 20))
     found: Result = {}
     found["memory"] = box.execute(
         "python3 -c \"b = bytearray(200 << 20); print('ALLOCATED')\"").output
-    whole = SandboxBackend(root, timeout=60, limits=Limits(
-        memory_bytes=64 << 20, tmp_bytes=100 << 20, file_bytes=100 << 20))
+    whole = _box(root, limits=dataclasses.replace(
+        _LIMITS, memory_bytes=64 << 20, tmp_bytes=100 << 20, file_bytes=100 << 20))
     with cgroups_module.sandbox_groups(64, 64 << 20) as groups:
         found["memory_group"] = "memory" in groups.bounded
     found["sandbox_memory"] = whole.execute(  # 50 MB in /tmp (memory), then 40 MB of data

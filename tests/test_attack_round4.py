@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
+from tests.spec_defaults import spec_limits, spec_sandbox
 
 SPEC = """\
 agentspec: 1
@@ -229,9 +230,8 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bu
 @needs_bwrap
 @pytest.mark.slow
 def test_files_deeper_than_the_walk_count_against_the_quota(tmp_path: Path) -> None:
-    from agentspec.runtime.backends.sandbox import Limits, SandboxBackend
 
-    backend = SandboxBackend(tmp_path, timeout=60, limits=Limits(workspace_bytes=4 << 20))
+    backend = spec_sandbox(tmp_path, timeout=60, limits=spec_limits(workspace_bytes=4 << 20))
     deep = "/".join(["d"] * 401)
     backend.execute(f"mkdir -p {deep}")
     backend.execute(f"cd {deep} && for i in 1 2 3; do head -c 3000000 /dev/zero > f$i; done")
@@ -243,7 +243,6 @@ def test_files_deeper_than_the_walk_count_against_the_quota(tmp_path: Path) -> N
 @needs_bwrap
 def test_a_fifo_in_a_mount_is_refused(tmp_path: Path) -> None:
     from agentspec.runtime.backends import BackendError
-    from agentspec.runtime.backends.sandbox import SandboxBackend
 
     mount = tmp_path / "mnt"
     mount.mkdir()
@@ -253,7 +252,7 @@ def test_a_fifo_in_a_mount_is_refused(tmp_path: Path) -> None:
                               daemon=True)
     reader.start()
     (tmp_path / "ws").mkdir()
-    backend = SandboxBackend(tmp_path / "ws", timeout=30, mounts=[(str(mount), "/data")])
+    backend = spec_sandbox(tmp_path / "ws", timeout=30, mounts=[(str(mount), "/data")])
     try:
         backend.execute("echo host-command > /data/ctl")
     except BackendError:
@@ -269,23 +268,21 @@ def test_a_fifo_in_a_mount_is_refused(tmp_path: Path) -> None:
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="the host root's sandbox")
 def test_a_root_only_file_in_a_mount_is_not_readable(tmp_path: Path) -> None:
-    from agentspec.runtime.backends.sandbox import SandboxBackend
 
     mount = tmp_path / "mnt"
     mount.mkdir()
     (mount / "secret").write_text("root-only-secret\n")
     (mount / "secret").chmod(0o600)
     (tmp_path / "ws").mkdir()
-    backend = SandboxBackend(tmp_path / "ws", timeout=30, mounts=[(str(mount), "/data")])
+    backend = spec_sandbox(tmp_path / "ws", timeout=30, mounts=[(str(mount), "/data")])
     assert "root-only-secret" not in backend.execute("cat /data/secret").output
 
 
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="the host root's sandbox")
 def test_the_user_namespace_descriptor_is_not_inherited(tmp_path: Path) -> None:
-    from agentspec.runtime.backends.sandbox import SandboxBackend
 
-    backend = SandboxBackend(tmp_path, timeout=30)
+    backend = spec_sandbox(tmp_path, timeout=30)
     assert "user:[" not in backend.execute("ls -l /proc/self/fd/").output
 
 
@@ -293,12 +290,11 @@ def test_the_user_namespace_descriptor_is_not_inherited(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="the memory cgroup is made as root")
 def test_a_sandbox_killed_for_memory_says_so(tmp_path: Path) -> None:
     from agentspec.runtime.backends.cgroups import sandbox_groups
-    from agentspec.runtime.backends.sandbox import Limits, SandboxBackend
 
     with sandbox_groups(10, 64 << 20) as groups:
         if "memory" not in groups.bounded:
             pytest.skip("no memory cgroup here")
-    backend = SandboxBackend(tmp_path, timeout=60, limits=Limits(memory_bytes=64 << 20))
+    backend = spec_sandbox(tmp_path, timeout=60, limits=spec_limits(memory_bytes=64 << 20))
     result = backend.execute("head -c 200000000 /dev/zero > /tmp/fill")
     assert "max_memory_mb" in result.output, result
 

@@ -25,8 +25,8 @@ from agentspec.runtime.backends import (
 )
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
-from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import StateBackend
+from tests.spec_defaults import spec_shell
 
 SECRET = "TOP-SECRET-SENTINEL"
 
@@ -176,7 +176,7 @@ def test_composite_routes(tmp_path: Path) -> None:
 
 
 def test_composite_execute_uses_shell_default(tmp_path: Path) -> None:
-    comp = CompositeBackend(ShellBackend(tmp_path / "ws", timeout=10), {"/m/": StateBackend({})})
+    comp = CompositeBackend(spec_shell(tmp_path / "ws", timeout=10), {"/m/": StateBackend({})})
     assert isinstance(comp, ShellCapable)
     assert comp.execute("echo hi").output.strip() == "hi"
 
@@ -233,8 +233,8 @@ ESCAPE_WRITES = ["../pwned", "../../pwned", "/../pwned", "out_dir/pwned", "out_d
 @pytest.mark.parametrize("backend_kind", ["filesystem", "shell"])
 @pytest.mark.parametrize("path", ESCAPE_READS)
 def test_escape_read(jail: dict[str, Any], backend_kind: str, path: str) -> None:
-    cls = ShellBackend if backend_kind == "shell" else FilesystemBackend
-    backend = cls(jail["root"])
+    backend = spec_shell(jail["root"]) if backend_kind == "shell" \
+        else FilesystemBackend(jail["root"])
     for op in (lambda: backend.read(path), lambda: backend.ls(path),
                lambda: backend.glob("**/*", path), lambda: backend.grep(".", path)):
         try:
@@ -247,8 +247,8 @@ def test_escape_read(jail: dict[str, Any], backend_kind: str, path: str) -> None
 @pytest.mark.parametrize("backend_kind", ["filesystem", "shell"])
 @pytest.mark.parametrize("path", ESCAPE_WRITES)
 def test_escape_write(jail: dict[str, Any], backend_kind: str, path: str) -> None:
-    cls = ShellBackend if backend_kind == "shell" else FilesystemBackend
-    backend = cls(jail["root"])
+    backend = spec_shell(jail["root"]) if backend_kind == "shell" \
+        else FilesystemBackend(jail["root"])
     for op in (lambda: backend.write(path, "pwned"),
                lambda: backend.edit(path, SECRET, "pwned")):
         try:
@@ -331,7 +331,7 @@ def test_fifo_is_not_read(tmp_path: Path) -> None:
 
 def test_shell_runs_in_root_with_minimal_env(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setenv("AGENTSPEC_PARENT_SECRET", "leak")
-    shell = ShellBackend(tmp_path, timeout=10, env={"GREETING": "hello"})
+    shell = spec_shell(tmp_path, timeout=10, env={"GREETING": "hello"})
     shell.write("/f.txt", "content")
     result = shell.execute("pwd; cat f.txt; echo; echo $GREETING; env; echo err >&2; exit 3")
     assert result.exit_code == 3 and not result.truncated and not result.timed_out
@@ -343,7 +343,7 @@ def test_shell_runs_in_root_with_minimal_env(tmp_path: Path, monkeypatch: Any) -
 
 
 def test_shell_output_cap(tmp_path: Path) -> None:
-    shell = ShellBackend(tmp_path, timeout=10, max_output_bytes=1000)
+    shell = spec_shell(tmp_path, timeout=10, max_output_bytes=1000)
     result = shell.execute("yes abcdefghij | head -c 500000")
     assert result.truncated and result.exit_code == 0
     body, note = result.output.split("\n... ", 1)
@@ -376,7 +376,7 @@ def _until(check: Callable[[], bool], seconds: float = 60) -> bool:
 
 @pytest.mark.timeout(120)
 def test_shell_timeout_kills_children(tmp_path: Path) -> None:
-    shell = ShellBackend(tmp_path, timeout=1)
+    shell = spec_shell(tmp_path, timeout=1)
     result = shell.execute("sleep 600 & echo $! > pids; sleep 600 & echo $! >> pids; wait")
     assert result.timed_out and result.exit_code is None and "timed out" in result.output
     pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
@@ -385,7 +385,7 @@ def test_shell_timeout_kills_children(tmp_path: Path) -> None:
 
 
 def test_shell_background_leftovers_are_killed(tmp_path: Path) -> None:
-    shell = ShellBackend(tmp_path, timeout=60)
+    shell = spec_shell(tmp_path, timeout=60)
     result = shell.execute("sleep 600 >/dev/null 2>&1 & echo $! > pid; echo started")
     assert result.output.strip() == "started" and not result.timed_out
     pid = int((tmp_path / "pid").read_text())
@@ -393,7 +393,7 @@ def test_shell_background_leftovers_are_killed(tmp_path: Path) -> None:
 
 
 def test_shell_refuses_empty_and_nul(tmp_path: Path) -> None:
-    shell = ShellBackend(tmp_path)
+    shell = spec_shell(tmp_path)
     for command in ["", "   ", "echo a\x00b"]:
         with pytest.raises(BackendError):
             shell.execute(command)
@@ -403,7 +403,7 @@ def test_shell_refuses_empty_and_nul(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(120)
 def test_shell_setsid_child_cannot_hold_execute_past_timeout(tmp_path: Path) -> None:
-    shell = ShellBackend(tmp_path, timeout=1)
+    shell = spec_shell(tmp_path, timeout=1)
     result = shell.execute("setsid sleep 600 & echo $! > pid; echo hi")
     assert result.output.startswith("hi") and result.exit_code == 0
     with_timeout = shell.execute("setsid sleep 600 & echo $! >> pid; echo hi; sleep 600")
@@ -468,7 +468,7 @@ def test_non_utf8_names_are_skipped(tmp_path: Path) -> None:
 def test_a_command_gets_only_the_documented_environment_in_a_session_of_its_own(
         tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setenv("AGENTSPEC_PARENT_SECRET", "leak")
-    shell = ShellBackend(tmp_path, timeout=10, env={"GREETING": "hello"})
+    shell = spec_shell(tmp_path, timeout=10, env={"GREETING": "hello"})
     result = shell.execute("env; echo SID $(ps -o sid= -p $$)")
     names = {line.split("=", 1)[0] for line in result.output.splitlines() if "=" in line}
     shell_own = {"PWD", "SHLVL", "_", "OLDPWD"}  # what /bin/sh sets for itself
@@ -481,7 +481,8 @@ def test_what_a_command_can_still_reach_is_what_the_readme_says(tmp_path: Path) 
     """Not a sandbox: a command reads the environment agentspec started with through /proc.
     The backends page says so in as many words; real confinement is a sandbox backend's job."""
     script = ("from agentspec.runtime.backends.shell import ShellBackend; print(ShellBackend("
-              f"{str(tmp_path)!r}, timeout=10).execute(\"tr '\\\\0' '\\\\n' < "
+              f"{str(tmp_path)!r}, timeout=10, max_output_bytes=100_000)"
+              ".execute(\"tr '\\\\0' '\\\\n' < "
               "/proc/$PPID/environ\").output)")
     env = {**os.environ, "AGENTSPEC_PARENT_SECRET": "reachable"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,

@@ -30,6 +30,7 @@ from click.testing import CliRunner, Result
 
 from agentspec.bundle.wheel import version
 from agentspec.cli import cli
+from tests.spec_defaults import spec_job_request
 
 SPEC = """\
     agentspec: 1
@@ -698,7 +699,6 @@ JOBS_SPEC = """\
 @pytest.mark.slow  # 6.3 s of CPU (a worker and jobs subprocesses)
 def test_worker_and_jobs_run_from_the_bundle_with_the_project_gone(tmp_path: Path) -> None:
     # the bundle held no spec: `agentspec worker` could not start from the deployed folder
-    from agentspec.runtime.jobs import JobRequest
     from agentspec.runtime.jobs.stores import open_store
 
     project = tmp_path / "project"
@@ -718,7 +718,7 @@ def test_worker_and_jobs_run_from_the_bundle_with_the_project_gone(tmp_path: Pat
     shutil.rmtree(project)
     store = open_store(url)
     try:
-        job, _ = store.enqueue(JobRequest(agent="cruncher", input="go", app_name="crunch",
+        job, _ = store.enqueue(spec_job_request(agent="cruncher", input="go", app_name="crunch",
                                           user_id="u", session_id="s1", tool="cruncher"))
     finally:
         store.close()

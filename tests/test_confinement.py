@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from agentspec.compiler import build_objects, compile_spec, emit_package
 from agentspec.runtime.backends import BackendError
 from agentspec.runtime.backends.filesystem import FilesystemBackend
-from agentspec.runtime.backends.shell import ShellBackend
 from tests.buildkit import scripted_turn
+from tests.spec_defaults import spec_shell
 
 SECRET = "TOP-SECRET-SENTINEL"
 CALLS = ("open", "stat", "lstat", "readlink", "scandir", "mkdir", "replace", "fwalk")
@@ -88,10 +88,12 @@ def _outside(tree: dict[str, Path]) -> dict[str, str]:
             for p in sorted(tree["outside"].rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("backend_kind", [FilesystemBackend, ShellBackend])
+@pytest.mark.parametrize("backend_kind", [FilesystemBackend, spec_shell],
+                         ids=["FilesystemBackend", "ShellBackend"])
 @pytest.mark.parametrize("operation", list(OPERATIONS))
 def test_a_parent_swapped_for_a_link_mid_operation_never_leads_out(
-        tree: dict[str, Path], operation: str, backend_kind: type[FilesystemBackend]) -> None:
+        tree: dict[str, Path], operation: str,
+        backend_kind: Callable[[Path], FilesystemBackend]) -> None:
     before = _outside(tree)
     swapped_at = []
     for k in range(1, 40):
@@ -135,7 +137,7 @@ def test_a_hard_link_to_an_outside_file_is_not_read(linked: dict[str, Path]) -> 
 
 
 def test_a_backend_that_allows_hard_links_reads_them(linked: dict[str, Path]) -> None:
-    backend = ShellBackend(linked["root"], hard_links=True)
+    backend = spec_shell(linked["root"], hard_links=True)
     assert backend.read("/hard.txt") == SECRET + "\n"
     assert [m.path for m in backend.grep(SECRET)] == ["/hard.txt"]
 

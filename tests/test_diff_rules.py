@@ -5,7 +5,6 @@ with the right risk."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 import typing
 from pathlib import Path
 
@@ -13,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from agentspec.cli import cli
+from agentspec.contract.backends import SandboxDef
+from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import REGISTRY
 from agentspec.ir import tree
 from agentspec.kindapi import kinds
@@ -48,9 +49,9 @@ def ir_fields(root: type | None = None) -> set[str]:
         if node in seen:
             continue
         seen.add(node)
-        # a node's own module first: IR nodes declared beside the tree (`ir/observing.py`)
-        hints = typing.get_type_hints(node, {**vars(tree),
-                                             **vars(sys.modules[node.__module__])})
+        # each class's own module resolves its names (the contract's backend types); the
+        # tree's names resolve a test's own classes put there
+        hints = typing.get_type_hints(node, None, vars(tree))
         for item in dataclasses.fields(node):
             fields.add(f"{_declared_by(node, item.name)}.{item.name}")
             todo += _dataclasses_in(hints[item.name])
@@ -100,6 +101,26 @@ def test_a_new_field_without_a_rule_fails_the_coverage_test(
     monkeypatch.setattr(tree, "App", App, raising=False)
     fields = ir_fields(App)
     assert {"Grown.surprise", "App.extra"} <= fields - covered(fields) - IGNORED.keys()
+
+
+def test_a_new_backend_setting_without_a_rule_fails_the_coverage_test(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backend definitions are typed (`contract.backends`), so the walk reaches each backend
+    type's settings: a setting no rule reads is named."""
+    assert {"SandboxDef.network", "Mount.target", "ShellDef.timeout",
+            "CompositeDef.routes", "FilesystemDef.hard_links"} <= ir_fields()
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class GrownBox(SandboxDef):
+        max_threads: int
+    monkeypatch.setattr(tree, "GrownBox", GrownBox, raising=False)
+
+    @dataclasses.dataclass(frozen=True)
+    class Files(tree.FilesystemNode):
+        more: FrozenMap[str, GrownBox] = FrozenMap()
+    monkeypatch.setattr(tree, "Files", Files, raising=False)
+    fields = ir_fields(Files)
+    assert fields - covered(fields) - IGNORED.keys() == {"GrownBox.max_threads", "Files.more"}
 
 
 def test_every_rule_has_a_diff_code_with_a_risk_and_an_explanation() -> None:

@@ -18,11 +18,11 @@ from google.genai import types
 
 from agentspec.runtime.backends import Backend, BackendError, GrepMatch
 from agentspec.runtime.backends.filesystem import FilesystemBackend
-from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, make_file_tools
 from agentspec.runtime.harness.results import result_limit_callback
 from agentspec.testing.scripted import install_script
+from tests.spec_defaults import spec_shell
 
 
 def _state_factory(ctx: ToolContext) -> Backend:
@@ -74,7 +74,7 @@ def test_read_file_format_and_limits(tmp_path: Path) -> None:
 
 
 def test_other_tools(tmp_path: Path) -> None:
-    backend = ShellBackend(tmp_path, timeout=10)
+    backend = spec_shell(tmp_path, timeout=10)
     tools = _tools(backend)
 
     def run(name: str, **args: Any) -> Any:

@@ -42,7 +42,7 @@ def _nodes(node: AgentNode) -> list[AgentNode]:
         for tool in node.tools:
             if isinstance(tool, AgentToolNode):
                 found.extend(_nodes(tool.agent))
-        for _, agent in node.task:
+        for agent in node.task.values():
             found.extend(_nodes(agent))
     return found
 

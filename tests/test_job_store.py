@@ -20,6 +20,7 @@ from agentspec.runtime.jobs import JobRequest, JobStore, StoreError
 from agentspec.runtime.jobs.rows import COLUMNS
 from agentspec.runtime.jobs.sql import MIGRATIONS
 from agentspec.runtime.jobs.stores import open_store
+from tests.spec_defaults import spec_job_request
 
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
 
@@ -74,9 +75,9 @@ def store(store_url: str, clock: ManualClock) -> Iterator[JobStore]:
 
 def ask(agent: str = "scorer", text: str = "score deal 7", session: str = "s1",
         call: str = "c1", attempts: int = 3) -> JobRequest:
-    return JobRequest(agent=agent, input=text, app_name="app", user_id="u", session_id=session,
-                      invocation_id="i1", function_call_id=call, tool=agent,
-                      max_attempts=attempts)
+    return spec_job_request(agent=agent, input=text, app_name="app", user_id="u",
+                            session_id=session, invocation_id="i1", function_call_id=call,
+                            tool=agent, max_attempts=attempts)
 
 
 def test_enqueue_and_get(store: JobStore) -> None:
@@ -331,11 +332,11 @@ def test_an_unreadable_row_is_set_aside_and_blocks_no_claim(sql_url: str) -> Non
 
 def test_a_job_keeps_the_state_it_was_queued_with(sql_url: str) -> None:
     store = open_store(sql_url)
-    job, _ = store.enqueue(JobRequest(agent="scorer", input="go", session_id="s",
+    job, _ = store.enqueue(spec_job_request(agent="scorer", input="go", session_id="s",
                                       state={"topic": "eels", "n": [1, {"deep": True}]}))
     claimed = store.claim("w", 30)
     assert claimed is not None and claimed.state == {"topic": "eels", "n": [1, {"deep": True}]}
-    other, _ = store.enqueue(JobRequest(agent="scorer", input="again", session_id="s"))
+    other, _ = store.enqueue(spec_job_request(agent="scorer", input="again", session_id="s"))
     _sql(sql_url, "UPDATE agentspec_jobs SET state = ? WHERE id = ?", ("[1]", other.id))
     aside = store.get(other.id)  # not a mapping: set aside, never run with it
     assert aside is not None and aside.status == "FAILED" and aside.state == {}
@@ -411,7 +412,7 @@ def test_a_store_of_the_first_schema_is_migrated_and_keeps_its_jobs(sql_url: str
 
 
 def finished(store: JobStore, on_done: str = "resume", text: str = "score deal 7") -> str:
-    job, _ = store.enqueue(JobRequest(agent="scorer", input=text, app_name="app", user_id="u",
+    job, _ = store.enqueue(spec_job_request(agent="scorer", input=text, app_name="app", user_id="u",
                                       session_id="s1", on_done=on_done))
     claimed = store.claim("w0", 30)
     assert claimed is not None and claimed.id == job.id and claimed.on_done == on_done
@@ -457,7 +458,7 @@ def test_only_resuming_jobs_are_resumed(store: JobStore) -> None:
     waiting = finished(store, on_done="wait", text="a")
     assert store.claim_resume("w1", 30) is None
     assert [j.id for j in store.undelivered("app", "u", "s1")] == [waiting]
-    job, _ = store.enqueue(JobRequest(agent="scorer", input="b", app_name="app", user_id="u",
+    job, _ = store.enqueue(spec_job_request(agent="scorer", input="b", app_name="app", user_id="u",
                                       session_id="s1", on_done="resume"))
     assert store.claim_resume("w1", 30) is None  # not finished yet
     store.claim("w0", 30)

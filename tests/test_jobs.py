@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from agentspec.runtime.jobs import JobRequest
 from agentspec.runtime.jobs.stores import open_store
 from tests.buildkit import ROOT
+from tests.spec_defaults import spec_job_request
 
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
 
@@ -173,7 +173,7 @@ def _project(tmp_path: Path, jobs: int, lease_seconds: int = 5) -> Path:
 
 def _enqueue(url: str, count: int) -> list[str]:
     store = open_store(url)
-    ids = [store.enqueue(JobRequest(agent="cruncher", input=f"job {i}", app_name="crunch",
+    ids = [store.enqueue(spec_job_request(agent="cruncher", input=f"job {i}", app_name="crunch",
                                     user_id="user", session_id="s"))[0].id
            for i in range(count)]
     store.close()
@@ -213,7 +213,7 @@ def test_a_failed_job_is_reported_once_without_tracebacks(tmp_path: Path) -> Non
     (tmp_path / "worker.yaml").write_text("replies:\n  reporter:\n"
                                           "    - {call: fetch, args: {q: Q3}}\n")
     store = open_store(f"sqlite:///{tmp_path / 'jobs.db'}")
-    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", app_name="office",
+    job, _ = store.enqueue(spec_job_request(agent="reporter", input="Q3", app_name="office",
                                       user_id="user", session_id="s", max_attempts=1))
     worker = agentspec(tmp_path, "worker", "spec.yaml", "--until-idle", "--script",
                        "worker.yaml")

@@ -18,11 +18,12 @@ from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
 from agentspec.compiler import build_objects, compile_spec
-from agentspec.runtime.jobs import Job, JobRequest
-from agentspec.runtime.jobs.delegation import JobSettings, notify, offline_agents
+from agentspec.runtime.jobs import Job
+from agentspec.runtime.jobs.delegation import notify, offline_agents
 from agentspec.runtime.jobs.stores import open_store
 from agentspec.runtime.jobs.worker import Worker
 from tests.buildkit import scripted_turn
+from tests.spec_defaults import spec_job_request, spec_job_settings
 
 SPEC = """\
     agentspec: 1
@@ -88,9 +89,9 @@ def test_job_status_shows_and_retries_a_failed_job(tmp_path: Path, own_store: No
 
     from agentspec.runtime.jobs.delegation import job_status_tool
 
-    settings = JobSettings(f"sqlite:///{tmp_path / 'status.db'}")
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'status.db'}")
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", app_name="office",
+    job, _ = store.enqueue(spec_job_request(agent="reporter", input="Q3", app_name="office",
                                       user_id="user", session_id="s"))
     store.claim("w", 30)
     store.fail(job.id, "w", "RuntimeError: no data", retry_in=None)
@@ -116,7 +117,7 @@ def test_job_status_shows_and_retries_a_failed_job(tmp_path: Path, own_store: No
 def filled(tmp_path: Path) -> tuple[str, list[Job]]:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     store = open_store(url)
-    jobs = [store.enqueue(JobRequest(agent="reporter", input=f"report {i}", app_name="office",
+    jobs = [store.enqueue(spec_job_request(agent="reporter", input=f"report {i}", app_name="office",
                                      user_id="user", session_id="default"))[0]
             for i in range(3)]
     store.claim("w", 30)
@@ -226,14 +227,14 @@ def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[str, Any]]],
                                                   tmp_path: Path, own_store: None) -> None:
     url, received = webhook
-    settings = JobSettings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=url,
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=url,
                            headers={"X-Token": "t0k"})
 
     async def answer(agent: Any, request: str) -> str:
         return f"answered {request}"
 
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="reporter", input="Q3", session_id="s",
+    job, _ = store.enqueue(spec_job_request(agent="reporter", input="Q3", session_id="s",
                                       state={"customer": "Ana"}))
     worker = Worker({"reporter": object()}, settings, run=answer)  # type: ignore[dict-item]
     asyncio.run(worker.serve(asyncio.Event(), until_idle=True))
@@ -241,7 +242,7 @@ def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[s
     assert received[0]["body"]["status"] == "DONE" and received[0]["token"] == "t0k"
     assert received[0]["body"]["result"] == "answered Q3"
     assert "state" not in received[0]["body"]  # the caller's inputs stay in the store
-    asyncio.run(notify(JobSettings("memory://", webhook="http://127.0.0.1:1/down"), job))
+    asyncio.run(notify(spec_job_settings("memory://", webhook="http://127.0.0.1:1/down"), job))
 
 
 # stopping a worker -------------------------------------------------------------------------
@@ -249,10 +250,10 @@ def test_a_finished_job_is_posted_to_the_webhook(webhook: tuple[str, list[dict[s
 
 def test_a_stopped_worker_releases_what_it_could_not_finish(tmp_path: Path,
                                                            own_store: None) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'stop.db'}", lease_seconds=30)
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'stop.db'}", lease_seconds=30)
     store = settings.open()
-    quick, _ = store.enqueue(JobRequest(agent="a", input="quick", session_id="s"))
-    slow, _ = store.enqueue(JobRequest(agent="a", input="slow", session_id="s"))
+    quick, _ = store.enqueue(spec_job_request(agent="a", input="quick", session_id="s"))
+    slow, _ = store.enqueue(spec_job_request(agent="a", input="slow", session_id="s"))
 
     slow_started = asyncio.Event()
 
@@ -329,9 +330,9 @@ def test_the_app_plugin_delivers_before_the_next_message(office: tuple[Any, str]
 
 def test_a_failing_heartbeat_is_retried_and_a_lost_lease_stops_the_agent(
         tmp_path: Path, own_store: None) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'beat.db'}", lease_seconds=5)
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'beat.db'}", lease_seconds=5)
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="a", input="long", session_id="s"))
+    job, _ = store.enqueue(spec_job_request(agent="a", input="long", session_id="s"))
     beats: list[str] = []
     real = store.heartbeat
 
@@ -355,7 +356,7 @@ def test_a_failing_heartbeat_is_retried_and_a_lost_lease_stops_the_agent(
 
     async def main() -> None:
         worker = Worker({"a": object()}, settings, run=work)  # type: ignore[dict-item]
-        worker.settings = JobSettings(settings.store, lease_seconds=0.3)
+        worker.settings = spec_job_settings(settings.store, lease_seconds=0.3)
         store.heartbeat = flaky  # type: ignore[method-assign]
         await asyncio.wait_for(worker.serve(asyncio.Event(), until_idle=True), 120)
 
@@ -517,9 +518,9 @@ def test_a_hostile_webhook_holds_no_worker_slot(kind: str, tmp_path: Path, own_s
 
     monkeypatch.setattr(delegation, "WEBHOOK_SECONDS", 0.5, raising=False)
     receiver = HostileReceiver(kind)
-    settings = JobSettings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=receiver.url)
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'hook.db'}", webhook=receiver.url)
     store = settings.open()
-    jobs = [store.enqueue(JobRequest(agent="a", input=f"job {i}", session_id="s"))[0]
+    jobs = [store.enqueue(spec_job_request(agent="a", input=f"job {i}", session_id="s"))[0]
             for i in range(2)]
 
     async def answer(agent: Any, request: str) -> str:

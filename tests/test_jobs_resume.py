@@ -17,12 +17,13 @@ from click.testing import CliRunner
 
 from agentspec.cli import cli
 from agentspec.compiler import build_objects, compile_spec
-from agentspec.runtime.jobs import Job, JobRequest
+from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, deliver_event, enqueue
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed, resume_invocation
 from agentspec.runtime.jobs.stores import open_store
 from agentspec.runtime.jobs.worker import Worker
 from agentspec.runtime.sessions import open_sessions
+from tests.spec_defaults import spec_job_request, spec_job_settings
 from tests.test_jobs import POSTGRES, agentspec, start_worker
 from tests.test_jobs import _environ as child_environ
 
@@ -290,7 +291,7 @@ def office(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def _finished_job(settings: JobSettings, session_id: str, result: Any = "Revenue is up.",
                   request: str = "Q3 report") -> Job:
     store = settings.open()
-    job, _ = store.enqueue(JobRequest(agent="reporter", input=request, app_name="office",
+    job, _ = store.enqueue(spec_job_request(agent="reporter", input=request, app_name="office",
                                       user_id="user", session_id=session_id,
                                       on_done="resume"))
     store.claim("w", 30)
@@ -369,7 +370,7 @@ def test_a_failed_resumed_turn_is_reported_and_not_run_again(
 
     async def main() -> None:
         session = await sessions.create_session(app_name="office", user_id="user")
-        job, _ = settings.open().enqueue(JobRequest(
+        job, _ = settings.open().enqueue(spec_job_request(
             agent="reporter", input="Q3", app_name="office", user_id="user",
             session_id=session.id, on_done="resume"))
         worker = Worker({"reporter": object()}, settings,  # type: ignore[dict-item]
@@ -403,7 +404,7 @@ def test_a_job_whose_model_fails_records_the_agent_model_and_endpoint(office: An
                          model="openai/local", endpoint="http://127.0.0.1:9/v1")
 
     async def main() -> Job | None:
-        job, _ = settings.open().enqueue(JobRequest(
+        job, _ = settings.open().enqueue(spec_job_request(
             agent="reporter", input="Q3", app_name="office", user_id="user",
             session_id="s", max_attempts=1))
         worker = Worker({"reporter": object()}, settings,  # type: ignore[dict-item]
@@ -418,7 +419,7 @@ def test_a_job_whose_model_fails_records_the_agent_model_and_endpoint(office: An
 
 
 def test_a_done_job_answers_the_same_request_with_its_stored_result(tmp_path: Path) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'jobs.db'}", on_done="resume")
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'jobs.db'}", on_done="resume")
     session = SimpleNamespace(app_name="office", user_id="user", id="s", state={})
     invocation = SimpleNamespace(plugin_manager=SimpleNamespace(plugins=[]))
     context = SimpleNamespace(session=session, invocation_id="i", function_call_id="c1",
@@ -595,7 +596,7 @@ class CountingResumer:
 
 
 def test_two_workers_resume_each_finished_job_once(tmp_path: Path) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'race.db'}", on_done="resume")
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'race.db'}", on_done="resume")
     resumers = [CountingResumer(), CountingResumer()]
     ids = [_finished_job(settings, "s", request=f"deal {i}").id for i in range(12)]
 
@@ -613,7 +614,7 @@ def test_two_workers_resume_each_finished_job_once(tmp_path: Path) -> None:
 
 
 def test_a_stopped_worker_gives_its_resumption_back(tmp_path: Path) -> None:
-    settings = JobSettings(f"sqlite:///{tmp_path / 'stop.db'}", on_done="resume")
+    settings = spec_job_settings(f"sqlite:///{tmp_path / 'stop.db'}", on_done="resume")
     job = _finished_job(settings, "s")
 
     async def main() -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from agentspec.runtime.backends import BackendError
 from agentspec.runtime.backends.roots import RootError, inside, open_directory
 from tests.asuser import run_as, user_dir
+from tests.spec_defaults import spec_sandbox
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
                                  reason="bubblewrap is not installed (.ci/run installs it)")
@@ -27,7 +28,12 @@ ATTACK = r"""
 import json, os, sys
 from agentspec.contract.virtual_paths import BackendError
 from agentspec.runtime.backends.filesystem import FilesystemBackend
-from agentspec.runtime.backends.sandbox import SandboxBackend
+from agentspec.runtime.backends.sandbox import Limits, SandboxBackend
+
+def spec_sandbox(root, **given):  # run as another user, without the spec models: own values
+    limits = Limits(processes=256, file_bytes=1 << 30, memory_bytes=4096 << 20,
+                    tmp_bytes=1024 << 20, workspace_bytes=10240 << 20)
+    return SandboxBackend(root, max_output_bytes=100_000, limits=limits, **given)
 
 base, token, secret = sys.argv[1:4]
 out = {}
@@ -40,11 +46,11 @@ def attempt(name, call):
 
 for name in ("outer/inner", "outer/files", "outer/deep/etc", "a/shared", "b"):
     os.makedirs(f"{base}/{name}", exist_ok=True)
-outer = SandboxBackend(f"{base}/outer", timeout=60)
-inner = SandboxBackend(f"{base}/outer/inner", timeout=60)
+outer = spec_sandbox(f"{base}/outer", timeout=60)
+inner = spec_sandbox(f"{base}/outer/inner", timeout=60)
 deep = FilesystemBackend(f"{base}/outer/deep/etc")
-a = SandboxBackend(f"{base}/a", timeout=60)
-b = SandboxBackend(f"{base}/b", timeout=60, mounts=[(f"{base}/a/shared", "/data")])
+a = spec_sandbox(f"{base}/a", timeout=60)
+b = spec_sandbox(f"{base}/b", timeout=60, mounts=[(f"{base}/a/shared", "/data")])
 # the outer sandbox's command turns directories of its root into links to the host's `/`
 out["swap"] = outer.execute("for d in inner files deep; do mv $d $d.old && ln -s / $d; done; "
                             "ls -l").output
@@ -99,7 +105,7 @@ def test_the_sandbox_binds_the_directory_it_checked(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
     (root / "mine.txt").write_text("checked\n")
-    box = sandbox.SandboxBackend(root, timeout=60)
+    box = spec_sandbox(root, timeout=60)
     real = sandbox._held_directories
 
     def swap_after_opening(*args: object) -> object:
@@ -128,15 +134,14 @@ class _Entered:
 
 
 def test_a_mount_source_in_another_backends_root_is_refused(tmp_path: Path) -> None:
-    from agentspec.runtime.backends.sandbox import SandboxBackend
 
     (tmp_path / "other/shared").mkdir(parents=True)
     with pytest.raises(BackendError, match="inside the writable root"):
-        SandboxBackend(tmp_path / "box", mounts=[(str(tmp_path / "other/shared"), "/d")],
+        spec_sandbox(tmp_path / "box", mounts=[(str(tmp_path / "other/shared"), "/d")],
                        writable_roots=[str(tmp_path / "other")])
     (tmp_path / "ref").symlink_to(tmp_path / "other/shared")
     with pytest.raises(RootError, match="symbolic link"):
-        SandboxBackend(tmp_path / "box", mounts=[(str(tmp_path / "ref"), "/d")])
+        spec_sandbox(tmp_path / "box", mounts=[(str(tmp_path / "ref"), "/d")])
 
 
 # -- open_directory against the kernel ------------------------------------------------------

@@ -23,8 +23,8 @@ from click.testing import CliRunner
 from agentspec.cli import cli
 from agentspec.runtime.backends import BackendError, ExecuteResult
 from agentspec.runtime.backends import sandbox as sandbox_module
-from agentspec.runtime.backends.sandbox import Limits, SandboxBackend, SandboxUnavailable
-from agentspec.runtime.backends.shell import ShellBackend
+from agentspec.runtime.backends.sandbox import SandboxBackend, SandboxUnavailable
+from tests.spec_defaults import spec_limits, spec_sandbox, spec_shell
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap is not installed (.ci/run installs it)")
@@ -112,9 +112,9 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Host]:
     hits: list[int] = []
     unix = _abstract_server(abstract, hits)
     sleeper = subprocess.Popen(["sleep", "300"])
-    box = SandboxBackend(root, timeout=20, max_output_bytes=10_000,
+    box = spec_sandbox(root, timeout=20, max_output_bytes=10_000,
                          mounts=[(str(data), "/data")],
-                         limits=Limits(processes=32, file_bytes=1_000_000))
+                         limits=spec_limits(processes=32, file_bytes=1_000_000))
     root.mkdir(exist_ok=True)
     (root / "planted-relative").symlink_to("../../secret.txt")
     (root / "planted-absolute").symlink_to(secret_file)
@@ -289,7 +289,7 @@ def test_a_link_made_inside_is_refused_by_the_file_tools(host: Host) -> None:
 
 def test_network_true_reaches_loopback_and_the_environment_is_minimal(
         host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
-    box = SandboxBackend(host.root, timeout=20, network=True, env={"GREETING": "hi"})
+    box = spec_sandbox(host.root, timeout=20, network=True, env={"GREETING": "hi"})
     result = box.execute(_python(_CONNECT % ("127.0.0.1", host.server_port)) + "; " + _python(
         "import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0" + host.abstract
         + "'); print('UNIX')") + "; env | sort")
@@ -345,9 +345,9 @@ def test_file_size_is_bounded(host: Host) -> None:
 def test_per_call_timeout_is_capped_by_the_backends(host: Host, tmp_path: Path) -> None:
     short = host.run("sleep 5", timeout=0.5)
     assert short.timed_out and "after 0.5 seconds" in short.output
-    capped = SandboxBackend(host.root, timeout=0.5).execute("sleep 5", 100)
+    capped = spec_sandbox(host.root, timeout=0.5).execute("sleep 5", 100)
     assert capped.timed_out and "after 0.5 seconds" in capped.output
-    shell = ShellBackend(tmp_path / "shell", timeout=0.5).execute("sleep 5", 100)
+    shell = spec_shell(tmp_path / "shell", timeout=0.5).execute("sleep 5", 100)
     assert shell.timed_out and "after 0.5 seconds" in shell.output
     for wrong in (0, -1, True, "5"):
         with pytest.raises(BackendError, match="timeout must be"):
@@ -365,7 +365,7 @@ def test_without_bubblewrap_execute_names_the_install_command(
 
 def test_a_mount_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="does not exist"):
-        SandboxBackend(tmp_path / "root", mounts=[(str(tmp_path / "missing"), "/data")])
+        spec_sandbox(tmp_path / "root", mounts=[(str(tmp_path / "missing"), "/data")])
 
 
 # -- the language: validate, build (objects and generated source), run -----------------------
@@ -492,7 +492,7 @@ def test_network_true_is_pointed_out(box_spec: Path) -> None:
 
 def test_env_values_stay_off_the_host_command_line(host: Host) -> None:
     token = "tok-" + secrets.token_hex(6)
-    box = SandboxBackend(host.root, timeout=20, env={"API_TOKEN": token,
+    box = spec_sandbox(host.root, timeout=20, env={"API_TOKEN": token,
                                                      "LD_PRELOAD": "/workspace/none.so"})
     seen: list[bytes] = []
     done = threading.Event()
@@ -541,4 +541,4 @@ def test_a_mount_inside_the_root_is_refused(tmp_path: Path) -> None:
     # (another process, a restarted worker) would have mounted
     (tmp_path / "root/data").mkdir(parents=True)
     with pytest.raises(BackendError, match="inside the sandbox's root"):
-        SandboxBackend(tmp_path / "root", mounts=[(str(tmp_path / "root/data"), "/data")])
+        spec_sandbox(tmp_path / "root", mounts=[(str(tmp_path / "root/data"), "/data")])

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from agentspec.runtime.backends import BackendError
-from agentspec.runtime.backends.sandbox import SandboxBackend
 from agentspec.runtime.backends.seccomp import seccomp_filter
 from tests.sandbox_driver import SCENARIOS
+from tests.spec_defaults import spec_sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap is not installed (.ci/run installs it)")
@@ -212,7 +212,7 @@ def test_memory_tmp_io_uring_and_workspace_are_bounded(
 def test_env_cannot_smuggle_bwrap_options(tmp_path: Path, env: dict[str, str]) -> None:
     # the values travel NUL-separated through `bwrap --args`
     with pytest.raises(BackendError, match="cannot be set"):
-        SandboxBackend(tmp_path / "ws", env=env).execute("true")
+        spec_sandbox(tmp_path / "ws", env=env).execute("true")
 
 
 def test_the_sweep_leaves_a_hard_linked_set_id_file_alone(tmp_path: Path) -> None:
@@ -222,7 +222,7 @@ def test_the_sweep_leaves_a_hard_linked_set_id_file_alone(tmp_path: Path) -> Non
     program.chmod(0o4755)
     (tmp_path / "ws").mkdir()
     os.link(program, tmp_path / "ws" / "link")
-    result = SandboxBackend(tmp_path / "ws").execute("true")
+    result = spec_sandbox(tmp_path / "ws").execute("true")
     assert program.stat().st_mode & 0o7777 == 0o4755
     assert "with other names (hard links) left as they are: link" in result.output
 
@@ -230,7 +230,7 @@ def test_the_sweep_leaves_a_hard_linked_set_id_file_alone(tmp_path: Path) -> Non
 @pytest.mark.skipif(not Path("/etc/ssl/private").is_dir(), reason="no /etc/ssl/private here")
 def test_private_keys_are_hidden(tmp_path: Path) -> None:
     # root-only on the host, yet the sandbox of a host root is their owner
-    result = SandboxBackend(tmp_path / "ws").execute(
+    result = spec_sandbox(tmp_path / "ws").execute(
         "ls -A /etc/ssl/private; echo listed; touch /etc/ssl/private/k; "
         "grep ' /etc/ssl/private ' /proc/self/mountinfo")
     assert result.output.startswith("listed\n"), result.output
@@ -246,7 +246,7 @@ def test_a_bubblewrap_that_cannot_bound_tmp_is_refused(
     old.chmod(0o755)
     monkeypatch.setattr(sandbox.shutil, "which", lambda *a, **k: str(old))
     with pytest.raises(sandbox.SandboxUnavailable, match="bubblewrap 0.8 or later"):
-        SandboxBackend(tmp_path / "ws").execute("true")
+        spec_sandbox(tmp_path / "ws").execute("true")
 
 
 def test_a_host_roots_sandbox_is_an_unprivileged_host_user(tmp_path: Path) -> None:
@@ -256,7 +256,7 @@ def test_a_host_roots_sandbox_is_an_unprivileged_host_user(tmp_path: Path) -> No
     root.mkdir()
     (root / "agents.txt").write_text("by the file tools\n")  # this process's, root's as root
     (root / "agents.txt").chmod(0o644)
-    result = SandboxBackend(root).execute(
+    result = spec_sandbox(root).execute(
         "echo made > made.txt; echo more >> agents.txt && chmod 600 agents.txt && echo ok; "
         "grep -E '^(Uid|Gid)' /proc/self/status")
     assert "ok" in result.output, result.output  # the file tools' files stay writable
@@ -278,4 +278,4 @@ def test_an_account_holding_the_sandbox_uid_is_refused(
 
     monkeypatch.setattr(userns.pwd, "getpwuid", lambda uid: Account())
     with pytest.raises(BackendError, match="which the account `squatter` holds"):
-        SandboxBackend(tmp_path / "ws").execute("true")
+        spec_sandbox(tmp_path / "ws").execute("true")

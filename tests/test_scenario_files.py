@@ -183,7 +183,7 @@ def test_validate_accepts_a_placeholder_of_required_state(tmp_path: Path) -> Non
     assert invoke("validate", str(tmp_path / "desk.yaml")).exit_code == 0
     app = compile_spec(tmp_path / "desk.yaml").app
     assert app is not None  # a declaration, not the initial value `{required: true, ...}`
-    assert app.state == () and app.inputs == (("topic", "What to write about"),)
+    assert app.state == {} and app.inputs == {"topic": "What to write about"}
     (tmp_path / "desk.yaml").write_text(SPEC.replace("  topic: {required: true, description: "
                                                      "What to write about}\n", ""))
     done = invoke("validate", str(tmp_path / "desk.yaml"))

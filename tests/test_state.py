@@ -24,6 +24,7 @@ from click.testing import CliRunner, Result
 from agentspec.cli import cli
 from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from tests.buildkit import package_loader, purge
+from tests.spec_defaults import spec_job_request
 
 ECHO = '''\
 from google.adk.models import LlmResponse
@@ -354,14 +355,13 @@ OFFLINE = SPEC + """\
 
 def test_a_worker_runs_a_job_with_the_initial_state(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentspec.runtime.jobs import JobRequest
     from agentspec.runtime.jobs.stores import open_store
 
     url = f"sqlite:///{project / 'jobs.db'}"
     monkeypatch.setenv("AGENTSPEC_JOBS_STORE", url)
     write(project, OFFLINE)
     store = open_store(url)
-    job, _ = store.enqueue(JobRequest(agent="scribe", input="Write it.", app_name="explainer",
+    job, _ = store.enqueue(spec_job_request(agent="scribe", input="Write it.", app_name="explainer",
                                       user_id="u", session_id="s"))
     store.close()
     result = invoke("worker", "spec.yaml", "--until-idle")

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentspec.runtime.jobs import StoreError
-from agentspec.runtime.jobs.delegation import JobSettings, enqueue
+from agentspec.runtime.jobs.delegation import enqueue
 from agentspec.runtime.jobs.stores import open_store
+from tests.spec_defaults import spec_job_request, spec_job_settings
 from tests.test_jobs import POSTGRES
 
 RESERVED = ":/?#[]@!$&'()*+,;=% \"<>\\^`{|}~"
@@ -77,7 +78,7 @@ def _paths(url: str, password: str, caplog: pytest.LogCaptureFixture) -> list[st
                                   invocation_id="i", function_call_id=uuid.uuid4().hex,
                                   get_invocation_context=lambda: invocation)
         agent = SimpleNamespace(name="reporter", output_key=None)
-        answer = asyncio.run(enqueue(JobSettings(url), agent, "Q3", context,  # type: ignore[arg-type]
+        answer = asyncio.run(enqueue(spec_job_settings(url), agent, "Q3", context,  # type: ignore[arg-type]
                                      "task"))
     assert "could not be queued" in answer["error"]
     shown.append(str(answer))
@@ -131,14 +132,13 @@ def test_a_failed_job_row_event_and_webhook_hold_no_store_password(
     """A job whose agent fails with an error quoting the webhook's URL and a database URL:
     the row (and so the event that delivers it, the CLI that lists it and the webhook that
     posts it) and the log hold them redacted."""
-    from agentspec.runtime.jobs import JobRequest
     from agentspec.runtime.jobs.worker import Worker
 
     password = "s3cr%t w@rd"
     store = f"sqlite:///{tmp_path / 'jobs.db'}"
     quoted = "postgresql://agent:hunter2@db.internal/jobs"
-    settings_ = JobSettings(store, webhook=f"http://127.0.0.1:9/hook?token={password}")
-    job, _ = settings_.open().enqueue(JobRequest(agent="reporter", input="Q3", app_name="a",
+    settings_ = spec_job_settings(store, webhook=f"http://127.0.0.1:9/hook?token={password}")
+    job, _ = settings_.open().enqueue(spec_job_request(agent="reporter", input="Q3", app_name="a",
                                                  user_id="u", session_id="s"))
 
     async def fail(agent: Any, request: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentspec.contract.urls import endpoint_problem, redacted, scrubbed, url_secrets
+from agentspec.contract.urls import endpoint_problem, masked, redacted, scrubbed, url_secrets
 
 # model servers ------------------------------------------------------------------------------
 
@@ -87,3 +87,13 @@ def test_no_password_survives_scrubbing_a_message_quoting_its_url(
 def test_a_connection_string_password_is_masked() -> None:
     assert redacted("host=db password='p w' user=x") == "host=db password=*** user=x"
     assert "hunter2" not in scrubbed("dsn: host=db password=hunter2 port=5")
+
+
+def test_one_scrubber_masks_a_lone_user_name_and_keeps_a_named_user() -> None:
+    """The one URL scrubber (the runtime's error messages and the stores' alike): a user name
+    without a password may be a token, so it goes; beside a password it names a user."""
+    text = "at https://tok3n@h/p (see postgresql://alice:pw@db/x) [http://[::1]:8/v?key=k]"
+    assert scrubbed(text) == ("at https://***@h/p (see postgresql://alice:***@db/x) "
+                              "[http://[::1]:8/v?key=***")  # a query value runs to a space
+    assert masked("https://tok3n@h/p") == "https://***@h/p"
+    assert masked("sqlite:////a@b.db") == "sqlite:////a@b.db"  # a path, no user

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from agentspec.diagnostics import Diagnostic, normalize, render
+from agentspec.ir.tree import FallbackChain, ModelNode, ModelRoute, PlainModel
 from agentspec.source import SourceFile
 
 __all__ = ["CREDENTIAL_KEYS", "Built", "built", "built_app", "environment_option",
@@ -63,13 +64,13 @@ def built(spec: Path, environment: str | None) -> Built:
         raise click.UsageError(f"sessions: {exc}") from exc
 
 
-def _calls_gemini(model: Any) -> bool:
-    """Whether calls through `model` (a ModelNode; None: ADK's default) may reach Gemini."""
+def _calls_gemini(model: ModelNode | None) -> bool:
+    """Whether calls through `model` (None: ADK's default) may reach Gemini."""
     if model is None:
         return True
-    if model.members:
-        return any(_calls_gemini(member) for _, member in model.members)
-    if model.provider != "adk":
+    if isinstance(model, FallbackChain | ModelRoute):
+        return any(_calls_gemini(member) for member in model.members.values())
+    if not isinstance(model, PlainModel):
         return False
     from google.adk.models import LLMRegistry
     from google.adk.models.google_llm import Gemini

@@ -206,7 +206,7 @@ def deliver(ctx: click.Context, /, session_url: str, **where: Any) -> None:
     when the conversation next runs); jobs that resume their parent are left to the worker."""
     _given(ctx, **where)
     from agentspec.cli.common import services
-    from agentspec.runtime.jobs.delegation import JobSettings, deliver
+    from agentspec.runtime.jobs.delegation import StoreAt, deliver
 
     store = _open(ctx)
     store_url = ctx.obj["url"]
@@ -223,7 +223,7 @@ def deliver(ctx: click.Context, /, session_url: str, **where: Any) -> None:
                                                  session_id=session_id)
             if session is None:
                 continue
-            for event in await deliver(JobSettings(store_url), sessions, session,
+            for event in await deliver(StoreAt(store_url), sessions, session,
                                        "agentspec-jobs-deliver"):
                 job = (event.custom_metadata or {})["agentspec_job"]
                 click.echo(f"delivered {job['job_id']} ({event.author}, {job['status']}) to "

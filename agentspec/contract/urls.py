@@ -15,8 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 from agentspec.contract.secrets import secret_name
 
-__all__ = ["endpoint_problem", "redacted", "scrubbed", "unencoded_password", "url_secret_parts",
-           "url_secrets"]
+__all__ = ["endpoint_problem", "masked", "redacted", "scrubbed", "unencoded_password",
+           "url_secret_parts", "url_secrets"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 #: `password=...` in a libpq connection string (`host=h password='p w'`)
@@ -90,16 +90,28 @@ def unencoded_password(url: str) -> bool:
     return re.search(r"[\s@/?#\[\]]|%(?![0-9A-Fa-f]{2})", password) is not None
 
 
+def masked(url: str) -> str:
+    """`url` `redacted`, and a user name written without a password masked too: alone it
+    may be a token (`https://TOKEN@host`)."""
+    head, userinfo, _ = _split(url)
+    shown = redacted(url)
+    if userinfo is None or ":" in userinfo:
+        return shown
+    return head + _MASK + shown[len(head) + len(userinfo):]
+
+
+#: a URL inside free text: up to a space, a quote or an angle bracket (a password may hold
+#: brackets or parentheses, so they do not end it)
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*")
 
 
 def scrubbed(text: str, *urls: str) -> str:
     """`text` (an error message, a log line, a tool result) with the secrets of `urls`
-    masked wherever they appear, each URL in it `redacted`, and connection-string
+    masked wherever they appear, each URL in it `masked`, and connection-string
     passwords masked."""
     for secret in sorted(set().union(*map(_secrets, urls)), key=len, reverse=True):
         text = text.replace(secret, _MASK)
-    text = _URL_IN_TEXT.sub(lambda found: redacted(found.group(0)), text)
+    text = _URL_IN_TEXT.sub(lambda found: masked(found.group(0)), text)
     return _PAIR.sub(lambda m: m.group(1) + m.group(2) + _MASK, text)
 
 

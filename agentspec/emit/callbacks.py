@@ -36,7 +36,7 @@ def callback_problems(app: AppNode, document: Any) -> list[Diagnostic]:
 
     problems = []
     for agent in _agents(app.root):
-        for hook, refs in agent.callbacks:
+        for hook, refs in agent.callbacks.items():
             for index, ref in enumerate(refs):
                 if ref.args is not None or hook not in ADK_CALLS:
                     continue  # a factory's product: its signature is known only once called

@@ -7,6 +7,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any
 
+from agentspec.contract.backends import (
+    BackendDef,
+    FilesystemDef,
+    StateDef,
+    from_data,
+    mount_points,
+    reached,
+)
+from agentspec.contract.compaction import ByInvocations, ByTokens, CompactionSettings
+from agentspec.contract.frozen import FrozenMap
+from agentspec.contract.harness_names import DECISIONS
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.observing import lower_observing
 from agentspec.ir.tree import (
@@ -17,14 +28,18 @@ from agentspec.ir.tree import (
     BuiltinToolNode,
     Compaction,
     DeepNode,
+    FallbackChain,
     FilesystemNode,
     JobsNode,
+    LiteLlmEndpoint,
     LlmFields,
     LlmNode,
     McpHttp,
     McpStdio,
     McpToolNode,
     ModelNode,
+    ModelRoute,
+    PlainModel,
     PyObject,
     PythonToolNode,
     Schema,
@@ -40,6 +55,8 @@ from agentspec.language.agents import (
     SkillsConfig,
 )
 from agentspec.language.document import (
+    KEEP_EVENTS,
+    KEEP_INVOCATIONS,
     FractionTrigger,
     Jobs,
     KeepEvents,
@@ -57,7 +74,6 @@ from agentspec.validate.check import CheckResult
 
 __all__ = ["lower"]
 
-DECISIONS = ("approve", "edit", "reject")
 #: the conversation store of a spec whose jobs resume their parent and that names none
 DEFAULT_SESSIONS = "sqlite:///.agentspec/sessions.db"
 
@@ -96,7 +112,7 @@ class Lowering:
     def python(self, ref: str, span: Span, args: dict[str, Any] | None = None) -> PyObject:
         relative = os.path.relpath(self.directory(span), self.spec_dir)
         self.module_dirs.add(relative)
-        return PyObject(ref, relative, tuple(args.items()) if args is not None else None)
+        return PyObject(ref, relative, FrozenMap(args) if args is not None else None)
 
     # models ----------------------------------------------------------------------------
 
@@ -119,28 +135,30 @@ class Lowering:
         route's named models included (validate refused cycles)."""
         definition = (self.spec.models or {}).get(value)
         if isinstance(definition, ModelDef):
-            return ModelNode(definition.id, definition.provider, base_url=definition.base_url,
-                             api_key=definition.api_key,
-                             args=tuple((definition.args or {}).items()))
+            if definition.provider == "adk":  # validate refused endpoint settings on it
+                return PlainModel(definition.id)
+            return LiteLlmEndpoint(id=definition.id, base_url=definition.base_url,
+                                   api_key=definition.api_key,
+                                   args=FrozenMap(definition.args or {}))
         if depth > len(self.spec.models or {}):
             raise RecursionError(f"model `{value}` refers to itself")
         if isinstance(definition, FallbackModel):
             names = tuple(definition.fallback)
-            return ModelNode(value, "fallback", members=self.members(names, depth),
-                             fallback=names)
+            return FallbackChain(id=value, members=self.members(names, depth), order=names)
         if isinstance(definition, RoutedModel):
             route = definition.route
             choices, fallback = tuple(definition.models), tuple(definition.fallback or ())
-            return ModelNode(
-                value, "route", members=self.members(choices + fallback, depth),
-                choices=choices, fallback=fallback, route_state=route.state,
-                route_map=tuple(route.map.items()) if route.map is not None else None,
-                route_python=None if route.python is None else self.python(
+            return ModelRoute(
+                id=value, members=self.members(choices + fallback, depth), choices=choices,
+                fallback=fallback, state=route.state,
+                map=FrozenMap(route.map) if route.map is not None else None,
+                python=None if route.python is None else self.python(
                     route.python, self.span("models", value, "route", "python")))
-        return ModelNode(definition if isinstance(definition, str) else value)
+        return PlainModel(definition if isinstance(definition, str) else value)
 
-    def members(self, names: tuple[str, ...], depth: int) -> tuple[tuple[str, ModelNode], ...]:
-        return tuple((name, self.model_node(name, depth + 1)) for name in dict.fromkeys(names))
+    def members(self, names: tuple[str, ...], depth: int) -> FrozenMap[str, ModelNode]:
+        return FrozenMap((name, self.model_node(name, depth + 1))
+                         for name in dict.fromkeys(names))
 
     # tools -----------------------------------------------------------------------------
 
@@ -161,12 +179,12 @@ class Lowering:
             if isinstance(server, McpRemote):
                 connection = McpHttp(url=server.url, transport=server.transport,
                                      headers=None if server.headers is None
-                                     else tuple(server.headers.items()), timeout=server.timeout)
+                                     else FrozenMap(server.headers), timeout=server.timeout)
             else:
                 cwd = server.cwd  # literal: validate refuses `${...}`
                 connection = McpStdio(
                     command=server.command, args=tuple(server.args),
-                    env=None if server.env is None else tuple(server.env.items()),
+                    env=None if server.env is None else FrozenMap(server.env),
                     cwd=None if cwd is None else self.spec_relative(cwd, *path, "mcp", "cwd"),
                     timeout=server.timeout)
             return McpToolNode(name=name, server=connection,
@@ -223,27 +241,22 @@ class Lowering:
                             for index, entry in enumerate(entries))
         return directories, discovery
 
-    def backend_definitions(self, name: str) -> list[tuple[str, Any]]:
-        """`name` and every backend it routes to, as plain data with spec-relative roots."""
+    def backend_definitions(self, name: str) -> FrozenMap[str, BackendDef]:
+        """`name` and every backend it routes to, with spec-relative directories."""
         backends = self.spec.backends or {}
-        found: list[tuple[str, Any]] = []
-        todo = [name]
-        while todo:
-            current = todo.pop()
-            if current in dict(found):
+        found: dict[str, BackendDef] = {}
+        for current in reached(name, backends):
+            if current == DEFAULT_STATE_BACKEND:
+                found[current] = StateDef()
                 continue
-            definition: dict[str, Any] = {"type": "state"} if current == DEFAULT_STATE_BACKEND \
-                else backends[current].model_dump(exclude_none=True)
-            if "root" in definition:
-                definition["root"] = self.spec_relative(definition["root"],
-                                                        "backends", current, "root")
-            for index, mount in enumerate(definition.get("mounts", ())):
+            data = backends[current].model_dump(exclude_none=True)
+            if "root" in data:
+                data["root"] = self.spec_relative(data["root"], "backends", current, "root")
+            for index, mount in enumerate(data.get("mounts", ())):
                 mount["source"] = self.spec_relative(mount["source"], "backends", current,
                                                      "mounts", index, "source")
-            if definition["type"] == "composite":
-                todo += [definition["default"], *definition.get("routes", {}).values()]
-            found.append((current, definition))
-        return found
+            found[current] = from_data(data)
+        return FrozenMap(found)
 
     def memory_edit_at(self, files: tuple[str, ...], kit: Harness,
                        filesystem: FilesystemNode | None) -> tuple[str | None, ...]:
@@ -251,16 +264,10 @@ class Lowering:
         writable directory backend (or a composite route to one) can."""
         if filesystem is None or not {"write_file", "edit_file"} & set(kit.file_tools):
             return tuple(None for _ in files)
-        definitions = dict(filesystem.definitions)
-        mounts: list[tuple[str, str]] = []  # (virtual prefix, root relative to the spec)
-        top = definitions[filesystem.backend]
-        if top["type"] == "composite":
-            for prefix, target in top.get("routes", {}).items():
-                if "root" in definitions[target]:
-                    mounts.append((prefix, definitions[target]["root"]))
-            top = definitions[top["default"]]
-        if "root" in top:
-            mounts.append(("/", top["root"]))
+        definitions = filesystem.definitions
+        mounts = [(prefix, definition.root)  # (virtual prefix, root relative to the spec)
+                  for prefix, target in mount_points(filesystem.backend, definitions)
+                  if isinstance(definition := definitions[target], FilesystemDef)]
         found: list[str | None] = []
         for file in files:
             where = None
@@ -277,7 +284,7 @@ class Lowering:
         if kit.backend is None:
             return None
         return FilesystemNode(kit.backend, kit.file_tools,
-                              tuple(self.backend_definitions(kit.backend)))
+                              self.backend_definitions(kit.backend))
 
     def schema(self, name: str, field_name: str, value: Any) -> Schema | None:
         if value is None:
@@ -287,12 +294,12 @@ class Lowering:
                                              self.span("agents", name, field_name, "python")))
         return Schema(json=value)
 
-    def callbacks(self, name: str, agent: Any) -> tuple[tuple[str, tuple[PyObject, ...]], ...]:
+    def callbacks(self, name: str, agent: Any) -> FrozenMap[str, tuple[PyObject, ...]]:
         hooks = agent.callbacks.model_dump(exclude_none=True) if agent.callbacks else {}
-        return tuple((hook, tuple(self.python(ref, self.span("agents", name, "callbacks",
-                                                                hook, i))
-                                  for i, ref in enumerate(refs)))
-                     for hook, refs in hooks.items())
+        return FrozenMap((hook, tuple(self.python(ref, self.span("agents", name, "callbacks",
+                                                                    hook, i))
+                                      for i, ref in enumerate(refs)))
+                         for hook, refs in hooks.items())
 
     def approvals(self, agent: LlmAgent) -> dict[str, Approval]:
         """`interrupt_on` by the names the entries go by: spec names (a python or MCP entry is
@@ -302,7 +309,7 @@ class Lowering:
             if setting is False:
                 continue
             found[key] = Approval(tuple(setting.decisions), setting.hint) \
-                if isinstance(setting, InterruptConfig) else Approval(DECISIONS)
+                if isinstance(setting, InterruptConfig) else Approval(DECISIONS, None)
         for entry in agent.tools or ():
             definition = (self.spec.tools or {}).get(entry) if isinstance(entry, str) else entry
             approval = found.get(entry) if isinstance(entry, str) else None
@@ -361,7 +368,7 @@ class Lowering:
                         max_attempts=settings.max_attempts,
                         lease_seconds=settings.lease_seconds,
                         webhook=notify.webhook if notify else None,
-                        headers=tuple((notify.headers or {}).items()) if notify else (),
+                        headers=FrozenMap(notify.headers or {} if notify else {}),
                         on_done=settings.on_done)
 
     def sessions(self, jobs: JobsNode | None) -> SessionsNode | None:
@@ -378,11 +385,11 @@ class Lowering:
         return SessionsNode(url)
 
     def task(self, kit: Harness, node: LlmNode | DeepNode
-             ) -> tuple[tuple[str, AgentNode], ...]:
+             ) -> FrozenMap[str, AgentNode]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
         (instruction and tools), without `task` and sub-agents."""
         if kit.task is None:
-            return ()
+            return FrozenMap()
         agents = [(child, self.agent(child, as_tool=True)) for child in kit.task.agents]
         if kit.task.general_purpose:
             agents.append(("general-purpose", replace(
@@ -391,7 +398,7 @@ class Lowering:
                 "its caller, for tasks that need no specialist.",
                 disallow_transfer_to_parent=True, disallow_transfer_to_peers=True,
                 output_key=None, todos=False)))  # the caller's todos are not its business
-        return tuple(agents)
+        return FrozenMap(agents)
 
     # the app ---------------------------------------------------------------------------
 
@@ -400,14 +407,17 @@ class Lowering:
         if summary is None:
             return None
         trigger, keep = summary.trigger, summary.keep
+        settings: CompactionSettings
         if isinstance(trigger, (TokensTrigger, FractionTrigger)):
             threshold = trigger.tokens if isinstance(trigger, TokensTrigger) else int(
                 trigger.fraction * min(self.context_windows()))
-            retained = keep.events if isinstance(keep, KeepEvents) else 6
-            settings = (("token_threshold", threshold), ("event_retention_size", retained))
+            retained = keep.events if isinstance(keep, KeepEvents) else KEEP_EVENTS
+            settings = ByTokens(token_threshold=threshold, event_retention_size=retained)
         else:
-            overlap = keep.invocations if isinstance(keep, KeepInvocations) else 1
-            settings = (("compaction_interval", trigger.invocations), ("overlap_size", overlap))
+            overlap = keep.invocations if isinstance(keep, KeepInvocations) \
+                else KEEP_INVOCATIONS
+            settings = ByInvocations(compaction_interval=trigger.invocations,
+                                     overlap_size=overlap)
         llm = root if isinstance(root, LlmFields) else None
         model = self.model(summary.model)[0] if summary.model is not None else \
             llm.model if llm else None
@@ -428,8 +438,8 @@ class Lowering:
             name=self.spec.name, description=self.spec.description,
             spec_file=self.result.path.name, root=root, plugins=plugins,
             global_instruction=self.spec.global_instruction, compaction=self.compaction(root),
-            state=tuple(initial_state(self.spec).items()),
-            inputs=tuple(state_inputs(self.spec).items()),
+            state=FrozenMap(initial_state(self.spec)),
+            inputs=FrozenMap(state_inputs(self.spec)),
             resumable=self.resumable, jobs=jobs, sessions=self.sessions(jobs),
             module_dirs=tuple(sorted(self.module_dirs)),
             outside_project=tuple(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agentspec.contract.frozen import FrozenMap
 from agentspec.language.document import Spec
 from agentspec.language.models import ModelDef
 
@@ -45,7 +46,7 @@ class ObservingNode:
     telemetry: TelemetryNode | None = None
     budget: BudgetNode | None = None
     #: model id -> the spec's price for it (other ids: the dated default table)
-    prices: tuple[tuple[str, PriceNode], ...] = ()
+    prices: FrozenMap[str, PriceNode] = FrozenMap()
 
 
 def lower_observing(spec: Spec) -> ObservingNode | None:
@@ -61,7 +62,7 @@ def lower_observing(spec: Spec) -> ObservingNode | None:
         run, job = spec.budget.run, spec.budget.job
         budget = BudgetNode(run.tokens if run else None, run.cost if run else None,
                             job.tokens if job else None, job.cost if job else None)
-    prices = tuple(sorted(
+    prices = FrozenMap(sorted(
         (model.id, PriceNode(model.price.input, model.price.output, model.price.cached))
         for model in (spec.models or {}).values()
         if isinstance(model, ModelDef) and model.price is not None))

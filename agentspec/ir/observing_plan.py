@@ -41,4 +41,4 @@ def observer_call(app: AppNode) -> Call | None:
             "run_tokens": budget.run_tokens, "run_cost": budget.run_cost,
             "job_tokens": budget.job_tokens, "job_cost": budget.job_cost}),
         prices=lit({model: {"input": p.input, "output": p.output, "cached": p.cached}
-                    for model, p in observing.prices}) if observing.prices else None))
+                    for model, p in observing.prices.items()}) if observing.prices else None))

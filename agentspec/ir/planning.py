@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath as FsPath
 from typing import assert_never
 
+from agentspec.contract.compaction import compaction_kwargs
 from agentspec.ir.observing_plan import observer_call
 from agentspec.ir.plan import Binding, Call, Import, ListOf, Plan, Ref, SpecPath, Value
 from agentspec.ir.tree import (
@@ -86,7 +87,8 @@ class PlanBuilder:
     @staticmethod
     def hooks(node: AgentNode) -> dict[str, list[Value]]:
         """The callbacks the spec gives the agent, by hook."""
-        return {hook: [python_object(o) for o in objects] for hook, objects in node.callbacks}
+        return {hook: [python_object(o) for o in objects]
+                for hook, objects in node.callbacks.items()}
 
     def agent(self, node: AgentNode) -> Ref:
         children: list[Value] = [self.agent(child) for child in node.children]
@@ -102,7 +104,7 @@ class PlanBuilder:
         summarizer = None if model is None else model_object(model)
         filesystem = compaction.filesystem
         return Call(Import("agentspec.runtime.app", "compaction"), kwargs(
-            summarizer_model=summarizer, **dict(compaction.settings),
+            summarizer_model=summarizer, **compaction_kwargs(compaction.settings),
             history=lit(compaction.history),
             backend=filesystem.backend if filesystem else None,
             definitions=backend_definitions(filesystem) if filesystem else None))

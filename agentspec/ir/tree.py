@@ -12,14 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, assert_never
+from typing import ClassVar, Literal, assert_never
 
+from agentspec.contract.backends import BackendDef
+from agentspec.contract.compaction import CompactionSettings
+from agentspec.contract.frozen import FrozenMap, UserData
+from agentspec.contract.harness_names import DecisionKind
 from agentspec.ir.observing import ObservingNode
 from agentspec.kindapi import kind_for
 
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
-           "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
+           "FallbackChain", "LiteLlmEndpoint", "LlmFields", "LlmNode", "McpHttp", "McpStdio",
+           "McpToolNode", "ModelNode", "ModelRoute", "PlainModel", "members_of",
            "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
            "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called", "kind_of",
            "tools_of"]
@@ -31,7 +36,7 @@ class PyObject:
 
     ref: str
     directory: str
-    args: tuple[tuple[str, Any], ...] | None = None
+    args: FrozenMap[str, UserData] | None = None
 
     @property
     def module(self) -> str:
@@ -43,29 +48,62 @@ class PyObject:
 
 
 @dataclass(frozen=True)
-class ModelNode:
-    """A model: an id for ADK's registry or LiteLLM, or (`fallback`, `route`) a model made of
-    named models, whose `id` is then its spec name."""
+class PlainModel:
+    """A model id ADK's registry resolves (Gemini, or a model class registered with it)."""
 
+    provider: ClassVar[Literal["adk"]] = "adk"
     id: str
-    provider: str = "adk"  # adk | litellm | fallback | route
-    base_url: str | None = None  # litellm
-    api_key: str | None = None  # litellm: `${env.X}`, read when the app is loaded
-    args: tuple[tuple[str, Any], ...] = ()  # litellm: more acompletion arguments
-    #: fallback, route: every named model it may call, name -> model
-    members: tuple[tuple[str, ModelNode], ...] = ()
-    choices: tuple[str, ...] = ()  # route: the names it picks among
-    fallback: tuple[str, ...] = ()  # fallback: the chain; route: tried after its choice
-    route_state: str | None = None
-    route_map: tuple[tuple[str, str], ...] | None = None
-    route_python: PyObject | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LiteLlmEndpoint:
+    """A model LiteLLM calls, at `base_url` when one is given."""
+
+    provider: ClassVar[Literal["litellm"]] = "litellm"
+    id: str
+    base_url: str | None
+    api_key: str | None  # `${env.X}`, read when the app is loaded
+    args: FrozenMap[str, UserData]  # more acompletion arguments
+
+
+@dataclass(frozen=True, kw_only=True)
+class FallbackChain:
+    """Named models tried in `order` until one answers; `id` is its spec name."""
+
+    provider: ClassVar[Literal["fallback"]] = "fallback"
+    id: str
+    members: FrozenMap[str, ModelNode]  # every named model it may call
+    order: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRoute:
+    """A model picked per call among `choices` (by state, through `map`, or by a python
+    function), then `fallback` after its choice; `id` is its spec name."""
+
+    provider: ClassVar[Literal["route"]] = "route"
+    id: str
+    members: FrozenMap[str, ModelNode]  # every named model it may call
+    choices: tuple[str, ...]
+    fallback: tuple[str, ...]
+    state: str | None
+    map: FrozenMap[str, str] | None
+    python: PyObject | None
+
+
+ModelNode = PlainModel | LiteLlmEndpoint | FallbackChain | ModelRoute
+
+
+def members_of(model: ModelNode) -> FrozenMap[str, ModelNode]:
+    """The named models a chain or a route may call (none for a single model)."""
+    return model.members if isinstance(model, FallbackChain | ModelRoute) else FrozenMap()
 
 
 @dataclass(frozen=True)
 class Schema:
     """A JSON Schema mapping, or a pydantic model given by reference."""
 
-    json: Any = None
+    json: UserData = None
     python: PyObject | None = None
 
 
@@ -73,8 +111,8 @@ class Schema:
 class Approval:
     """`interrupt_on` settings of one tool: the answers a person may give, and the question."""
 
-    decisions: tuple[str, ...]
-    hint: str | None = None
+    decisions: tuple[DecisionKind, ...]
+    hint: str | None
 
 
 # tools --------------------------------------------------------------------------------
@@ -93,7 +131,7 @@ class McpStdio:
 
     command: str
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] | None = None
+    env: FrozenMap[str, str] | None = None
     cwd: str | None = None
     timeout: float | None = None
 
@@ -104,7 +142,7 @@ class McpHttp:
 
     url: str
     transport: Literal["sse", "http"] = "http"
-    headers: tuple[tuple[str, str], ...] | None = None
+    headers: FrozenMap[str, str] | None = None
     timeout: float | None = None
 
 
@@ -159,7 +197,7 @@ class AgentFields:
     line: int
     description: str | None = None
     children: tuple[AgentNode, ...] = ()
-    callbacks: tuple[tuple[str, tuple[PyObject, ...]], ...] = ()
+    callbacks: FrozenMap[str, tuple[PyObject, ...]] = FrozenMap()
     mode: str | None = None  # single_turn | task: it answers its caller
     offline: bool = False  # delegating to it queues a background job
 
@@ -169,8 +207,8 @@ class LlmFields(AgentFields):
     """An LLM agent, with the deep-agent harness (todos, files, task, skills, memory)."""
 
     model: ModelNode | None = None
-    generate: tuple[tuple[str, Any], ...] = ()
-    thinking: tuple[tuple[str, Any], ...] = ()
+    generate: FrozenMap[str, UserData] = FrozenMap()
+    thinking: FrozenMap[str, UserData] = FrozenMap()
     adk_planner: str | None = None  # the spec's `planner`: ADK's plan_react | builtin
     instruction: str | None = None
     #: the file the instruction was read from (relative to the spec's directory); its text
@@ -191,10 +229,10 @@ class LlmFields(AgentFields):
     skills: tuple[str, ...] = ()  # skill directories, relative to the spec's directory
     skill_discovery: str = "lazy"
     result_limit: int | None = None  # tokens
-    task: tuple[tuple[str, AgentNode], ...] = ()  # subagent_type -> the agent it runs
-    approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
-    #: a tool that raises: `return` its error to the model
-    tool_errors: str = "return"
+    task: FrozenMap[str, AgentNode] = FrozenMap()  # subagent_type -> the agent it runs
+    approvals: FrozenMap[str, Approval] = FrozenMap()  # tool name the model sees -> settings
+    #: a tool that raises: `return` its error to the model, or `raise`
+    tool_errors: Literal["return", "raise"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,7 +257,7 @@ class RouteNode:
     """How a router picks its child: exactly one of `state`, `python`, `model` is set."""
 
     state: str | None = None
-    map: tuple[tuple[str, str], ...] | None = None
+    map: FrozenMap[str, str] | None = None
     python: PyObject | None = None
     model: ModelNode | None = None
     instruction: str | None = None
@@ -246,15 +284,15 @@ class PlannerRoles:
     synthesizer_model: ModelNode | None = None
     synthesizer_instruction: str | None = None
     #: (role, generate, thinking) of the models' definitions, for planner, worker, synthesizer
-    settings: tuple[tuple[str, tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]],
+    settings: tuple[tuple[str, FrozenMap[str, UserData], FrozenMap[str, UserData]],
                     ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
 class PlannerNode(AgentFields):
     roles: PlannerRoles
-    #: a worker's tool that raises: `return` its error to the model
-    tool_errors: str = "return"
+    #: a worker's tool that raises: `return` its error to the model, or `raise`
+    tool_errors: Literal["return", "raise"]
     #: the state key the final (synthesized) answer is written to
     output_key: str | None = None
 
@@ -279,7 +317,7 @@ def agents_called(node: AgentNode) -> Iterator[AgentNode]:
     yield from node.children
     yield from (t.agent for t in tools_of(node) if isinstance(t, AgentToolNode))
     if isinstance(node, LlmFields):
-        yield from (agent for _, agent in node.task)
+        yield from (agent for _, agent in node.task.items())
 
 
 @dataclass(frozen=True)
@@ -289,14 +327,14 @@ class FilesystemNode:
 
     backend: str
     tools: tuple[str, ...]
-    definitions: tuple[tuple[str, Any], ...]
+    definitions: FrozenMap[str, BackendDef]
 
 
 @dataclass(frozen=True)
 class Compaction:
-    """ADK events compaction settings, already paired the way ADK wants them."""
+    """ADK events compaction: when it runs and what it keeps."""
 
-    settings: tuple[tuple[str, int], ...]
+    settings: CompactionSettings
     model: ModelNode | None = None
     #: `history`: a directory of `filesystem`'s file tools (the root agent's) that receives
     #: the events each summary replaces
@@ -314,7 +352,7 @@ class JobsNode:
     max_attempts: int  # no defaults here: the spec model's are the only ones
     lease_seconds: int
     webhook: str | None
-    headers: tuple[tuple[str, str], ...]
+    headers: FrozenMap[str, str]
     on_done: Literal["wait", "resume"]  # resume: a worker resumes the parent when a job ends
 
 
@@ -336,9 +374,9 @@ class AppNode:
     plugins: tuple[PyObject, ...] = ()
     global_instruction: str | None = None
     #: the initial session state: key -> YAML data (strings may hold `${env.X}`)
-    state: tuple[tuple[str, Any], ...] = ()
+    state: FrozenMap[str, UserData] = FrozenMap()
     #: state keys the session's creator supplies (`required: true`): key -> description
-    inputs: tuple[tuple[str, str | None], ...] = ()
+    inputs: FrozenMap[str, str | None] = FrozenMap()
     compaction: Compaction | None = None
     resumable: bool = False  # a run can pause for a person and resume where it stopped
     jobs: JobsNode | None = None

@@ -4,22 +4,29 @@ kind's own planning (`agentspec.kinds`) put together."""
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from typing import Any, assert_never
 
+from agentspec.contract.backends import to_data
 from agentspec.contract.placeholders import needs_template
 from agentspec.ir.plan import Call, DictOf, Env, Import, ListOf, Ref, SpecPath, Value
 from agentspec.ir.tree import (
     AgentNode,
     Approval,
     BuiltinToolNode,
+    FallbackChain,
     FilesystemNode,
+    LiteLlmEndpoint,
     LlmFields,
     McpHttp,
     McpStdio,
     McpToolNode,
     ModelNode,
+    ModelRoute,
+    PlainModel,
     PyObject,
     Schema,
+    members_of,
 )
 
 LLM_AGENT = Import("google.adk.agents", "LlmAgent")
@@ -58,7 +65,7 @@ def python_object(obj: PyObject) -> Value:
     symbol = Import(obj.module, obj.attr)
     if obj.args is None:
         return symbol
-    return Call(symbol, tuple((k, lit(v)) for k, v in obj.args))
+    return Call(symbol, tuple((k, lit(v)) for k, v in obj.args.items()))
 
 
 def model_value(model: ModelNode | None) -> Value:
@@ -72,28 +79,38 @@ def model_value(model: ModelNode | None) -> Value:
 
 def model_object(model: ModelNode) -> Value:
     """A model object (chains and routes hold objects, not ids)."""
-    if model.provider == "adk":
-        return Call(Import("agentspec.runtime.models", "registry_model"), args=(lit(model.id),))
-    if model.provider == "litellm":
-        return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
-                    kwargs=kwargs(base_url=lit(model.base_url), api_key=lit(model.api_key),
-                                  **{k: lit(v) for k, v in model.args}))
-    members = DictOf(tuple((name, model_object(member)) for name, member in model.members))
-    if model.provider == "fallback":
-        return Call(Import(MODEL_ROUTING, "fallback"), kwargs(
-            name=model.id, models=members, order=lit(list(model.fallback))))
-    return Call(Import(MODEL_ROUTING, "routed"), kwargs(
-        name=model.id, models=members, choices=lit(list(model.choices)),
-        fallback=lit(list(model.fallback)) if model.fallback else None,
-        state=lit(model.route_state),
-        map=lit(dict(model.route_map)) if model.route_map is not None else None,
-        function=python_object(model.route_python) if model.route_python else None))
+    match model:
+        case PlainModel():
+            return Call(Import("agentspec.runtime.models", "registry_model"),
+                        args=(lit(model.id),))
+        case LiteLlmEndpoint():
+            return Call(Import("agentspec.runtime.models", "litellm"), args=(lit(model.id),),
+                        kwargs=kwargs(base_url=lit(model.base_url),
+                                      api_key=lit(model.api_key),
+                                      **{k: lit(v) for k, v in model.args.items()}))
+        case FallbackChain():
+            return Call(Import(MODEL_ROUTING, "fallback"), kwargs(
+                name=model.id, models=_members(model), order=lit(list(model.order))))
+        case ModelRoute():
+            return Call(Import(MODEL_ROUTING, "routed"), kwargs(
+                name=model.id, models=_members(model), choices=lit(list(model.choices)),
+                fallback=lit(list(model.fallback)) if model.fallback else None,
+                state=lit(model.state),
+                map=lit(dict(model.map)) if model.map is not None else None,
+                function=python_object(model.python) if model.python else None))
+        case _:
+            assert_never(model)
+
+
+def _members(model: FallbackChain | ModelRoute) -> DictOf:
+    return DictOf(tuple((name, model_object(member))
+                        for name, member in model.members.items()))
 
 
 def routes_models(model: ModelNode | None) -> bool:
     """Whether calls through `model` pick by route (they need each call's context)."""
-    return model is not None and (model.provider == "route" or any(
-        routes_models(member) for _, member in model.members))
+    return model is not None and (isinstance(model, ModelRoute) or any(
+        routes_models(member) for member in members_of(model).values()))
 
 
 def instruction_value(text: str | None, *, verbatim: bool = False) -> Value:
@@ -109,13 +126,12 @@ def llm_generate_config(node: LlmFields) -> Value:
                            with_thinking=node.adk_planner != "builtin")
 
 
-def generate_config(generate: tuple[tuple[str, Any], ...],
-                    thinking_settings: tuple[tuple[str, Any], ...], *,
+def generate_config(generate: Mapping[str, Any], thinking_settings: Mapping[str, Any], *,
                     with_thinking: bool = True) -> Value:
     """A GenerateContentConfig call for a model's settings (None when there are none)."""
     settings = dict(generate)
     thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v)
-                for k, v in thinking_settings}
+                for k, v in thinking_settings.items()}
     if with_thinking and thinking:
         settings["thinking_config"] = Call(THINKING, kwargs(**{k: lit(v)
                                                                 for k, v in thinking.items()}))
@@ -130,7 +146,8 @@ def adk_planner(node: LlmFields) -> Value:
         return None
     if node.adk_planner == "plan_react":
         return Call(PLANNERS["plan_react"])
-    thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v) for k, v in node.thinking}
+    thinking = {THINKING_FIELDS[k]: (v.upper() if k == "level" else v)
+                for k, v in node.thinking.items()}
     return Call(PLANNERS["builtin"], kwargs(thinking_config=Call(
         THINKING, tuple((k, lit(v)) for k, v in thinking.items()))))
 
@@ -204,10 +221,11 @@ def _definition_value(key: str, value: Any) -> Value:
 
 
 def backend_definitions(filesystem: FilesystemNode) -> DictOf:
+    """The definitions as generated packages pass them (`contract.backends.to_data`)."""
     return DictOf(tuple(
         (name, DictOf(tuple((key, _definition_value(key, value))
-                            for key, value in definition.items())))
-        for name, definition in filesystem.definitions))
+                            for key, value in to_data(definition).items())))
+        for name, definition in filesystem.definitions.items()))
 
 
 def file_toolset(filesystem: FilesystemNode) -> Call:

@@ -7,16 +7,23 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agentspec.contract.backends import SandboxDef
+from agentspec.contract.frozen import FrozenMap
+from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
 from agentspec.ir.tree import (
     AgentToolNode,
     DeepNode,
+    FallbackChain,
+    LiteLlmEndpoint,
     LlmFields,
     LlmNode,
     McpToolNode,
     ModelNode,
+    ModelRoute,
+    PlainModel,
     PythonToolNode,
     ToolNode,
 )
@@ -41,7 +48,7 @@ from agentspec.ir.values import (
     schema_value,
 )
 from agentspec.kindapi import Kind, Site
-from agentspec.language.agents import LlmAgent
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT, LlmAgent
 from agentspec.language.effective import harness
 from agentspec.validate.semantic.models import check_thinking
 
@@ -80,8 +87,8 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
     # an agent called as a tool answers its caller: a transfer would abandon the call
     delegated = mode in ("single_turn", "task")
     node = node_type(
-        **common, model=model, generate=tuple(generate.items()),
-        thinking=tuple(thinking.items()), adk_planner=agent.planner,
+        **common, model=model, generate=FrozenMap(generate),
+        thinking=FrozenMap(thinking), adk_planner=agent.planner,
         instruction=lowering.instruction(name, agent),
         instruction_file=None if agent.instruction_file is None else lowering.spec_relative(
             agent.instruction_file, "agents", name, "instruction_file"),
@@ -97,8 +104,8 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
         todos=kit.todos, memory=memory,
         memory_edit_at=lowering.memory_edit_at(memory, kit, filesystem),
         filesystem=filesystem, skills=skills, skill_discovery=discovery,
-        result_limit=kit.result_limit, approvals=tuple(approvals.items()),
-        tool_errors=agent.tool_errors or "return")
+        result_limit=kit.result_limit, approvals=FrozenMap(approvals),
+        tool_errors=agent.tool_errors or TOOL_ERRORS_DEFAULT)
     return replace(node, task=lowering.task(kit, node))
 
 
@@ -113,20 +120,20 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
     if node.todos:
         tools += [Call(Import("agentspec.runtime.harness.callbacks", "HarnessTool"),
                        args=(Import("agentspec.runtime.harness.todos", name),))
-                  for name in ("write_todos", "read_todos")]
+                  for name in TODO_TOOLS]
     if node.filesystem is not None:
         tools.append(file_toolset(node.filesystem))
     if evicts_to_artifacts(node):
         tools.append(Import("google.adk.tools", "load_artifacts"))  # reads evictions
     if node.task:
-        agents = DictOf(tuple((kind, builder.agent(child)) for kind, child in node.task))
-        queued = [kind for kind, child in node.task if child.offline]
+        agents = DictOf(tuple((kind, builder.agent(child)) for kind, child in node.task.items()))
+        queued = [kind for kind, child in node.task.items() if child.offline]
         tools.append(Call(Import("agentspec.runtime.harness.task", "task_tool"),
                           args=(agents,), kwargs=(
                               ("offline", lit(queued)), ("jobs", JOBS)) if queued
                           else ()))
     if any(isinstance(t, AgentToolNode) and t.agent.offline for t in node.tools) or any(
-            child.offline for _, child in node.task):
+            child.offline for _, child in node.task.items()):
         tools.append(Call(Import(DELEGATION, "job_status_tool"), args=(JOBS,)))
     if node.skills:
         tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
@@ -164,12 +171,12 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
                       kwargs=(("names", lit(list(node.memory))),
                               ("edit_at", lit(list(node.memory_edit_at)))))
         hooks["before_model"] = [memory, *hooks.get("before_model", [])]
-    approvals = [a for _, a in node.approvals] + [
+    approvals = [a for _, a in node.approvals.items()] + [
         t.approval for t in node.tools
         if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval]
     if approvals:  # first: nothing, not even the user's callbacks, sees an unapproved call
         gate = Call(Import(APPROVALS, "approval_gate"), args=(DictOf(tuple(
-            (name, approval_value(approval)) for name, approval in node.approvals)),))
+            (name, approval_value(approval)) for name, approval in node.approvals.items())),))
         hooks["before_tool"] = [gate, *hooks.get("before_tool", [])]
     editable = any("edit" in a.decisions for a in approvals)
     mcp = any(isinstance(t, McpToolNode) for t in node.tools)
@@ -186,7 +193,8 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
 def label(node: LlmNode | DeepNode) -> list[str]:
     kind = "deep" if isinstance(node, DeepNode) else "llm"
     lines = [node.name, kind if node.model is None else f"{kind} · {node.model.id}"]
-    if node.model is not None and (node.model.members or node.model.base_url):
+    if isinstance(node.model, FallbackChain | ModelRoute) or \
+            isinstance(node.model, LiteLlmEndpoint) and node.model.base_url:
         lines.append(f"model: {_model_line(node.model)}")
     if node.offline:
         lines.append("offline (background job)")
@@ -194,13 +202,14 @@ def label(node: LlmNode | DeepNode) -> list[str]:
     if tools:
         lines.append("tools: " + ", ".join(tools))
     if node.filesystem is not None:
-        definition = dict(node.filesystem.definitions).get(node.filesystem.backend, {})
-        backend = definition.get("type", "state")
-        if backend == "sandbox" and definition.get("network"):
+        definition = node.filesystem.definitions[node.filesystem.backend]
+        backend: str = definition.type
+        sandbox = definition if isinstance(definition, SandboxDef) else None
+        if sandbox is not None and sandbox.network:
             backend += " · network"
         runs = " · runs commands" if "execute" in node.filesystem.tools else ""
         lines.append(f"backend: {node.filesystem.backend} ({backend}){runs}")
-        mounts = [mount["target"] for mount in definition.get("mounts", ())]
+        mounts = [mount.target for mount in (sandbox.mounts or () if sandbox else ())]
         if mounts:
             lines.append("read-only mounts: " + ", ".join(mounts))
     if node.skills:
@@ -214,25 +223,26 @@ def label(node: LlmNode | DeepNode) -> list[str]:
 
 def _model_line(model: ModelNode) -> str:
     """A model as one line: its id and server, or what a chain or route calls."""
-    if model.provider in ("adk", "litellm"):
+    if isinstance(model, PlainModel):
+        return model.id
+    if isinstance(model, LiteLlmEndpoint):
         return model.id + (f" @ {redacted(model.base_url)}" if model.base_url else "")
-    shown = {name: f"{name} ({_model_line(member)})" for name, member in model.members}
-    if model.provider == "fallback":
-        return " -> ".join(shown[name] for name in model.fallback)
-    how = f"python {model.route_python.ref}" if model.route_python else \
-        f"state {model.route_state}"
+    shown = {name: f"{name} ({_model_line(member)})" for name, member in model.members.items()}
+    if isinstance(model, FallbackChain):
+        return " -> ".join(shown[name] for name in model.order)
+    how = f"python {model.python.ref}" if model.python else f"state {model.state}"
     return f"route by {how} over {', '.join(shown[n] for n in model.choices)}" + (
         f", then {' -> '.join(shown[n] for n in model.fallback)}" if model.fallback else "")
 
 
 def _tools(node: LlmFields) -> list[str]:
     """The tools the graph lists (agents called as tools are edges)."""
-    gated = {name for name, _ in node.approvals} | {
+    gated = {name for name, _ in node.approvals.items()} | {
         t.name for t in node.tools if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval}
     names = [t.name or t.python.attr if isinstance(t, PythonToolNode) else t.name
              for t in node.tools if not isinstance(t, AgentToolNode)]
     names += list(node.filesystem.tools) if node.filesystem else []
-    names += ["write_todos", "read_todos"] if node.todos else []
+    names += list(TODO_TOOLS) if node.todos else []
     names += ["task"] if node.task else []
     return [f"{n} (approval)" if n in gated else n for n in names]
 

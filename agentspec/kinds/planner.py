@@ -7,13 +7,14 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
 from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, PlannerNode, PlannerRoles, ToolNode
 from agentspec.ir.values import generate_config, kwargs, lit, model_value
 from agentspec.kindapi import Kind, Site
-from agentspec.language.agents import PlannerAgent
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT, PlannerAgent
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, model_text, text_diff
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
     synthesizer_model = (synthesizer.model if synthesizer else None) or worker_model
     roles = {"planner": lowering.model(planner_model), "worker": lowering.model(worker_model),
              "synthesizer": lowering.model(synthesizer_model)}
-    return PlannerNode(**site.common, tool_errors=(worker and worker.tool_errors) or "return",
+    errors = (worker and worker.tool_errors) or TOOL_ERRORS_DEFAULT
+    return PlannerNode(**site.common, tool_errors=errors,
                        output_key=agent.output_key, roles=PlannerRoles(
         model=roles["planner"][0], instruction=agent.instruction,
         max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,
@@ -63,7 +65,7 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
         worker_instruction=worker.instruction if worker else None,
         worker_tools=tuple(tools), synthesizer_model=roles["synthesizer"][0],
         synthesizer_instruction=synthesizer.instruction if synthesizer else None,
-        settings=tuple((role, tuple(generate.items()), tuple(thinking.items()))
+        settings=tuple((role, FrozenMap(generate), FrozenMap(thinking))
                        for role, (_, generate, thinking) in roles.items())))
 
 
@@ -163,6 +165,7 @@ KIND: Kind[PlannerAgent, PlannerNode] = Kind(
         "PlannerNode.roles", "PlannerRoles.model", "PlannerRoles.instruction",
         "PlannerRoles.worker_model", "PlannerRoles.worker_instruction",
         "PlannerRoles.synthesizer_model", "PlannerRoles.synthesizer_instruction",
-        "PlannerRoles.settings", "ModelNode.*"), _planner_roles),
+        "PlannerRoles.settings", "PlainModel.*", "LiteLlmEndpoint.*", "FallbackChain.*",
+        "ModelRoute.*"), _planner_roles),
            Rule(codes.LIMIT_CHANGED, ("PlannerRoles.max_depth", "PlannerRoles.max_subtasks"),
                 _bounds)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.plan import Call, Import, ListOf, Value
@@ -12,7 +13,7 @@ from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, RouteNode, RouterNo
 from agentspec.ir.values import kwargs, lit, model_value, python_object
 from agentspec.kindapi import Kind, Site
 from agentspec.kinds.workflow import check_children
-from agentspec.language.agents import RouterAgent
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT, RouterAgent
 from agentspec.review.ruletypes import AgentPair, Found, Rule
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def lower(lowering: Lowering, name: str, agent: RouterAgent, site: Site) -> Rout
         route.python, lowering.span("agents", name, "route", "python"))
     model, _, _ = lowering.model(route.model)
     return RouterNode(**site.common, route=RouteNode(
-        state=route.state, map=None if route.map is None else tuple(route.map.items()),
+        state=route.state, map=None if route.map is None else FrozenMap(route.map),
         python=python, model=model, instruction=route.instruction, default=agent.default,
         fallback=tuple(agent.fallback or ())))
 
@@ -97,7 +98,8 @@ def _tools(node: RouterNode) -> tuple[ToolNode, ...]:
 
 
 def _as_llm(node: RouterNode) -> LlmFields:
-    return LlmNode(name=node.name, file=node.file, line=node.line)
+    return LlmNode(name=node.name, file=node.file, line=node.line,
+                   tool_errors=TOOL_ERRORS_DEFAULT)
 
 
 def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:

@@ -10,7 +10,13 @@ from agentspec.ir.plan import Call, ListOf, Value
 from agentspec.ir.tree import AgentNode, LlmFields, LlmNode, ModelNode, ToolNode, WorkflowNode
 from agentspec.ir.values import WORKFLOWS, kwargs, lit
 from agentspec.kindapi import Kind, Site
-from agentspec.language.agents import LoopAgent, ParallelAgent, SequentialAgent, WorkflowAgent
+from agentspec.language.agents import (
+    TOOL_ERRORS_DEFAULT,
+    LoopAgent,
+    ParallelAgent,
+    SequentialAgent,
+    WorkflowAgent,
+)
 from agentspec.language.tools import BuiltinTool
 from agentspec.review.ruletypes import AgentPair, Found, Rule, limit
 
@@ -104,7 +110,8 @@ def _tools(node: WorkflowNode) -> tuple[ToolNode, ...]:
 
 
 def _as_llm(node: WorkflowNode) -> LlmFields:
-    return LlmNode(name=node.name, file=node.file, line=node.line)
+    return LlmNode(name=node.name, file=node.file, line=node.line,
+                   tool_errors=TOOL_ERRORS_DEFAULT)
 
 
 def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]:

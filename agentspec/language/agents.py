@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
+from agentspec.contract.harness_names import DECISIONS, FILE_TOOLS, DecisionKind
 from agentspec.language.common import (
     DirectoryPath,
     FilePath,
@@ -22,7 +23,6 @@ __all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "LLM_KINDS", "Agent", "De
            "Defaults", "LlmAgent", "LoopAgent", "ParallelAgent", "PlannerAgent", "RouterAgent",
            "SequentialAgent"]
 
-FILE_TOOLS = ("ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute")
 Refs = list[PythonRef]
 
 
@@ -147,8 +147,8 @@ else:
 class InterruptConfig(Model):
     """How a person may answer an interrupted tool call."""
 
-    decisions: list[Literal["approve", "edit", "reject"]] = Field(
-        default_factory=lambda: ["approve", "edit", "reject"],  # type: ignore[arg-type]
+    decisions: list[DecisionKind] = Field(
+        default_factory=lambda: list(DECISIONS),
         min_length=1,
         description="Answers offered to the person.", examples=[["approve", "reject"]])
     hint: str | None = Field(None, description="Question shown to the person.",
@@ -186,6 +186,8 @@ else:
 
 
 ToolErrors = Literal["return", "raise"]
+#: what a tool that raises does when neither the agent nor `defaults` says
+TOOL_ERRORS_DEFAULT: ToolErrors = "return"
 TOOL_ERRORS_DOC = ("A tool that raises: `return` (the default) answers the model with "
                    "`{\"error\": \"<type>: <message>\"}` and the turn goes on; `raise` fails "
                    "the run. `callbacks.on_tool_error` is asked first either way.")

@@ -115,7 +115,9 @@ class SandboxBackend(Model):
         "change and the host would run unsandboxed. Off by default (AS291).")
 
 
-RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/([^/]+/)*$")]
+#: `/a/b/`: names between slashes, none of them `.` or `..` (a route that climbs is no route)
+RoutePrefix = Annotated[str, StringConstraints(
+    pattern=r"^/(([^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+)/)*$")]
 
 
 class CompositeBackend(Model):

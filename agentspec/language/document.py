@@ -42,6 +42,12 @@ class InvocationsTrigger(Model):
     invocations: int = Field(ge=1, description="Summarize every N user turns.", examples=[20])
 
 
+#: what `summarization.keep` keeps when the spec says nothing: events after a token
+#: summary, invocations overlapped into an invocation summary
+KEEP_EVENTS = 6
+KEEP_INVOCATIONS = 1
+
+
 class KeepEvents(Model):
     events: int = Field(ge=0, description="Raw events kept after a token summary.",
                         examples=[8])
@@ -109,8 +115,9 @@ class Summarization(Model):
     `fraction` trigger is checked before each model call and after each turn."""
 
     trigger: Trigger = Field(description="When to summarize.")
-    keep: Keep | None = Field(None, description="What stays verbatim (default: 6 events for "
-                              "token triggers, 1 invocation for invocation triggers).")
+    keep: Keep | None = Field(None, description="What stays verbatim (default: "
+                              f"{KEEP_EVENTS} events for token triggers, {KEEP_INVOCATIONS} "
+                              "invocation for invocation triggers).")
     model: str | None = Field(None, description="The summarizer's model (default: the root "
                               "agent's). Scripts address it as `summarizer`.",
                               examples=["fast"])

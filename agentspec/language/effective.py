@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentspec.contract.backends import DEFAULT_STATE_BACKEND
-from agentspec.language.agents import FILE_TOOLS, DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
-from agentspec.language.backends import CompositeBackend, SandboxBackend, ShellBackend
+from agentspec.contract.backends import DEFAULT_STATE_BACKEND, RUNNING_TYPES, executor
+from agentspec.contract.harness_names import FILE_TOOLS, TODO_TOOLS
+from agentspec.language.agents import DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
 from agentspec.language.common import Model
 from agentspec.language.tools import AgentTool, BuiltinTool, McpTool, PythonTool
 
@@ -17,7 +17,6 @@ __all__ = ["DEEP_RESULT_LIMIT", "DEFAULT_STATE_BACKEND", "MODEL_SIDE_BUILTINS", 
 #: builtins that never run as a function call the agent executes: nothing to approve
 MODEL_SIDE_BUILTINS = ("google_search", "url_context", "preload_memory")
 DEEP_RESULT_LIMIT = 20_000
-TODO_TOOLS = ("write_todos", "read_todos")
 SKILL_TOOLS = ("list_skills", "load_skill", "load_skill_resource")
 
 
@@ -35,14 +34,10 @@ class Harness:
 def can_execute(backend: str | None, backends: Mapping[str, Model]) -> bool:
     """Shell and sandbox backends run commands; a composite runs them on its default
     backend."""
-    seen: set[str] = set()
-    while backend is not None and backend not in seen:
-        seen.add(backend)
-        definition = backends.get(backend)
-        if isinstance(definition, ShellBackend | SandboxBackend):
-            return True
-        backend = definition.default if isinstance(definition, CompositeBackend) else None
-    return False
+    if backend is None:
+        return False
+    definition = backends.get(executor(backend, backends))
+    return getattr(definition, "type", None) in RUNNING_TYPES
 
 
 def _filesystem(agent: LlmAgent) -> tuple[str | None, tuple[str, ...] | None]:

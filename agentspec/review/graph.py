@@ -34,7 +34,7 @@ def _edges(node: AgentNode) -> list[tuple[AgentNode, str, AgentNode]]:
               for t in tools_of(node) if isinstance(t, AgentToolNode)]
     if isinstance(node, LlmFields):
         found += [(node, "task (job)" if agent.offline else "task", agent)
-                  for kind, agent in node.task if kind != "general-purpose"]
+                  for kind, agent in node.task.items() if kind != "general-purpose"]
     return found
 
 
@@ -54,7 +54,7 @@ def graph(app: AppNode) -> Graph:
     drawn.nodes[app.root.name] = _label_of(app.root)
     if app.inputs:  # what whoever starts a session must give, at the entry of the tree
         drawn.nodes[app.root.name].append(
-            "session needs state: " + ", ".join(key for key, _ in app.inputs))
+            "session needs state: " + ", ".join(key for key, _ in app.inputs.items()))
     for parent, label, child in _walk(app.root):
         if isinstance(parent, RouterNode) and label == "option":
             marks = [m for m, names in (("default", [parent.route.default]),

@@ -108,4 +108,4 @@ def agents(root: AgentNode) -> Iterator[tuple[str, AgentNode]]:
 def _general_purpose(caller: AgentNode, agent: AgentNode) -> bool:
     """Whether `agent` is `caller`'s general-purpose copy (its `task` runs it)."""
     return isinstance(caller, LlmFields) and any(
-        kind == "general-purpose" and copy is agent for kind, copy in caller.task)
+        kind == "general-purpose" and copy is agent for kind, copy in caller.task.items())

@@ -32,18 +32,17 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
-from agentspec.contract.urls import redacted
+from agentspec.contract.urls import masked, scrubbed
 
 __all__ = ["CALLING_AGENT", "GEMINI_ENDPOINT", "Blame", "ModelError", "UserCodeError",
            "cause", "classified", "describe", "endpoint", "model_error", "relative_path",
-           "scrubbed", "user_frame"]
+           "user_frame"]
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com"
 
 #: the agent whose model call is in progress (set by `Blame`)
 CALLING_AGENT: ContextVar[str | None] = ContextVar("agentspec_calling_agent", default=None)
 
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>()\[\]]+")
 _LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+: )?\w*Exception - ")
 _DNS = ("name or service not known", "nodename nor servname", "temporary failure in name "
         "resolution", "no address associated", "getaddrinfo failed", "could not resolve")
@@ -90,20 +89,6 @@ class UserCodeError(RuntimeError):
                          f"{scrubbed(str(error))}")
 
 
-def scrubbed(text: str) -> str:
-    """`text` with every URL's credentials (user info, query values) masked."""
-    return _URL.sub(lambda found: _masked(found.group(0)), text)
-
-
-def _masked(url: str) -> str:
-    shown = redacted(url)
-    # a user name alone may be a token (https://TOKEN@host): it goes too
-    head, sep, rest = shown.partition("://")
-    if sep and "@" in rest.split("/", 1)[0]:
-        rest = "***@" + rest.split("@", 1)[1]
-    return head + sep + rest
-
-
 def endpoint(llm: BaseLlm | str | None) -> str | None:
     """Where a model's calls go, safe to print; None when it cannot be told."""
     if llm is None:
@@ -120,7 +105,7 @@ def endpoint(llm: BaseLlm | str | None) -> str | None:
     api_base = getattr(llm, "_additional_args", {}).get("api_base") \
         if type(llm).__name__ == "LiteLlm" else None
     if api_base:
-        return _masked(str(api_base))
+        return masked(str(api_base))
     if type(llm).__name__ == "LiteLlm":
         return f"LiteLLM's default endpoint for `{llm.model}`"
     if type(llm).__name__ == "Gemini":
@@ -130,7 +115,7 @@ def endpoint(llm: BaseLlm | str | None) -> str | None:
 
 def _gemini_endpoint(base_url: str | None) -> str:
     if base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL"):
-        return _masked(str(base_url or os.environ["GOOGLE_GEMINI_BASE_URL"]))
+        return masked(str(base_url or os.environ["GOOGLE_GEMINI_BASE_URL"]))
     if os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"):
         return f"Vertex AI ({os.environ.get('GOOGLE_CLOUD_LOCATION', 'default location')})"
     return GEMINI_ENDPOINT

@@ -333,7 +333,7 @@ def agent_tool(agent: BaseAgent) -> BaseTool:
 
 
 def planner(*, name: str, model: Any, description: str | None = None,
-            instruction: str | None = None, max_depth: int = 3, max_subtasks: int = 3,
+            instruction: str | None = None, max_depth: int, max_subtasks: int,
             worker_model: Any = None, worker_instruction: str | None = None,
             worker_tools: list[Any] | None = None, synthesizer_model: Any = None,
             synthesizer_instruction: str | None = None, mode: str | None = None,

@@ -39,6 +39,7 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.session import Session
 from google.genai import types
 
+from agentspec.contract.backends import FilesystemDef, from_data, keeps_history, routed
 from agentspec.runtime import adk
 from agentspec.runtime.backends import BackendError, normalize
 from agentspec.runtime.user_folders import path_segment
@@ -135,42 +136,24 @@ class HistoryScope(BasePlugin):
         SESSION.set(invocation_context.session)
 
 
-def located(name: str, definitions: Mapping[str, Mapping[str, Any]], path: str
-            ) -> tuple[str, str]:
-    """The backend that holds virtual path `path` of backend `name` (a composite's routes
-    followed), and the path inside it."""
-    backend, inner = name, normalize(path)
-    while definitions[backend]["type"] == "composite":
-        definition = definitions[backend]
-        routes = sorted((definition.get("routes") or {}).items(),
-                        key=lambda item: len(normalize(item[0])), reverse=True)
-        for prefix, target in routes:
-            clean = normalize(prefix)
-            if inner == clean or inner.startswith(clean + "/"):
-                backend, inner = target, "/" + inner[len(clean):].lstrip("/")
-                break
-        else:
-            backend = definition["default"]
-    return backend, inner
-
-
 def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
                       ) -> Callable[[str], tuple[Any, str]]:
     """For a virtual path of backend `name`'s file tools: the directory backend that holds
     it (a composite's route followed) and the path inside that backend."""
     from agentspec.runtime.backends.filesystem import FilesystemBackend
 
+    backends = {backend: from_data(data) for backend, data in definitions.items()}
     made: dict[str, FilesystemBackend] = {}
 
     def find(path: str) -> tuple[Any, str]:
-        backend, inner = located(name, definitions, path)
-        definition = definitions[backend]
-        if definition["type"] not in ("filesystem", "shell"):
+        backend, inner = routed(name, path, backends)
+        definition = backends[backend]
+        if not keeps_history(definition.type) or not isinstance(definition, FilesystemDef):
             raise RuntimeError(f"summarization.history: {path} is on backend `{backend}` "
-                               f"(type {definition['type']}), not a directory")
+                               f"(type {definition.type}), not a directory")
         if backend not in made:
-            made[backend] = FilesystemBackend(definition["root"],
-                                              hard_links=definition.get("hard_links") == "allow")
+            made[backend] = FilesystemBackend(definition.root,
+                                              hard_links=definition.hard_links == "allow")
         return made[backend], inner
 
     return find

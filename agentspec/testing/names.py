@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
@@ -26,7 +27,7 @@ from agentspec.ir.tree import (
 )
 from agentspec.ir.values import evicts_to_artifacts
 from agentspec.language.document import state_inputs
-from agentspec.language.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS, TODO_TOOLS
+from agentspec.language.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS
 from agentspec.project_files import Project, project_root
 from agentspec.validate.check import CheckResult
 
@@ -90,7 +91,7 @@ def _agent(node: AgentNode, found: SpecNames, seen: set[int]) -> None:
         found.tools.update(("load_artifacts",) if evicts_to_artifacts(node) else ())
         found.tools.update(c.name for c in node.children if c.mode in ("single_turn", "task"))
         if any(isinstance(t, AgentToolNode) and t.agent.offline for t in node.tools) or any(
-                agent.offline for _, agent in node.task):
+                agent.offline for _, agent in node.task.items()):
             found.tools.add("job_status")
         if node.children:
             found.tools.add("transfer_to_agent")

@@ -75,10 +75,12 @@ class Mapper:
         if kind in UNION_MESSAGES:
             return self.union(kind, path, error)
         if location.key_error and len(path) >= 2 and path[-2] == "routes":
-            fixed = "/" + str(path[-1]).strip("/") + "/"
+            names = [n for n in str(path[-1]).split("/") if n]
+            hint = "a prefix names directories, never `.` or `..`" \
+                if {".", ".."} & set(names) else \
+                f"prefixes start and end with `/`: `{'/'.join(['', *names, ''])}`"
             return codes.INVALID_VALUE(f"`{path[-1]}` is not a route prefix",
-                                       self.doc.pos.key_span(path),
-                                       hint=f"prefixes start and end with `/`: `{fixed}`")
+                                       self.doc.pos.key_span(path), hint=hint)
         if location.key_error and path[:-1] == ("state",):
             return self.invalid_state_key(str(path[-1]), self.doc.pos.key_span(path))
         if location.key_error:

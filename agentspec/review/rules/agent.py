@@ -201,8 +201,8 @@ def _skill_discovery(pair: AgentPair) -> Iterator[Found]:
 
 def _task_agents(pair: AgentPair) -> Iterator[Found]:
     """The subagent types `task` offers (gaining `task` itself is AS506)."""
-    old = {kind: agent.name for kind, agent in pair.old_llm.task}
-    new = {kind: agent.name for kind, agent in pair.new_llm.task}
+    old = {kind: agent.name for kind, agent in pair.old_llm.task.items()}
+    new = {kind: agent.name for kind, agent in pair.new_llm.task.items()}
     if old and new and old != new:
         yield Found(Risk.MEDIUM, f"task agents {old} -> {new}", ("task",), ("task",))
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from agentspec.contract.compaction import compaction_kwargs
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AppNode, Compaction, PyObject
+from agentspec.review.rules.models import MODEL_VARIANTS
 from agentspec.review.rules.views import python_text
 from agentspec.review.ruletypes import AppPair, Found, Rule, model_text, short, text_diff
 
@@ -60,7 +62,7 @@ def _state(pair: AppPair) -> tuple[dict[str, Any], dict[str, Any]]:
     def declared(app: AppNode | None) -> dict[str, Any]:
         if app is None:
             return {}
-        return {**dict(app.state), **{key: _Supplied(about) for key, about in app.inputs}}
+        return {**dict(app.state), **{key: _Supplied(about) for key, about in app.inputs.items()}}
     return declared(pair.old.app), declared(pair.new.app)
 
 
@@ -161,7 +163,7 @@ def _summarization(pair: AppPair) -> Iterator[Found]:
             if value is None:
                 return "none"
             settings, model = value
-            shown = ", ".join(f"{k}={v}" for k, v in settings)
+            shown = ", ".join(f"{k}={v}" for k, v in compaction_kwargs(settings).items())
             return shown + (f", model {model_text(model)}" if model else "")
         yield Found(Risk.MEDIUM, f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
                     ("summarization",))
@@ -214,7 +216,8 @@ RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.PLUGIN_CHANGED, ("AppNode.plugins", "PyObject.*"), _plugin_changed),
     Rule(codes.GLOBAL_INSTRUCTION_CHANGED, ("AppNode.global_instruction",), _global_instruction),
     Rule(codes.SUMMARIZATION_CHANGED, ("AppNode.compaction", "Compaction.settings",
-                                       "Compaction.model", "ModelNode.*"), _summarization),
+                                       "ByTokens.*", "ByInvocations.*", "Compaction.model",
+                                       *MODEL_VARIANTS), _summarization),
     Rule(codes.APP_RENAMED, ("AppNode.name",), _app_name),
     Rule(codes.SUMMARIZATION_HISTORY_CHANGED, ("AppNode.compaction", "Compaction.history"),
          _summarization_history),

@@ -15,7 +15,8 @@ __all__ = ["RULES"]
 
 def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
     llm = llm_view(node)
-    found = {name: approval.decisions for name, approval in llm.approvals}
+    found: dict[str, tuple[str, ...]] = {
+        name: approval.decisions for name, approval in llm.approvals.items()}
     for tool in llm.tools:
         if isinstance(tool, (PythonToolNode, McpToolNode)) and tool.approval is not None:
             found[tool_key(tool)] = tool.approval.decisions

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from agentspec.contract.backends import executor, to_data
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.ir.tree import AgentNode
+from agentspec.ir.tree import AgentNode, FilesystemNode
 from agentspec.review.rules.views import runs_commands
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, llm_view
 from agentspec.review.sides import Where
@@ -23,7 +24,12 @@ def _backends(pair: AgentPair) -> tuple[dict[str, Any], dict[str, Any]] | None:
     before, after = pair.old_llm.filesystem, pair.new_llm.filesystem
     if before is None or after is None or before.backend != after.backend:
         return None
-    return dict(before.definitions), dict(after.definitions)
+    return _data(before), _data(after)
+
+
+def _data(filesystem: FilesystemNode) -> dict[str, Any]:
+    """The backend definitions as plain data, setting by setting."""
+    return {name: to_data(d) for name, d in filesystem.definitions.items()}
 
 
 _BACKEND_LIMITS = ("timeout", "max_output_bytes")
@@ -48,7 +54,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
         yield Found(Risk.MEDIUM, f"files: backend `{before.backend}` -> `{after.backend}`",
                     ("filesystem",), ("filesystem",))
         return
-    old, new = dict(before.definitions), dict(after.definitions)
+    old, new = _data(before), _data(after)
     rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_sockets",
             "allow_project_files", *_SANDBOX_LIMITS)
     for name in sorted(old.keys() | new.keys()):
@@ -72,7 +78,7 @@ def _shared_now(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
 def _definitions(node: AgentNode) -> dict[str, Any]:
     """The backends an agent's file tools reach, by name (none without file tools)."""
     filesystem = llm_view(node).filesystem
-    return {} if filesystem is None else dict(filesystem.definitions)
+    return {} if filesystem is None else _data(filesystem)
 
 
 def _reached_at(pair: AgentPair, name: str, *under: str
@@ -136,14 +142,9 @@ def _executor(node: AgentNode) -> tuple[str, dict[str, Any]] | None:
     filesystem = llm_view(node).filesystem
     if filesystem is None:
         return None
-    definitions: dict[str, dict[str, Any]] = dict(filesystem.definitions)
-    name = filesystem.backend
-    seen: set[str] = set()
-    while name in definitions and definitions[name]["type"] == "composite" and \
-            definitions[name]["default"] not in seen:
-        seen.add(definitions[name]["default"])
-        name = definitions[name]["default"]
-    return (name, definitions[name]) if name in definitions else None
+    name = executor(filesystem.backend, filesystem.definitions)
+    definition = filesystem.definitions.get(name)
+    return None if definition is None else (name, to_data(definition))
 
 
 #: what commands that did not run reached: as a sandbox that lets nothing in
@@ -276,19 +277,29 @@ def _result_limit(pair: AgentPair) -> Iterator[Found]:
 
 
 #: the backend that runs an agent's commands, and whether it does
-_SANDBOX = ("FilesystemNode.backend", "FilesystemNode.definitions", "FilesystemNode.tools")
+_SANDBOX = ("FilesystemNode.backend", "FilesystemNode.definitions", "FilesystemNode.tools",
+            "CompositeDef.default", "SandboxDef.network", "SandboxDef.mounts", "Mount.*",
+            "SandboxDef.allow_sockets", "SandboxDef.allow_project_files",
+            "SandboxDef.max_processes", "SandboxDef.max_file_bytes", "SandboxDef.max_memory_mb",
+            "SandboxDef.tmp_size_mb", "SandboxDef.max_workspace_mb")
+#: whose conversation files a backend shows
+_CONVERSATION_FILES = ("FilesystemNode.definitions", "FilesystemDef.conversation_files",
+                       "CompositeDef.conversation_files")
 
 
 RULES: tuple[Rule[AgentPair], ...] = (
-    Rule(codes.BACKEND_CHANGED, ("FilesystemNode.backend", "FilesystemNode.definitions"),
+    Rule(codes.BACKEND_CHANGED, ("FilesystemNode.backend", "FilesystemNode.definitions",
+                                 "FilesystemDef.root", "ShellDef.env", "CompositeDef.default",
+                                 "CompositeDef.routes", *_CONVERSATION_FILES),
          _backend_changed),
-    Rule(codes.CONVERSATIONS_SHARED, ("FilesystemNode.definitions",), _conversations_shared,
+    Rule(codes.CONVERSATIONS_SHARED, _CONVERSATION_FILES, _conversations_shared,
          on_new_agent=True),
-    Rule(codes.HARD_LINKS_ALLOWED, ("FilesystemNode.definitions",),
+    Rule(codes.HARD_LINKS_ALLOWED, ("FilesystemNode.definitions", "FilesystemDef.hard_links"),
          lambda pair: _hard_links(pair, True), on_new_agent=True),
-    Rule(codes.HARD_LINKS_REFUSED, ("FilesystemNode.definitions",),
+    Rule(codes.HARD_LINKS_REFUSED, ("FilesystemNode.definitions", "FilesystemDef.hard_links"),
          lambda pair: _hard_links(pair, False)),
-    Rule(codes.LIMIT_CHANGED, ("FilesystemNode.definitions",), _backend_limits),
+    Rule(codes.LIMIT_CHANGED, ("FilesystemNode.definitions", "ShellDef.timeout",
+                               "ShellDef.max_output_bytes"), _backend_limits),
     Rule(codes.LIMIT_CHANGED, ("LlmFields.result_limit",), _result_limit),
     Rule(codes.SANDBOX_DROPPED, _SANDBOX, lambda pair: _sandbox_dropped(pair, True),
          on_new_agent=True),  # allow_project_files

@@ -10,7 +10,7 @@ from typing import Any
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.ir.tree import ModelNode
+from agentspec.ir.tree import FallbackChain, LiteLlmEndpoint, ModelNode, ModelRoute, members_of
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, model_text
 from agentspec.review.sides import Where
 
@@ -43,14 +43,15 @@ def model_changed(pair: AgentPair) -> Iterator[Found]:
 
 
 def _called(provider: str, model_id: str) -> str:
-    return model_text(ModelNode(model_id, provider))
+    return model_id if provider == "adk" else f"{model_id} ({provider})"
 
 
 def _endpoints(model: ModelNode) -> dict[str, tuple[Any, ...]]:
     """Every model a call may reach, by name, with where and how it is called."""
-    found: dict[str, tuple[Any, ...]] = {
-        model.id: (model.provider, model.base_url, model.api_key, model.args, model.id)}
-    for name, member in model.members:
+    how = (model.base_url, model.api_key, model.args) if isinstance(model, LiteLlmEndpoint) \
+        else (None, None, ())
+    found: dict[str, tuple[Any, ...]] = {model.id: (model.provider, *how, model.id)}
+    for name, member in members_of(model).items():
         found |= {f"{name}/{key}" if key != member.id else name: value
                   for key, value in _endpoints(member).items()}
     return found
@@ -60,19 +61,27 @@ def _servers(model: ModelNode | None) -> set[str]:
     return set() if model is None else {e[1] for e in _endpoints(model).values() if e[1]}
 
 
+def _route_parts(model: ModelNode) -> tuple[Any, ...]:
+    """(choices, the models tried after, state, map, python) of a chain or route."""
+    if isinstance(model, FallbackChain):
+        return (), model.order, None, None, None
+    if isinstance(model, ModelRoute):
+        return model.choices, model.fallback, model.state, model.map, model.python
+    return (), (), None, None, None
+
+
 def _routing(model: ModelNode) -> tuple[Any, ...]:
-    return (model.provider, tuple(name for name, _ in model.members), model.choices,
-            model.fallback, model.route_state, model.route_map, model.route_python)
+    return (model.provider, tuple(members_of(model)), *_route_parts(model))
 
 
 def _order(model: ModelNode) -> str:
-    if model.provider == "fallback":
-        return " -> ".join(model.fallback)
-    if model.provider == "route":
-        how = f"python `{model.route_python.ref}`" if model.route_python else \
-            f"state `{model.route_state}`" + (
-                f" ({', '.join(f'{k} -> {v}' for k, v in model.route_map)})"
-                if model.route_map else "")
+    if isinstance(model, FallbackChain):
+        return " -> ".join(model.order)
+    if isinstance(model, ModelRoute):
+        how = f"python `{model.python.ref}`" if model.python else \
+            f"state `{model.state}`" + (
+                f" ({', '.join(f'{k} -> {v}' for k, v in model.map.items())})"
+                if model.map else "")
         return f"a route by {how} over {', '.join(model.choices)}" + (
             f", then {' -> '.join(model.fallback)}" if model.fallback else "")
     return f"`{model.id}` alone"
@@ -124,10 +133,10 @@ def model_endpoint(pair: AgentPair) -> Iterator[Found]:
 
 def _routing_key(was: ModelNode, now: ModelNode) -> str:
     """The key of a fallback or route definition that changed."""
-    if was.fallback != now.fallback and now.provider == "fallback":
+    old, new = _route_parts(was), _route_parts(now)
+    if old[1] != new[1] and isinstance(now, FallbackChain):
         return "fallback"
-    if (was.route_state, was.route_map, was.route_python) != \
-            (now.route_state, now.route_map, now.route_python):
+    if old[2:] != new[2:]:
         return "route"
     return "models"
 
@@ -167,16 +176,22 @@ def model_settings(pair: AgentPair) -> Iterator[Found]:
                     ("model",), ("model",))
 
 
-_ROUTING = ("LlmFields.model", "ModelNode.members", "ModelNode.choices", "ModelNode.fallback",
-            "ModelNode.route_state", "ModelNode.route_map", "ModelNode.route_python",
+#: every model variant, every field: a model's own settings or what a chain or route calls
+MODEL_VARIANTS = ("PlainModel.*", "LiteLlmEndpoint.*", "FallbackChain.*", "ModelRoute.*")
+_ROUTING = ("LlmFields.model", "FallbackChain.members", "FallbackChain.order",
+            "ModelRoute.members", "ModelRoute.choices", "ModelRoute.fallback",
+            "ModelRoute.state", "ModelRoute.map", "ModelRoute.python",
             "PyObject.*")
 
 RULES: tuple[Rule[AgentPair], ...] = (
-    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "ModelNode.id", "ModelNode.provider"),
+    Rule(codes.MODEL_CHANGED, ("LlmFields.model", "PlainModel.id", "LiteLlmEndpoint.id",
+                               "FallbackChain.id", "ModelRoute.id"),
          model_changed),
-    Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
-                                        "ModelNode.members"), model_endpoint, on_new_agent=True),
+    Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "LiteLlmEndpoint.base_url",
+                                        "FallbackChain.members", "ModelRoute.members"),
+         model_endpoint, on_new_agent=True),
     Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, model_routing),
-    Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
-                                        "ModelNode.members"), model_settings),
+    Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "LiteLlmEndpoint.api_key",
+                                        "LiteLlmEndpoint.args", "FallbackChain.members",
+                                        "ModelRoute.members"), model_settings),
 )

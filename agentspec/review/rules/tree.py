@@ -10,6 +10,7 @@ from typing import Any
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.codes import Code
 from agentspec.ir.tree import AgentNode, LlmNode, kind_of
+from agentspec.language.agents import TOOL_ERRORS_DEFAULT
 from agentspec.review.ruletypes import llm_view
 from agentspec.review.sides import SPEC, Change, Side
 
@@ -49,7 +50,8 @@ class Trees:
 
 def blank(node: AgentNode) -> AgentNode:
     """No agent: what a new agent is compared with."""
-    return LlmNode(name=node.name, file=node.file, line=node.line)
+    return LlmNode(name=node.name, file=node.file, line=node.line,
+                   tool_errors=TOOL_ERRORS_DEFAULT)
 
 
 def _looks(node: AgentNode) -> tuple[Any, ...]:

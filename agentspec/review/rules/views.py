@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
@@ -90,7 +91,7 @@ def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
     for name in llm.filesystem.tools if llm.filesystem else ():
         found[name] = (("filesystem",), harness)
     if llm.todos:
-        found["write_todos"] = found["read_todos"] = (("todos",), harness)
+        found.update(dict.fromkeys(TODO_TOOLS, (("todos",), harness)))
     if llm.task:
         found["task"] = (("task",), harness)
     return found

@@ -59,8 +59,8 @@ import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from agentspec.contract.backends import SandboxDef
 from agentspec.contract.sandbox import SYSTEM_TOP, WORKSPACE
 from agentspec.runtime.backends import BackendError, ExecuteResult
 from agentspec.runtime.backends.bwrap_fds import (
@@ -173,11 +173,11 @@ def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[st
 class Limits:
     """What one sandbox may use (see the module's documentation for how each is enforced)."""
 
-    processes: int = 256
-    file_bytes: int = 1 << 30
-    memory_bytes: int = 4096 << 20
-    tmp_bytes: int = 1024 << 20
-    workspace_bytes: int = 10240 << 20
+    processes: int
+    file_bytes: int
+    memory_bytes: int
+    tmp_bytes: int
+    workspace_bytes: int
 
     def __post_init__(self) -> None:
         if min(self.processes, self.file_bytes, self.memory_bytes, self.tmp_bytes,
@@ -185,13 +185,12 @@ class Limits:
             raise ValueError("sandbox limits must be at least 1")
 
 
-def sandbox_limits(definition: Mapping[str, Any]) -> Limits:
-    """The limits of a spec's sandbox definition (its fields, defaults where missing)."""
-    return Limits(processes=definition.get("max_processes", 256),
-                  file_bytes=definition.get("max_file_bytes", 1 << 30),
-                  memory_bytes=definition.get("max_memory_mb", 4096) << 20,
-                  tmp_bytes=definition.get("tmp_size_mb", 1024) << 20,
-                  workspace_bytes=definition.get("max_workspace_mb", 10240) << 20)
+def sandbox_limits(definition: SandboxDef) -> Limits:
+    """The limits of a spec's sandbox definition."""
+    return Limits(processes=definition.max_processes, file_bytes=definition.max_file_bytes,
+                  memory_bytes=definition.max_memory_mb << 20,
+                  tmp_bytes=definition.tmp_size_mb << 20,
+                  workspace_bytes=definition.max_workspace_mb << 20)
 
 
 def sandbox_argv(bwrap: str, command: str, *, root_fd: int, network: bool,
@@ -260,10 +259,10 @@ class SandboxBackend(ShellBackend):
     """`execute(command)` runs `/bin/sh -c command` inside bubblewrap, in `/workspace` (the
     root). See the module's documentation for what the sandbox allows."""
 
-    def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
-                 env: Mapping[str, str] | None = None, hard_links: bool = False,
-                 network: bool = False, mounts: Sequence[tuple[str, str]] = (),
-                 limits: Limits | None = None, allow_sockets: bool = False,
+    def __init__(self, root: Path | str, *, timeout: float, max_output_bytes: int,
+                 limits: Limits, env: Mapping[str, str] | None = None,
+                 hard_links: bool = False, network: bool = False,
+                 mounts: Sequence[tuple[str, str]] = (), allow_sockets: bool = False,
                  writable_roots: Sequence[str] = ()) -> None:
         super().__init__(root, timeout=timeout, max_output_bytes=max_output_bytes, env=env,
                          hard_links=hard_links)
@@ -271,7 +270,7 @@ class SandboxBackend(ShellBackend):
         # the app's other writable roots: a mount source there could be swapped for a link
         writable = [self.root, *(os.path.normpath(os.path.abspath(r)) for r in writable_roots)]
         self.mounts = [(_mount_source(source, writable), target) for source, target in mounts]
-        self.limits = limits or Limits()
+        self.limits = limits
         self.allow_sockets = allow_sockets
         self._full = False  # the last sweep found the workspace over its quota
 

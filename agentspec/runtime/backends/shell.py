@@ -42,7 +42,7 @@ class ShellBackend(FilesystemBackend):
     Confinement of commands needs a sandbox around the whole process.
     """
 
-    def __init__(self, root: Path | str, timeout: float = 120, max_output_bytes: int = 100_000,
+    def __init__(self, root: Path | str, *, timeout: float, max_output_bytes: int,
                  env: Mapping[str, str] | None = None, hard_links: bool = False) -> None:
         super().__init__(root, hard_links=hard_links)
         if timeout <= 0:

@@ -40,6 +40,7 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from agentspec.contract.harness_names import DECISIONS
 from agentspec.runtime.harness.call_text import MAX_REVIEW_CHARS, call_text
 from agentspec.runtime.harness.callbacks import AfterTool, BeforeTool
 from agentspec.runtime.telemetry import set_attributes
@@ -48,7 +49,6 @@ __all__ = ["CONFIRMATION_CALL", "DECISIONS", "Approval", "Decision", "PendingApp
            "approval_gate", "edit_note", "gated", "is_approval_request", "pending_approvals",
            "setting_of"]
 
-DECISIONS = ("approve", "edit", "reject")
 #: the settings a tool carries when its spec entry (not its name) asks for approval
 _ATTRIBUTE = "_agentspec_approval"
 
@@ -135,7 +135,7 @@ def _ask(tool: BaseTool, args: dict[str, Any], approval: Approval,
                          f"({len(shown):,} characters; the limit is {MAX_REVIEW_CHARS:,}), "
                          "so nobody was asked and it did not run. Split the work into "
                          "smaller calls."}
-    decisions = list(approval.get("decisions") or DECISIONS)
+    decisions = list(approval["decisions"])
     question = approval.get("hint") or f"Approve the call to {tool.name}?"
     # the hint is what `adk web` shows: the question and the whole call
     tool_context.request_confirmation(hint=f"{question}\n\n{shown}", payload={
@@ -163,7 +163,7 @@ def approval_gate(by_name: Mapping[str, Approval]) -> BeforeTool:
         answer = tool_context.tool_confirmation
         if answer is None:
             return _ask(tool, args, approval, tool_context)
-        offered = list(approval.get("decisions") or DECISIONS)
+        offered = list(approval["decisions"])
         payload = answer.payload
         set_attributes(**{"agentspec.approval.decision": "reject" if not answer.confirmed
                           else "approve" if _edited_args(payload) is None else "edit"})

@@ -14,6 +14,7 @@ from typing import Any
 
 from google.adk.tools.tool_context import ToolContext
 
+from agentspec.contract.harness_names import FILE_TOOLS
 from agentspec.runtime.backends import GREP_LIMIT, Backend, BackendError, ShellCapable
 from agentspec.runtime.harness.callbacks import HarnessTool
 from agentspec.runtime.telemetry import set_attributes
@@ -148,7 +149,7 @@ def execute(command: str, timeout: float | None = None,
 
 _TEMPLATES: dict[str, Callable[..., Any]] = {
     f.__name__: f for f in (ls, read_file, write_file, edit_file, glob, grep, execute)}
-FILE_TOOL_NAMES = tuple(_TEMPLATES)
+FILE_TOOL_NAMES = FILE_TOOLS  # tests/test_contract.py: the tools made here are these
 
 
 # -- implementations ------------------------------------------------------------------------

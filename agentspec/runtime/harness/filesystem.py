@@ -10,68 +10,74 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
 
-from agentspec.contract.backends import DEFAULT_STATE_BACKEND
+from agentspec.contract.backends import (
+    DEFAULT_STATE_BACKEND,
+    CompositeDef,
+    FilesystemDef,
+    SandboxDef,
+    ShellDef,
+    StateDef,
+    from_data,
+)
 from agentspec.runtime.backends import Backend
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
 from agentspec.runtime.backends.sandbox import SandboxBackend, sandbox_limits
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
-from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
+from agentspec.runtime.harness.files import BackendFactory, make_file_tools
 from agentspec.runtime.harness.scope import private_folders, scoped
 
 __all__ = ["FileToolset", "backend_factory", "file_toolset"]
 
 Definitions = Mapping[str, Mapping[str, Any]]
+"""Backend definitions as a generated package passes them (`contract.backends.to_data`)."""
 
 
 def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
     """Builds backend `name` for each tool call, as the call's user may see it (`scope`).
     State backends live in that call's session state (one store per backend name); directory
     backends are made once and reused."""
+    backends = {backend: from_data(data) for backend, data in definitions.items()}
     made: dict[str, Backend] = {}
 
     def build(backend: str, context: ToolContext) -> Backend:
-        definition = definitions[backend]
+        definition = backends[backend]
         inner = unscoped(backend, context)
-        if definition.get("conversation_files") == "shared":
+        if not isinstance(definition, StateDef) and definition.conversation_files == "shared":
             return inner
-        return scoped(inner, getattr(context, "user_id", None),
-                      private_folders(definition.get("root")))
+        return scoped(inner, getattr(context, "user_id", None), private_folders(
+            definition.root if isinstance(definition, FilesystemDef) else None))
 
     def unscoped(backend: str, context: ToolContext) -> Backend:
-        definition = definitions[backend]
-        kind = definition["type"]
-        if kind == "state":  # one store per backend name; the implicit deep default is plain
+        definition = backends[backend]
+        if isinstance(definition, StateDef):  # one store per name; the implicit one is plain
             key = DEFAULT_KEY if backend == DEFAULT_STATE_BACKEND else f"{DEFAULT_KEY}:{backend}"
             return StateBackend(context.state, key=key)
-        if kind == "composite":
-            return CompositeBackend(build(definition["default"], context), {
-                prefix: build(target, context)
-                for prefix, target in (definition.get("routes") or {}).items()})
+        if isinstance(definition, CompositeDef):
+            return CompositeBackend(build(definition.default, context), {
+                prefix: build(target, context) for prefix, target in definition.routes.items()})
         if backend not in made:
-            hard_links = definition.get("hard_links") == "allow"
-            if kind == "shell":
-                made[backend] = ShellBackend(
-                    definition["root"], timeout=definition.get("timeout", 120),
-                    max_output_bytes=definition.get("max_output_bytes", 100_000),
-                    env=definition.get("env"), hard_links=hard_links)
-            elif kind == "sandbox":
-                made[backend] = SandboxBackend(
-                    definition["root"], timeout=definition.get("timeout", 120),
-                    max_output_bytes=definition.get("max_output_bytes", 100_000),
-                    env=definition.get("env"), hard_links=hard_links,
-                    network=definition.get("network", False),
-                    mounts=[(mount["source"], mount["target"])
-                            for mount in definition.get("mounts", ())],
-                    limits=sandbox_limits(definition),
-                    allow_sockets=definition.get("allow_sockets", False),
-                    # the other roots it knows of: a mount source there is refused
-                    writable_roots=[d["root"] for n, d in definitions.items()
-                                    if n != backend and "root" in d])
-            else:
-                made[backend] = FilesystemBackend(definition["root"], hard_links=hard_links)
+            made[backend] = directory(backend, definition)
         return made[backend]
+
+    def directory(backend: str, definition: FilesystemDef) -> Backend:
+        hard_links = definition.hard_links == "allow"
+        if isinstance(definition, SandboxDef):
+            return SandboxBackend(
+                definition.root, timeout=definition.timeout,
+                max_output_bytes=definition.max_output_bytes, env=definition.env,
+                hard_links=hard_links, network=definition.network,
+                mounts=[(mount.source, mount.target) for mount in definition.mounts or ()],
+                limits=sandbox_limits(definition), allow_sockets=definition.allow_sockets,
+                # the other roots it knows of: a mount source there is refused
+                writable_roots=[d.root for n, d in backends.items()
+                                if n != backend and isinstance(d, FilesystemDef)])
+        if isinstance(definition, ShellDef):
+            return ShellBackend(definition.root, timeout=definition.timeout,
+                                max_output_bytes=definition.max_output_bytes,
+                                env=definition.env, hard_links=hard_links)
+        return FilesystemBackend(definition.root, hard_links=hard_links)
 
     return lambda context: build(name, context)
 
@@ -80,8 +86,7 @@ class FileToolset(BaseToolset):
     """`ls`, `read_file`, `write_file`, `edit_file`, `glob`, `grep` (and `execute` on a shell
     or sandbox backend) over one of the spec's backends."""
 
-    def __init__(self, backend: str, definitions: Definitions,
-                 tools: Iterable[str] = FILE_TOOL_NAMES) -> None:
+    def __init__(self, backend: str, definitions: Definitions, tools: Iterable[str]) -> None:
         super().__init__()
         self.backend = backend
         self._tools: list[BaseTool] = list(
@@ -91,6 +96,5 @@ class FileToolset(BaseToolset):
         return list(self._tools)
 
 
-def file_toolset(backend: str, definitions: Definitions,
-                 tools: Iterable[str] = FILE_TOOL_NAMES) -> FileToolset:
+def file_toolset(backend: str, definitions: Definitions, tools: Iterable[str]) -> FileToolset:
     return FileToolset(backend, definitions, tools)

@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 __all__ = ["FINISHED", "ON_DONE", "STATUSES", "Clock", "Job", "JobRequest", "JobStore",
            "StoreError", "new_job", "now"]
@@ -40,7 +40,8 @@ Clock = Callable[[], float]
 
 STATUSES = ("QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED")
 FINISHED = ("DONE", "FAILED", "CANCELLED")
-ON_DONE = ("wait", "resume")
+OnDone = Literal["wait", "resume"]
+ON_DONE: tuple[OnDone, ...] = get_args(OnDone)
 
 
 class StoreError(RuntimeError):
@@ -51,7 +52,7 @@ def now() -> float:
     return time.time()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JobRequest:
     """What a delegation asks for."""
 
@@ -63,9 +64,9 @@ class JobRequest:
     invocation_id: str = ""
     function_call_id: str = ""
     tool: str = ""  # the tool the parent called (the agent's name, or `task`)
-    max_attempts: int = 3
+    max_attempts: int  # the spec's `jobs.max_attempts`
     output_key: str = ""  # the parent's state key a DONE result is delivered to ("": none)
-    on_done: str = "wait"  # "wait": delivered on the next turn; "resume": a worker resumes
+    on_done: OnDone  # "wait": delivered on the next turn; "resume": a worker resumes
     #: the caller's session state the job's session starts with: the keys the spec's
     #: `state:` marks `required`, which no one else could give it
     state: dict[str, Any] = field(default_factory=dict)

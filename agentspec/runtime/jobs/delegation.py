@@ -36,14 +36,13 @@ from google.genai import types
 
 from agentspec.contract.urls import redacted, scrubbed
 from agentspec.runtime.agents import walk
-from agentspec.runtime.jobs import Job, JobRequest, JobStore
+from agentspec.runtime.jobs import Job, JobRequest, JobStore, OnDone
 from agentspec.runtime.jobs.stores import open_store
 from agentspec.runtime.telemetry import set_attributes
 
-__all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "app_job_settings", "deliver",
-           "delivery_text",
-           "enqueue",
-           "job_settings", "job_status_tool", "notify", "offline_agents", "sqlite_url"]
+__all__ = ["JobDelivery", "JobSettings", "OfflineAgentTool", "StoreAt", "app_job_settings",
+           "deliver", "delivery_text", "enqueue", "job_settings", "job_status_tool", "notify",
+           "offline_agents", "sqlite_url"]
 
 log = logging.getLogger("agentspec.jobs")
 STORE_OVERRIDE = "AGENTSPEC_JOBS_STORE"
@@ -52,27 +51,16 @@ _STORES_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
-class JobSettings:
-    """The spec's `jobs` section."""
+class StoreAt:
+    """Where jobs are kept: all that delivering finished jobs needs."""
 
     store: str
-    max_attempts: int = 3
-    lease_seconds: int = 60
-    webhook: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    on_done: str = "wait"  # recorded on each job: "resume" has a worker resume the parent
 
     @property
     def url(self) -> str:
         """The store's URL; `AGENTSPEC_JOBS_STORE` overrides the spec's (a test or a
         staging run can use another store without editing the spec)."""
         return os.environ.get(STORE_OVERRIDE) or self.store
-
-    def scrubbed(self, text: str) -> str:
-        """`text` (an error, for a log, a job row, the model or a webhook) without the
-        secrets of the store's or the webhook's URL, or of any URL it quotes."""
-        return scrubbed(text, self.url, self.store, *([self.webhook] if self.webhook else []),
-                        *(value for value in self.headers.values() if len(value) >= 3))
 
     def open(self) -> JobStore:
         """The store, opened once per process."""
@@ -83,13 +71,32 @@ class JobSettings:
             return _STORES[url]
 
 
-def job_settings(*, store: str, max_attempts: int, lease_seconds: int, on_done: str,
-                 webhook: str | None = None, headers: dict[str, str] | None = None
-                 ) -> JobSettings:
-    """The settings a generated package passes: every value from the spec (its model holds
+@dataclass(frozen=True, kw_only=True)
+class JobSettings(StoreAt):
+    """The spec's `jobs` section: every setting the spec owns is given (its model holds
     the defaults)."""
-    return JobSettings(store, max_attempts, lease_seconds, webhook, dict(headers or {}),
-                       on_done)
+
+    max_attempts: int
+    lease_seconds: int
+    on_done: OnDone  # recorded on each job: "resume" has a worker resume the parent
+    webhook: str | None = None  # none: no one is told
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def scrubbed(self, text: str) -> str:
+        """`text` (an error, for a log, a job row, the model or a webhook) without the
+        secrets of the store's or the webhook's URL, or of any URL it quotes."""
+        return scrubbed(text, self.url, self.store, *([self.webhook] if self.webhook else []),
+                        *(value for value in self.headers.values() if len(value) >= 3))
+
+
+def job_settings(*, store: str, max_attempts: int, lease_seconds: int,
+                 on_done: OnDone = "wait", webhook: str | None = None,
+                 headers: dict[str, str] | None = None) -> JobSettings:
+    """The settings a generated package passes: every value from the spec (its model holds
+    the defaults). A package of runtime ABI 1 passes no `on_done`: its jobs wait, as every
+    job did then."""
+    return JobSettings(store, max_attempts=max_attempts, lease_seconds=lease_seconds,
+                       on_done=on_done, webhook=webhook, headers=dict(headers or {}))
 
 
 def sqlite_url(path: Any) -> str:
@@ -271,7 +278,7 @@ def app_job_settings(app: Any) -> JobSettings | None:
     return None
 
 
-async def deliver(settings: JobSettings, sessions: Any, session: Any,
+async def deliver(settings: StoreAt, sessions: Any, session: Any,
                   invocation_id: str) -> list[Event]:
     """Appends every finished, undelivered job of `session` to it (each exactly once, also
     across processes); the events appended. The one way jobs are delivered: by the app's

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 from agentspec.contract import known_models
 from agentspec.contract.adk_models import never_resolves
+from agentspec.contract.harness_names import FILE_TOOLS, TODO_TOOLS
 from agentspec.diagnostics import codes, did_you_mean
-from agentspec.language.agents import FILE_TOOLS, LlmAgent, PlannerAgent, RouterAgent, TaskConfig
+from agentspec.language.agents import LlmAgent, PlannerAgent, RouterAgent, TaskConfig
 from agentspec.language.backends import CompositeBackend
 from agentspec.language.models import ModelDef
 from agentspec.language.tools import BUILTIN_TOOLS, AgentTool
@@ -22,11 +23,12 @@ __all__ = ["check_references"]
 
 _LITERAL_ID = re.compile(r"[-/.:@]")
 #: tools an agent gets from a field of its own, not from `tools`
-_GIVEN_BY = {**dict.fromkeys(FILE_TOOLS, "`filesystem: BACKEND` (or `filesystem: {backend: "
-                                         "BACKEND, tools: [...]}` for some of them)"),
-             **dict.fromkeys(("write_todos", "read_todos"), "`todos: true`"),
-             "task": "`task:`",
-             **dict.fromkeys(("list_skills", "load_skill", "load_skill_resource"), "`skills:`")}
+_GIVEN_BY: dict[str, str] = {
+    **dict.fromkeys(FILE_TOOLS, "`filesystem: BACKEND` (or `filesystem: {backend: BACKEND, "
+                                "tools: [...]}` for some of them)"),
+    **dict.fromkeys(TODO_TOOLS, "`todos: true`"),
+    "task": "`task:`",
+    **dict.fromkeys(("list_skills", "load_skill", "load_skill_resource"), "`skills:`")}
 
 
 def _model_id(ctx: Context, model_id: str, *path: str | int) -> None:

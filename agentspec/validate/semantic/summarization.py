@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from agentspec.contract.backends import keeps_history, routed
 from agentspec.contract.virtual_paths import BackendError, normalize
 from agentspec.diagnostics import codes
 from agentspec.language.agents import LlmAgent
-from agentspec.language.backends import CompositeBackend, FilesystemBackend, ShellBackend
 from agentspec.language.effective import DEFAULT_STATE_BACKEND, harness
 from agentspec.validate.semantic.context import Context
 
@@ -42,21 +42,9 @@ def check_history(ctx: Context, root: str | None) -> None:
         ctx.report(codes.HISTORY_NEEDS_FILES(
             f"nothing says which model summarizes: the root agent `{root}` has no model",
             where, hint="set `summarization.model`"))
-    landed, seen = backend, set()
-    while landed not in seen:
-        seen.add(landed)
-        definition = backends.get(landed)
-        if not isinstance(definition, CompositeBackend):
-            break
-        for prefix, target in sorted(definition.routes.items(), key=lambda r: -len(r[0])):
-            clean = normalize(prefix)
-            if path == clean or path.startswith(clean + "/"):
-                landed, path = target, "/" + path[len(clean):].lstrip("/")
-                break
-        else:
-            landed = definition.default
+    landed, _ = routed(backend, path, backends)
     definition = backends.get(landed)
-    if landed in backends and not isinstance(definition, (FilesystemBackend, ShellBackend)):
+    if definition is not None and not keeps_history(definition.type):
         ctx.report(codes.HISTORY_NOT_ON_DISK(
             f"`{summary.history}` lands on backend `{landed}`, which keeps files in session "
             "state, not on disk", where,
