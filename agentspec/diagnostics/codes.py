@@ -896,6 +896,11 @@ SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed"
     `summarization.history`: the text of the events each summary replaces is now written
     to files under another directory of the root agent's file tools (or now, or no longer),
     where the agent and anyone with the backend's directory can read it.""")
+CONTEXT_CACHE_CHANGED = _change("AS564", "context-cache-changed", "medium",
+                                "The app's context caching changed", """
+    `context_cache` was set, removed or changed: whether the model's API caches each
+    agent's request prefix, for how long (storage is billed per hour) and how often it is
+    refreshed. Answers do not change; cost and latency do.""")
 SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and

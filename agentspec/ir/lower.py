@@ -436,6 +436,8 @@ class Lowering:
             inputs=tuple(state_inputs(self.spec).items()),
             resumable=self.resumable, jobs=jobs, sessions=self.sessions(jobs),
             module_dirs=tuple(sorted(self.module_dirs)),
+            context_cache=None if self.spec.context_cache is None else tuple(
+                self.spec.context_cache.model_dump(exclude_none=True).items()),
             outside_project=tuple(
                 self.spec_relative(entry, "outside_project", index)
                 for index, entry in enumerate(self.spec.outside_project or ())))

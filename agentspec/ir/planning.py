@@ -34,6 +34,7 @@ from agentspec.ir.values import (
     MODEL_ROUTING,
     RESERVED,
     backend_definitions,
+    context_cache_value,
     gated,
     instruction_value,
     kwargs,
@@ -155,7 +156,8 @@ class PlanBuilder:
             plugins=ListOf(tuple(plugins)),
             events_compaction_config=self.compaction(node.compaction),
             resumability_config=Call(Import("agentspec.runtime.app", "resumable"))
-            if node.resumable else None))
+            if node.resumable else None,
+            context_cache_config=context_cache_value(node.context_cache)))
         self.bindings.append(Binding("app", app))
         return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
                     node.module_dirs)

@@ -361,3 +361,5 @@ class AppNode:
     #: `outside_project`: directories outside the project the spec may name (relative to the
     #: spec's directory, or absolute); build ignores it, diff reports it
     outside_project: tuple[str, ...] = ()
+    #: `context_cache`: ADK's ContextCacheConfig settings as the spec gives them (None: off)
+    context_cache: tuple[tuple[str, Any], ...] | None = None

@@ -242,3 +242,15 @@ def dispatches_tasks(node: AgentNode) -> bool | None:
     ADK marks an agent so when it builds it as a node, but not the agent a transfer
     reaches, whose delegations then fail."""
     return True if any(child.mode == "task" for child in node.children) else None
+
+
+def context_cache_value(settings: tuple[tuple[str, Any], ...] | None) -> Value:
+    """ADK's ContextCacheConfig for the spec's `context_cache` (None: no caching)."""
+    if settings is None:
+        return None
+    values = dict(settings)
+    timeout = values.pop("create_timeout", None)
+    options = None if timeout is None else Call(
+        Import("google.genai", "types.HttpOptions"), kwargs(timeout=int(timeout * 1000)))
+    return Call(Import("google.adk.agents.context_cache_config", "ContextCacheConfig"),
+                kwargs(**values, create_http_options=options))

@@ -987,6 +987,17 @@ def _sessions(pair: AppPair) -> Iterator[Found]:
                     ("sessions",))
 
 
+def _context_cache(pair: AppPair) -> Iterator[Found]:
+    was = pair.old.app.context_cache if pair.old.app else None
+    now = pair.new.app.context_cache if pair.new.app else None
+    if was != now:
+        def shown(value: tuple[tuple[str, Any], ...] | None) -> str:
+            return "off" if value is None else ", ".join(f"{k}={v}" for k, v in value)
+        yield Found("medium", f"context caching {shown(now)} (was {shown(was)})",
+                    ("context_cache",) if was is not None else None,
+                    ("context_cache",) if now is not None else None)
+
+
 def _app_name(pair: AppPair) -> Iterator[Found]:
     was = pair.old.app.name if pair.old.app else None
     now = pair.new.app.name if pair.new.app else None
@@ -1115,6 +1126,8 @@ APP_RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.ON_DONE_CHANGED, ("JobsNode.on_done",), _on_done),
     Rule(codes.SESSIONS_CHANGED, ("AppNode.sessions", "SessionsNode.url",
                                   "SessionsNode.sqlite_path"), _sessions),
+    Rule(codes.CONTEXT_CACHE_CHANGED, ("AppNode.context_cache",), _context_cache,
+         on_new_spec=True),
 )
 
 #: the rules of every kind, then each kind's own (a router's route, a planner's roles, ...)

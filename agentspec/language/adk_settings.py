@@ -1,0 +1,54 @@
+"""ADK settings the language exposes as they are: the app's context cache and an LLM
+agent's code executor."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from agentspec.language.common import Model, keyed_union
+
+__all__ = ["CodeExecutor", "ContextCache", "SandboxExecutor"]
+
+
+class ContextCache(Model):
+    """ADK's explicit context caching (`App(context_cache_config=ContextCacheConfig(...))`):
+    each agent's request prefix (system instruction, tools, earlier turns) is cached by the
+    model's API and reused by later requests. Gemini models only; no default (see the
+    docs)."""
+
+    cache_intervals: int = Field(10, ge=1, le=100, description="Invocations that reuse one "
+                                 "cache before it is refreshed.", examples=[10])
+    ttl_seconds: int = Field(1800, ge=1, description="How long the model's API keeps a "
+                             "cache, in seconds (storage is billed for this time).",
+                             examples=[1800])
+    min_tokens: int = Field(0, ge=0, description="Cache only once the previous request had "
+                            "at least this many prompt tokens (Gemini's own minimum, 2048 "
+                            "or 4096, applies anyway).", examples=[4096])
+    create_timeout: float | None = Field(None, gt=0, le=600, description="Seconds to wait "
+                                         "for the cache to be created; past it the request "
+                                         "goes on uncached. Default: the client's.",
+                                         examples=[10])
+
+
+class SandboxExecutor(Model):
+    """Code blocks the model writes run inside a `type: sandbox` backend."""
+
+    backend: str = Field(description="A `type: sandbox` backend from `backends`.",
+                         examples=["box"])
+
+
+def _executor_pick(value: object) -> str | None:
+    if value == "builtin":
+        return "builtin"
+    return "sandbox" if isinstance(value, dict) else None
+
+
+if TYPE_CHECKING:
+    CodeExecutor = Literal["builtin"] | SandboxExecutor
+else:
+    CodeExecutor = keyed_union("code_executor_setting", "`code_executor` is `builtin` or "
+                               "`{backend: name}`",
+                               {"builtin": Literal["builtin"], "sandbox": SandboxExecutor},
+                               _executor_pick)

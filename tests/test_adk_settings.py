@@ -1,0 +1,87 @@
+"""ADK settings the language exposes: the app's `context_cache` (ADK's ContextCacheConfig) and
+an LLM agent's `code_executor` (Gemini's built-in executor, or a sandbox backend)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentspec.build import build_objects, compile_spec, emit_package, write_package
+from tests.buildkit import fingerprint, package_loader, scripted_turn
+
+TRANSFER = """\
+agentspec: 1
+name: {name}
+{cache}
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Hand the user to the helper.
+    sub_agents: [helper]
+  helper:
+    model: gemini-2.5-flash
+    instruction: Help.
+"""
+
+
+def _app(tmp_path: Path, text: str) -> Any:
+    path = tmp_path / "agent.yaml"
+    path.write_text(textwrap.dedent(text))
+    compiled = compile_spec(path, environ={})
+    assert compiled.ok, compiled.diagnostics
+    app, problems = build_objects(compiled)
+    assert problems == [], problems
+    return app, compiled
+
+
+def _cache_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "context_cache_config" in r.getMessage()]
+
+
+REPLIES = {"lead": [{"call": "transfer_to_agent", "args": {"agent_name": "helper"}}],
+           "helper": [{"text": "Helped."}]}
+
+
+def test_context_cache_reaches_every_request_and_silences_adks_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    name = f"cached_{secrets.token_hex(4)}"  # ADK warns once per app name and process
+    app, _ = _app(tmp_path, TRANSFER.format(
+        name=name, cache="context_cache: {ttl_seconds: 600, min_tokens: 4096, "
+                         "create_timeout: 2.5}"))
+    config = app.context_cache_config
+    assert (config.ttl_seconds, config.min_tokens, config.cache_intervals) == (600, 4096, 10)
+    assert config.create_http_options.timeout == 2500
+    with caplog.at_level(logging.WARNING):
+        said = scripted_turn(app, REPLIES)
+    assert said.said[-1] == ("helper", "Helped.")
+    for agent in ("lead", "helper"):  # ADK hands the settings to each model call
+        assert said.models[agent].requests[0].cache_config.ttl_seconds == 600
+    assert _cache_warnings(caplog) == []
+
+
+def test_without_context_cache_adk_warns_and_requests_carry_no_cache(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    name = f"uncached_{secrets.token_hex(4)}"
+    app, _ = _app(tmp_path, TRANSFER.format(name=name, cache=""))
+    assert app.context_cache_config is None  # no default: caching is a cost decision
+    with caplog.at_level(logging.WARNING):
+        said = scripted_turn(app, REPLIES)
+    assert said.models["lead"].requests[0].cache_config is None
+    assert len(_cache_warnings(caplog)) == 1
+
+
+def test_the_generated_package_has_the_same_context_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app, compiled = _app(tmp_path, TRANSFER.format(
+        name="cached_pkg", cache="context_cache: {cache_intervals: 3}"))
+    files = emit_package(compiled, tmp_path / "out")
+    assert not write_package(files, tmp_path / "out")
+    with package_loader(monkeypatch) as load:
+        loaded = load(tmp_path / "out", "cached_pkg")
+        assert fingerprint(loaded) == fingerprint(app)
+        assert loaded.context_cache_config.cache_intervals == 3
