@@ -90,6 +90,9 @@ def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
     for node in _walk(app.root):
         definitions = dict(node.filesystem.definitions) \
             if isinstance(node, LlmFields) and node.filesystem else {}
+        executor = node.code_executor if isinstance(node, LlmFields) else None
+        if executor is not None and executor.filesystem is not None:
+            definitions.update(executor.filesystem.definitions)
         boxes = [name for name, definition in definitions.items()
                  if definition["type"] == "sandbox"]
         if boxes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -85,3 +86,69 @@ def test_the_generated_package_has_the_same_context_cache(
         loaded = load(tmp_path / "out", "cached_pkg")
         assert fingerprint(loaded) == fingerprint(app)
         assert loaded.context_cache_config.cache_intervals == 3
+
+
+# code_executor -------------------------------------------------------------------------------
+
+SANDBOXED = """\
+agentspec: 1
+name: coder
+backends:
+  box: {type: sandbox, root: ./box}
+agents:
+  coder:
+    model: gemini-2.5-flash
+    instruction: Compute with Python.
+    code_executor: {backend: box}
+"""
+CODE = "```python\nimport os\nprint(os.getcwd(), 6 * 7)\nopen('made.txt', 'w').write('x')\n```"
+
+
+def _request_text(request: Any) -> str:
+    return "\n".join(p.text or "" for c in request.contents for p in c.parts or [])
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_sandbox_executor_runs_the_models_code_in_the_backend(tmp_path: Path) -> None:
+    (tmp_path / "box").mkdir()
+    app, _ = _app(tmp_path, SANDBOXED)
+    said = scripted_turn(app, {"coder": [{"text": CODE}, {"text": "It is 42."}]})
+    assert said.said[-1] == ("coder", "It is 42.")
+    second = _request_text(said.models["coder"].requests[1])
+    assert "/workspace 42" in second  # ran in the sandbox, its root seen as /workspace
+    assert (tmp_path / "box" / "made.txt").read_text() == "x"  # the backend's root
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_sandbox_executor_confines_the_code(tmp_path: Path) -> None:
+    (tmp_path / "box").mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    app, _ = _app(tmp_path, SANDBOXED)
+    code = f"```python\nprint(open({str(secret)!r}).read())\n```"
+    said = scripted_turn(app, {"coder": [{"text": code}, {"text": "Could not."}]})
+    second = _request_text(said.models["coder"].requests[1])
+    assert "s3cret" not in second and "No such file" in second  # the host path is not there
+
+
+def test_builtin_executor_offers_gemini_code_execution(tmp_path: Path) -> None:
+    app, _ = _app(tmp_path, SANDBOXED.replace("{backend: box}", "builtin"))
+    said = scripted_turn(app, {"coder": [{"text": "Done."}]})
+    tools = said.models["coder"].requests[0].config.tools
+    assert any(getattr(tool, "code_execution", None) is not None for tool in tools)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_generated_package_has_the_same_code_executor(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "box").mkdir()
+    app, compiled = _app(tmp_path, SANDBOXED)
+    files = emit_package(compiled, tmp_path / "out")
+    assert not write_package(files, tmp_path / "out")
+    with package_loader(monkeypatch) as load:
+        loaded = load(tmp_path / "out", "coder")
+        assert fingerprint(loaded) == fingerprint(app)
+        executor = loaded.root_agent.code_executor
+        assert executor.definitions["box"]["root"] == str(tmp_path / "box")
+        said = scripted_turn(loaded, {"coder": [{"text": CODE}, {"text": "42."}]})
+        assert "/workspace 42" in _request_text(said.models["coder"].requests[1])

@@ -350,6 +350,21 @@ ADK_BRACES = _code("AS245", "adk-double-braces",
     to read the state, or keep `{{key}}` when the literal braces are intended (then the
     warning is the price of the ambiguity; `--strict` turns it into an error).""",
     warning=True)
+CODE_EXECUTOR_BACKEND = _code("AS246", "code-executor-backend",
+    "A code executor whose backend is not a sandbox", """
+    `code_executor: {backend: NAME}` runs the Python blocks the model writes inside that
+    backend. The model's code is as trustworthy as whatever steers the model (a user, a
+    fetched page, a tool result), so it runs only in a `type: sandbox` backend, where
+    bubblewrap confines it to the backend's root, mounts and limits, without the network
+    unless the backend allows it. A `filesystem`, `shell`, `state` or `composite` backend,
+    or a name no backend has, is refused. Define a sandbox backend and name it.""")
+BUILTIN_CODE_EXECUTOR_MODEL = _code("AS247", "builtin-code-executor-model",
+    "The built-in code executor with a model that is not Gemini", """
+    `code_executor: builtin` is ADK's `BuiltInCodeExecutor`: it asks the model's API to run
+    the code (Gemini's code execution tool), and ADK refuses every request of an agent whose
+    model is not a Gemini model ("Gemini code execution tool is not supported"). Give the
+    agent a `gemini-*` model, or run the code in a sandbox backend with
+    `code_executor: {backend: NAME}`.""")
 UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
     "A model id ADK's model registry never resolves", """
     With `provider: adk` (the default) ADK's model registry picks the model class from the
@@ -901,6 +916,17 @@ CONTEXT_CACHE_CHANGED = _change("AS564", "context-cache-changed", "medium",
     `context_cache` was set, removed or changed: whether the model's API caches each
     agent's request prefix, for how long (storage is billed per hour) and how often it is
     refreshed. Answers do not change; cost and latency do.""")
+CODE_EXECUTOR_CHANGED = _change(
+    "AS565", "code-executor-changed",
+    "high when code runs somewhere new or gains the network, medium for other settings, "
+    "low when it no longer runs",
+    "Code the model writes runs somewhere else, or now runs", """
+    An agent's `code_executor` was added or changed: code blocks in the model's answers
+    now run (in Gemini's own sandbox with `builtin`, or through a `type: sandbox`
+    backend, whose files and limits they get), or run somewhere else (high). Whoever can
+    steer the model (a user, a fetched page, a tool result) can steer that code. A change
+    to the settings of the sandbox that runs it is medium, high when it gains the network.
+    Removing the executor is low: the model's code blocks are then plain text.""")
 SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
-           "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
-           "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
+           "BuiltinToolNode", "CodeExecutorNode", "Compaction", "DeepNode", "FilesystemNode",
+           "JobsNode", "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
            "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
            "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called", "kind_of",
            "tools_of"]
@@ -144,6 +144,21 @@ ToolNode = PythonToolNode | McpToolNode | BuiltinToolNode | AgentToolNode
 # agents -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class CodeExecutorNode:
+    """Where the code blocks a model writes run: `builtin` (Gemini's code execution), or
+    `sandbox` (Python in the `type: sandbox` backend `filesystem.backend`)."""
+
+    kind: Literal["builtin", "sandbox"]
+    filesystem: FilesystemNode | None = None
+
+    @property
+    def label(self) -> str:
+        if self.filesystem is None:
+            return "Gemini's built-in code execution"
+        return f"run in the sandbox backend `{self.filesystem.backend}`"
+
+
 @dataclass(frozen=True, kw_only=True)
 class AgentFields:
     """What every agent kind has."""
@@ -189,6 +204,7 @@ class LlmFields(AgentFields):
     approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
     #: a tool that raises: `return` its error to the model
     tool_errors: str = "return"
+    code_executor: CodeExecutorNode | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

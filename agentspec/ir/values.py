@@ -12,6 +12,7 @@ from agentspec.ir.tree import (
     AgentNode,
     Approval,
     BuiltinToolNode,
+    CodeExecutorNode,
     FilesystemNode,
     LlmFields,
     McpHttp,
@@ -254,3 +255,13 @@ def context_cache_value(settings: tuple[tuple[str, Any], ...] | None) -> Value:
         Import("google.genai", "types.HttpOptions"), kwargs(timeout=int(timeout * 1000)))
     return Call(Import("google.adk.agents.context_cache_config", "ContextCacheConfig"),
                 kwargs(**values, create_http_options=options))
+
+
+def code_executor_value(executor: CodeExecutorNode | None) -> Value:
+    """An LLM agent's `code_executor=`: Gemini's built-in one, or the sandbox's."""
+    if executor is None:
+        return None
+    if executor.filesystem is None:
+        return Call(Import("google.adk.code_executors", "BuiltInCodeExecutor"))
+    return Call(Import("agentspec.runtime.code_executors", "sandbox_executor"),
+                args=(executor.filesystem.backend, backend_definitions(executor.filesystem)))

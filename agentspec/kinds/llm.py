@@ -12,7 +12,9 @@ from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
 from agentspec.ir.tree import (
     AgentToolNode,
+    CodeExecutorNode,
     DeepNode,
+    FilesystemNode,
     LlmFields,
     LlmNode,
     McpToolNode,
@@ -28,6 +30,7 @@ from agentspec.ir.values import (
     TOOL_ERROR_RESULT,
     adk_planner,
     approval_value,
+    code_executor_value,
     dispatches_tasks,
     evicts_to_artifacts,
     file_toolset,
@@ -40,6 +43,7 @@ from agentspec.ir.values import (
     schema_value,
 )
 from agentspec.kinds.kind import Kind, Site
+from agentspec.language.adk_settings import SandboxExecutor
 from agentspec.language.agents import LlmAgent
 from agentspec.language.effective import harness
 from agentspec.language.models import ThinkingConfig
@@ -104,8 +108,20 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
         memory_edit_at=lowering.memory_edit_at(memory, kit, filesystem),
         filesystem=filesystem, skills=skills, skill_discovery=discovery,
         result_limit=kit.result_limit, approvals=tuple(approvals.items()),
-        tool_errors=agent.tool_errors or "return")
+        tool_errors=agent.tool_errors or "return",
+        code_executor=code_executor_node(lowering, agent))
     return replace(node, task=lowering.task(kit, node))
+
+
+def code_executor_node(lowering: Lowering, agent: LlmAgent) -> CodeExecutorNode | None:
+    setting = agent.code_executor
+    if setting is None:
+        return None
+    if setting == "builtin":
+        return CodeExecutorNode("builtin")
+    assert isinstance(setting, SandboxExecutor)
+    return CodeExecutorNode("sandbox", FilesystemNode(
+        setting.backend, ("execute",), tuple(lowering.backend_definitions(setting.backend))))
 
 
 def lower(lowering: Lowering, name: str, agent: LlmAgent, site: Site) -> LlmNode:
@@ -155,6 +171,7 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
         disallow_transfer_to_parent=node.disallow_transfer_to_parent,
         disallow_transfer_to_peers=node.disallow_transfer_to_peers,
         rerun_on_resume=dispatches_tasks(node),
+        code_executor=code_executor_value(node.code_executor),
         **builder.callbacks(node, _hooks(builder, node))))
 
 
@@ -215,6 +232,8 @@ def label(node: LlmNode | DeepNode) -> list[str]:
         lines.append("memory: " + ", ".join(node.memory))
     if node.tool_errors != "return":
         lines.append(f"tool errors: {node.tool_errors}")
+    if node.code_executor is not None:
+        lines.append(f"code blocks: {node.code_executor.label}")
     return lines
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
+from agentspec.language.adk_settings import CodeExecutor
 from agentspec.language.common import (
     DirectoryPath,
     FilePath,
@@ -273,6 +274,10 @@ class LlmAgent(AgentBase, LlmSettings):
     output_key: str | None = Field(None, description="Session-state key that receives the "
                                    "final answer.", examples=["draft"], min_length=1)
     input_schema: SchemaRef | None = Field(None, description="Arguments when used as a tool.")
+    code_executor: CodeExecutor | None = Field(
+        None, description="Run the code blocks the model writes: `builtin` (Gemini's own "
+        "code execution) or `{backend: name}` (Python in a `type: sandbox` backend).",
+        examples=["builtin", {"backend": "box"}])
 
 
 class DeepAgent(LlmAgent):

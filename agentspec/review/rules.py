@@ -998,6 +998,29 @@ def _context_cache(pair: AppPair) -> Iterator[Found]:
                     ("context_cache",) if now is not None else None)
 
 
+def _code_executor(pair: AgentPair) -> Iterator[Found]:
+    """Where the model's code blocks run; the sandbox's settings (another network, mounts or
+    limits) are the same sandbox changed."""
+    was, now = pair.old_llm.code_executor, pair.new_llm.code_executor
+    if was == now:
+        return
+    where = ("code_executor",)
+    if was is not None and now is not None and was.label == now.label:
+        assert was.filesystem is not None and now.filesystem is not None
+        before = dict(was.filesystem.definitions)[was.filesystem.backend]
+        after = dict(now.filesystem.definitions)[now.filesystem.backend]
+        changed = sorted(k for k in before.keys() | after.keys()
+                         if before.get(k) != after.get(k))
+        yield Found("high" if after.get("network") and not before.get("network") else "medium",
+                    f"the sandbox that runs the model's code blocks changed: "
+                    f"{', '.join(changed)}", where, where)
+        return
+    yield Found("low" if now is None else "high", "code blocks the model writes: "
+                f"{'plain text' if now is None else now.label} "
+                f"(was {'plain text' if was is None else was.label})",
+                where if was is not None else None, where if now is not None else None)
+
+
 def _app_name(pair: AppPair) -> Iterator[Found]:
     was = pair.old.app.name if pair.old.app else None
     now = pair.new.app.name if pair.new.app else None
@@ -1097,6 +1120,8 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.MODEL_ENDPOINT_CHANGED, ("LlmFields.model", "ModelNode.base_url",
                                         "ModelNode.members"), model_endpoint, on_new_agent=True),
     Rule(codes.MODEL_ROUTING_CHANGED, _ROUTING, model_routing),
+    Rule(codes.CODE_EXECUTOR_CHANGED, ("LlmFields.code_executor", "CodeExecutorNode.*",
+                                       *_SANDBOX), _code_executor, on_new_agent=True),
     Rule(codes.MODEL_SETTINGS_CHANGED, ("LlmFields.model", "ModelNode.api_key", "ModelNode.args",
                                         "ModelNode.members"), model_settings),
 )

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 __all__ = ["ABI", "NAMES", "OLDEST", "AbiMismatch", "require", "upgrade"]
 
-ABI = 2
+ABI = 3
 #: the oldest ABI whose packages this runtime still runs: every name they import is here,
-#: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`)
+#: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`,
+#: 3 `runtime.code_executors.sandbox_executor`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
 NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.app": frozenset({"compaction", "history_scope", "resumable"}),
     "agentspec.runtime.blame": frozenset({"Blame"}),
+    "agentspec.runtime.code_executors": frozenset({"sandbox_executor"}),
     "agentspec.runtime.dangling": frozenset({"PatchDanglingCalls"}),
     "agentspec.runtime.env": frozenset({"expand"}),
     "agentspec.runtime.harness.approvals": frozenset({"approval_gate", "edit_note", "gated"}),

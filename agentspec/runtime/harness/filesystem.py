@@ -20,7 +20,7 @@ from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
 from agentspec.runtime.harness.files import FILE_TOOL_NAMES, BackendFactory, make_file_tools
 from agentspec.runtime.harness.scope import private_folders, scoped
 
-__all__ = ["FileToolset", "backend_factory", "file_toolset"]
+__all__ = ["FileToolset", "backend_factory", "file_toolset", "sandbox_backend"]
 
 Definitions = Mapping[str, Mapping[str, Any]]
 
@@ -57,23 +57,27 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
                     max_output_bytes=definition.get("max_output_bytes", 100_000),
                     env=definition.get("env"), hard_links=hard_links)
             elif kind == "sandbox":
-                made[backend] = SandboxBackend(
-                    definition["root"], timeout=definition.get("timeout", 120),
-                    max_output_bytes=definition.get("max_output_bytes", 100_000),
-                    env=definition.get("env"), hard_links=hard_links,
-                    network=definition.get("network", False),
-                    mounts=[(mount["source"], mount["target"])
-                            for mount in definition.get("mounts", ())],
-                    limits=sandbox_limits(definition),
-                    allow_sockets=definition.get("allow_sockets", False),
-                    # the other roots it knows of: a mount source there is refused
-                    writable_roots=[d["root"] for n, d in definitions.items()
-                                    if n != backend and "root" in d])
+                made[backend] = sandbox_backend(backend, definitions)
             else:
                 made[backend] = FilesystemBackend(definition["root"], hard_links=hard_links)
         return made[backend]
 
     return lambda context: build(name, context)
+
+
+def sandbox_backend(name: str, definitions: Definitions) -> SandboxBackend:
+    """The `type: sandbox` backend `name` of `definitions`."""
+    definition = definitions[name]
+    return SandboxBackend(
+        definition["root"], timeout=definition.get("timeout", 120),
+        max_output_bytes=definition.get("max_output_bytes", 100_000),
+        env=definition.get("env"), hard_links=definition.get("hard_links") == "allow",
+        network=definition.get("network", False),
+        mounts=[(mount["source"], mount["target"]) for mount in definition.get("mounts", ())],
+        limits=sandbox_limits(definition),
+        allow_sockets=definition.get("allow_sockets", False),
+        # the other roots it knows of: a mount source there is refused
+        writable_roots=[d["root"] for n, d in definitions.items() if n != name and "root" in d])
 
 
 class FileToolset(BaseToolset):
