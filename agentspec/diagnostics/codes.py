@@ -365,6 +365,17 @@ BUILTIN_CODE_EXECUTOR_MODEL = _code("AS247", "builtin-code-executor-model",
     model is not a Gemini model ("Gemini code execution tool is not supported"). Give the
     agent a `gemini-*` model, or run the code in a sandbox backend with
     `code_executor: {backend: NAME}`.""")
+BACKEND_SOURCE_WITHOUT_BACKEND = _code("AS248", "backend-source-without-backend",
+    "A `backend:` memory file or skills directory on an agent without file tools", """
+    A `memory:` or `skills:` entry written `backend:/path` is read through the agent's own
+    file-tools backend (`filesystem:`, or the state backend of `kind: deep`) when the agent
+    runs, so a `state` or `sandbox` backend can hold it. This agent has no such backend.
+    Give it `filesystem: BACKEND`, or name a file beside the spec (without `backend:`).""")
+BACKEND_SOURCE_PATH = _code("AS249", "backend-source-path",
+    "A `backend:` entry that is not a path of the backend", """
+    After `backend:` comes the absolute path the agent's file tools see, such as
+    `backend:/memories/AGENTS.md`: it starts with `/`, does not climb above `/` with `..`,
+    and has no NUL bytes or over-long names.""")
 UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
     "A model id ADK's model registry never resolves", """
     With `provider: adk` (the default) ADK's model registry picks the model class from the

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any, Literal
 
+from agentspec.contract.backend_sources import backend_path
+from agentspec.contract.virtual_paths import normalize
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.tree import (
     AgentNode,
@@ -211,7 +213,10 @@ class Lowering:
         return FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix()
 
     def memory(self, name: str, agent: LlmAgent) -> tuple[str, ...]:
-        return tuple(self.spec_relative(entry, "agents", name, "memory", index)
+        """Host files relative to the spec's directory; `backend:/path` entries as written
+        (the agent's backend reads them)."""
+        return tuple(entry if backend_path(entry) is not None else
+                     self.spec_relative(entry, "agents", name, "memory", index)
                      for index, entry in enumerate(agent.memory or ()))
 
     def skills(self, name: str, agent: LlmAgent) -> tuple[tuple[str, ...], str]:
@@ -223,7 +228,8 @@ class Lowering:
             entries, where, discovery = setting.paths, ("skills", "paths"), setting.discovery
         else:
             entries, discovery = setting, "lazy"
-        directories = tuple(self.spec_relative(entry, "agents", name, *where, index)
+        directories = tuple(entry if backend_path(entry) is not None else
+                            self.spec_relative(entry, "agents", name, *where, index)
                             for index, entry in enumerate(entries))
         return directories, discovery
 
@@ -255,6 +261,13 @@ class Lowering:
         writable directory backend (or a composite route to one) can."""
         if filesystem is None or not {"write_file", "edit_file"} & set(kit.file_tools):
             return tuple(None for _ in files)
+        in_backend = [backend_path(file) for file in files]
+        if any(in_backend):  # edited where they are read: through the same file tools
+            hosted = iter(self.memory_edit_at(
+                tuple(f for f, at in zip(files, in_backend, strict=True) if at is None),
+                kit, filesystem))
+            return tuple(normalize(at) if at is not None else next(hosted)
+                         for at in in_backend)
         definitions = dict(filesystem.definitions)
         mounts: list[tuple[str, str]] = []  # (virtual prefix, root relative to the spec)
         top = definitions[filesystem.backend]

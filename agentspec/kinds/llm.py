@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentspec.contract.backend_sources import backend_path
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
@@ -30,6 +31,7 @@ from agentspec.ir.values import (
     TOOL_ERROR_RESULT,
     adk_planner,
     approval_value,
+    backend_definitions,
     code_executor_value,
     dispatches_tasks,
     evicts_to_artifacts,
@@ -151,9 +153,12 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
             child.offline for _, child in node.task):
         tools.append(Call(Import(DELEGATION, "job_status_tool"), args=(JOBS,)))
     if node.skills:
+        held = node.filesystem if any(backend_path(d) for d in node.skills) else None
         tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
-                          args=(ListOf(tuple(SpecPath(d) for d in node.skills)),
-                                node.skill_discovery)))
+                          args=(ListOf(tuple(d if backend_path(d) else SpecPath(d)
+                                             for d in node.skills)), node.skill_discovery),
+                          kwargs=(("backend", held.backend),
+                                  ("definitions", backend_definitions(held))) if held else ()))
     return Call(LLM_AGENT, kwargs(
         name=node.name, description=lit(node.description),
         model=model_value(node.model),
@@ -182,10 +187,7 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
     if node.tool_errors == "return":  # last: the spec's own decide first
         hooks["on_tool_error"] = [*hooks.get("on_tool_error", []), TOOL_ERROR_RESULT]
     if node.memory:  # first, so the user's own before_model callbacks see the memory too
-        memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
-                      args=(ListOf(tuple(SpecPath(p) for p in node.memory)),),
-                      kwargs=(("names", lit(list(node.memory))),
-                              ("edit_at", lit(list(node.memory_edit_at)))))
+        memory = memory_callback(node)
         hooks["before_model"] = [memory, *hooks.get("before_model", [])]
     approvals = [a for _, a in node.approvals] + [
         t.approval for t in node.tools
@@ -204,6 +206,21 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
             Import("agentspec.runtime.harness.callbacks", "piped"), args=tuple(rewrites))
         hooks["after_tool"] = [*hooks.get("after_tool", []), rewrite]
     return hooks
+
+
+def memory_callback(node: LlmNode | DeepNode) -> Call:
+    """The memory files: host files by their path, `backend:/path` entries read through the
+    agent's file-tools backend."""
+    in_backend = [backend_path(p) for p in node.memory]
+    reads = node.filesystem if any(in_backend) else None
+    return Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
+                args=(ListOf(tuple(SpecPath(p) if at is None else p
+                                   for p, at in zip(node.memory, in_backend, strict=True))),),
+                kwargs=(("names", lit([at or p for p, at in zip(node.memory, in_backend,
+                                                                 strict=True)])),
+                        ("edit_at", lit(list(node.memory_edit_at))),
+                        *((("backend", reads.backend),
+                           ("definitions", backend_definitions(reads))) if reads else ())))
 
 
 def label(node: LlmNode | DeepNode) -> list[str]:

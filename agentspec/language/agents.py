@@ -129,7 +129,8 @@ class SkillsConfig(Model):
     """Skill directories plus how the model discovers them."""
 
     paths: list[DirectoryPath] = Field(description="Directories holding `<skill>/SKILL.md` "
-                                       "folders.",
+                                       "folders: beside the spec, or `backend:/path` in the "
+                                       "agent's file-tools backend.",
                              examples=[["./skills"]])
     discovery: Literal["lazy", "eager"] = Field(
         "lazy", description="`lazy`: a `list_skills` tool; `eager`: the catalogue is in the "
@@ -221,9 +222,10 @@ class LlmSettings(Model):
     skills: Skills | None = Field(None, description="Skill directories (Agent Skills, ADK "
                                   "SkillToolset).", examples=[["./skills"]])
     memory: list[FilePath] | None = Field(None, description="AGENTS.md-style files added to "
-                                          "the "
-                                     "system prompt on every model call, verbatim.",
-                                     examples=[["./AGENTS.md"]])
+                                          "the system prompt on every model call, verbatim: "
+                                          "a path beside the spec, or `backend:/path`, a "
+                                          "file of the agent's file-tools backend.",
+                                     examples=[["./AGENTS.md", "backend:/memories/AGENTS.md"]])
     interrupt_on: dict[str, Interrupt] | None = Field(
         None, description="Tool name -> approval settings; the tool never runs before a "
         "person decides.", examples=[{"write_file": True, "execute": {"decisions":

@@ -15,7 +15,8 @@ __all__ = ["ABI", "NAMES", "OLDEST", "AbiMismatch", "require", "upgrade"]
 ABI = 3
 #: the oldest ABI whose packages this runtime still runs: every name they import is here,
 #: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`,
-#: 3 `runtime.code_executors.sandbox_executor`)
+#: 3 `runtime.code_executors.sandbox_executor`, `backend=`/`definitions=` of
+#: `memory_callback` and `skill_toolset`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it

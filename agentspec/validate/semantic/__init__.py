@@ -6,6 +6,7 @@ from agentspec.diagnostics import Diagnostic
 from agentspec.project_files import Project
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile
+from agentspec.validate.semantic.backend_sources import check_backend_sources
 from agentspec.validate.semantic.code_executors import check_code_executors
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import check_files
@@ -30,7 +31,8 @@ __all__ = ["semantic"]
 #: check_project first: the checks after it never look at a path it refused
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
           check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
-          check_roots, check_state, check_placeholders, check_schemas, check_code_executors)
+          check_roots, check_state, check_placeholders, check_schemas, check_code_executors,
+          check_backend_sources)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],
