@@ -152,3 +152,120 @@ def test_the_generated_package_has_the_same_code_executor(
         assert executor.definitions["box"]["root"] == str(tmp_path / "box")
         said = scripted_turn(loaded, {"coder": [{"text": CODE}, {"text": "42."}]})
         assert "/workspace 42" in _request_text(said.models["coder"].requests[1])
+
+
+# tool auth -----------------------------------------------------------------------------------
+
+AUTHED = """\
+agentspec: 1
+name: authed
+tools:
+  lookup: {python: "hooks:lookup", auth: {bearer: "${env.LOOKUP_TOKEN}"}}
+  signed: {python: "hooks:signed", auth: {oauth: {
+    authorization_url: "https://accounts.example.invalid/auth",
+    token_url: "https://oauth.example.invalid/token", scopes: {read: Read},
+    client_id: my-client, client_secret: "${env.CLIENT_SECRET}"}}}
+  remote:
+    mcp: {url: "https://mcp.example.invalid/mcp"}
+    auth: {api_key: {header: X-Api-Key, value: "${env.MCP_KEY}"}}
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Look things up.
+    tools: [lookup, signed]
+"""
+HOOKS = '''\
+def lookup(query: str, credential=None) -> dict:
+    """Looks a query up."""
+    token = credential.http.credentials.token if credential and credential.http else None
+    return {"authorized": token == "t0ken-from-env"}
+
+
+def signed(query: str, credential=None) -> dict:
+    """Reads the signed-in person's files."""
+    return {"token": bool(credential and credential.oauth2 and credential.oauth2.access_token)}
+'''
+SECRETS = {"LOOKUP_TOKEN": "t0ken-from-env", "CLIENT_SECRET": "cl1ent-secret",
+           "MCP_KEY": "mcp-k3y"}
+
+
+def _authed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "hooks.py").write_text(HOOKS)
+    (tmp_path / "agent.yaml").write_text(AUTHED)
+    compiled = compile_spec(tmp_path / "agent.yaml", environ=dict(SECRETS))
+    assert compiled.ok, compiled.diagnostics
+    app, problems = build_objects(compiled)
+    assert problems == [], problems
+    return app, compiled
+
+
+def test_a_function_tool_receives_its_credential_from_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app, _ = _authed(tmp_path, monkeypatch)
+    said = scripted_turn(app, {"lead": [{"call": "lookup", "args": {"query": "x"}},
+                                        {"text": "Done."}]})
+    assert ("lookup", {"authorized": True}) in said.results
+    declared = said.models["lead"].requests[0].config.tools[0].function_declarations
+    assert all("credential" not in str(d.parameters_json_schema) for d in declared)
+
+
+def test_an_oauth_tool_asks_the_front_end_to_sign_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a token, ADK does not run the function: it asks the client for the person's
+    sign-in with an `adk_request_credential` call (what `adk web` shows as a sign-in)."""
+    app, _ = _authed(tmp_path, monkeypatch)
+    asked: list[Any] = []
+
+    async def main() -> None:
+        from google.adk.runners import InMemoryRunner
+        from google.genai import types
+
+        from agentspec.testing.scripted import install_script
+
+        install_script(app.root_agent, {"lead": [{"call": "signed", "args": {"query": "x"}},
+                                                 {"text": "Please sign in."}]})
+        runner = InMemoryRunner(app=app)
+        session = await runner.session_service.create_session(app_name=app.name, user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="Read my files")])
+        async for event in runner.run_async(user_id="u", session_id=session.id,
+                                            new_message=message):
+            asked.extend(call for call in event.get_function_calls()
+                         if call.name == "adk_request_credential")
+        await runner.close()
+
+    import asyncio
+
+    asyncio.run(main())
+    assert len(asked) == 1
+    config = asked[0].args["authConfig"]
+    flow = config["authScheme"]["flows"]["authorizationCode"]
+    assert flow["tokenUrl"] == "https://oauth.example.invalid/token"
+    assert config["rawAuthCredential"]["oauth2"]["clientId"] == "my-client"
+
+
+def test_an_mcp_toolset_gets_the_scheme_and_credential(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = AUTHED.replace("tools: [lookup, signed]", "tools: [remote]")
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "hooks.py").write_text(HOOKS)
+    (tmp_path / "agent.yaml").write_text(text)
+    compiled = compile_spec(tmp_path / "agent.yaml", environ=dict(SECRETS))
+    if not compiled.ok and any(d.code == "AS402" for d in compiled.diagnostics):
+        pytest.skip("the mcp extra is not installed")
+    app, problems = build_objects(compiled)
+    assert problems == []
+    toolset = app.root_agent.tools[0]
+    assert toolset._auth_scheme.name == "X-Api-Key"
+    assert toolset._auth_credential.api_key == "mcp-k3y"
+
+
+def test_no_secret_is_written_into_the_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, compiled = _authed(tmp_path, monkeypatch)
+    files = emit_package(compiled, tmp_path / "out")
+    text = "\n".join(files.values())
+    assert "expand('${env.LOOKUP_TOKEN}')" in text
+    assert not any(secret in text for secret in SECRETS.values())

@@ -421,6 +421,20 @@ PYTHON_MODULE_CLASH = _code("AS254", "python-module-clash",
     `tools` gets the same one and the other's names fail to import (AS403). The same holds
     for a module beside one file and an installed module of that name used from another.
     Rename one of the modules, or keep the spec's python code in one directory.""")
+AUTH_SECRET_LITERAL = _code("AS255", "auth-secret-literal",
+    "A tool's credential written into the spec", """
+    A tool's `auth` carries a secret (an API key's `value`, a `bearer` token, an OAuth
+    `client_secret`). Secrets come only from the environment: write `${env.NAME}` (the whole
+    value), and set NAME where the agent runs. The value is then read when the app is loaded,
+    and neither the spec, its history, `diff`, nor the generated package ever holds it.""")
+AUTH_TOOL_KIND = _code("AS256", "auth-tool-kind",
+    "`auth` on a tool that cannot carry a credential", """
+    `auth` compiles to ADK's auth scheme and credential: a python tool becomes an
+    `AuthenticatedFunctionTool`, whose function receives the credential as its
+    `credential` argument, and an MCP toolset sends it in the headers of each request. A
+    python entry with `args` calls a factory whose result is no function, and an MCP server
+    started as a local command (stdio) receives no headers: give a factory's tool its
+    credential itself, and a stdio server its secret through `env`.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
@@ -938,6 +952,12 @@ CODE_EXECUTOR_CHANGED = _change(
     steer the model (a user, a fetched page, a tool result) can steer that code. A change
     to the settings of the sandbox that runs it is medium, high when it gains the network.
     Removing the executor is low: the model's code blocks are then plain text.""")
+TOOL_AUTH_CHANGED = _change("AS566", "tool-auth-changed", "high",
+                            "A tool authenticates differently", """
+    A tool the agent keeps gained, lost or changed its `auth`: another key or token (read
+    from another environment variable), another header, another OAuth client or sign-in
+    endpoints. Whose account the tool acts as, and what a person is asked to allow, change
+    with it. Secret values are never shown, only the variables they are read from.""")
 SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and

@@ -30,10 +30,12 @@ from agentspec.ir.tree import (
     PythonToolNode,
     Schema,
     SessionsNode,
+    ToolAuthNode,
     ToolNode,
 )
 from agentspec.kinds import Site, kind_for_spec
 from agentspec.language import Spec
+from agentspec.language.adk_settings import ToolAuth
 from agentspec.language.agents import (
     InterruptConfig,
     LlmAgent,
@@ -160,7 +162,8 @@ class Lowering:
         approval = approvals.get(name) if name else None
         if isinstance(entry, PythonTool):
             return PythonToolNode(name=name, python=self.python(
-                entry.python, self.span(*path, "python"), entry.args), approval=approval)
+                entry.python, self.span(*path, "python"), entry.args), approval=approval,
+                auth=tool_auth(entry.auth))
         if isinstance(entry, McpTool):
             server = entry.mcp
             connection: McpStdio | McpHttp
@@ -177,7 +180,8 @@ class Lowering:
                     timeout=server.timeout)
             return McpToolNode(name=name, server=connection,
                                filter=None if entry.filter is None else tuple(entry.filter),
-                               prefix=entry.prefix, approval=approval)
+                               prefix=entry.prefix, approval=approval,
+                               auth=tool_auth(entry.auth))
         if isinstance(entry, BuiltinTool):
             return BuiltinToolNode(name=entry.builtin)
         assert isinstance(entry, AgentTool)
@@ -454,6 +458,14 @@ class Lowering:
             outside_project=tuple(
                 self.spec_relative(entry, "outside_project", index)
                 for index, entry in enumerate(self.spec.outside_project or ())))
+
+
+def tool_auth(auth: ToolAuth | None) -> ToolAuthNode | None:
+    if auth is None:
+        return None
+    (kind, settings), = auth.model_dump(exclude_none=True).items()
+    return ToolAuthNode(kind, tuple(settings.items()) if isinstance(settings, dict)
+                        else (("value", settings),))
 
 
 def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:

@@ -42,6 +42,7 @@ from agentspec.ir.values import (
     mcp_toolset,
     model_object,
     python_object,
+    python_tool,
     routes_models,
 )
 from agentspec.kinds import kind_for
@@ -66,7 +67,7 @@ class PlanBuilder:
     def tool(self, tool: ToolNode, sub_agents: list[Value]) -> Value:
         match tool:
             case PythonToolNode():
-                return gated(python_object(tool.python), tool.approval)
+                return gated(python_tool(tool), tool.approval)
             case BuiltinToolNode():
                 return Import("google.adk.tools", tool.name)
             case McpToolNode():

@@ -15,8 +15,8 @@ __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "CodeExecutorNode", "Compaction", "DeepNode", "FilesystemNode",
            "JobsNode", "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
            "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
-           "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called", "kind_of",
-           "tools_of"]
+           "RouterNode", "Schema", "ToolAuthNode", "ToolNode", "WorkflowNode", "agents_called",
+           "kind_of", "tools_of"]
 
 
 @dataclass(frozen=True)
@@ -74,11 +74,21 @@ class Approval:
 # tools --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ToolAuthNode:
+    """A tool's `auth`: `api_key`, `bearer` or `oauth`, with its settings (secrets as the
+    spec writes them: `${env.X}`, read when the app is loaded)."""
+
+    kind: str
+    settings: tuple[tuple[str, Any], ...]
+
+
 @dataclass(frozen=True, kw_only=True)
 class PythonToolNode:
     name: str = ""  # the spec name ("" for an inline entry)
     python: PyObject
     approval: Approval | None = None  # every tool this entry yields waits for a person
+    auth: ToolAuthNode | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +119,7 @@ class McpToolNode:
     filter: tuple[str, ...] | None = None
     prefix: str | None = None
     approval: Approval | None = None
+    auth: ToolAuthNode | None = None
 
     @property
     def target(self) -> str:

@@ -20,7 +20,9 @@ from agentspec.ir.tree import (
     McpToolNode,
     ModelNode,
     PyObject,
+    PythonToolNode,
     Schema,
+    ToolAuthNode,
 )
 
 LLM_AGENT = Import("google.adk.agents", "LlmAgent")
@@ -53,6 +55,35 @@ def lit(value: Any) -> Value:
 def kwargs(**values: Value) -> tuple[tuple[str, Value], ...]:
     """Keyword arguments, leaving out the ones that are unset."""
     return tuple((k, v) for k, v in values.items() if v is not None)
+
+
+TOOL_AUTH = "agentspec.runtime.tool_auth"
+
+
+def auth_values(auth: ToolAuthNode) -> tuple[Call, Call]:
+    """The auth scheme and credential of a tool's `auth` (secrets read at load time)."""
+    settings = dict(auth.settings)
+    if auth.kind == "api_key":
+        scheme = kwargs(header=settings["header"])
+        credential = kwargs(value=lit(settings["value"]))
+    elif auth.kind == "bearer":
+        scheme, credential = (), kwargs(value=lit(settings["value"]))
+    else:
+        scheme = kwargs(authorization_url=lit(settings["authorization_url"]),
+                        token_url=lit(settings["token_url"]),
+                        scopes=lit(settings["scopes"]) if "scopes" in settings else None)
+        credential = kwargs(client_id=lit(settings["client_id"]),
+                            client_secret=lit(settings["client_secret"]))
+    return (Call(Import(TOOL_AUTH, "auth_scheme"), scheme, (auth.kind,)),
+            Call(Import(TOOL_AUTH, "auth_credential"), credential, (auth.kind,)))
+
+
+def python_tool(tool: PythonToolNode) -> Value:
+    """A python tool; with `auth`, a function tool that receives the credential."""
+    value = python_object(tool.python)
+    if tool.auth is None:
+        return value
+    return Call(Import(TOOL_AUTH, "authenticated"), args=(value, *auth_values(tool.auth)))
 
 
 def python_object(obj: PyObject) -> Value:
@@ -171,7 +202,9 @@ def mcp_toolset(tool: McpToolNode) -> Value:
     return Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), kwargs(
         connection_params=connection,
         tool_filter=None if tool.filter is None else lit(list(tool.filter)),
-        tool_name_prefix=lit(tool.prefix)))
+        tool_name_prefix=lit(tool.prefix),
+        **(dict(zip(("auth_scheme", "auth_credential"), auth_values(tool.auth), strict=True))
+           if tool.auth else {})))
 
 
 APPROVALS = "agentspec.runtime.harness.approvals"

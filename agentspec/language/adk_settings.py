@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agentspec.language.common import Model, keyed_union
+from agentspec.language.common import Model, keyed_union, one_key_union
 
-__all__ = ["CodeExecutor", "ContextCache", "SandboxExecutor"]
+__all__ = ["ApiKeyAuth", "BearerAuth", "CodeExecutor", "ContextCache", "OAuthAuth",
+           "SandboxExecutor", "ToolAuth"]
 
 
 class ContextCache(Model):
@@ -52,3 +53,49 @@ else:
                                "`{backend: name}`",
                                {"builtin": Literal["builtin"], "sandbox": SandboxExecutor},
                                _executor_pick)
+
+
+_SECRET = "Written `${env.X}`: the secret is read from the environment when the app is " \
+    "loaded, never written into the generated package."
+
+
+class ApiKeySettings(Model):
+    header: str = Field(description="The request header that carries the key.",
+                        examples=["X-API-Key"], pattern=r"^[A-Za-z0-9-]+$")
+    value: str = Field(description=_SECRET, examples=["${env.SEARCH_KEY}"])
+
+
+class ApiKeyAuth(Model):
+    """An API key sent in a header."""
+
+    api_key: ApiKeySettings = Field(description="The header and the key.")
+
+
+class BearerAuth(Model):
+    """A bearer token (`Authorization: Bearer ...`)."""
+
+    bearer: str = Field(description=_SECRET, examples=["${env.GITHUB_TOKEN}"])
+
+
+class OAuthSettings(Model):
+    authorization_url: str = Field(description="Where the person signs in.",
+                                   pattern=r"^https?://")
+    token_url: str = Field(description="Where ADK exchanges the code for a token.",
+                           pattern=r"^https?://")
+    scopes: dict[str, str] | None = Field(None, description="Scope -> what it allows.")
+    client_id: str = Field(description="The OAuth client's id (may be `${env.X}`).")
+    client_secret: str = Field(description=_SECRET, examples=["${env.OAUTH_SECRET}"])
+
+
+class OAuthAuth(Model):
+    """OAuth 2.0 authorization code: ADK asks the front end (`adk web`) to let the person
+    sign in, then calls the tool with their token."""
+
+    oauth: OAuthSettings = Field(description="The flow's endpoints and client.")
+
+
+if TYPE_CHECKING:
+    ToolAuth = ApiKeyAuth | BearerAuth | OAuthAuth
+else:
+    ToolAuth = one_key_union("tool_auth", "`auth`", {
+        "api_key": ApiKeyAuth, "bearer": BearerAuth, "oauth": OAuthAuth})

@@ -285,6 +285,29 @@ def _tool_changed(pair: AgentPair) -> Iterator[Found]:
                     pair.new.defined("tools", tool) or new[tool][0])
 
 
+def _auths(node: AgentNode) -> dict[str, Any]:
+    """Tool -> its `auth` (None: none), for the tools that can carry one."""
+    return {_tool_key(t): t.auth for t in tools_of(node)
+            if isinstance(t, (PythonToolNode, McpToolNode))}
+
+
+def _tool_auth(pair: AgentPair) -> Iterator[Found]:
+    """Another way to authenticate a tool the agent keeps (whose account it acts as, which
+    person signs in); secrets are never shown, only where they are read from."""
+    old, new = _auths(pair.before), _auths(pair.after)
+    for tool in sorted(old.keys() & new.keys()):
+        was, now = old[tool], new[tool]
+        if was != now:
+            def shown(auth: Any) -> str:
+                return "none" if auth is None else auth.kind + "".join(
+                    f", {k} {v}" for k, v in auth.settings
+                    if k in ("header", "authorization_url", "token_url", "client_id")
+                    or "${env." in str(v))
+            yield Found("high", f"`{tool}` authenticates with {shown(now)} (was {shown(was)})",
+                        pair.old.defined("tools", tool) or ("tools",),
+                        pair.new.defined("tools", tool) or ("tools",))
+
+
 def _approval_dropped(pair: AgentPair) -> Iterator[Found]:
     old, new = _approvals(pair.before), _approvals(pair.after)
     still = capabilities(pair.after).keys() | {t.name for t in pair.new_llm.tools}
@@ -1059,6 +1082,8 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
     Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
     Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
+    Rule(codes.TOOL_AUTH_CHANGED, ("PythonToolNode.auth", "McpToolNode.auth",
+                                   "ToolAuthNode.*"), _tool_auth),
     Rule(codes.APPROVAL_DROPPED, _APPROVALS, _approval_dropped),
     Rule(codes.APPROVAL_ADDED, _APPROVALS, _approval_added),
     Rule(codes.APPROVAL_CHANGED, _APPROVALS, _approval_changed),

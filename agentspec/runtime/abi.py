@@ -16,7 +16,7 @@ ABI = 3
 #: the oldest ABI whose packages this runtime still runs: every name they import is here,
 #: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`,
 #: 3 `runtime.code_executors.sandbox_executor`, `backend=`/`definitions=` of
-#: `memory_callback` and `skill_toolset`)
+#: `memory_callback` and `skill_toolset`, `runtime.tool_auth`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
@@ -43,6 +43,7 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.router": frozenset({"router"}),
     "agentspec.runtime.schemas": frozenset({"model_from_json_schema"}),
     "agentspec.runtime.state": frozenset({"InitialState"}),
+    "agentspec.runtime.tool_auth": frozenset({"auth_credential", "auth_scheme", "authenticated"}),
     "agentspec.runtime.tool_errors": frozenset({"error_result", "mcp_errors"}),
     "agentspec.runtime.workflows": frozenset({"loop", "parallel", "sequential"}),
     "agentspec.runtime.abi": frozenset({"require"}),

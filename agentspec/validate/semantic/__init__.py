@@ -23,6 +23,7 @@ from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.sessions import check_resume_root, check_sessions
 from agentspec.validate.semantic.state import check_state
 from agentspec.validate.semantic.summarization import check_history
+from agentspec.validate.semantic.tool_auth import check_tool_auth
 from agentspec.validate.semantic.tree import check_tree
 from agentspec.validate.structural import Structure
 
@@ -32,7 +33,7 @@ __all__ = ["semantic"]
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
           check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
           check_roots, check_state, check_placeholders, check_schemas, check_code_executors,
-          check_backend_sources)
+          check_backend_sources, check_tool_auth)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],
