@@ -269,3 +269,20 @@ def test_no_secret_is_written_into_the_package(
     text = "\n".join(files.values())
     assert "expand('${env.LOOKUP_TOKEN}')" in text
     assert not any(secret in text for secret in SECRETS.values())
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_code_block_too_long_for_the_sandbox_is_an_error_the_model_sees(
+        tmp_path: Path) -> None:
+    from google.adk.code_executors.code_execution_utils import CodeExecutionInput
+
+    from agentspec.runtime.code_executors import MAX_CODE_BYTES, sandbox_executor
+
+    (tmp_path / "box").mkdir()
+    executor = sandbox_executor("box", {"box": {"type": "sandbox", "root": str(tmp_path / "box")}})
+    huge = executor.execute_code(None, CodeExecutionInput(code="x = 1\n" * MAX_CODE_BYTES))
+    assert "too long" in huge.stderr and huge.stdout == ""
+    nul = executor.execute_code(None, CodeExecutionInput(code="print(1)\x00"))
+    assert "NUL" in nul.stderr
+    failed = executor.execute_code(None, CodeExecutionInput(code="import sys; sys.exit(4)"))
+    assert failed.exit_code == 4 and failed.stderr

@@ -21,7 +21,10 @@ from agentspec.runtime.harness.filesystem import sandbox_backend
 if TYPE_CHECKING:
     from google.adk.agents.invocation_context import InvocationContext
 
-__all__ = ["SandboxCodeExecutor", "sandbox_executor"]
+__all__ = ["MAX_CODE_BYTES", "SandboxCodeExecutor", "sandbox_executor"]
+
+#: a code block is one argument of the sandbox's shell, which the kernel caps at 128 KiB
+MAX_CODE_BYTES = 120_000
 
 
 class SandboxCodeExecutor(BaseCodeExecutor):
@@ -38,6 +41,11 @@ class SandboxCodeExecutor(BaseCodeExecutor):
         if self._box is None:
             self._box = sandbox_backend(self.backend, self.definitions)
         command = "python3 -c " + shlex.quote(code_execution_input.code)
+        if len(command.encode("utf-8", "surrogatepass")) > MAX_CODE_BYTES:
+            return CodeExecutionResult(stderr=(
+                f"The code block is too long to run ({len(command)} characters; the limit "
+                f"is about {MAX_CODE_BYTES} bytes). Write it to a file with your file tools "
+                "and run a short block that imports it."))
         try:
             result = self._box.execute(command)
         except BackendError as error:  # the model's code, refused: the model should see why

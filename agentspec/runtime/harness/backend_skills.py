@@ -26,6 +26,8 @@ __all__ = ["BackendSkillToolset", "read_skills"]
 
 logger = logging.getLogger(__name__)
 
+#: files read from one skills directory of a backend, each turn
+MAX_SKILL_FILES = 2000
 #: per-content toolsets kept (sessions whose skills read the same share one)
 _CACHED = 32
 _SKILL_FILES = ("SKILL.md", "skill.md")
@@ -75,11 +77,18 @@ def read_skills(backend: Backend, directories: Sequence[str]) -> list[Skill]:
         except BackendError:
             continue  # no such directory (yet): no skills there
         folders: dict[str, dict[str, str]] = {}
-        for path in paths:
+        for path in paths[:MAX_SKILL_FILES]:
             inside = relative_to(path, directory.rstrip("/") or "/")
             folder, _, rest = (inside or "").partition("/")
-            if rest:
+            if not rest:
+                continue
+            try:
                 folders.setdefault(folder, {})[rest] = backend.read(path)
+            except BackendError as error:  # a binary or vanished file: the rest still load
+                logger.warning("skill file %s is left out: %s", path, error)
+        if len(paths) > MAX_SKILL_FILES:
+            logger.warning("%s holds %d files; only the first %d are read as skills",
+                           directory, len(paths), MAX_SKILL_FILES)
         for folder, files in sorted(folders.items()):
             try:
                 skills.append(_skill(folder, files))
