@@ -89,8 +89,11 @@ def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
     from agentspec.runtime.backends import sandbox
 
     for node in _walk(app.root):
-        definitions = node.filesystem.definitions \
+        definitions = dict(node.filesystem.definitions) \
             if isinstance(node, LlmFields) and node.filesystem else {}
+        executor = node.code_executor if isinstance(node, LlmFields) else None
+        if executor is not None and executor.filesystem is not None:
+            definitions.update(executor.filesystem.definitions)
         boxes = [name for name, definition in definitions.items()
                  if isinstance(definition, SandboxDef)]
         if boxes:

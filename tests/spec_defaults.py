@@ -29,6 +29,14 @@ def _spec_sandbox() -> Any:
                      .model_dump(exclude_none=True))
 
 
+def spec_sandbox_data(root: Any) -> dict[str, Any]:
+    """A sandbox's definition as generated code passes it: the spec model's defaults."""
+    from agentspec.language.backends import SandboxBackend as SandboxSpec
+
+    return SandboxSpec.model_validate({"type": "sandbox", "root": str(root)}).model_dump(
+        exclude_none=True)
+
+
 def spec_limits(**given: Any) -> Any:
     """A sandbox's limits: the spec model's defaults (their one home), `given` replaced."""
     import dataclasses

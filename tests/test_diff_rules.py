@@ -249,6 +249,8 @@ NEEDS_AN_OLD_VERSION = {
     "callback-changed": "a callback the old version had; a new agent's are callback-added",
     "plugin-removed": "a plugin the old version had",
     "plugin-changed": "a plugin the old version had; a new spec's are plugin-added",
+    "tool-auth-changed": "how a tool of the old version authenticates; a new agent's tools "
+                         "are tool-added, their auth with them",
 }
 
 

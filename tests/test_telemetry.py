@@ -87,7 +87,7 @@ def test_a_routed_deep_agent_run_exports_its_span_tree(tmp_path: Path) -> None:
     coder = collector.named("invoke_agent coder")
     assert len(router) == 1 and len(coder) == 1, sorted({s.name for s in spans})
     assert router[0].attributes["agentspec.agent.kind"] == "router"
-    assert router[0].attributes["agentspec.spec.name"] == "desk"
+    assert router[0].attributes["agentspec.language.name"] == "desk"
     assert coder[0].attributes["agentspec.agent.kind"] == "deep"
     # the deep agent runs under the router, and its tool call under it
     assert "invoke_agent front" in collector.ancestors(coder[0])

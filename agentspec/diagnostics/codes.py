@@ -407,6 +407,32 @@ ADK_BRACES = _code("AS245", "adk-double-braces",
     to read the state, or keep `{{key}}` when the literal braces are intended (then the
     warning is the price of the ambiguity; `--strict` turns it into an error).""",
     warning=True)
+CODE_EXECUTOR_BACKEND = _code("AS246", "code-executor-backend",
+    "A code executor whose backend is not a sandbox", """
+    `code_executor: {backend: NAME}` runs the Python blocks the model writes inside that
+    backend. The model's code is as trustworthy as whatever steers the model (a user, a
+    fetched page, a tool result), so it runs only in a `type: sandbox` backend, where
+    bubblewrap confines it to the backend's root, mounts and limits, without the network
+    unless the backend allows it. A `filesystem`, `shell`, `state` or `composite` backend,
+    or a name no backend has, is refused. Define a sandbox backend and name it.""")
+BUILTIN_CODE_EXECUTOR_MODEL = _code("AS247", "builtin-code-executor-model",
+    "The built-in code executor with a model that is not Gemini", """
+    `code_executor: builtin` is ADK's `BuiltInCodeExecutor`: it asks the model's API to run
+    the code (Gemini's code execution tool), and ADK refuses every request of an agent whose
+    model is not a Gemini model ("Gemini code execution tool is not supported"). Give the
+    agent a `gemini-*` model, or run the code in a sandbox backend with
+    `code_executor: {backend: NAME}`.""")
+BACKEND_SOURCE_WITHOUT_BACKEND = _code("AS248", "backend-source-without-backend",
+    "A `backend:` memory file or skills directory on an agent without file tools", """
+    A `memory:` or `skills:` entry written `backend:/path` is read through the agent's own
+    file-tools backend (`filesystem:`, or the state backend of `kind: deep`) when the agent
+    runs, so a `state` or `sandbox` backend can hold it. This agent has no such backend.
+    Give it `filesystem: BACKEND`, or name a file beside the spec (without `backend:`).""")
+BACKEND_SOURCE_PATH = _code("AS249", "backend-source-path",
+    "A `backend:` entry that is not a path of the backend", """
+    After `backend:` comes the absolute path the agent's file tools see, such as
+    `backend:/memories/AGENTS.md`: it starts with `/`, does not climb above `/` with `..`,
+    and has no NUL bytes or over-long names.""")
 UNRESOLVABLE_MODEL_ID = _code("AS250", "unresolvable-model-id",
     "A model id ADK's model registry never resolves", """
     With `provider: adk` (the default) ADK's model registry picks the model class from the
@@ -452,6 +478,20 @@ PYTHON_MODULE_CLASH = _code("AS254", "python-module-clash",
     `tools` gets the same one and the other's names fail to import (AS403). The same holds
     for a module beside one file and an installed module of that name used from another.
     Rename one of the modules, or keep the spec's python code in one directory.""")
+AUTH_SECRET_LITERAL = _code("AS255", "auth-secret-literal",
+    "A tool's credential written into the spec", """
+    A tool's `auth` carries a secret (an API key's `value`, a `bearer` token, an OAuth
+    `client_secret`). Secrets come only from the environment: write `${env.NAME}` (the whole
+    value), and set NAME where the agent runs. The value is then read when the app is loaded,
+    and neither the spec, its history, `diff`, nor the generated package ever holds it.""")
+AUTH_TOOL_KIND = _code("AS256", "auth-tool-kind",
+    "`auth` on a tool that cannot carry a credential", """
+    `auth` compiles to ADK's auth scheme and credential: a python tool becomes an
+    `AuthenticatedFunctionTool`, whose function receives the credential as its
+    `credential` argument, and an MCP toolset sends it in the headers of each request. A
+    python entry with `args` calls a factory whose result is no function, and an MCP server
+    started as a local command (stdio) receives no headers: give a factory's tool its
+    credential itself, and a stdio server its secret through `env`.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
@@ -1005,6 +1045,28 @@ SUMMARIZATION_HISTORY_CHANGED = _change("AS563", "summarization-history-changed"
     `summarization.history`: the text of the events each summary replaces is now written
     to files under another directory of the root agent's file tools (or now, or no longer),
     where the agent and anyone with the backend's directory can read it.""")
+CONTEXT_CACHE_CHANGED = _change("AS564", "context-cache-changed", OPERATIONS, "medium",
+                                "The app's context caching changed", """
+    `context_cache` was set, removed or changed: whether the model's API caches each
+    agent's request prefix, for how long (storage is billed per hour) and how often it is
+    refreshed. Answers do not change; cost and latency do.""")
+CODE_EXECUTOR_CHANGED = _change(
+    "AS565", "code-executor-changed", SECURITY,
+    "high when code runs somewhere new or gains the network, medium for other settings, "
+    "low when it no longer runs",
+    "Code the model writes runs somewhere else, or now runs", """
+    An agent's `code_executor` was added or changed: code blocks in the model's answers
+    now run (in Gemini's own sandbox with `builtin`, or through a `type: sandbox`
+    backend, whose files and limits they get), or run somewhere else (high). Whoever can
+    steer the model (a user, a fetched page, a tool result) can steer that code. A change
+    to the settings of the sandbox that runs it is medium, high when it gains the network.
+    Removing the executor is low: the model's code blocks are then plain text.""")
+TOOL_AUTH_CHANGED = _change("AS566", "tool-auth-changed", SECURITY, "high",
+                            "A tool authenticates differently", """
+    A tool the agent keeps gained, lost or changed its `auth`: another key or token (read
+    from another environment variable), another header, another OAuth client or sign-in
+    endpoints. Whose account the tool acts as, and what a person is asked to allow, change
+    with it. Secret values are never shown, only the variables they are read from.""")
 SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", SECURITY, "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and

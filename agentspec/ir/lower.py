@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any
 
+from agentspec.contract.backend_sources import backend_path
 from agentspec.contract.backends import (
     BackendDef,
     FilesystemDef,
@@ -18,6 +19,7 @@ from agentspec.contract.backends import (
 from agentspec.contract.compaction import ByInvocations, ByTokens, CompactionSettings
 from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.harness_names import DECISIONS
+from agentspec.contract.virtual_paths import normalize
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.observing import lower_observing
 from agentspec.ir.tree import (
@@ -44,10 +46,12 @@ from agentspec.ir.tree import (
     PythonToolNode,
     Schema,
     SessionsNode,
+    ToolAuthNode,
     ToolNode,
 )
 from agentspec.kindapi import Site, kind_for_spec
 from agentspec.language import Spec
+from agentspec.language.adk_settings import ToolAuth
 from agentspec.language.agents import (
     InterruptConfig,
     LlmAgent,
@@ -172,7 +176,8 @@ class Lowering:
         approval = approvals.get(name) if name else None
         if isinstance(entry, PythonTool):
             return PythonToolNode(name=name, python=self.python(
-                entry.python, self.span(*path, "python"), entry.args), approval=approval)
+                entry.python, self.span(*path, "python"), entry.args), approval=approval,
+                auth=tool_auth(entry.auth))
         if isinstance(entry, McpTool):
             server = entry.mcp
             connection: McpStdio | McpHttp
@@ -189,7 +194,8 @@ class Lowering:
                     timeout=server.timeout)
             return McpToolNode(name=name, server=connection,
                                filter=None if entry.filter is None else tuple(entry.filter),
-                               prefix=entry.prefix, approval=approval)
+                               prefix=entry.prefix, approval=approval,
+                               auth=tool_auth(entry.auth))
         if isinstance(entry, BuiltinTool):
             return BuiltinToolNode(name=entry.builtin)
         assert isinstance(entry, AgentTool)
@@ -225,7 +231,10 @@ class Lowering:
         return FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix()
 
     def memory(self, name: str, agent: LlmAgent) -> tuple[str, ...]:
-        return tuple(self.spec_relative(entry, "agents", name, "memory", index)
+        """Host files relative to the spec's directory; `backend:/path` entries as written
+        (the agent's backend reads them)."""
+        return tuple(entry if backend_path(entry) is not None else
+                     self.spec_relative(entry, "agents", name, "memory", index)
                      for index, entry in enumerate(agent.memory or ()))
 
     def skills(self, name: str, agent: LlmAgent) -> tuple[tuple[str, ...], str]:
@@ -237,7 +246,8 @@ class Lowering:
             entries, where, discovery = setting.paths, ("skills", "paths"), setting.discovery
         else:
             entries, discovery = setting, "lazy"
-        directories = tuple(self.spec_relative(entry, "agents", name, *where, index)
+        directories = tuple(entry if backend_path(entry) is not None else
+                            self.spec_relative(entry, "agents", name, *where, index)
                             for index, entry in enumerate(entries))
         return directories, discovery
 
@@ -264,6 +274,13 @@ class Lowering:
         writable directory backend (or a composite route to one) can."""
         if filesystem is None or not {"write_file", "edit_file"} & set(kit.file_tools):
             return tuple(None for _ in files)
+        in_backend = [backend_path(file) for file in files]
+        if any(in_backend):  # edited where they are read: through the same file tools
+            hosted = iter(self.memory_edit_at(
+                tuple(f for f, at in zip(files, in_backend, strict=True) if at is None),
+                kit, filesystem))
+            return tuple(normalize(at) if at is not None else next(hosted)
+                         for at in in_backend)
         definitions = filesystem.definitions
         mounts = [(prefix, definition.root)  # (virtual prefix, root relative to the spec)
                   for prefix, target in mount_points(filesystem.backend, definitions)
@@ -442,10 +459,23 @@ class Lowering:
             inputs=FrozenMap(state_inputs(self.spec)),
             resumable=self.resumable, jobs=jobs, sessions=self.sessions(jobs),
             module_dirs=tuple(sorted(self.module_dirs)),
+            context_cache=None if self.spec.context_cache is None else FrozenMap(
+                self.spec.context_cache.model_dump(exclude_none=True)),
             outside_project=tuple(
                 self.spec_relative(entry, "outside_project", index)
                 for index, entry in enumerate(self.spec.outside_project or ())),
             observing=lower_observing(self.spec))
+
+
+def tool_auth(auth: ToolAuth | None) -> ToolAuthNode | None:
+    if auth is None:
+        return None
+    (kind, settings), = auth.model_dump(exclude_none=True).items()
+    if not isinstance(settings, dict):
+        return ToolAuthNode(kind, FrozenMap({"value": settings}))
+    scopes = settings.get("scopes")
+    return ToolAuthNode(kind, FrozenMap({k: v for k, v in settings.items() if k != "scopes"}),
+                        None if scopes is None else FrozenMap(scopes))
 
 
 def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:

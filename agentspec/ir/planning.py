@@ -31,6 +31,7 @@ from agentspec.ir.values import (
     MODEL_ROUTING,
     RESERVED,
     backend_definitions,
+    context_cache_value,
     gated,
     instruction_value,
     kwargs,
@@ -38,6 +39,7 @@ from agentspec.ir.values import (
     mcp_toolset,
     model_object,
     python_object,
+    python_tool,
     routes_models,
 )
 from agentspec.kindapi import kind_for
@@ -62,7 +64,7 @@ class PlanBuilder:
     def tool(self, tool: ToolNode, sub_agents: list[Value]) -> Value:
         match tool:
             case PythonToolNode():
-                return gated(python_object(tool.python), tool.approval)
+                return gated(python_tool(tool), tool.approval)
             case BuiltinToolNode():
                 return Import("google.adk.tools", tool.name)
             case McpToolNode():
@@ -156,7 +158,8 @@ class PlanBuilder:
             plugins=ListOf(tuple(plugins)),
             events_compaction_config=self.compaction(node.compaction),
             resumability_config=Call(Import("agentspec.runtime.app", "resumable"))
-            if node.resumable else None))
+            if node.resumable else None,
+            context_cache_config=context_cache_value(node.context_cache)))
         self.bindings.append(Binding("app", app))
         return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
                     node.module_dirs)

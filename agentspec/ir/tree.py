@@ -22,12 +22,12 @@ from agentspec.ir.observing import ObservingNode
 from agentspec.kindapi import kind_for
 
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
-           "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
-           "FallbackChain", "LiteLlmEndpoint", "LlmFields", "LlmNode", "McpHttp", "McpStdio",
-           "McpToolNode", "ModelNode", "ModelRoute", "PlainModel", "members_of",
+           "BuiltinToolNode", "CodeExecutorNode", "Compaction", "DeepNode", "FilesystemNode",
+           "JobsNode", "FallbackChain", "LiteLlmEndpoint", "LlmFields", "LlmNode", "McpHttp",
+           "McpStdio", "McpToolNode", "ModelNode", "ModelRoute", "PlainModel", "members_of",
            "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
-           "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called", "kind_of",
-           "tools_of"]
+           "RouterNode", "Schema", "ToolAuthNode", "ToolNode", "WorkflowNode", "agents_called",
+           "kind_of", "tools_of"]
 
 
 @dataclass(frozen=True)
@@ -118,11 +118,23 @@ class Approval:
 # tools --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ToolAuthNode:
+    """A tool's `auth`: `api_key`, `bearer` or `oauth`, with its settings (secrets as the
+    spec writes them: `${env.X}`, read when the app is loaded)."""
+
+    kind: str
+    settings: FrozenMap[str, str]
+    #: `oauth`'s scopes: scope -> what it allows
+    scopes: FrozenMap[str, str] | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class PythonToolNode:
     name: str = ""  # the spec name ("" for an inline entry)
     python: PyObject
     approval: Approval | None = None  # every tool this entry yields waits for a person
+    auth: ToolAuthNode | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,6 +165,7 @@ class McpToolNode:
     filter: tuple[str, ...] | None = None
     prefix: str | None = None
     approval: Approval | None = None
+    auth: ToolAuthNode | None = None
 
     @property
     def target(self) -> str:
@@ -186,6 +199,21 @@ ToolNode = PythonToolNode | McpToolNode | BuiltinToolNode | AgentToolNode
 
 
 # agents -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CodeExecutorNode:
+    """Where the code blocks a model writes run: `builtin` (Gemini's code execution), or
+    `sandbox` (Python in the `type: sandbox` backend `filesystem.backend`)."""
+
+    kind: Literal["builtin", "sandbox"]
+    filesystem: FilesystemNode | None = None
+
+    @property
+    def label(self) -> str:
+        if self.filesystem is None:
+            return "Gemini's built-in code execution"
+        return f"run in the sandbox backend `{self.filesystem.backend}`"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,6 +261,7 @@ class LlmFields(AgentFields):
     approvals: FrozenMap[str, Approval] = FrozenMap()  # tool name the model sees -> settings
     #: a tool that raises: `return` its error to the model, or `raise`
     tool_errors: Literal["return", "raise"]
+    code_executor: CodeExecutorNode | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -388,3 +417,5 @@ class AppNode:
     outside_project: tuple[str, ...] = ()
     #: `telemetry`, `budget` and models' `price` (None: none of them)
     observing: ObservingNode | None = None
+    #: `context_cache`: ADK's ContextCacheConfig settings as the spec gives them (None: off)
+    context_cache: FrozenMap[str, int | float] | None = None

@@ -14,6 +14,7 @@ from agentspec.ir.tree import (
     AgentNode,
     Approval,
     BuiltinToolNode,
+    CodeExecutorNode,
     FallbackChain,
     FilesystemNode,
     LiteLlmEndpoint,
@@ -25,7 +26,9 @@ from agentspec.ir.tree import (
     ModelRoute,
     PlainModel,
     PyObject,
+    PythonToolNode,
     Schema,
+    ToolAuthNode,
     members_of,
 )
 
@@ -59,6 +62,35 @@ def lit(value: Any) -> Value:
 def kwargs(**values: Value) -> tuple[tuple[str, Value], ...]:
     """Keyword arguments, leaving out the ones that are unset."""
     return tuple((k, v) for k, v in values.items() if v is not None)
+
+
+TOOL_AUTH = "agentspec.runtime.tool_auth"
+
+
+def auth_values(auth: ToolAuthNode) -> tuple[Call, Call]:
+    """The auth scheme and credential of a tool's `auth` (secrets read at load time)."""
+    settings = dict(auth.settings)
+    if auth.kind == "api_key":
+        scheme = kwargs(header=settings["header"])
+        credential = kwargs(value=lit(settings["value"]))
+    elif auth.kind == "bearer":
+        scheme, credential = (), kwargs(value=lit(settings["value"]))
+    else:
+        scheme = kwargs(authorization_url=lit(settings["authorization_url"]),
+                        token_url=lit(settings["token_url"]),
+                        scopes=lit(dict(auth.scopes)) if auth.scopes is not None else None)
+        credential = kwargs(client_id=lit(settings["client_id"]),
+                            client_secret=lit(settings["client_secret"]))
+    return (Call(Import(TOOL_AUTH, "auth_scheme"), scheme, (auth.kind,)),
+            Call(Import(TOOL_AUTH, "auth_credential"), credential, (auth.kind,)))
+
+
+def python_tool(tool: PythonToolNode) -> Value:
+    """A python tool; with `auth`, a function tool that receives the credential."""
+    value = python_object(tool.python)
+    if tool.auth is None:
+        return value
+    return Call(Import(TOOL_AUTH, "authenticated"), args=(value, *auth_values(tool.auth)))
 
 
 def python_object(obj: PyObject) -> Value:
@@ -187,7 +219,9 @@ def mcp_toolset(tool: McpToolNode) -> Value:
     return Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), kwargs(
         connection_params=connection,
         tool_filter=None if tool.filter is None else lit(list(tool.filter)),
-        tool_name_prefix=lit(tool.prefix)))
+        tool_name_prefix=lit(tool.prefix),
+        **(dict(zip(("auth_scheme", "auth_credential"), auth_values(tool.auth), strict=True))
+           if tool.auth else {})))
 
 
 APPROVALS = "agentspec.runtime.harness.approvals"
@@ -260,3 +294,25 @@ def dispatches_tasks(node: AgentNode) -> bool | None:
     ADK marks an agent so when it builds it as a node, but not the agent a transfer
     reaches, whose delegations then fail."""
     return True if any(child.mode == "task" for child in node.children) else None
+
+
+def context_cache_value(settings: Mapping[str, int | float] | None) -> Value:
+    """ADK's ContextCacheConfig for the spec's `context_cache` (None: no caching)."""
+    if settings is None:
+        return None
+    values = dict(settings)
+    timeout = values.pop("create_timeout", None)
+    options = None if timeout is None else Call(
+        Import("google.genai", "types.HttpOptions"), kwargs(timeout=int(timeout * 1000)))
+    return Call(Import("google.adk.agents.context_cache_config", "ContextCacheConfig"),
+                kwargs(**values, create_http_options=options))
+
+
+def code_executor_value(executor: CodeExecutorNode | None) -> Value:
+    """An LLM agent's `code_executor=`: Gemini's built-in one, or the sandbox's."""
+    if executor is None:
+        return None
+    if executor.filesystem is None:
+        return Call(Import("google.adk.code_executors", "BuiltInCodeExecutor"))
+    return Call(Import("agentspec.runtime.code_executors", "sandbox_executor"),
+                args=(executor.filesystem.backend, backend_definitions(executor.filesystem)))

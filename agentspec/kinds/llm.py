@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agentspec.contract.backend_sources import backend_path
 from agentspec.contract.backends import SandboxDef
 from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.harness_names import TODO_TOOLS
@@ -15,8 +16,10 @@ from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
 from agentspec.ir.tree import (
     AgentToolNode,
+    CodeExecutorNode,
     DeepNode,
     FallbackChain,
+    FilesystemNode,
     LiteLlmEndpoint,
     LlmFields,
     LlmNode,
@@ -36,6 +39,8 @@ from agentspec.ir.values import (
     TOOL_ERROR_RESULT,
     adk_planner,
     approval_value,
+    backend_definitions,
+    code_executor_value,
     dispatches_tasks,
     evicts_to_artifacts,
     file_toolset,
@@ -48,6 +53,7 @@ from agentspec.ir.values import (
     schema_value,
 )
 from agentspec.kindapi import Kind, Site
+from agentspec.language.adk_settings import SandboxExecutor
 from agentspec.language.agents import TOOL_ERRORS_DEFAULT, LlmAgent
 from agentspec.language.effective import harness
 from agentspec.validate.semantic.models import check_thinking
@@ -105,8 +111,20 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
         memory_edit_at=lowering.memory_edit_at(memory, kit, filesystem),
         filesystem=filesystem, skills=skills, skill_discovery=discovery,
         result_limit=kit.result_limit, approvals=FrozenMap(approvals),
-        tool_errors=agent.tool_errors or TOOL_ERRORS_DEFAULT)
+        tool_errors=agent.tool_errors or TOOL_ERRORS_DEFAULT,
+        code_executor=code_executor_node(lowering, agent))
     return replace(node, task=lowering.task(kit, node))
+
+
+def code_executor_node(lowering: Lowering, agent: LlmAgent) -> CodeExecutorNode | None:
+    setting = agent.code_executor
+    if setting is None:
+        return None
+    if setting == "builtin":
+        return CodeExecutorNode("builtin")
+    assert isinstance(setting, SandboxExecutor)
+    return CodeExecutorNode("sandbox", FilesystemNode(
+        setting.backend, ("execute",), lowering.backend_definitions(setting.backend)))
 
 
 def lower(lowering: Lowering, name: str, agent: LlmAgent, site: Site) -> LlmNode:
@@ -136,9 +154,12 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
             child.offline for _, child in node.task.items()):
         tools.append(Call(Import(DELEGATION, "job_status_tool"), args=(JOBS,)))
     if node.skills:
+        held = node.filesystem if any(backend_path(d) for d in node.skills) else None
         tools.append(Call(Import("agentspec.runtime.harness.skills", "skill_toolset"),
-                          args=(ListOf(tuple(SpecPath(d) for d in node.skills)),
-                                node.skill_discovery)))
+                          args=(ListOf(tuple(d if backend_path(d) else SpecPath(d)
+                                             for d in node.skills)), node.skill_discovery),
+                          kwargs=(("backend", held.backend),
+                                  ("definitions", backend_definitions(held))) if held else ()))
     return Call(LLM_AGENT, kwargs(
         name=node.name, description=lit(node.description),
         model=model_value(node.model),
@@ -156,6 +177,7 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
         disallow_transfer_to_parent=node.disallow_transfer_to_parent,
         disallow_transfer_to_peers=node.disallow_transfer_to_peers,
         rerun_on_resume=dispatches_tasks(node),
+        code_executor=code_executor_value(node.code_executor),
         **builder.callbacks(node, _hooks(builder, node))))
 
 
@@ -166,10 +188,7 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
     if node.tool_errors == "return":  # last: the spec's own decide first
         hooks["on_tool_error"] = [*hooks.get("on_tool_error", []), TOOL_ERROR_RESULT]
     if node.memory:  # first, so the user's own before_model callbacks see the memory too
-        memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
-                      args=(ListOf(tuple(SpecPath(p) for p in node.memory)),),
-                      kwargs=(("names", lit(list(node.memory))),
-                              ("edit_at", lit(list(node.memory_edit_at)))))
+        memory = memory_callback(node)
         hooks["before_model"] = [memory, *hooks.get("before_model", [])]
     approvals = [a for _, a in node.approvals.items()] + [
         t.approval for t in node.tools
@@ -188,6 +207,21 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
             Import("agentspec.runtime.harness.callbacks", "piped"), args=tuple(rewrites))
         hooks["after_tool"] = [*hooks.get("after_tool", []), rewrite]
     return hooks
+
+
+def memory_callback(node: LlmNode | DeepNode) -> Call:
+    """The memory files: host files by their path, `backend:/path` entries read through the
+    agent's file-tools backend."""
+    in_backend = [backend_path(p) for p in node.memory]
+    reads = node.filesystem if any(in_backend) else None
+    return Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
+                args=(ListOf(tuple(SpecPath(p) if at is None else p
+                                   for p, at in zip(node.memory, in_backend, strict=True))),),
+                kwargs=(("names", lit([at or p for p, at in zip(node.memory, in_backend,
+                                                                 strict=True)])),
+                        ("edit_at", lit(list(node.memory_edit_at))),
+                        *((("backend", reads.backend),
+                           ("definitions", backend_definitions(reads))) if reads else ())))
 
 
 def label(node: LlmNode | DeepNode) -> list[str]:
@@ -218,6 +252,8 @@ def label(node: LlmNode | DeepNode) -> list[str]:
         lines.append("memory: " + ", ".join(node.memory))
     if node.tool_errors != "return":
         lines.append(f"tool errors: {node.tool_errors}")
+    if node.code_executor is not None:
+        lines.append(f"code blocks: {node.code_executor.label}")
     return lines
 
 

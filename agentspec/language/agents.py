@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, WithJsonSchema
 
 from agentspec.contract.harness_names import DECISIONS, FILE_TOOLS, DecisionKind
+from agentspec.language.adk_settings import CodeExecutor
 from agentspec.language.common import (
     DirectoryPath,
     FilePath,
@@ -128,7 +129,8 @@ class SkillsConfig(Model):
     """Skill directories plus how the model discovers them."""
 
     paths: list[DirectoryPath] = Field(description="Directories holding `<skill>/SKILL.md` "
-                                       "folders.",
+                                       "folders: beside the spec, or `backend:/path` in the "
+                                       "agent's file-tools backend.",
                              examples=[["./skills"]])
     discovery: Literal["lazy", "eager"] = Field(
         "lazy", description="`lazy`: a `list_skills` tool; `eager`: the catalogue is in the "
@@ -222,9 +224,10 @@ class LlmSettings(Model):
     skills: Skills | None = Field(None, description="Skill directories (Agent Skills, ADK "
                                   "SkillToolset).", examples=[["./skills"]])
     memory: list[FilePath] | None = Field(None, description="AGENTS.md-style files added to "
-                                          "the "
-                                     "system prompt on every model call, verbatim.",
-                                     examples=[["./AGENTS.md"]])
+                                          "the system prompt on every model call, verbatim: "
+                                          "a path beside the spec, or `backend:/path`, a "
+                                          "file of the agent's file-tools backend.",
+                                     examples=[["./AGENTS.md", "backend:/memories/AGENTS.md"]])
     interrupt_on: dict[str, Interrupt] | None = Field(
         None, description="Tool name -> approval settings; the tool never runs before a "
         "person decides.", examples=[{"write_file": True, "execute": {"decisions":
@@ -275,6 +278,10 @@ class LlmAgent(AgentBase, LlmSettings):
     output_key: str | None = Field(None, description="Session-state key that receives the "
                                    "final answer.", examples=["draft"], min_length=1)
     input_schema: SchemaRef | None = Field(None, description="Arguments when used as a tool.")
+    code_executor: CodeExecutor | None = Field(
+        None, description="Run the code blocks the model writes: `builtin` (Gemini's own "
+        "code execution) or `{backend: name}` (Python in a `type: sandbox` backend).",
+        examples=["builtin", {"backend": "box"}])
 
 
 class DeepAgent(LlmAgent):

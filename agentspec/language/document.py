@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, WithJsonSchema, field_validator
 
+from agentspec.language.adk_settings import ContextCache
 from agentspec.language.agents import Agent, Defaults
 from agentspec.language.backends import Backend
 from agentspec.language.common import (
@@ -166,7 +167,7 @@ class Plugin(Model):
 TOP_LEVEL_KEYS = ("agentspec", "name", "description", "root", "imports", "vars", "state",
                   "models", "defaults", "tools", "backends", "agents", "summarization", "jobs",
                   "sessions", "environments", "global_instruction", "plugins", "outside_project",
-                  "telemetry", "budget")
+                  "telemetry", "budget", "context_cache")
 OVERLAY_FORBIDDEN = ("agentspec", "imports", "environments", "outside_project")
 
 
@@ -227,6 +228,9 @@ class Spec(Model):
     telemetry: Telemetry | None = Field(None, description="Tracing (OpenTelemetry).")
     budget: Budget | None = Field(None, description="Token and cost limits per run and per "
                                   "background job.")
+    context_cache: ContextCache | None = Field(
+        None, description="ADK's context caching for every agent (Gemini models): "
+        "`{}` takes ADK's settings. Off unless set.", examples=[{"ttl_seconds": 1800}])
     outside_project: list[str] | None = Field(
         None, description="Directories (or files) outside the project that the spec's paths "
         "may name: every path a spec names must be inside its project (its git work tree, "

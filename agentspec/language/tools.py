@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from agentspec.language.adk_settings import ToolAuth
 from agentspec.language.common import (
     Arguments,
     DirectoryPath,
@@ -32,6 +33,8 @@ class PythonTool(Model):
                                             "called with these keyword arguments (names are "
                                             "Python identifiers) and the result is the tool or "
                                             "toolset.", examples=[{"max_results": 5}])
+    auth: ToolAuth | None = Field(None, description="How the function authenticates: it "
+                                  "receives ADK's credential as its `credential` argument.")
 
 
 class McpStdio(Model):
@@ -73,6 +76,8 @@ class McpTool(Model):
                                      examples=[["list_issues", "get_issue"]])
     prefix: str | None = Field(None, description="Prefix added to every tool name.",
                                pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    auth: ToolAuth | None = Field(None, description="How the server authenticates its "
+                                  "callers (ADK adds the header to each request).")
 
 
 class BuiltinTool(Model):

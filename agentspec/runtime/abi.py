@@ -15,14 +15,16 @@ __all__ = ["ABI", "NAMES", "OLDEST", "AbiMismatch", "require", "upgrade"]
 ABI = 3
 #: the oldest ABI whose packages this runtime still runs: every name they import is here,
 #: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`; 3
-#: added `runtime.observing.observer` and, from the other features of that release, the
-#: names their packages call)
+#: added `runtime.observing.observer`, `runtime.code_executors.sandbox_executor`,
+#: `backend=`/`definitions=` of `memory_callback` and `skill_toolset`, `runtime.tool_auth`,
+#: and the names the other features of that release call)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
 NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.app": frozenset({"compaction", "history_scope", "resumable"}),
     "agentspec.runtime.blame": frozenset({"Blame"}),
+    "agentspec.runtime.code_executors": frozenset({"sandbox_executor"}),
     "agentspec.runtime.dangling": frozenset({"PatchDanglingCalls"}),
     "agentspec.runtime.env": frozenset({"expand"}),
     "agentspec.runtime.harness.approvals": frozenset({"approval_gate", "edit_note", "gated"}),
@@ -43,6 +45,7 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.router": frozenset({"router"}),
     "agentspec.runtime.schemas": frozenset({"model_from_json_schema"}),
     "agentspec.runtime.state": frozenset({"InitialState"}),
+    "agentspec.runtime.tool_auth": frozenset({"auth_credential", "auth_scheme", "authenticated"}),
     "agentspec.runtime.tool_errors": frozenset({"error_result", "mcp_errors"}),
     "agentspec.runtime.workflows": frozenset({"loop", "parallel", "sequential"}),
     "agentspec.runtime.abi": frozenset({"require"}),

@@ -59,13 +59,13 @@ class Observer(BasePlugin):
 
     async def before_run_callback(self, *, invocation_context: InvocationContext) -> None:
         job = JOB.get()
-        set_attributes(**{"agentspec.spec.name": self.spec,
+        set_attributes(**{"agentspec.language.name": self.spec,
                           "agentspec.job.id": job[0] if job else None})
         return None
 
     async def before_agent_callback(self, *, agent: BaseAgent,
                                     callback_context: CallbackContext) -> None:
-        set_attributes(**{"agentspec.spec.name": self.spec, "agentspec.agent.name": agent.name,
+        set_attributes(**{"agentspec.language.name": self.spec, "agentspec.agent.name": agent.name,
                           "agentspec.agent.kind": self.kinds.get(agent.name)})
         return None
 

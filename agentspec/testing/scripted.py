@@ -208,6 +208,7 @@ def install_script(root: Any, replies: Mapping[str, list[Any]],
     """Give every LLM agent under `root` a scripted model with its replies, and the
     summarizer of `compaction` (an App's events compaction config) one under `summarizer`."""
     from google.adk.agents import LlmAgent
+    from google.adk.code_executors import BuiltInCodeExecutor
 
     names = {a.name for a in walk(root) if isinstance(a, LlmAgent)}
     models = {}
@@ -229,6 +230,9 @@ def install_script(root: Any, replies: Mapping[str, list[Any]],
         if isinstance(agent, LlmAgent):
             model = ScriptedModel(agent=agent.name, replies=list(replies.get(agent.name, [])),
                                   requests=[], problems=[])
+            if isinstance(agent.code_executor, BuiltInCodeExecutor):
+                model.model = "gemini-scripted"  # ADK offers Gemini's code execution only
+                # to a model whose name says Gemini (validate refuses others, AS247)
             agent.model = model
             models[agent.name] = model
     return models

@@ -4,7 +4,7 @@ conversations are kept and the app's name."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -195,6 +195,17 @@ def _sessions(pair: AppPair) -> Iterator[Found]:
                     ("sessions",))
 
 
+def _context_cache(pair: AppPair) -> Iterator[Found]:
+    was = pair.old.app.context_cache if pair.old.app else None
+    now = pair.new.app.context_cache if pair.new.app else None
+    if was != now:
+        def shown(value: Mapping[str, int | float] | None) -> str:
+            return "off" if value is None else ", ".join(f"{k}={v}" for k, v in value.items())
+        yield Found(Risk.MEDIUM, f"context caching {shown(now)} (was {shown(was)})",
+                    ("context_cache",) if was is not None else None,
+                    ("context_cache",) if now is not None else None)
+
+
 def _app_name(pair: AppPair) -> Iterator[Found]:
     was = pair.old.app.name if pair.old.app else None
     now = pair.new.app.name if pair.new.app else None
@@ -223,4 +234,6 @@ RULES: tuple[Rule[AppPair], ...] = (
          _summarization_history),
     Rule(codes.SESSIONS_CHANGED, ("AppNode.sessions", "SessionsNode.url",
                                   "SessionsNode.sqlite_path"), _sessions),
+    Rule(codes.CONTEXT_CACHE_CHANGED, ("AppNode.context_cache",), _context_cache,
+         on_new_spec=True),
 )

@@ -277,6 +277,30 @@ def _result_limit(pair: AgentPair) -> Iterator[Found]:
 
 
 #: the backend that runs an agent's commands, and whether it does
+def _code_executor(pair: AgentPair) -> Iterator[Found]:
+    """Where the model's code blocks run; the sandbox's settings (another network, mounts or
+    limits) are the same sandbox changed."""
+    was, now = pair.old_llm.code_executor, pair.new_llm.code_executor
+    if was == now:
+        return
+    where = ("code_executor",)
+    if was is not None and now is not None and was.label == now.label:
+        assert was.filesystem is not None and now.filesystem is not None
+        before = to_data(was.filesystem.definitions[was.filesystem.backend])
+        after = to_data(now.filesystem.definitions[now.filesystem.backend])
+        changed = sorted(k for k in before.keys() | after.keys()
+                         if before.get(k) != after.get(k))
+        yield Found(Risk.HIGH if after.get("network") and not before.get("network")
+                    else Risk.MEDIUM,
+                    f"the sandbox that runs the model's code blocks changed: "
+                    f"{', '.join(changed)}", where, where)
+        return
+    yield Found(Risk.LOW if now is None else Risk.HIGH, "code blocks the model writes: "
+                f"{'plain text' if now is None else now.label} "
+                f"(was {'plain text' if was is None else was.label})",
+                where if was is not None else None, where if now is not None else None)
+
+
 _SANDBOX = ("FilesystemNode.backend", "FilesystemNode.definitions", "FilesystemNode.tools",
             "CompositeDef.default", "SandboxDef.network", "SandboxDef.mounts", "Mount.*",
             "SandboxDef.allow_sockets", "SandboxDef.allow_project_files",
@@ -311,4 +335,6 @@ RULES: tuple[Rule[AgentPair], ...] = (
          on_new_agent=True),
     Rule(codes.SANDBOX_MOUNT_REMOVED, _SANDBOX, lambda pair: _sandbox_mounts(pair, False)),
     Rule(codes.LIMIT_CHANGED, _SANDBOX, _sandbox_limits),
+    Rule(codes.CODE_EXECUTOR_CHANGED, ("LlmFields.code_executor", "CodeExecutorNode.*",
+                                       *_SANDBOX), _code_executor, on_new_agent=True),
 )

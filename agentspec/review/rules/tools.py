@@ -4,10 +4,12 @@ tools and the shell."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.review.rules.views import capabilities, runs_commands
+from agentspec.ir.tree import AgentNode, McpToolNode, PythonToolNode, tools_of
+from agentspec.review.rules.views import capabilities, runs_commands, tool_key
 from agentspec.review.ruletypes import AgentPair, Found, Rule
 
 __all__ = ["RULES"]
@@ -57,10 +59,35 @@ _TOOLS = ("LlmFields.tools", "AgentFields.children", "AgentFields.mode", "LlmFie
           "McpStdio.*", "McpHttp.*", "BuiltinToolNode.name", "AgentToolNode.agent", "PyObject.*")
 
 
+def _auths(node: AgentNode) -> dict[str, Any]:
+    """Tool -> its `auth` (None: none), for the tools that can carry one."""
+    return {tool_key(t): t.auth for t in tools_of(node)
+            if isinstance(t, (PythonToolNode, McpToolNode))}
+
+
+def _tool_auth(pair: AgentPair) -> Iterator[Found]:
+    """Another way to authenticate a tool the agent keeps (whose account it acts as, which
+    person signs in); secrets are never shown, only where they are read from."""
+    old, new = _auths(pair.before), _auths(pair.after)
+    for tool in sorted(old.keys() & new.keys()):
+        was, now = old[tool], new[tool]
+        if was != now:
+            def shown(auth: Any) -> str:
+                return "none" if auth is None else auth.kind + "".join(
+                    f", {k} {v}" for k, v in auth.settings.items()
+                    if k in ("header", "authorization_url", "token_url", "client_id")
+                    or "${env." in str(v))
+            yield Found(Risk.HIGH, f"`{tool}` authenticates with {shown(now)} (was {shown(was)})",
+                        pair.old.defined("tools", tool) or ("tools",),
+                        pair.new.defined("tools", tool) or ("tools",))
+
+
 RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.TOOL_ADDED, _TOOLS, _tool_added, on_new_agent=True),
     Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
     Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
+    Rule(codes.TOOL_AUTH_CHANGED, ("PythonToolNode.auth", "McpToolNode.auth",
+                                   "ToolAuthNode.*"), _tool_auth),
     Rule(codes.EXECUTE_GAINED, ("FilesystemNode.tools",), _execute_gained, on_new_agent=True),
     Rule(codes.EXECUTE_LOST, ("FilesystemNode.tools",), _execute_lost),
 )

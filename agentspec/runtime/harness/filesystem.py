@@ -12,6 +12,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from agentspec.contract.backends import (
     DEFAULT_STATE_BACKEND,
+    BackendDef,
     CompositeDef,
     FilesystemDef,
     SandboxDef,
@@ -28,7 +29,7 @@ from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
 from agentspec.runtime.harness.files import BackendFactory, make_file_tools
 from agentspec.runtime.harness.scope import private_folders, scoped
 
-__all__ = ["FileToolset", "backend_factory", "file_toolset"]
+__all__ = ["FileToolset", "backend_factory", "file_toolset", "sandbox_backend"]
 
 Definitions = Mapping[str, Mapping[str, Any]]
 """Backend definitions as a generated package passes them (`contract.backends.to_data`)."""
@@ -64,15 +65,7 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
     def directory(backend: str, definition: FilesystemDef) -> Backend:
         hard_links = definition.hard_links == "allow"
         if isinstance(definition, SandboxDef):
-            return SandboxBackend(
-                definition.root, timeout=definition.timeout,
-                max_output_bytes=definition.max_output_bytes, env=definition.env,
-                hard_links=hard_links, network=definition.network,
-                mounts=[(mount.source, mount.target) for mount in definition.mounts or ()],
-                limits=sandbox_limits(definition), allow_sockets=definition.allow_sockets,
-                # the other roots it knows of: a mount source there is refused
-                writable_roots=[d.root for n, d in backends.items()
-                                if n != backend and isinstance(d, FilesystemDef)])
+            return typed_sandbox(backend, backends)
         if isinstance(definition, ShellDef):
             return ShellBackend(definition.root, timeout=definition.timeout,
                                 max_output_bytes=definition.max_output_bytes,
@@ -80,6 +73,26 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
         return FilesystemBackend(definition.root, hard_links=hard_links)
 
     return lambda context: build(name, context)
+
+
+def sandbox_backend(name: str, definitions: Definitions) -> SandboxBackend:
+    """The `type: sandbox` backend `name` of `definitions` (as generated code passes them)."""
+    return typed_sandbox(name, {backend: from_data(data) for backend, data in
+                                definitions.items()})
+
+
+def typed_sandbox(name: str, backends: Mapping[str, BackendDef]) -> SandboxBackend:
+    definition = backends[name]
+    assert isinstance(definition, SandboxDef), name
+    return SandboxBackend(
+        definition.root, timeout=definition.timeout,
+        max_output_bytes=definition.max_output_bytes, env=definition.env,
+        hard_links=definition.hard_links == "allow", network=definition.network,
+        mounts=[(mount.source, mount.target) for mount in definition.mounts or ()],
+        limits=sandbox_limits(definition), allow_sockets=definition.allow_sockets,
+        # the other roots it knows of: a mount source there is refused
+        writable_roots=[d.root for n, d in backends.items()
+                        if n != name and isinstance(d, FilesystemDef)])
 
 
 class FileToolset(BaseToolset):

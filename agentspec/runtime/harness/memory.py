@@ -9,13 +9,18 @@ becomes a one-line note; a very large file is cut at `max_bytes` with a marker.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+
+from agentspec.contract.backend_sources import backend_path
+from agentspec.runtime.backends import Backend, BackendError
+from agentspec.runtime.harness.filesystem import backend_factory
 
 __all__ = ["MAX_MEMORY_BYTES", "MEMORY_HEADER", "memory_callback", "render_memory"]
 
@@ -55,16 +60,37 @@ def _read(path: Path, max_bytes: int) -> str:
     return text
 
 
-def render_memory(paths: Iterable[Path], *, header: str = MEMORY_HEADER,
+def _read_backend(backend: Backend, path: str, max_bytes: int) -> str:
+    try:
+        text = backend.read(path)
+    except BackendError as error:  # written for a model: "... not found ..."
+        return f"(unreadable: {str(error).rstrip('.')})"
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= max_bytes:
+        return text
+    cut = data[:max_bytes].decode("utf-8", errors="ignore")
+    return (cut.rstrip("\n") + f"\n[... truncated: only the first {max_bytes} bytes of "
+            f"{path} are shown; read the file for the rest ...]")
+
+
+def render_memory(paths: Iterable[Path | str], *, header: str = MEMORY_HEADER,
                   max_bytes: int = MAX_MEMORY_BYTES, names: Sequence[str] | None = None,
-                  edit_at: Sequence[str | None] | None = None) -> str:
+                  edit_at: Sequence[str | None] | None = None,
+                  backend: Backend | None = None) -> str:
     """The memory block as the model sees it: the header, then each file under its name
     (`names`, default: its path), with the path the file tools edit it at (`edit_at`), or
-    marked read-only when they cannot reach it."""
+    marked read-only when they cannot reach it. A `backend:/path` entry is read through
+    `backend` (the agent's file-tools backend)."""
     sections = []
     for index, path in enumerate(paths):
-        body = _read(path, max_bytes).rstrip("\n")
-        name = names[index] if names is not None else str(path)
+        virtual = backend_path(path) if isinstance(path, str) else None
+        if virtual is not None:
+            if backend is None:
+                raise ValueError(f"{path} is read through a backend, and none was given")
+            body = _read_backend(backend, virtual, max_bytes).rstrip("\n")
+        else:
+            body = _read(Path(path), max_bytes).rstrip("\n")
+        name = names[index] if names is not None else str(virtual or path)
         where = "" if edit_at is None else (
             f' edit_at="{edit_at[index]}"' if edit_at[index] else ' read_only="true"')
         sections.append(f'<memory_file path="{name}"{where}>\n{body}\n</memory_file>')
@@ -75,21 +101,29 @@ def render_memory(paths: Iterable[Path], *, header: str = MEMORY_HEADER,
 
 def memory_callback(paths: Iterable[str | PathLike[str]], *, header: str = MEMORY_HEADER,
                     max_bytes: int = MAX_MEMORY_BYTES, names: Sequence[str] | None = None,
-                    edit_at: Sequence[str | None] | None = None) -> MemoryCallback:
+                    edit_at: Sequence[str | None] | None = None, backend: str | None = None,
+                    definitions: Mapping[str, Mapping[str, Any]] | None = None
+                    ) -> MemoryCallback:
     """A `before_model_callback` appending the current text of `paths` to the system prompt.
 
     The files are read on every model call. The callback always returns None, so the model is
     always called. `names` are what the model sees instead of the paths on disk; `edit_at`
-    gives, per file, the path the agent's file tools reach it at (None: they cannot).
+    gives, per file, the path the agent's file tools reach it at (None: they cannot). A
+    `backend:/path` entry is read through the backend `backend` of `definitions` (the
+    agent's file tools'), as the call's session and user see it.
     """
-    files = [Path(p) for p in paths]
+    files: list[Path | str] = [
+        p if isinstance(p, str) and backend_path(p) is not None else Path(p) for p in paths]
     if max_bytes <= 0:
         raise ValueError(f"max_bytes must be positive, not {max_bytes}")
+    make = None if backend is None or definitions is None else \
+        backend_factory(backend, definitions)
 
     def before_model_callback(callback_context: CallbackContext,
                               llm_request: LlmRequest) -> LlmResponse | None:
         llm_request.append_instructions([render_memory(
-            files, header=header, max_bytes=max_bytes, names=names, edit_at=edit_at)])
+            files, header=header, max_bytes=max_bytes, names=names, edit_at=edit_at,
+            backend=None if make is None else make(callback_context))])
         return None
 
     return before_model_callback

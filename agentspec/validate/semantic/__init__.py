@@ -6,6 +6,8 @@ from agentspec.diagnostics import Diagnostic
 from agentspec.project_files import Project
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile
+from agentspec.validate.semantic.backend_sources import check_backend_sources
+from agentspec.validate.semantic.code_executors import check_code_executors
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.files import check_files
 from agentspec.validate.semantic.harness import check_harness
@@ -22,6 +24,7 @@ from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.sessions import check_resume_root, check_sessions
 from agentspec.validate.semantic.state import check_state
 from agentspec.validate.semantic.summarization import check_history
+from agentspec.validate.semantic.tool_auth import check_tool_auth
 from agentspec.validate.semantic.tree import check_tree
 from agentspec.validate.structural import Structure
 
@@ -30,7 +33,8 @@ __all__ = ["semantic"]
 #: check_project first: the checks after it never look at a path it refused
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
           check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
-          check_roots, check_state, check_placeholders, check_schemas, check_observing)
+          check_roots, check_state, check_placeholders, check_schemas, check_observing,
+          check_code_executors, check_backend_sources, check_tool_auth)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path as FsPath
 
+from agentspec.contract.backend_sources import backend_path
 from agentspec.diagnostics import codes
 from agentspec.language.agents import LlmAgent, SkillsConfig
 from agentspec.parse import PosNode, load_text, read_text
@@ -134,6 +135,8 @@ def _check_skill_name(ctx: Context, folder: FsPath, name: str, span: Span) -> No
 
 def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:
     for index, entry in enumerate(skill_dirs(agent.skills)):
+        if backend_path(entry) is not None:  # the backend's, checked with it
+            continue
         path = ("agents", name, "skills", *_skill_path(agent.skills, index))
         directory = existing_path(ctx, entry, path, directory=True, what="skills")
         if directory is None:
@@ -170,6 +173,8 @@ def check_files(ctx: Context) -> None:
             if target is not None:  # read here, once: lowering uses this text
                 read_text_file(ctx, target, report=True)
         for index, memory in enumerate(agent.memory or ()):
+            if backend_path(memory) is not None:  # the backend's, checked with it
+                continue
             existing_path(ctx, memory, ("agents", name, "memory", index), directory=False,
                           what="memory")
         _skills(ctx, name, agent)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentspec.contract.backend_sources import backend_path
 from agentspec.diagnostics import codes
 from agentspec.language.common import PathField
 from agentspec.parse import Path
@@ -78,6 +79,8 @@ def _file_path(text: str, kind: str) -> str | None:
     if kind == "sqlite":
         return text.removeprefix(SQLITE) if text.startswith(SQLITE) and "${" not in text \
             else None
+    if backend_path(text) is not None:  # read through the agent's backend, not the host
+        return None
     return None if "${" in text else text  # `${...}` in a path is reported where it is read
 
 

@@ -1,0 +1,3 @@
+def make(size: int):
+    """Makes a tool."""
+    return None
