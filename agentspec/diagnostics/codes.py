@@ -196,11 +196,12 @@ ROOT_HAS_PARENT = _code("AS209", "root-has-parent", "The root agent is another a
     top of the tree.""")
 ROUTER_ROUTE = _code("AS210", "router-route", "A router without exactly one route method", """
     `route` takes exactly one of `state` (optionally with `map`), `model` (optionally with
-    `instruction`) or `python`.""")
+    `instruction`) or `python`; `routes` (key -> agent) goes with any of them, never beside
+    `map`.""")
 ROUTER_MEMBER = _code("AS211", "router-member",
     "A router option that is not one of its children", """
-    A router's `default`, `fallback` entries and `route.map` values must be among its
-    `sub_agents`: the router runs only its own children.""")
+    A router's `default`, `fallback` entries and `route.map` / `route.routes` values must be
+    among its `sub_agents`: the router runs only its own children.""")
 PLANNER_BOUNDS = _code("AS212", "planner-bounds", "A planner whose limits are out of range", """
     `max_depth` must be between 1 and 6 and `max_subtasks` between 1 and 16; the number of leaf
     calls grows as max_subtasks ** max_depth, which must stay at or below 1024.""")

@@ -316,8 +316,12 @@ class Route(Model):
     model: str | None = Field(None, description="An LLM classifier over the children's "
                               "descriptions.", examples=["fast"])
     instruction: str | None = Field(None, description="With `model`: extra guidance.")
-    python: PythonRef | None = Field(None, description="`fn(agent_names, ctx, failed) -> name "
-                                     "| None`.")
+    python: PythonRef | None = Field(None, description="`fn(keys, ctx, failed) -> key | None` "
+                                     "(with an `attempts` parameter it also gets the failed "
+                                     "attempts: agent, key, error).")
+    routes: dict[str, str] | None = Field(None, description="With any method: the key the route "
+                                          "gives -> the agent that runs.",
+                                          examples=[{"invoice": "billing"}], min_length=1)
 
 
 class RouterAgent(WorkflowAgent):
