@@ -311,6 +311,11 @@ STATE_INPUT_NOT_REQUIRED = _code(
     supplies, without a value; `required: false` would declare a key that nobody gives a
     value. Give the key an initial value instead (`tone: friendly`), write `required: true`,
     or write `{key?}` in instructions that may run without it.""")
+PLANNER_RESULTS_KEY = _code(
+    "AS234", "planner-results-key-clash", "A planner's `results_key` equal to its `output_key`",
+    """
+    `output_key` receives the plan's final answer and `results_key` every node's task and
+    result; on one key the later write replaces the earlier. Give each its own key.""")
 AGENT_TREE_TOO_DEEP = _code("AS240", "agent-tree-too-deep", "Agents nested too deeply", """
     Agents may nest at most 100 levels below the root (through sub-agents, `{agent: ...}`
     tools and `task`). ADK and agentspec walk the tree recursively; a deeper tree would fail

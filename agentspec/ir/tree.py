@@ -251,6 +251,8 @@ class PlannerNode(AgentFields):
     tool_errors: str = "return"
     #: the state key the final (synthesized) answer is written to
     output_key: str | None = None
+    #: the state key every node's task and result are written to (Markdown)
+    results_key: str | None = None
 
 
 AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode

@@ -365,6 +365,9 @@ class PlannerAgent(AgentBase):
     synthesizer: PlannerSynthesizer | None = Field(None, description="Merges parallel results.")
     output_key: str | None = Field(None, description="Session-state key that receives the "
                                    "plan's final answer.", examples=["report"], min_length=1)
+    results_key: str | None = Field(None, description="Session-state key that receives every "
+                                    "node's task and result (Markdown, root first), for later "
+                                    "agents.", examples=["findings"], min_length=1)
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
 
 
