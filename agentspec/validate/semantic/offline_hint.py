@@ -8,23 +8,14 @@ or the root an `{agent: ...}` tool of an LLM agent.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
-
 from agentspec.resolve.agents import LLM_KINDS, kind_of
 from agentspec.validate.semantic.context import Context
 
 __all__ = ["offline_hint"]
 
 
-class _Edge(Protocol):
-    parent: str
-    child: str
-    is_sub_agent: bool
-
-
-def offline_hint(ctx: Context, name: str, edges: Iterable[_Edge]) -> str:
-    parent = next((e.parent for e in edges if e.child == name and e.is_sub_agent), None)
+def offline_hint(ctx: Context, name: str, parent: str | None) -> str:
+    """`parent`: the agent that lists `name` in its `sub_agents`, if any."""
     if parent is not None and kind_of(ctx.raw_agent(parent)) in LLM_KINDS:
         return (f"a transfer hands `{parent}`'s conversation over and runs in real time; to "
                 f"queue a job, let `{parent}` call it: add `mode: task` to `{name}` (it stays "

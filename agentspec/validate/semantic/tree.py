@@ -200,7 +200,8 @@ def _delegation_fields(ctx: Context, all_edges: list[Edge]) -> None:
             ctx.report(codes.OFFLINE_NOT_DELEGATED(
                 f"`{name}` runs offline only when delegated to, and no agent delegates to it",
                 ctx.at("agents", name, "execution_mode"),
-                hint=offline_hint(ctx, name, all_edges)))
+                hint=offline_hint(ctx, name, next((e.parent for e in all_edges if e.child
+                                                   == name and e.is_sub_agent), None))))
         if getattr(agent, "input_schema", None) is not None and name not in tools:
             ctx.report(codes.INPUT_SCHEMA_UNUSED(
                 f"`{name}` is never called as a tool, so `input_schema` has no effect",
