@@ -384,7 +384,8 @@ class Lowering:
     def task(self, kit: Harness, node: LlmNode | DeepNode
              ) -> tuple[tuple[str, AgentNode], ...]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
-        (instruction and tools), without `task` and sub-agents."""
+        (instruction and every tool, its todo list its own), without `task`, which would
+        let it start itself without end, and without sub-agents (transfers)."""
         if kit.task is None:
             return ()
         agents = [(child, self.agent(child, as_tool=True)) for child in kit.task.agents]
@@ -394,7 +395,7 @@ class Lowering:
                 description="A general-purpose agent with the same instructions and tools as "
                 "its caller, for tasks that need no specialist.",
                 disallow_transfer_to_parent=True, disallow_transfer_to_peers=True,
-                output_key=None, todos=False)))  # the caller's todos are not its business
+                output_key=None)))
         return tuple(agents)
 
     # the app ---------------------------------------------------------------------------
