@@ -316,6 +316,13 @@ PLANNER_RESULTS_KEY = _code(
     """
     `output_key` receives the plan's final answer and `results_key` every node's task and
     result; on one key the later write replaces the earlier. Give each its own key.""")
+PROMPT_SECTION_UNUSED = _code(
+    "AS235", "prompt-section-unused", "A `prompts` entry for a section the agent does not have",
+    """
+    The harness adds a section to an agent's system prompt for each feature it has: `base`
+    for `kind: deep`, `filesystem` and `execute` with file tools, `todos`, `task`, `skills`,
+    `memory`. Switching off or replacing a section of a feature the agent lacks does nothing,
+    so the entry is a mistake (a feature turned off, or the wrong agent).""", warning=True)
 AGENT_TREE_TOO_DEEP = _code("AS240", "agent-tree-too-deep", "Agents nested too deeply", """
     Agents may nest at most 100 levels below the root (through sub-agents, `{agent: ...}`
     tools and `task`). ADK and agentspec walk the tree recursively; a deeper tree would fail
@@ -883,6 +890,11 @@ JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed",
 APP_RENAMED = _change("AS554", "app-renamed", "medium", "The app's name changed", """
     Sessions, memory and artifacts are stored under the app's name: the renamed app does not
     see those of the old one, and the generated package has another name.""")
+PROMPTS_CHANGED = _change("AS555", "prompts-changed", "medium",
+                          "A harness section of the system prompt changed", """
+    An agent switched a section of the system prompt the harness writes (`prompts:`) off or
+    on, or replaced its text: the model is told otherwise how to use its files, todos, `task`,
+    skills or memory.""")
 MODEL_ENDPOINT_CHANGED = _change("AS560", "model-endpoint-changed", "high",
                                  "A model sends requests to another server", """
     A model (or a member of its fallback chain or route) now has a `base_url` the old

@@ -189,6 +189,9 @@ class LlmFields(AgentFields):
     approvals: tuple[tuple[str, Approval], ...] = ()  # tool name the model sees -> settings
     #: a tool that raises: `return` its error to the model
     tool_errors: str = "return"
+    #: the harness's prompt sections the spec changed: section -> False (off) or the text
+    #: of its replacement file (agentspec/kinds/prompts.py)
+    prompts: tuple[tuple[str, str | bool], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

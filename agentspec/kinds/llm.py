@@ -40,6 +40,7 @@ from agentspec.ir.values import (
     schema_value,
 )
 from agentspec.kinds.kind import Kind, Site
+from agentspec.kinds.prompts import lower_prompts, memory_header, prompt_hook
 from agentspec.language.agents import LlmAgent
 from agentspec.language.effective import harness
 from agentspec.language.models import ThinkingConfig
@@ -104,7 +105,7 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
         memory_edit_at=lowering.memory_edit_at(memory, kit, filesystem),
         filesystem=filesystem, skills=skills, skill_discovery=discovery,
         result_limit=kit.result_limit, approvals=tuple(approvals.items()),
-        tool_errors=agent.tool_errors or "return")
+        tool_errors=agent.tool_errors or "return", prompts=lower_prompts(lowering, name, agent))
     return replace(node, task=lowering.task(kit, node))
 
 
@@ -165,11 +166,16 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
     if node.tool_errors == "return":  # last: the spec's own decide first
         hooks["on_tool_error"] = [*hooks.get("on_tool_error", []), TOOL_ERROR_RESULT]
     if node.memory:  # first, so the user's own before_model callbacks see the memory too
+        header = memory_header(node)
         memory = Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
                       args=(ListOf(tuple(SpecPath(p) for p in node.memory)),),
                       kwargs=(("names", lit(list(node.memory))),
-                              ("edit_at", lit(list(node.memory_edit_at)))))
+                              ("edit_at", lit(list(node.memory_edit_at))),
+                              *((("header", header),) if header is not None else ())))
         hooks["before_model"] = [memory, *hooks.get("before_model", [])]
+    sections = prompt_hook(node)
+    if sections is not None:  # before memory: the harness's sections, then the agent's memory
+        hooks["before_model"] = [sections, *hooks.get("before_model", [])]
     approvals = [a for _, a in node.approvals] + [
         t.approval for t in node.tools
         if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval]

@@ -16,6 +16,7 @@ from agentspec.language.common import (
     keyed_union,
 )
 from agentspec.language.models import GenerateConfig, ThinkingConfig
+from agentspec.language.prompts import Prompts
 from agentspec.language.tools import ToolEntry
 
 __all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "Agent", "DeepAgent", "Defaults", "LlmAgent",
@@ -273,6 +274,9 @@ class LlmAgent(AgentBase, LlmSettings):
     output_key: str | None = Field(None, description="Session-state key that receives the "
                                    "final answer.", examples=["draft"], min_length=1)
     input_schema: SchemaRef | None = Field(None, description="Arguments when used as a tool.")
+    prompts: Prompts | None = Field(None, description="The harness's sections of the system "
+                                    "prompt (one per feature the agent has), each `false` or a "
+                                    "replacement file.", examples=[{"filesystem": False}])
 
 
 class DeepAgent(LlmAgent):

@@ -43,6 +43,7 @@ from agentspec.review.models import (
     model_routing,
     model_settings,
 )
+from agentspec.review.prompts import prompts_changed
 from agentspec.review.rule import (
     AgentPair,
     AppPair,
@@ -1046,6 +1047,7 @@ AGENT_RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.SUB_AGENTS_CHANGED, ("AgentFields.children", "AgentFields.mode"), _sub_agents),
     Rule(codes.MEMORY_CHANGED, ("LlmFields.memory",), _same_field("memory", "memory files")),
     Rule(codes.SKILLS_CHANGED, ("LlmFields.skills",), _same_field("skills", "skills")),
+    Rule(codes.PROMPTS_CHANGED, ("LlmFields.prompts",), prompts_changed),
     Rule(codes.OUTPUT_SCHEMA_CHANGED, ("LlmFields.output_schema", "Schema.*"),
          _same_field("output_schema", "output schema")),
     Rule(codes.INPUT_SCHEMA_CHANGED, ("LlmFields.input_schema", "Schema.*"),

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 __all__ = ["ABI", "NAMES", "OLDEST", "AbiMismatch", "require", "upgrade"]
 
-ABI = 2
+ABI = 3
 #: the oldest ABI whose packages this runtime still runs: every name they import is here,
-#: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`)
+#: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`, 3
+#: `runtime.prompts.harness.harness_prompt` and `memory_callback(header=)`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
@@ -37,6 +38,7 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.model_routing": frozenset({"ModelCallContext", "fallback", "routed"}),
     "agentspec.runtime.models": frozenset({"litellm", "registry_model"}),
     "agentspec.runtime.planner": frozenset({"agent_tool", "planner"}),
+    "agentspec.runtime.prompts.harness": frozenset({"harness_prompt"}),
     "agentspec.runtime.router": frozenset({"router"}),
     "agentspec.runtime.schemas": frozenset({"model_from_json_schema"}),
     "agentspec.runtime.state": frozenset({"InitialState"}),

@@ -13,6 +13,7 @@ from agentspec.validate.semantic.kinds import check_kinds, check_sections
 from agentspec.validate.semantic.models import check_models
 from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.project import check_project
+from agentspec.validate.semantic.prompts import check_prompts
 from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
 from agentspec.validate.semantic.roots import check_roots
@@ -28,7 +29,8 @@ __all__ = ["semantic"]
 
 #: check_project first: the checks after it never look at a path it refused
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
-          check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
+          check_sessions, check_harness, check_python_refs, check_files, check_prompts,
+          check_sandboxes,
           check_roots, check_state, check_placeholders, check_schemas)
 
 
