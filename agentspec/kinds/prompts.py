@@ -69,6 +69,8 @@ def prompt_hook(node: LlmFields) -> Value | None:
         kwargs.append(("file_tools", lit(list(node.filesystem.tools))))
     if any(kind == "general-purpose" for kind, _ in node.task):
         kwargs.append(("general_purpose", lit(True)))
+    if node.result_limit is not None and node.filesystem is not None:
+        kwargs.append(("evicts", lit(True)))
     return Call(HARNESS_PROMPT, args=(lit(sections),), kwargs=tuple(kwargs))
 
 

@@ -40,7 +40,10 @@ You have a workspace of files, reached with {tools}. Paths are absolute and star
   file, read the part you need and page on with `offset` instead of reading it all at once.
 - Read a file before you edit it; `edit_file` replaces an exact piece of its text, so copy the
   text as the file has it (without the line numbers `read_file` adds).
-- Prefer editing a file to writing it again whole; `write_file` replaces all of its content.
+- Prefer editing a file to writing it again whole: `write_file` replaces all of a file's
+  content.{evicted}"""
+
+EVICTED = """
 - A tool result too large for the conversation is saved to a file; the result tells you where,
   and you read it there with `read_file`."""
 
@@ -79,20 +82,23 @@ _DEFAULTS = {"base": BASE, "execute": EXECUTE, "todos": TODOS_INSTRUCTION, "skil
 
 
 def section_text(section: str, *, file_tools: Sequence[str] = (),
-                 general_purpose: bool = False) -> str:
-    """A section's own text, for an agent whose file tools are `file_tools` and whose `task`
-    offers the general-purpose agent or not."""
+                 general_purpose: bool = False, evicts: bool = False) -> str:
+    """A section's own text, for an agent whose file tools are `file_tools`, whose `task`
+    offers the general-purpose agent or not, and whose large tool results are saved to
+    files (`tool_result_limit`) or not."""
     if section == "filesystem":
         shown = [f"`{name}`" for name in file_tools if name != "execute"]
         return FILESYSTEM.format(tools=", ".join(shown) or "file tools",
-                                 lines=DEFAULT_READ_LINES, most=f"{MAX_READ_LINES:,}")
+                                 lines=DEFAULT_READ_LINES, most=f"{MAX_READ_LINES:,}",
+                                 evicted=EVICTED if evicts else "")
     if section == "task":
         return TASK.format(general=GENERAL if general_purpose else "")
     return _DEFAULTS[section]
 
 
 def harness_prompt(sections: Sequence[str], *, replaced: Mapping[str, str] | None = None,
-                   file_tools: Sequence[str] = (), general_purpose: bool = False) -> Any:
+                   file_tools: Sequence[str] = (), general_purpose: bool = False,
+                   evicts: bool = False) -> Any:
     """A `before_model_callback` appending `sections` (each its own text, or the spec's
     replacement in `replaced`) to the system instruction; it never skips the model call."""
     unknown = [s for s in sections if s not in SECTIONS or s == "memory"]
@@ -101,7 +107,7 @@ def harness_prompt(sections: Sequence[str], *, replaced: Mapping[str, str] | Non
     replaced = dict(replaced or {})
     text = "\n\n".join(
         replaced[s] if s in replaced else section_text(
-            s, file_tools=file_tools, general_purpose=general_purpose)
+            s, file_tools=file_tools, general_purpose=general_purpose, evicts=evicts)
         for s in sorted(sections, key=SECTIONS.index))
 
     def before_model_callback(callback_context: Any, llm_request: Any) -> None:
