@@ -323,6 +323,15 @@ PROMPT_SECTION_UNUSED = _code(
     for `kind: deep`, `filesystem` and `execute` with file tools, `todos`, `task`, `skills`,
     `memory`. Switching off or replacing a section of a feature the agent lacks does nothing,
     so the entry is a mistake (a feature turned off, or the wrong agent).""", warning=True)
+SUMMARY_WINDOW_UNKNOWN = _code(
+    "AS236", "summary-window-unknown",
+    "A deep agent whose model's context window is unknown, so it is not summarized", """
+    A spec with `kind: deep` agents and no `summarization:` is summarized at 85% of the
+    smallest context window of their models, as deepagents does. The window comes from
+    `context_window:` on the model's definition, or from agentspec's table of known models;
+    when a deep agent's is neither, the spec runs as before, without summarization. Add
+    `context_window:` to the model under `models:`, or set `summarization:` yourself.""",
+    info=True)
 AGENT_TREE_TOO_DEEP = _code("AS240", "agent-tree-too-deep", "Agents nested too deeply", """
     Agents may nest at most 100 levels below the root (through sub-agents, `{agent: ...}`
     tools and `task`). ADK and agentspec walk the tree recursively; a deeper tree would fail

@@ -41,6 +41,7 @@ from agentspec.language.agents import (
     SequentialAgent,
     SkillsConfig,
 )
+from agentspec.language.deep_summary import default_summarization
 from agentspec.language.document import (
     FractionTrigger,
     Jobs,
@@ -401,7 +402,7 @@ class Lowering:
     # the app ---------------------------------------------------------------------------
 
     def compaction(self, root: AgentNode) -> Compaction | None:
-        summary = self.spec.summarization
+        summary = default_summarization(self.spec)  # the spec's, or deep agents' default
         if summary is None:
             return None
         trigger, keep = summary.trigger, summary.keep

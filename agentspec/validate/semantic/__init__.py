@@ -7,6 +7,7 @@ from agentspec.project_files import Project
 from agentspec.resolve.document import SECTIONS, Document
 from agentspec.source import SourceFile
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.deep_summary import check_deep_summary
 from agentspec.validate.semantic.files import check_files
 from agentspec.validate.semantic.harness import check_harness
 from agentspec.validate.semantic.kinds import check_kinds, check_sections
@@ -31,7 +32,7 @@ __all__ = ["semantic"]
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
           check_sessions, check_harness, check_python_refs, check_files, check_prompts,
           check_sandboxes,
-          check_roots, check_state, check_placeholders, check_schemas)
+          check_roots, check_state, check_placeholders, check_schemas, check_deep_summary)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],
