@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from tests.buildkit import fingerprint, package_loader, scripted_turn
 
 BACKENDS = {

@@ -257,6 +257,10 @@ def test_read_file_output_is_bounded() -> None:
     assert read(file_path="/wide.txt", offset=shown).startswith(f"{shown + 1:6d}\t")
     long = read(file_path="/long.txt", limit=10**9).splitlines()
     assert len(long) == 2001 and "offset=2000" in long[-1]
+    # deepagents' default window: 100 lines, then where to read on
+    default = read(file_path="/long.txt").splitlines()
+    assert len(default) == 101 and default[99] == "   100\ty"
+    assert default[-1] == "... [2900 more lines; read on with offset=100]"
 
 
 class _FailingBackend(StateBackend):

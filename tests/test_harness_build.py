@@ -338,7 +338,11 @@ def test_task_runs_sub_agents_on_their_own_branch(
     assert "Facts about eels" in seen and "Research eels please" not in seen
     declared = [d.name for t in models["general_purpose"].requests[0].config.tools or ()
                 for d in t.function_declarations]
-    assert "task" not in declared and "write_todos" not in declared
+    # the caller's whole tool set (its own todo list), but no `task`: it would start itself
+    caller = [d.name for t in models["lead"].requests[0].config.tools or ()
+              for d in t.function_declarations]
+    assert "task" not in declared and set(declared) == set(caller) - {"task"}
+    assert {"write_todos", "read_todos"} <= set(declared)
 
 
 DEEP_SPEC = """\

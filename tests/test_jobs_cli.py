@@ -133,7 +133,8 @@ def test_jobs_list_show_retry_cancel(filled: tuple[str, list[Job]], own_store: N
     listed = invoke("jobs", "--store", url, "list")
     assert listed.exit_code == 0, listed.output
     header, *rows = listed.output.splitlines()
-    assert header.split() == ["ID", "AGENT", "STATUS", "TRIES", "CREATED", "INPUT"]
+    assert header.split() == ["ID", "AGENT", "STATUS", "TRIES", "CREATED", "UPDATED", "INPUT",
+                              "LAST", "EVENT"]
     assert sorted(r.split()[2] for r in rows) == ["DONE", "FAILED", "QUEUED"]
     failed = invoke("jobs", "--store", url, "--json", "list", "--status", "FAILED")
     assert [j["id"] for j in json.loads(failed.output)] == [jobs[1].id]

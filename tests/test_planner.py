@@ -298,6 +298,43 @@ def test_a_planners_output_key_holds_the_synthesized_answer(
     assert said[-1] == ("writer", "Simple words.")
 
 
+def test_results_key_gives_later_agents_every_nodes_result(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(HANDOFF).replace(
+        "output_key: report", "output_key: report\n    results_key: findings").replace(
+        "Rewrite for a child: {report}", "Check every step: {findings}"))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok, compiled.diagnostics
+    app, problems = build_objects(compiled)
+    assert problems == []
+    said, state, models = run(app, {
+        "research_planner": [plan("parallel", "part a", "part b"), plan("llm"), plan("llm")],
+        "research_worker": [{"text": "A found."}, {"text": "B found."}],
+        "research_synthesizer": [{"text": "A and B, merged."}],
+        "writer": [{"text": "Checked."}]})
+    expected = ("## research: Big task\nA and B, merged.\n\n"
+                "## research_1: part a\nA found.\n\n## research_2: part b\nB found.")
+    assert state["findings"] == expected
+    assert state["report"] == "A and B, merged."
+    assert f"Check every step: {expected}" in _text(models["writer"].requests[0])
+
+
+def test_leaf_workers_are_told_to_finish_without_asking(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(HANDOFF))
+    app, problems = build_objects(compile_spec(tmp_path / "spec.yaml", environ={}))
+    assert problems == []
+    _, _, models = run(app, {"research_planner": [plan("llm")],
+                             "research_worker": [{"text": "Done."}],
+                             "writer": [{"text": "Simple."}]})
+    worker = _text(models["research_worker"].requests[0])
+    assert "nobody will reply to a question" in worker
+    assert "Do not ask the user anything" in worker
+    planner = _text(models["research_planner"].requests[0])
+    assert '{"kind": "sequential", "subtasks": ["Name the chemical element' in planner
+    for kind in ("llm", "parallel", "sequential"):  # the worked examples parse as plans
+        line = next(x for x in planner.splitlines() if x.startswith(f'{{"kind": "{kind}"'))
+        assert json.loads(line)["kind"] == kind
+
+
 def test_validate_warns_about_internal_keys_in_instructions(tmp_path: Path) -> None:
     from agentspec.validate.check import check
 

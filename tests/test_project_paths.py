@@ -67,7 +67,9 @@ PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
          ("SkillsConfig", "paths"): "directory", ("FilesystemBackend", "root"): "directory",
          ("ShellBackend", "root"): "directory", ("SandboxBackend", "root"): "directory",
          ("SandboxMount", "source"): "directory", ("McpStdio", "cwd"): "directory",
-         ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite"}
+         ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite",
+         **{("Prompts", section): "file" for section in (
+             "base", "filesystem", "execute", "todos", "task", "skills", "memory")}}
 #: fields whose descriptions speak of files or directories, and are no paths on disk
 NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),
@@ -81,6 +83,8 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              # a directory of the root agent's file tools (a backend path), and a key that
              # is never written into generated files
              ("Summarization", "history"), ("ModelDef", "api_key"),
+             # a mapping whose entries are the paths (`Prompts`)
+             ("LlmAgent", "prompts"),
              # whose folders a backend's file tools show: a choice, not a path
              *((kind, "conversation_files") for kind in (
                  "FilesystemBackend", "ShellBackend", "SandboxBackend", "CompositeBackend"))}

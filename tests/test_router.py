@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from agentspec.cli import cli
+from agentspec.cli.run import run_failure
 from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
-from agentspec.runtime.router import RoutingError
-from agentspec.testing.scripted import ScriptedModel
+from agentspec.runtime.router import RoutingError, attempts_note
+from agentspec.testing.scripted import ScriptedFailure, ScriptedModel
 from tests.buildkit import ROOT, package_loader, scripted_turn
 
 SPEC = """\
@@ -90,8 +91,8 @@ def test_state_route_with_map(tmp_path: Path) -> None:
     said, state = run(app, {"billing": [{"text": "Billing here."}]}, state={"kind": "invoice"})
     assert said == [("billing", "Billing here.")]
     assert state["agentspec:route:front"] == {
-        "agent": "billing", "reason": "state `kind` is 'invoice', mapped to 'billing'",
-        "failed": []}
+        "agent": "billing", "key": "invoice",
+        "reason": "state `kind` is 'invoice', mapped to 'billing'", "failed": []}
 
 
 def test_state_route_unset_runs_the_default(tmp_path: Path) -> None:
@@ -156,16 +157,31 @@ def test_no_fallback_after_the_first_event(tmp_path: Path) -> None:
     assert app.root_agent.sub_agents[2].model.requests == []  # general never ran
 
 
-def test_every_option_failing_raises_the_whole_chain(tmp_path: Path) -> None:
+def test_every_option_failing_raises_the_first_error_with_the_chain(tmp_path: Path) -> None:
     app = _app(tmp_path, "{python: routing:choose}")
-    with pytest.raises(RoutingError) as raised:
+    with pytest.raises(ScriptedFailure) as raised:  # the chosen agent's own error
         run(app, {name: [{"fail": f"{name} is down"}] for name in ("billing", "tech",
                                                                     "general")})
-    message = str(raised.value)
-    assert message.startswith("router front: every option failed before answering")
+    assert str(raised.value) == "billing: billing is down"
+    note = attempts_note(raised.value)
+    assert note is not None and note.startswith(
+        "router front: every option failed before answering: ")
     for name in ("billing", "tech", "general"):
-        assert f"{name}: ScriptedFailure: {name}: {name} is down" in message
-    assert message.count("ScriptedFailure: billing") == 1  # never retried
+        assert f"{name}: ScriptedFailure: {name}: {name} is down" in note
+    assert note.count("ScriptedFailure: billing") == 1  # never retried
+    # blamed as what it is, the first agent's model, with the chain after it
+    assert run_failure(raised.value, "billing") == (
+        f"agent `billing`: model `scripted` failed: ScriptedFailure: billing: billing is down "
+        f"({note})")
+
+
+def test_a_route_without_a_usable_choice_or_default_is_a_routing_error(tmp_path: Path) -> None:
+    path = _spec(tmp_path, "{state: kind}")
+    path.write_text(path.read_text().replace("    default: general\n", ""))
+    compiled = compile_spec(path, environ={})
+    app, _ = build_objects(compiled)
+    with pytest.raises(RoutingError, match="state `kind` is not set and it has no default"):
+        run(app, {})
 
 
 # where a router can sit ---------------------------------------------------------------------
@@ -257,6 +273,47 @@ def test_the_python_route_is_asked_again_with_the_failed_names(tmp_path: Path) -
     said, state = run(app, {"billing": [{"fail": "down"}], "tech": [{"text": "Tech here."}]})
     assert said == [("tech", "Tech here.")]  # not the fallback list's order
     assert state["agentspec:route:front"]["reason"] == "choose chose 'tech'"
+
+
+def test_the_python_route_sees_each_failed_attempt_with_its_error(tmp_path: Path) -> None:
+    (tmp_path / "seen.py").write_text(textwrap.dedent('''\
+        SEEN = []
+
+        def choose(agent_names, ctx, failed, attempts):
+            SEEN.append([(a.agent, a.key, type(a.error).__name__, str(a.error))
+                         for a in attempts])
+            if any("quota" in str(a.error) for a in attempts):
+                return "tech"
+            return "billing"
+        '''))
+    app = _app(tmp_path, "{python: seen:choose}")
+    said, _ = run(app, {"billing": [{"fail": "over quota"}], "tech": [{"text": "Tech here."}]})
+    assert said == [("tech", "Tech here.")]  # routed around the error, not the fallback order
+    import seen  # type: ignore[import-not-found]
+    assert seen.SEEN == [[], [("billing", "billing", "ScriptedFailure", "billing: over quota")]]
+
+
+def test_routes_map_the_keys_of_any_route_method(tmp_path: Path) -> None:
+    (tmp_path / "keyed.py").write_text(textwrap.dedent('''\
+        def choose(keys, ctx, failed, *, attempts=()):
+            assert keys == ["money", "fault"], keys
+            return "fault" if "money" in failed else "money"
+        '''))
+    app = _app(tmp_path, "{python: keyed:choose, routes: {money: billing, fault: tech}}")
+    said, state = run(app, {"billing": [{"fail": "down"}], "tech": [{"text": "Tech here."}]})
+    assert said == [("tech", "Tech here.")]
+    record = state["agentspec:route:front"]
+    assert (record["agent"], record["key"]) == ("tech", "fault")
+    assert record["reason"] == "choose chose 'fault', mapped to 'tech'"
+
+    app = _app(tmp_path, "{model: gemini-2.5-flash, routes: {money: billing, fault: tech}}")
+    said, state = run(app, {
+        "front_classifier": [{"text": '{"agent": "fault", "reason": "a fault"}'}],
+        "tech": [{"text": "Tech here."}]})
+    assert said == [("tech", "Tech here.")]
+    classifier = app.root_agent.classifier
+    assert classifier.output_schema["properties"]["agent"]["enum"] == ["money", "fault"]
+    assert "- fault: Faults." in classifier.model.requests[0].config.system_instruction
 
 
 def test_an_llm_agent_transfers_to_a_router(tmp_path: Path) -> None:

@@ -68,9 +68,10 @@ def _short(value: Any, limit: int = 48) -> str:
 
 
 def _table(jobs: list[Any]) -> None:
-    rows = [("ID", "AGENT", "STATUS", "TRIES", "CREATED", "INPUT")] + [
+    rows = [("ID", "AGENT", "STATUS", "TRIES", "CREATED", "UPDATED", "INPUT", "LAST EVENT")] + [
         (j.id, j.agent, j.status, f"{j.attempts}/{j.max_attempts}", _when(j.created_at),
-         _short(j.input)) for j in jobs]
+         _when(j.updated_at), _short(j.input, 32), _short(j.last_event or "", 40))
+        for j in jobs]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths,

@@ -190,7 +190,15 @@ async def _chat(app: Any, services: tuple[Any, Any], session_url: str | None,
 
 def run_failure(exc: BaseException, agent: str | None) -> str | None:
     """What to say when a run ends on `exc`: whose fault it is (a model service, the user's
-    code, the script, the environment, a store); None for a failure of agentspec itself."""
+    code, the script, the environment, a store); None for a failure of agentspec itself. A
+    router whose every option failed raised the first one's error: the chain follows it."""
+    from agentspec.runtime.router import attempts_note
+
+    said, chain = _blame(exc, agent), attempts_note(exc)
+    return f"{said} ({chain})" if said is not None and chain is not None else said
+
+
+def _blame(exc: BaseException, agent: str | None) -> str | None:
     import httpx
     from google.genai.errors import APIError
 

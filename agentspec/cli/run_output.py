@@ -38,6 +38,10 @@ def describe(event: Any, *, text: bool = True) -> list[str]:
             lines.append(f"[{event.author}] chose {failed['agent']} ({failed['reason']}), which "
                          f"failed: {short(failed['error'], 200)}")
         lines.append(f"[{event.author}] routes to {route['agent']}: {route['reason']}")
+    summary = (event.custom_metadata or {}).get("agentspec_summary_failed")
+    if summary:
+        lines.append(f"[{event.author}] warning: summarization failed, so the conversation "
+                     f"went on unsummarized: {short(summary['error'], 200)}")
     plan = (event.custom_metadata or {}).get("agentspec_plan")
     if plan and "result" not in plan:  # a node was planned; its result arrives as answers
         lines += _plan_lines(plan)

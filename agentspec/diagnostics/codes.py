@@ -253,11 +253,12 @@ ROOT_HAS_PARENT = _code("AS209", "root-has-parent", "The root agent is another a
     top of the tree.""")
 ROUTER_ROUTE = _code("AS210", "router-route", "A router without exactly one route method", """
     `route` takes exactly one of `state` (optionally with `map`), `model` (optionally with
-    `instruction`) or `python`.""")
+    `instruction`) or `python`; `routes` (key -> agent) goes with any of them, never beside
+    `map`.""")
 ROUTER_MEMBER = _code("AS211", "router-member",
     "A router option that is not one of its children", """
-    A router's `default`, `fallback` entries and `route.map` values must be among its
-    `sub_agents`: the router runs only its own children.""")
+    A router's `default`, `fallback` entries and `route.map` / `route.routes` values must be
+    among its `sub_agents`: the router runs only its own children.""")
 PLANNER_BOUNDS = _code("AS212", "planner-bounds", "A planner whose limits are out of range", """
     `max_depth` must be between 1 and 6 and `max_subtasks` between 1 and 16; the number of leaf
     calls grows as max_subtasks ** max_depth, which must stay at or below 1024.""")
@@ -367,6 +368,27 @@ STATE_INPUT_NOT_REQUIRED = _code(
     supplies, without a value; `required: false` would declare a key that nobody gives a
     value. Give the key an initial value instead (`tone: friendly`), write `required: true`,
     or write `{key?}` in instructions that may run without it.""")
+PLANNER_RESULTS_KEY = _code(
+    "AS234", "planner-results-key-clash", "A planner's `results_key` equal to its `output_key`",
+    """
+    `output_key` receives the plan's final answer and `results_key` every node's task and
+    result; on one key the later write replaces the earlier. Give each its own key.""")
+PROMPT_SECTION_UNUSED = _code(
+    "AS235", "prompt-section-unused", "A `prompts` entry for a section the agent does not have",
+    """
+    The harness adds a section to an agent's system prompt for each feature it has: `base`
+    for `kind: deep`, `filesystem` and `execute` with file tools, `todos`, `task`, `skills`,
+    `memory`. Switching off or replacing a section of a feature the agent lacks does nothing,
+    so the entry is a mistake (a feature turned off, or the wrong agent).""", warning=True)
+SUMMARY_WINDOW_UNKNOWN = _code(
+    "AS236", "summary-window-unknown",
+    "A deep agent whose model's context window is unknown, so it is not summarized", """
+    A spec with `kind: deep` agents and no `summarization:` is summarized at 85% of the
+    smallest context window of their models, as deepagents does. The window comes from
+    `context_window:` on the model's definition, or from agentspec's table of known models;
+    when a deep agent's is neither, the spec runs as before, without summarization. Add
+    `context_window:` to the model under `models:`, or set `summarization:` yourself.""",
+    info=True)
 AGENT_TREE_TOO_DEEP = _code("AS240", "agent-tree-too-deep", "Agents nested too deeply", """
     Agents may nest at most 100 levels below the root (through sub-agents, `{agent: ...}`
     tools and `task`). ADK and agentspec walk the tree recursively; a deeper tree would fail
@@ -1025,6 +1047,11 @@ JOBS_WEBHOOK_CHANGED = _change("AS553", "jobs-webhook-changed", SECURITY,
 APP_RENAMED = _change("AS554", "app-renamed", OPERATIONS, "medium", "The app's name changed", """
     Sessions, memory and artifacts are stored under the app's name: the renamed app does not
     see those of the old one, and the generated package has another name.""")
+PROMPTS_CHANGED = _change("AS555", "prompts-changed", BEHAVIOUR, "medium",
+                          "A harness section of the system prompt changed", """
+    An agent switched a section of the system prompt the harness writes (`prompts:`) off or
+    on, or replaced its text: the model is told otherwise how to use its files, todos, `task`,
+    skills or memory.""")
 MODEL_ENDPOINT_CHANGED = _change("AS560", "model-endpoint-changed", SECURITY, "high",
                                  "A model sends requests to another server", """
     A model (or a member of its fallback chain or route) now has a `base_url` the old

@@ -58,6 +58,7 @@ from agentspec.language.agents import (
     PythonSchema,
     SkillsConfig,
 )
+from agentspec.language.deep_summary import default_summarization
 from agentspec.language.document import (
     KEEP_EVENTS,
     KEEP_INVOCATIONS,
@@ -404,7 +405,8 @@ class Lowering:
     def task(self, kit: Harness, node: LlmNode | DeepNode
              ) -> FrozenMap[str, AgentNode]:
         """The agents the `task` tool can start; `general-purpose` is the agent itself
-        (instruction and tools), without `task` and sub-agents."""
+        (instruction and every tool, its todo list its own), without `task`, which would
+        let it start itself without end, and without sub-agents (transfers)."""
         if kit.task is None:
             return FrozenMap()
         agents = [(child, self.agent(child, as_tool=True)) for child in kit.task.agents]
@@ -414,13 +416,13 @@ class Lowering:
                 description="A general-purpose agent with the same instructions and tools as "
                 "its caller, for tasks that need no specialist.",
                 disallow_transfer_to_parent=True, disallow_transfer_to_peers=True,
-                output_key=None, todos=False)))  # the caller's todos are not its business
+                output_key=None)))
         return FrozenMap(agents)
 
     # the app ---------------------------------------------------------------------------
 
     def compaction(self, root: AgentNode) -> Compaction | None:
-        summary = self.spec.summarization
+        summary = default_summarization(self.spec)  # the spec's, or deep agents' default
         if summary is None:
             return None
         trigger, keep = summary.trigger, summary.keep

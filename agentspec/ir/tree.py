@@ -262,6 +262,9 @@ class LlmFields(AgentFields):
     #: a tool that raises: `return` its error to the model, or `raise`
     tool_errors: Literal["return", "raise"]
     code_executor: CodeExecutorNode | None = None
+    #: the harness's prompt sections the spec changed: section -> False (off) or the text
+    #: of its replacement file (agentspec/ir/harness_prompts.py)
+    prompts: FrozenMap[str, str | bool] = FrozenMap()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -324,6 +327,8 @@ class PlannerNode(AgentFields):
     tool_errors: Literal["return", "raise"]
     #: the state key the final (synthesized) answer is written to
     output_key: str | None = None
+    #: the state key every node's task and result are written to (Markdown)
+    results_key: str | None = None
 
 
 #: an agent of the tree: the node of one agent kind (the classes above, or a kind's own)

@@ -13,6 +13,7 @@ from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
+from agentspec.ir.harness_prompts import lower_prompts, memory_header, prompt_hook
 from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
 from agentspec.ir.tree import (
     AgentToolNode,
@@ -112,7 +113,8 @@ def lower_as(node_type: type[LlmNode] | type[DeepNode], lowering: Lowering, name
         filesystem=filesystem, skills=skills, skill_discovery=discovery,
         result_limit=kit.result_limit, approvals=FrozenMap(approvals),
         tool_errors=agent.tool_errors or TOOL_ERRORS_DEFAULT,
-        code_executor=code_executor_node(lowering, agent))
+        code_executor=code_executor_node(lowering, agent),
+        prompts=lower_prompts(lowering, name, agent))
     return replace(node, task=lowering.task(kit, node))
 
 
@@ -190,6 +192,9 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
     if node.memory:  # first, so the user's own before_model callbacks see the memory too
         memory = memory_callback(node)
         hooks["before_model"] = [memory, *hooks.get("before_model", [])]
+    sections = prompt_hook(node)
+    if sections is not None:  # before memory: the harness's sections, then the agent's memory
+        hooks["before_model"] = [sections, *hooks.get("before_model", [])]
     approvals = [a for _, a in node.approvals.items()] + [
         t.approval for t in node.tools
         if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval]
@@ -214,12 +219,14 @@ def memory_callback(node: LlmNode | DeepNode) -> Call:
     agent's file-tools backend."""
     in_backend = [backend_path(p) for p in node.memory]
     reads = node.filesystem if any(in_backend) else None
+    header = memory_header(node)
     return Call(Import("agentspec.runtime.harness.memory", "memory_callback"),
                 args=(ListOf(tuple(SpecPath(p) if at is None else p
                                    for p, at in zip(node.memory, in_backend, strict=True))),),
                 kwargs=(("names", lit([at or p for p, at in zip(node.memory, in_backend,
                                                                  strict=True)])),
                         ("edit_at", lit(list(node.memory_edit_at))),
+                        *((("header", header),) if header is not None else ()),
                         *((("backend", reads.backend),
                            ("definitions", backend_definitions(reads))) if reads else ())))
 

@@ -29,6 +29,11 @@ MAX_DEPTH, MAX_SUBTASKS, MAX_LEAVES = 6, 16, 1024
 
 def check(ctx: Context, name: str, agent: PlannerAgent) -> None:
     base = ("agents", name)
+    if agent.results_key is not None and agent.results_key == agent.output_key:
+        ctx.report(codes.PLANNER_RESULTS_KEY(
+            f"`results_key` and `output_key` are both `{agent.output_key}`: one would overwrite "
+            "the other", ctx.at(*base, "results_key"),
+            hint="give every node's results a key of their own"))
     depth_ok = 1 <= agent.max_depth <= MAX_DEPTH
     subtasks_ok = 1 <= agent.max_subtasks <= MAX_SUBTASKS
     if not depth_ok:
@@ -58,7 +63,8 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
              "synthesizer": lowering.model(synthesizer_model)}
     errors = (worker and worker.tool_errors) or TOOL_ERRORS_DEFAULT
     return PlannerNode(**site.common, tool_errors=errors,
-                       output_key=agent.output_key, roles=PlannerRoles(
+                       output_key=agent.output_key, results_key=agent.results_key,
+                       roles=PlannerRoles(
         model=roles["planner"][0], instruction=agent.instruction,
         max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,
         worker_model=roles["worker"][0],
@@ -84,7 +90,7 @@ def plan(builder: PlanBuilder, node: PlannerNode, children: list[Value]) -> Call
         synthesizer_model=model_value(roles.synthesizer_model),
         synthesizer_instruction=lit(roles.synthesizer_instruction),
         tool_errors=node.tool_errors if node.tool_errors != "return" else None,
-        output_key=lit(node.output_key),
+        output_key=lit(node.output_key), results_key=lit(node.results_key),
         configs=DictOf(tuple((role, config) for role, generate, thinking in roles.settings
                              if (config := generate_config(generate, thinking)) is not None))
         or None,
@@ -155,6 +161,14 @@ def _answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
     return {f"{name}_planner": [{"text": plan}], f"{name}_worker": [{"text": text}]}
 
 
+def _results_key(pair: AgentPair) -> Iterator[Found]:
+    was = pair.before.results_key if isinstance(pair.before, PlannerNode) else None
+    now = pair.after.results_key if isinstance(pair.after, PlannerNode) else None
+    if was != now:
+        yield Found(Risk.MEDIUM, f"the results key {was or 'none'} -> {now or 'none'}",
+                    ("results_key",), ("results_key",))
+
+
 KIND: Kind[PlannerAgent, PlannerNode] = Kind(
     names=("planner",), spec=(PlannerAgent,), node=PlannerNode,
     name_of=lambda node: "planner", check=check, lower=lower, plan=plan, models=_models,
@@ -168,4 +182,5 @@ KIND: Kind[PlannerAgent, PlannerNode] = Kind(
         "PlannerRoles.settings", "PlainModel.*", "LiteLlmEndpoint.*", "FallbackChain.*",
         "ModelRoute.*"), _planner_roles),
            Rule(codes.LIMIT_CHANGED, ("PlannerRoles.max_depth", "PlannerRoles.max_subtasks"),
-                _bounds)))
+                _bounds),
+           Rule(codes.OUTPUT_KEY_CHANGED, ("PlannerNode.results_key",), _results_key)))

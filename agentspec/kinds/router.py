@@ -36,6 +36,10 @@ def check(ctx: Context, name: str, agent: RouterAgent) -> None:
     if route.map is not None and route.state is None:
         ctx.report(codes.ROUTER_ROUTE("`map` works only with `state`",
                                       ctx.key_at(*base, "route", "map")))
+    if route.map is not None and route.routes is not None:
+        ctx.report(codes.ROUTER_ROUTE("`map` and `routes` are the same table; give one",
+                                      ctx.key_at(*base, "route", "map"),
+                                      hint="move the `map` entries into `routes`"))
     if route.instruction is not None and route.model is None:
         ctx.report(codes.ROUTER_ROUTE("`instruction` works only with `model`",
                                       ctx.key_at(*base, "route", "instruction")))
@@ -43,7 +47,8 @@ def check(ctx: Context, name: str, agent: RouterAgent) -> None:
     options: list[tuple[str, tuple[str | int, ...]]] = (
         [(agent.default, (*base, "default"))] if agent.default else [])
     options += [(f, (*base, "fallback", i)) for i, f in enumerate(agent.fallback or ())]
-    options += [(t, (*base, "route", "map", k)) for k, t in (route.map or {}).items()]
+    options += [(t, (*base, "route", field, k)) for field in ("map", "routes")
+                for k, t in (getattr(route, field) or {}).items()]
     for option, path in options:
         if option in ctx.defined["agents"] and option not in children:
             ctx.report(codes.ROUTER_MEMBER(
@@ -56,8 +61,9 @@ def lower(lowering: Lowering, name: str, agent: RouterAgent, site: Site) -> Rout
     python = None if route.python is None else lowering.python(
         route.python, lowering.span("agents", name, "route", "python"))
     model, _, _ = lowering.model(route.model)
+    table = route.routes if route.routes is not None else route.map  # one table: key -> agent
     return RouterNode(**site.common, route=RouteNode(
-        state=route.state, map=None if route.map is None else FrozenMap(route.map),
+        state=route.state, map=None if table is None else FrozenMap(table),
         python=python, model=model, instruction=route.instruction, default=agent.default,
         fallback=tuple(agent.fallback or ())))
 

@@ -18,6 +18,7 @@ from agentspec.language.common import (
     keyed_union,
 )
 from agentspec.language.models import GenerateConfig, ThinkingConfig
+from agentspec.language.prompts import Prompts
 from agentspec.language.tools import ToolEntry
 
 __all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "LLM_KINDS", "Agent", "DeepAgent",
@@ -282,6 +283,9 @@ class LlmAgent(AgentBase, LlmSettings):
         None, description="Run the code blocks the model writes: `builtin` (Gemini's own "
         "code execution) or `{backend: name}` (Python in a `type: sandbox` backend).",
         examples=["builtin", {"backend": "box"}])
+    prompts: Prompts | None = Field(None, description="The harness's sections of the system "
+                                    "prompt (one per feature the agent has), each `false` or a "
+                                    "replacement file.", examples=[{"filesystem": False}])
 
 
 class DeepAgent(LlmAgent):
@@ -325,8 +329,12 @@ class Route(Model):
     model: str | None = Field(None, description="An LLM classifier over the children's "
                               "descriptions.", examples=["fast"])
     instruction: str | None = Field(None, description="With `model`: extra guidance.")
-    python: PythonRef | None = Field(None, description="`fn(agent_names, ctx, failed) -> name "
-                                     "| None`.")
+    python: PythonRef | None = Field(None, description="`fn(keys, ctx, failed) -> key | None` "
+                                     "(with an `attempts` parameter it also gets the failed "
+                                     "attempts: agent, key, error).")
+    routes: dict[str, str] | None = Field(None, description="With any method: the key the route "
+                                          "gives -> the agent that runs.",
+                                          examples=[{"invoice": "billing"}], min_length=1)
 
 
 class RouterAgent(WorkflowAgent):
@@ -370,6 +378,9 @@ class PlannerAgent(AgentBase):
     synthesizer: PlannerSynthesizer | None = Field(None, description="Merges parallel results.")
     output_key: str | None = Field(None, description="Session-state key that receives the "
                                    "plan's final answer.", examples=["report"], min_length=1)
+    results_key: str | None = Field(None, description="Session-state key that receives every "
+                                    "node's task and result (Markdown, root first), for later "
+                                    "agents.", examples=["findings"], min_length=1)
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
 
 

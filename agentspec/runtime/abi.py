@@ -17,7 +17,7 @@ ABI = 3
 #: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`; 3
 #: added `runtime.observing.observer`, `runtime.code_executors.sandbox_executor`,
 #: `backend=`/`definitions=` of `memory_callback` and `skill_toolset`, `runtime.tool_auth`,
-#: and the names the other features of that release call)
+#: `runtime.prompts.harness.harness_prompt` and `memory_callback(header=)`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
@@ -42,6 +42,7 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.models": frozenset({"litellm", "registry_model"}),
     "agentspec.runtime.observing": frozenset({"observer"}),
     "agentspec.runtime.planner": frozenset({"agent_tool", "planner"}),
+    "agentspec.runtime.prompts.harness": frozenset({"harness_prompt"}),
     "agentspec.runtime.router": frozenset({"router"}),
     "agentspec.runtime.schemas": frozenset({"model_from_json_schema"}),
     "agentspec.runtime.state": frozenset({"InitialState"}),

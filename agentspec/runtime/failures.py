@@ -47,6 +47,9 @@ def failures_in(event: Event, settled: Collection[str] = ()) -> list[Failure]:
     found = []
     if event.error_code is not None:
         found.append(Failure(event.author, f"{event.error_code}: {event.error_message or ''}"))
+    summary = (event.custom_metadata or {}).get("agentspec_summary_failed")
+    if summary:
+        found.append(Failure(str(summary["agent"]), f"summarization failed: {summary['error']}"))
     route = (event.custom_metadata or {}).get("agentspec_route") or {}
     found += [Failure(str(tried["agent"]), str(tried["error"]))
               for tried in route.get("failed", ())]

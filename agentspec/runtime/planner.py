@@ -13,12 +13,15 @@ past `max_subtasks` are dropped, with a note in the node's record. A plan that i
 JSON of that shape is asked for once more, then the node is answered directly.
 
 Every node is named after its place (`<planner>`, `<planner>_2`, `<planner>_2_1`, ...) and
-gets its ancestors' tasks as context. Its record (task, depth, plan, notes, result) is kept in
-session state under `agentspec:plan:<node>`, written by events of the node's own that carry
-no content (the plan when it is made, the result when it is known), so `agentspec run` can
-show the tree as it unfolds while no model sees the bookkeeping. The record keys are
+gets its ancestors' tasks as context; a leaf worker is also told that nobody answers its
+questions, so it finishes with what it has instead of stalling the plan. Its record (task,
+depth, plan, notes, result) is kept in session state under `agentspec:plan:<node>`, written
+by events of the node's own that carry no content (the plan when it is made, the result when
+it is known), so `agentspec run` can show the tree as it unfolds while no model sees the
+bookkeeping. The record keys are
 agentspec's own (an instruction cannot name them: `{agentspec:plan:...}` is not a
-placeholder); the planner's `output_key` is how its final answer reaches state. The planner
+placeholder); the planner's `output_key` is how its final answer reaches state, and its
+`results_key` how every node's task and result do (Markdown, root first). The planner
 model's own answers stay out of the conversation; the workers' and synthesizers' answers are
 in it.
 """
@@ -43,6 +46,7 @@ from pydantic import ConfigDict, Field
 from agentspec.runtime import adk
 from agentspec.runtime.instructions import Template
 from agentspec.runtime.nodes import node_events
+from agentspec.runtime.prompts.planner import PLANNER_PROMPT, WORKER_GUIDANCE
 from agentspec.runtime.telemetry import set_attributes
 from agentspec.runtime.tool_errors import error_result, mcp_errors
 from agentspec.runtime.workflows import (
@@ -65,14 +69,6 @@ PLAN_SCHEMA = {"type": "object", "properties": {
                  "description": "Self-contained subtasks (empty for llm)."},
     "reason": {"type": "string", "description": "Why, in one sentence."}},
     "required": ["kind", "subtasks"]}
-
-_PLANNER_PROMPT = """\
-You plan how a task gets done. Answer with a plan: `llm` when one focused answer can do the
-task; `parallel` with subtasks when the task splits into independent parts; `sequential` with
-subtasks when each step needs the result of the one before. Give at most {max_subtasks}
-subtasks, each self-contained (whoever does one sees only it and the tasks above it).
-{extra}"""
-
 
 @dataclass(frozen=True)
 class _Settings:
@@ -212,7 +208,8 @@ class PlanNode(NodeEntry, BaseAgent):
 
     def _leaf(self, ctx: InvocationContext, context: str) -> AsyncGenerator[Event, None]:
         settings: _Settings = self.settings
-        return node_events(_role(settings.worker, f"{self.name}_worker", context), ctx)
+        return node_events(_role(settings.worker, f"{self.name}_worker",
+                                 f"{context}\n\n{WORKER_GUIDANCE}"), ctx)
 
     def _synthesize(self, ctx: InvocationContext, context: str,
                     results: list[tuple[str, str | None]]) -> AsyncGenerator[Event, None]:
@@ -271,6 +268,7 @@ class PlannerAgent(PlanNode):
 
     mode: str | None = None  # `single_turn` when called as a tool
     output_key: str | None = None  # the state key that receives the final answer
+    results_key: str | None = None  # the state key that receives every node's result
 
     @property
     def inner_agents(self) -> list[BaseAgent]:
@@ -292,7 +290,27 @@ class PlannerAgent(PlanNode):
         event = super()._record(ctx, record)
         if self.output_key and record.get("result") is not None:
             event.actions.state_delta[self.output_key] = record["result"]
+        if self.results_key and "result" in record:
+            event.actions.state_delta[self.results_key] = self._results(ctx, record)
         return event
+
+    def _results(self, ctx: InvocationContext, record: dict[str, Any]) -> str:
+        """Every node of this run's plan, root first, depth first: its name, task and result.
+        The walk follows the records this run wrote (a child is `<node>_<i>` of its parent's
+        subtasks), so a deeper node left in state by an earlier turn is not listed."""
+        parts: list[str] = []
+
+        def walk(name: str, node: dict[str, Any]) -> None:
+            parts.append(f"## {name}: {node.get('task')}\n{node.get('result') or '(no result)'}")
+            if node.get("kind") == "llm":
+                return
+            for index in range(1, len(node.get("subtasks") or ()) + 1):
+                child = ctx.session.state.get(PLAN_KEY.format(name=f"{name}_{index}"))
+                if isinstance(child, dict):
+                    walk(f"{name}_{index}", child)
+
+        walk(self.name, record)
+        return "\n\n".join(parts)
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         task = _REQUEST.get() or _request_text(ctx.user_content)
@@ -338,11 +356,12 @@ def planner(*, name: str, model: Any, description: str | None = None,
             worker_tools: list[Any] | None = None, synthesizer_model: Any = None,
             synthesizer_instruction: str | None = None, mode: str | None = None,
             configs: dict[str, Any] | None = None, tool_errors: str = "return",
-            output_key: str | None = None, **callbacks: Any) -> PlannerAgent:
+            output_key: str | None = None, results_key: str | None = None,
+            **callbacks: Any) -> PlannerAgent:
     """A recursive planner. The worker's model defaults to the planner's, the synthesizer's
     to the worker's; `configs` holds each role's GenerateContentConfig (by role name);
     `tool_errors` is what a worker's tool that raises does (`tool_errors.py`); `output_key`
-    is the state key that receives the final answer."""
+    is the state key that receives the final answer, `results_key` every node's result."""
     worker_model = worker_model or model
     configs = configs or {}
     settings = _Settings(
@@ -350,7 +369,7 @@ def planner(*, name: str, model: Any, description: str | None = None,
         planner=LlmAgent(
             name=f"{name}_planner", model=model, output_schema=PLAN_SCHEMA,
             generate_content_config=configs.get("planner"),
-            static_instruction=_PLANNER_PROMPT.format(max_subtasks=max_subtasks,
+            static_instruction=PLANNER_PROMPT.format(max_subtasks=max_subtasks,
                                                       extra=instruction or "")),
         worker=LlmAgent(name=f"{name}_worker", model=worker_model,
                         instruction=worker_instruction or "", tools=list(worker_tools or []),
@@ -362,4 +381,5 @@ def planner(*, name: str, model: Any, description: str | None = None,
                              generate_content_config=configs.get("synthesizer")),
         max_depth=max_depth, max_subtasks=max_subtasks)
     return PlannerAgent(name=name, description=description or "", settings=settings,
-                        mode=mode, output_key=output_key, **callbacks)
+                        mode=mode, output_key=output_key, results_key=results_key,
+                        **callbacks)

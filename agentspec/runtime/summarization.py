@@ -20,6 +20,11 @@ conversation is the current ADK session, which the check (and, for summaries mad
 invocation, `HistoryScope`, an App plugin) publishes. The history is written once the
 summary exists; when it cannot be written the summary is discarded (ADK then goes on with
 the whole conversation and logs the failure), so no event is ever dropped unrecorded.
+
+A summary that fails (the summarizer's model, the history file) never fails the turn, as in
+ADK; before a model call, the check also reports it as an event of its own without content
+(`FAILED_KEY` in its custom metadata), which `agentspec run` shows as a warning and a
+scenario counts as an error of the agent `summarizer`.
 """
 
 from __future__ import annotations
@@ -44,8 +49,15 @@ from agentspec.runtime import adk
 from agentspec.runtime.backends import BackendError, normalize
 from agentspec.runtime.user_folders import path_segment
 
-__all__ = ["SESSION", "HistoryScope", "HistorySummarizer", "SummaryCheck", "SummaryConfig",
-           "history_file", "install_check", "markdown", "prompt_tokens"]
+__all__ = ["FAILED_KEY", "SESSION", "HistoryScope", "HistorySummarizer", "ReportingSummarizer",
+           "SummaryCheck", "SummaryConfig", "history_file", "install_check", "markdown",
+           "prompt_tokens"]
+
+#: the custom metadata of the event that reports a failed summary (`failures.py`, `run`)
+FAILED_KEY = "agentspec_summary_failed"
+#: the failures of the summaries made in this check (ADK swallows the summarizer's error)
+_FAILURES: ContextVar[list[str] | None] = ContextVar("agentspec_summary_failures",
+                                                     default=None)
 
 #: the session of the run in progress (set by `HistoryScope` before the agents run)
 SESSION: ContextVar[Session | None] = ContextVar("agentspec_summarization_session",
@@ -123,6 +135,24 @@ class HistorySummarizer(BaseEventsSummarizer):
             f"messages that follow, is in the file {path}; read it with read_file when "
             "you need details.")), *(content.parts or [])]
         return summary
+
+
+class ReportingSummarizer(BaseEventsSummarizer):
+    """`inner`, whose failure is noted for the check that asked for the summary before ADK
+    logs it and goes on with the whole conversation, so the run reports it (an event)
+    instead of going on in silence."""
+
+    def __init__(self, inner: BaseEventsSummarizer) -> None:
+        self.inner = inner
+
+    async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+        try:
+            return await self.inner.maybe_summarize_events(events=events)
+        except Exception as error:
+            noted = _FAILURES.get()
+            if noted is not None:
+                noted.append(f"{type(error).__name__}: {error}")
+            raise
 
 
 class HistoryScope(BasePlugin):
@@ -240,10 +270,18 @@ class SummaryCheck(adk.CompactionRequestProcessor):
         scope = invocation_context.isolation_scope
         if prompt_tokens(session.events, agent.name, scope, threshold) < threshold:
             return
-        if await _summarize(invocation_context, agent, config, keep):
-            invocation_context.token_compaction_checked = True
-        return
-        yield  # pragma: no cover - makes this an async generator
+        failures: list[str] = []
+        token = _FAILURES.set(failures)
+        try:
+            if await _summarize(invocation_context, agent, config, keep):
+                invocation_context.token_compaction_checked = True
+        finally:
+            _FAILURES.reset(token)
+        for failure in failures:  # no content: no model sees it; `run` and `test` do
+            yield Event(invocation_id=invocation_context.invocation_id, author=agent.name,
+                        branch=invocation_context.branch, custom_metadata={FAILED_KEY: {
+                            "agent": "summarizer", "error": failure,
+                            "note": "the conversation went on unsummarized"}})
 
 
 async def _summarize(context: InvocationContext, agent: Any, config: SummaryConfig,
@@ -256,6 +294,8 @@ async def _summarize(context: InvocationContext, agent: Any, config: SummaryConf
                                                       events_to_compact=dropped):
         return False
     adk.ensure_summarizer(config=config, agent=agent)
+    if config.summarizer is not None and not isinstance(config.summarizer, ReportingSummarizer):
+        config.summarizer = ReportingSummarizer(config.summarizer)
     SESSION.set(session)
     summary = await adk.summarize_events(
         session=session, config=config, events=events, events_to_compact=dropped,

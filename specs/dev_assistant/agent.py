@@ -14,6 +14,7 @@ from agentspec.runtime.harness.skills import skill_toolset
 from agentspec.runtime.harness.task import task_tool
 from agentspec.runtime.harness.todos import read_todos, write_todos
 from agentspec.runtime.models import registry_model
+from agentspec.runtime.prompts.harness import harness_prompt
 from agentspec.runtime.tool_errors import error_result
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
@@ -71,6 +72,12 @@ code_reviewer = LlmAgent(
     disallow_transfer_to_parent=True,
     disallow_transfer_to_peers=True,
     on_tool_error_callback=[error_result],
+    before_model_callback=[
+        harness_prompt(
+            ['filesystem', 'skills'],
+            file_tools=['ls', 'read_file', 'glob', 'grep'],
+        ),
+    ],
 )
 
 # deep_agent.yaml:85
@@ -115,6 +122,12 @@ test_runner = LlmAgent(
     disallow_transfer_to_parent=True,
     disallow_transfer_to_peers=True,
     on_tool_error_callback=[error_result],
+    before_model_callback=[
+        harness_prompt(
+            ['filesystem', 'execute'],
+            file_tools=['ls', 'read_file', 'glob', 'grep', 'execute'],
+        ),
+    ],
     before_tool_callback=[
         approval_gate(
             {
@@ -192,6 +205,8 @@ general_purpose = LlmAgent(
     tools=[
         web_search,
         fetch_page,
+        HarnessTool(write_todos),
+        HarnessTool(read_todos),
         file_toolset(
             backend='sandbox',
             definitions={
@@ -230,6 +245,19 @@ general_purpose = LlmAgent(
     disallow_transfer_to_peers=True,
     on_tool_error_callback=[error_result],
     before_model_callback=[
+        harness_prompt(
+            ['base', 'filesystem', 'execute', 'todos', 'skills'],
+            file_tools=[
+                'ls',
+                'read_file',
+                'write_file',
+                'edit_file',
+                'glob',
+                'grep',
+                'execute',
+            ],
+            evicts=True,
+        ),
         memory_callback([spec_path('AGENTS.md')], names=['AGENTS.md'], edit_at=[None]),
     ],
     before_tool_callback=[
@@ -357,6 +385,20 @@ assistant = LlmAgent(
     ),
     on_tool_error_callback=[error_result],
     before_model_callback=[
+        harness_prompt(
+            ['base', 'filesystem', 'execute', 'todos', 'task', 'skills'],
+            file_tools=[
+                'ls',
+                'read_file',
+                'write_file',
+                'edit_file',
+                'glob',
+                'grep',
+                'execute',
+            ],
+            general_purpose=True,
+            evicts=True,
+        ),
         memory_callback([spec_path('AGENTS.md')], names=['AGENTS.md'], edit_at=[None]),
     ],
     before_tool_callback=[

@@ -11,6 +11,7 @@ from agentspec.contract.placeholders import placeholders
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, PyObject, kind_of
+from agentspec.review.rules.prompts import prompts_changed
 from agentspec.review.rules.views import python_text
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, short, text_diff
 from agentspec.review.sides import Side, Where
@@ -215,6 +216,7 @@ RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.SUB_AGENTS_CHANGED, ("AgentFields.children", "AgentFields.mode"), _sub_agents),
     Rule(codes.MEMORY_CHANGED, ("LlmFields.memory",), _same_field("memory", "memory files")),
     Rule(codes.SKILLS_CHANGED, ("LlmFields.skills",), _same_field("skills", "skills")),
+    Rule(codes.PROMPTS_CHANGED, ("LlmFields.prompts",), prompts_changed),
     Rule(codes.OUTPUT_SCHEMA_CHANGED, ("LlmFields.output_schema", "Schema.*"),
          _same_field("output_schema", "output schema")),
     Rule(codes.INPUT_SCHEMA_CHANGED, ("LlmFields.input_schema", "Schema.*"),

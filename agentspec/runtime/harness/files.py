@@ -19,14 +19,17 @@ from agentspec.runtime.backends import GREP_LIMIT, Backend, BackendError, ShellC
 from agentspec.runtime.harness.callbacks import HarnessTool
 from agentspec.runtime.telemetry import set_attributes
 
-__all__ = ["FILE_TOOL_NAMES", "MAX_LINE_CHARS", "MAX_LIST_ENTRIES", "MAX_PATTERN_CHARS",
-           "MAX_READ_CHARS", "MAX_READ_LINES", "BackendFactory", "make_file_tools"]
+__all__ = ["DEFAULT_READ_LINES", "FILE_TOOL_NAMES", "MAX_LINE_CHARS", "MAX_LIST_ENTRIES",
+           "MAX_PATTERN_CHARS", "MAX_READ_CHARS", "MAX_READ_LINES", "BackendFactory",
+           "make_file_tools"]
 
 BackendFactory = Callable[[ToolContext], Backend]
 
 MAX_LINE_CHARS = 2000
 MAX_LIST_ENTRIES = 1000
-#: read_file returns at most this many lines and this many characters per call
+#: read_file returns this many lines unless asked for more (deepagents' default), and at most
+#: MAX_READ_LINES lines and MAX_READ_CHARS characters per call
+DEFAULT_READ_LINES = 100
 MAX_READ_LINES = 2000
 MAX_READ_CHARS = 100_000
 #: longest glob pattern or grep regular expression accepted
@@ -47,7 +50,7 @@ def ls(path: str, tool_context: ToolContext) -> Any:
     raise NotImplementedError
 
 
-def read_file(file_path: str, offset: int = 0, limit: int = 2000,
+def read_file(file_path: str, offset: int = 0, limit: int = 100,
               tool_context: ToolContext | None = None) -> Any:
     """Reads a text file from the workspace, with line numbers (like `cat -n`).
 
@@ -59,7 +62,7 @@ def read_file(file_path: str, offset: int = 0, limit: int = 2000,
     Args:
       file_path: Absolute path of the file, such as `/notes/plan.md`.
       offset: Number of lines to skip before the first line returned (0 = from the start).
-      limit: Maximum number of lines to return (default 2000).
+      limit: Maximum number of lines to return (default 100, at most 2000).
     """
     raise NotImplementedError
 
@@ -165,7 +168,8 @@ def _ls(backend: Backend, path: str) -> Any:
     return "\n".join(lines)
 
 
-def _read_file(backend: Backend, file_path: str, offset: int = 0, limit: int = 2000) -> Any:
+def _read_file(backend: Backend, file_path: str, offset: int = 0,
+               limit: int = DEFAULT_READ_LINES) -> Any:
     offset, limit = int(offset), int(limit)
     if offset < 0 or limit < 1:
         raise BackendError("offset must be 0 or more and limit 1 or more.")

@@ -9,7 +9,9 @@ interface (`JobStore`); `open_store(url)` picks one by URL: `memory://` (tests, 
 
 Statuses: QUEUED -> RUNNING -> DONE | FAILED (a failure with attempts left goes back to
 QUEUED, later); CANCELLED by a person. A RUNNING job whose lease expired (its worker died) is
-claimed again by another worker.
+claimed again by another worker. While a job runs, its worker records the agent's last event
+(`last_event`, `last_event_at`: a model reply, a tool call or result) with its lease, so
+`jobs show` tells a job at work from a stuck one; a claim clears them.
 
 What happens to a finished job is its `on_done`, recorded when it is queued. `wait`: it is
 delivered into its conversation when that next runs (`undelivered`, `mark_delivered`).
@@ -92,6 +94,9 @@ class Job(JobRequest):
     resumed_at: float | None = None  # the parent's resumed turn ended (`on_done: resume`)
     #: the tokens and cost of its model calls, every attempt's (`runtime.usage.Ledger`)
     usage: dict[str, Any] = field(default_factory=dict)
+    #: while RUNNING: what the agent did last (a model reply, a tool call or result) and when
+    last_event: str | None = None
+    last_event_at: float | None = None
 
     @property
     def resumes(self) -> bool:
@@ -151,8 +156,10 @@ class JobStore(Protocol):
         for `owner`: RUNNING, one more attempt, leased until now + `lease_seconds`."""
         ...
 
-    def heartbeat(self, job_id: str, owner: str, lease_seconds: float) -> bool:
-        """Extends the lease; False when `owner` no longer holds it."""
+    def heartbeat(self, job_id: str, owner: str, lease_seconds: float,
+                  last_event: str | None = None) -> bool:
+        """Extends the lease, and records `last_event` (now) when given; False when `owner`
+        no longer holds it."""
         ...
 
     def finish(self, job_id: str, owner: str, result: Any,

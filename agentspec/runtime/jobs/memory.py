@@ -64,20 +64,25 @@ class MemoryStore:
             job = min(runnable, key=lambda j: (j.available_at, j.created_at))
             return self._put(replace(job, status="RUNNING", attempts=job.attempts + 1,
                                      lease_owner=owner, lease_expires_at=moment + lease_seconds,
-                                     started_at=job.started_at or moment, updated_at=moment))
+                                     started_at=job.started_at or moment, updated_at=moment,
+                                     last_event=None, last_event_at=None))
 
     def _held(self, job_id: str, owner: str) -> Job | None:
         job = self._jobs.get(job_id)
         return job if job is not None and job.status == "RUNNING" and \
             job.lease_owner == owner else None
 
-    def heartbeat(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+    def heartbeat(self, job_id: str, owner: str, lease_seconds: float,
+                  last_event: str | None = None) -> bool:
         with self._lock:
             job = self._held(job_id, owner)
             if job is None:
                 return False
             moment = self._now()
-            self._put(replace(job, lease_expires_at=moment + lease_seconds, updated_at=moment))
+            job = replace(job, lease_expires_at=moment + lease_seconds, updated_at=moment)
+            if last_event is not None:
+                job = replace(job, last_event=last_event, last_event_at=moment)
+            self._put(job)
             return True
 
     def finish(self, job_id: str, owner: str, result: Any,

@@ -18,16 +18,16 @@ COLUMNS = ("id", "agent", "input", "app_name", "user_id", "session_id", "invocat
            "function_call_id", "tool", "status", "attempts", "max_attempts", "lease_owner",
            "lease_expires_at", "available_at", "created_at", "updated_at", "started_at",
            "finished_at", "result", "error", "delivered_at", "output_key", "on_done",
-           "resumed_at", "state", "usage")
+           "resumed_at", "state", "usage", "last_event", "last_event_at")
 
 # what each column must hold, and what replaces a bad value
 _TEXTS = ("agent", "input", "app_name", "user_id", "session_id", "invocation_id",
           "function_call_id", "tool", "status", "output_key", "on_done")
-_OPTIONAL_TEXTS = ("lease_owner", "error")
+_OPTIONAL_TEXTS = ("lease_owner", "error", "last_event")
 _INTEGERS = ("attempts", "max_attempts")
 _TIMES = ("available_at", "created_at", "updated_at")
 _OPTIONAL_TIMES = ("lease_expires_at", "started_at", "finished_at", "delivered_at",
-                   "resumed_at")
+                   "resumed_at", "last_event_at")
 
 
 class UnreadableRow(Exception):

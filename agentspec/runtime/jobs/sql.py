@@ -57,6 +57,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
      "ALTER TABLE agentspec_jobs ADD COLUMN resumed_at DOUBLE PRECISION"),
     ("ALTER TABLE agentspec_jobs ADD COLUMN state TEXT NOT NULL DEFAULT '{}'",),
     ("ALTER TABLE agentspec_jobs ADD COLUMN usage TEXT NOT NULL DEFAULT '{}'",),
+    ("ALTER TABLE agentspec_jobs ADD COLUMN last_event TEXT",
+     "ALTER TABLE agentspec_jobs ADD COLUMN last_event_at DOUBLE PRECISION"),
 )
 
 _ACTIVE = "status IN ('QUEUED', 'RUNNING')"
@@ -284,12 +286,17 @@ class SqlStore:
                 return None
             self._update(cursor, job.id, status="RUNNING", attempts=job.attempts + 1,
                          lease_owner=owner, lease_expires_at=moment + lease_seconds,
-                         started_at=job.started_at or moment)
+                         started_at=job.started_at or moment, last_event=None,
+                         last_event_at=None)
             return self._fetch(cursor, "id = ?", (job.id,))
 
-    def heartbeat(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+    def heartbeat(self, job_id: str, owner: str, lease_seconds: float,
+                  last_event: str | None = None) -> bool:
+        moment = self._now()
+        event = {} if last_event is None else {"last_event": last_event,
+                                               "last_event_at": moment}
         return self._changed(job_id, "status = 'RUNNING' AND lease_owner = ?", (owner,),
-                             lease_expires_at=self._now() + lease_seconds) is not None
+                             lease_expires_at=moment + lease_seconds, **event) is not None
 
     def finish(self, job_id: str, owner: str, result: Any,
                usage: Mapping[str, Any] | None = None) -> Job | None:

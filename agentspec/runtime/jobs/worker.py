@@ -42,6 +42,7 @@ from agentspec.contract.urls import scrubbed
 from agentspec.runtime.blame import describe
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
+from agentspec.runtime.jobs.progress import REPORTER, Latest
 from agentspec.runtime.jobs.resume import Resumer, TurnFailed
 from agentspec.runtime.nodes import FAILURES_REPORTED
 from agentspec.runtime.observing import JOB
@@ -80,9 +81,12 @@ async def run_agent(agent: BaseAgent, request: str,
             app_name="agentspec_jobs", user_id="worker", state=copy.deepcopy(dict(state or {})))
         answer = None
         message = types.Content(role="user", parts=[types.Part(text=request)])
+        report = REPORTER.get()
         async for event in runner.run_async(user_id="worker", session_id=session.id,
                                             new_message=message):
             answer = final_text(event) or answer
+            if report is not None:
+                report(event)
     finally:
         await runner.close()
     if answer is None:
@@ -201,12 +205,21 @@ class Worker:
 
     async def _run(self, job: Job) -> None:
         store = self.settings.open()
+        beats: list[_Lease] = []  # the lease, once made: an event brings its next beat forward
+
+        def wake() -> None:
+            for lease in beats:
+                lease.poke()
+
+        latest = Latest(wake)
         token = JOB_STATE.set(job.state)  # the task copies the context as it is now
         usage = Ledger()
         running = JOB.set((job.id, usage))
+        reporting = REPORTER.set(latest.report)
         try:
             work = asyncio.ensure_future(_reported(self.run(self.agents[job.agent], job.input)))
         finally:
+            REPORTER.reset(reporting)
             JOB_STATE.reset(token)
             JOB.reset(running)
         self.usage[job.id] = usage
@@ -220,9 +233,10 @@ class Worker:
             work.cancel()
 
         loop = asyncio.get_running_loop()
-        lease = _Lease(job.id, lambda: store.heartbeat(job.id, self.owner,
-                                                       self.settings.lease_seconds),
+        lease = _Lease(job.id, lambda: _beat(store, job.id, self.owner,
+                                             self.settings.lease_seconds, latest.take()),
                        self.settings.lease_seconds, lambda: loop.call_soon_threadsafe(on_lost))
+        beats.append(lease)
         lease.start()
         work.add_done_callback(lambda _: lease.stop())  # before the result is recorded
         try:
@@ -316,23 +330,40 @@ class Worker:
             self.report("lost the lease", job)
 
 
+def _beat(store: Any, job_id: str, owner: str, seconds: float, last_event: str | None) -> bool:
+    """A renewal, carrying the agent's newest event when there is one (a store that predates
+    events is called as it always was)."""
+    if last_event is None:
+        return bool(store.heartbeat(job_id, owner, seconds))
+    return bool(store.heartbeat(job_id, owner, seconds, last_event=last_event))
+
+
 class _Lease(threading.Thread):
     """Renews a lease (`renew`: a job's, or its resumption's) every third of it until
-    stopped, whatever the event loop is doing; a store error is retried at the next beat,
-    and a lease lost to another worker calls `lost` once (its result would be dropped
-    anyway)."""
+    stopped, whatever the event loop is doing, and at once when poked (the job's agent did
+    something to record); a store error is retried at the next beat, and a lease lost to
+    another worker calls `lost` once (its result would be dropped anyway)."""
 
     def __init__(self, job_id: str, renew: Callable[[], bool], seconds: float,
                  lost: Callable[[], object]) -> None:
         super().__init__(name=f"lease {job_id}", daemon=True)
         self.job_id, self.renew, self.seconds, self.lost = job_id, renew, seconds, lost
         self._stopped = threading.Event()
+        self._wake = threading.Event()
 
     def stop(self) -> None:
         self._stopped.set()
+        self._wake.set()
+
+    def poke(self) -> None:
+        self._wake.set()
 
     def run(self) -> None:
-        while not self._stopped.wait(self.seconds / 3):
+        while True:
+            self._wake.wait(self.seconds / 3)
+            self._wake.clear()  # before renewing: a poke from now on beats again
+            if self._stopped.is_set():
+                return
             try:
                 held = self.renew()
             except Exception as error:  # noqa: BLE001 - try again at the next beat

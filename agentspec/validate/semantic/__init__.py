@@ -9,6 +9,7 @@ from agentspec.source import SourceFile
 from agentspec.validate.semantic.backend_sources import check_backend_sources
 from agentspec.validate.semantic.code_executors import check_code_executors
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.deep_summary import check_deep_summary
 from agentspec.validate.semantic.files import check_files
 from agentspec.validate.semantic.harness import check_harness
 from agentspec.validate.semantic.kinds import check_kinds, check_sections
@@ -16,6 +17,7 @@ from agentspec.validate.semantic.models import check_models
 from agentspec.validate.semantic.observing import check_observing
 from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.project import check_project
+from agentspec.validate.semantic.prompts import check_prompts
 from agentspec.validate.semantic.pyrefs import check_python_refs
 from agentspec.validate.semantic.references import check_references
 from agentspec.validate.semantic.roots import check_roots
@@ -32,9 +34,10 @@ __all__ = ["semantic"]
 
 #: check_project first: the checks after it never look at a path it refused
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
-          check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
-          check_roots, check_state, check_placeholders, check_schemas, check_observing,
-          check_code_executors, check_backend_sources, check_tool_auth)
+          check_sessions, check_harness, check_python_refs, check_files, check_prompts,
+          check_sandboxes, check_roots, check_state, check_placeholders, check_schemas,
+          check_observing, check_code_executors, check_backend_sources, check_tool_auth,
+          check_deep_summary)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],

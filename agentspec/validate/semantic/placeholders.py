@@ -84,8 +84,9 @@ def _provided(ctx: Context) -> set[str] | None:
     if declared is not None and not isinstance(declared, dict):
         return None
     return {str(key) for key in declared or {}} | {
-        str(agent["output_key"]) for agent in ctx.doc.section("agents").values()
-        if isinstance(agent, dict) and isinstance(agent.get("output_key"), str)}
+        str(agent[field]) for agent in ctx.doc.section("agents").values()
+        for field in ("output_key", "results_key")
+        if isinstance(agent, dict) and isinstance(agent.get(field), str)}
 
 
 def check_placeholders(ctx: Context) -> None:

@@ -114,8 +114,9 @@ def _router(ctx: Context, name: str, agent: RouterAgent) -> None:
         _agent(ctx, agent.default, *base, "default")
     for index, option in enumerate(agent.fallback or ()):
         _agent(ctx, option, *base, "fallback", index)
-    for key, target in (agent.route.map or {}).items():
-        _agent(ctx, target, *base, "route", "map", key)
+    for field in ("map", "routes"):
+        for key, target in (getattr(agent.route, field) or {}).items():
+            _agent(ctx, target, *base, "route", field, key)
 
 
 def _planner(ctx: Context, name: str, agent: PlannerAgent) -> None:

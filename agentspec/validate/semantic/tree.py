@@ -11,6 +11,7 @@ from agentspec.language.agents import KIND_MODELS, LlmAgent
 from agentspec.parse import Path
 from agentspec.resolve.agents import LLM_KINDS, kind_of
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.offline_hint import offline_hint
 
 __all__ = ["MAX_AGENT_DEPTH", "MAX_AGENTS_BUILT", "Edge", "check_tree", "edges", "find_root"]
 
@@ -199,8 +200,8 @@ def _delegation_fields(ctx: Context, all_edges: list[Edge]) -> None:
             ctx.report(codes.OFFLINE_NOT_DELEGATED(
                 f"`{name}` runs offline only when delegated to, and no agent delegates to it",
                 ctx.at("agents", name, "execution_mode"),
-                hint="reach it through an `{agent: ...}` tool, the `task` tool or a "
-                "`single_turn` / `task` sub-agent, or remove `execution_mode`"))
+                hint=offline_hint(ctx, name, next((e.parent for e in all_edges if e.child
+                                                   == name and e.is_sub_agent), None))))
         if getattr(agent, "input_schema", None) is not None and name not in tools:
             ctx.report(codes.INPUT_SCHEMA_UNUSED(
                 f"`{name}` is never called as a tool, so `input_schema` has no effect",
