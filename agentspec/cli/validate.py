@@ -6,6 +6,7 @@ import glob
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +24,9 @@ from agentspec.diagnostics.render import summary
 from agentspec.diagnostics.selectors import Selection, Selector, selector, split
 from agentspec.diagnostics.suppress import hear
 from agentspec.source import SourceFile
+
+if TYPE_CHECKING:
+    from agentspec.testing.names import SpecContext
 
 
 def selectors(values: tuple[str, ...], option: str) -> tuple[Selector, ...]:
@@ -96,9 +100,7 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from agentspec.testing.check import check_scenarios
     from agentspec.testing.discover import default_scenarios
-    from agentspec.testing.names import SpecContext, loose_context, spec_context
     from agentspec.validate.check import check
 
     chosen = (selectors(select, "--select") if select else None, selectors(ignore, "--ignore"))
@@ -112,14 +114,23 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         diagnostics += result.diagnostics
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
-        context = spec_context(result)
         beside = default_scenarios(path) if result.readable else None
-        for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
-            if scenario_file is not None:
+        told = [f for f in ([*scenario_files, beside] if len(files) == 1 else [beside])
+                if f is not None]
+        if told:  # lowering the spec for its names, and the scenario check, only when needed
+            from agentspec.testing.names import spec_context
+
+            context = spec_context(result)
+            for scenario_file in told:
                 scenarios[scenario_file] = context
                 heard[scenario_file] = result.selection
-    for scenario_file in scenario_files if len(files) != 1 else ():
-        scenarios.setdefault(scenario_file, loose_context())
+    if scenario_files and len(files) != 1:
+        from agentspec.testing.names import loose_context
+
+        for scenario_file in scenario_files:
+            scenarios.setdefault(scenario_file, loose_context())
+    if scenarios:
+        from agentspec.testing.check import check_scenarios
     for scenario_file, context in scenarios.items():
         scenario_check = check_scenarios(scenario_file, context.required,
                                          project=context.project, names=context.names)
