@@ -147,10 +147,17 @@ def run_scenarios(path: PathLike, scenario_files: Sequence[PathLike] = (), *,
                   on_result: Callable[[ScenarioResult], None] | None = None) -> ScenarioRun:
     """Run the spec's scenarios offline with scripted models, as `agentspec test` does
     (default: `scenarios/<spec stem>.yaml` beside it). The result lists each scenario with its
-    failures; a scenario file with errors raises `SpecError` before any scenario runs."""
+    failures; a spec or scenario file with errors raises `SpecError` before any scenario
+    runs."""
     from agentspec.testing.runner import ScenarioFileError
     from agentspec.testing.runner import run_scenarios as run
+    from agentspec.validate.check import check as validate
 
+    # only the environment the scenarios run in: a broken `prod` overlay is validate's to say
+    checked = validate(Path(path), environment=environment, all_environments=False)
+    if not checked.ok:  # a missing or broken spec is not a failure of each scenario
+        raise SpecError(f"{path}: the spec has errors", _errors(checked.diagnostics),
+                        checked.sources)
     try:
         return run(Path(path), [Path(f) for f in scenario_files], environment=environment,
                    on_result=on_result)

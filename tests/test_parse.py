@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentspec.parse import MAX_BYTES, MAX_NODES, Parsed, load, load_text
+from agentspec.parse import compose as yaml_compose
 from agentspec.parse import loader as yaml_loader
 from agentspec.source import Span
 
@@ -642,6 +643,7 @@ def test_nested_flow_is_refused_at_the_level_past_the_limit(
 def test_the_pure_parser_stops_composing_past_the_node_limit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(yaml_loader, "MAX_NODES", 50)
+    monkeypatch.setattr(yaml_compose, "_compose_c", lambda text: None)  # libyaml reads it
     parsed = parse("t: {python: mod:attr}\nx: [" + "a, " * 100 + "]\n")
     # 7 nodes before the list's items (root, t, its mapping, python, mod:attr, x, the list):
     # the 44th item is the 51st node

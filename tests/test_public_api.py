@@ -134,3 +134,34 @@ def test_run_scenarios_refuses_a_scenario_file_with_errors(tmp_path: Path) -> No
     assert raised.value.diagnostics
     with pytest.raises(agentspec.SpecError, match="no scenario files"):
         agentspec.run_scenarios(spec)
+
+
+@pytest.mark.parametrize("text", [None, "agents: [\n", "agentspec: 1\nname: x\nroot: nobody\n"])
+def test_run_scenarios_refuses_a_missing_or_broken_spec(tmp_path: Path,
+                                                         text: str | None) -> None:
+    """With the spec's diagnostics, not a failure of each scenario nor "no scenario files"."""
+    spec = tmp_path / "agent.yaml"
+    if text is not None:
+        spec.write_text(text, encoding="utf-8")
+    scenarios = tmp_path / "scenarios" / "agent.yaml"
+    scenarios.parent.mkdir()
+    scenarios.write_text("messages: [hi]\nreplies:\n  helper: [{text: hi}]\n", encoding="utf-8")
+    for given in ([], [scenarios]):
+        with pytest.raises(agentspec.SpecError, match="the spec has errors") as raised:
+            agentspec.run_scenarios(spec, given)
+        assert raised.value.diagnostics and all(d.is_error for d in raised.value.diagnostics)
+
+
+@pytest.mark.parametrize("text", [None, "agents: [\n"])
+def test_build_graph_and_package_refuse_a_missing_or_malformed_spec(
+        tmp_path: Path, text: str | None) -> None:
+    spec = tmp_path / "agent.yaml"
+    if text is not None:
+        spec.write_text(text, encoding="utf-8")
+    expected = "AS001" if text is None else "AS004"
+    for call in (lambda: agentspec.build(spec), lambda: agentspec.graph(spec),
+                 lambda: agentspec.build_package(spec, tmp_path / "out")):
+        with pytest.raises(agentspec.SpecError) as raised:
+            call()
+        assert [d.code for d in raised.value.diagnostics] == [expected]
+    assert not (tmp_path / "out").exists()

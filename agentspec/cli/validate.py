@@ -6,6 +6,7 @@ import glob
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +24,9 @@ from agentspec.diagnostics.render import summary
 from agentspec.diagnostics.selectors import Selection, Selector, selector, split
 from agentspec.diagnostics.suppress import hear
 from agentspec.source import SourceFile
+
+if TYPE_CHECKING:
+    from agentspec.testing.names import SpecContext
 
 
 def selectors(values: tuple[str, ...], option: str) -> tuple[Selector, ...]:
@@ -97,11 +101,8 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     """
     # validate runs no user code, so pydantic's plugin scan (entry points) is pure start-up cost
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from agentspec.evaluation.check import check_evals
     from agentspec.evaluation.discover import default_evals
-    from agentspec.testing.check import check_scenarios
     from agentspec.testing.discover import default_scenarios
-    from agentspec.testing.names import SpecContext, loose_context, spec_context
     from agentspec.validate.check import check
 
     chosen = (selectors(select, "--select") if select else None, selectors(ignore, "--ignore"))
@@ -116,18 +117,29 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         diagnostics += result.diagnostics
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
-        context = spec_context(result)
         beside = default_scenarios(path) if result.readable else None
-        for scenario_file in [*scenario_files, beside] if len(files) == 1 else [beside]:
-            if scenario_file is not None:
+        told = [f for f in ([*scenario_files, beside] if len(files) == 1 else [beside])
+                if f is not None]
+        if told:  # lowering the spec for its names, and the scenario check, only when needed
+            from agentspec.testing.names import spec_context
+
+            context = spec_context(result)
+            for scenario_file in told:
                 scenarios[scenario_file] = context
                 heard[scenario_file] = result.selection
         eval_file = default_evals(path) if result.readable else None
-        if eval_file is not None:
-            evals[eval_file] = context
+        if eval_file is not None:  # checked against the spec's names, lowered only for it
+            from agentspec.testing.names import spec_context
+
+            evals[eval_file] = spec_context(result)
             heard[eval_file] = result.selection
-    for scenario_file in scenario_files if len(files) != 1 else ():
-        scenarios.setdefault(scenario_file, loose_context())
+    if scenario_files and len(files) != 1:
+        from agentspec.testing.names import loose_context
+
+        for scenario_file in scenario_files:
+            scenarios.setdefault(scenario_file, loose_context())
+    if scenarios:
+        from agentspec.testing.check import check_scenarios
     for scenario_file, context in scenarios.items():
         scenario_check = check_scenarios(scenario_file, context.required,
                                          project=context.project, names=context.names)
@@ -136,6 +148,8 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         sources.update(scenario_check.sources)
         unreadable |= scenario_file in scenario_files and not scenario_check.readable
     for eval_file, context in evals.items():
+        from agentspec.evaluation.check import check_evals
+
         eval_check = check_evals(eval_file, context.required, project=context.project,
                                  names=context.names)
         diagnostics += hear(eval_check.diagnostics, eval_check.sources,
