@@ -1,0 +1,158 @@
+"""validate's results for the specs an editor has open, cached by content.
+
+What is incremental: a check of a spec is keyed by the hash of every text it read (the open
+buffers and the files on disk it imports), so a request or a change that leaves them all
+unchanged re-uses the last result; a keystroke re-runs `validate.check.check()` for the specs
+whose tree holds the changed file (all the stages, for that tree only), and re-indexes only
+the changed file's names (`symbols`, cached per text hash). Diagnostics in an imported file
+are published on that file and summarized at the `imports:` entry that brings it in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from agentspec.diagnostics import Diagnostic, Severity
+from agentspec.lsp.symbols import FileIndex, index_text
+from agentspec.parse import MAX_BYTES
+from agentspec.project_files import resolved
+from agentspec.source import SourceFile
+
+__all__ = ["Analysis", "Checked", "is_scenario_file"]
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def is_scenario_file(path: Path) -> bool:
+    return path.parent.name == "scenarios" and path.suffix in (".yaml", ".yml")
+
+
+@dataclass
+class Checked:
+    """One check of one spec (or scenario file) as the root."""
+
+    root: Path
+    key: tuple[tuple[str, str], ...]
+    #: diagnostics by resolved file path
+    by_file: dict[Path, list[Diagnostic]] = field(default_factory=dict)
+    #: every file of the tree, by resolved path, with how diagnostics name it
+    files: dict[Path, SourceFile] = field(default_factory=dict)
+    #: the resolved `vars` (hover shows a `${vars.X}`'s value)
+    variables: dict[str, object] = field(default_factory=dict)
+
+
+class Analysis:
+    """The open buffers and the checks made of them."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[Path, str] = {}
+        self.checks: dict[Path, Checked] = {}
+        self._indexes: dict[tuple[Path, str], FileIndex] = {}
+
+    def text_of(self, path: Path) -> str | None:
+        if path in self.buffers:
+            return self.buffers[path]
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                return None
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def index(self, path: Path, display: str | None = None) -> FileIndex | None:
+        text = self.text_of(path)
+        if text is None or len(text) > MAX_BYTES:
+            return None
+        key = (path, _digest(text))
+        found = self._indexes.get(key)
+        if found is None:
+            found = index_text(text, path, display or str(path))
+            if len(self._indexes) > 256:
+                self._indexes.clear()
+            self._indexes[key] = found
+        return found
+
+    def roots_of(self, path: Path) -> list[Path]:
+        """The specs last checked whose tree holds `path` (itself when none does)."""
+        roots = [root for root, done in self.checks.items() if path in done.files]
+        return roots or [path]
+
+    def check(self, root: Path) -> Checked:
+        """The check of `root` with the open buffers in place of the files on disk; the last
+        one when none of the texts it read has changed."""
+        last = self.checks.get(root)
+        if last is not None and last.key == self._key(last.files, root):
+            return last
+        done = self._scenario(root) if is_scenario_file(root) else self._spec(root)
+        self.checks[root] = done
+        return done
+
+    def _key(self, files: Mapping[Path, SourceFile], root: Path) -> tuple[tuple[str, str], ...]:
+        paths = sorted({root, *files})
+        return tuple((str(p), _digest(self.text_of(p) or "")) for p in paths)
+
+    def _spec(self, root: Path) -> Checked:
+        from agentspec.validate.check import check
+
+        texts = {p: t for p, t in self.buffers.items()}
+        result = check(root, texts=texts)
+        files = {resolved(s.path): s for s in result.sources.values()}
+        by_name = {s.name: resolved(s.path) for s in result.sources.values()}
+        done = Checked(root, (), files=files)
+        for diag in result.diagnostics:
+            where = by_name.get(diag.span.file) if diag.span else None
+            done.by_file.setdefault(where or root, []).append(diag)
+        done.by_file.setdefault(root, [])
+        self._summarize_imports(done, result.sources)
+        if result.document is not None and isinstance(result.document.data.get("vars"), dict):
+            done.variables = dict(result.document.data["vars"])
+        done.key = self._key(files, root)
+        return done
+
+    def _summarize_imports(self, done: Checked, sources: Mapping[str, SourceFile]) -> None:
+        index = self.index(done.root)
+        if index is None or index.positions is None or not isinstance(index.data, dict):
+            return
+        imports = index.data.get("imports")
+        node = index.positions.child("imports")
+        if not isinstance(imports, list) or node is None:
+            return
+        for number, entry in enumerate(imports):
+            place = node.child(number)
+            if not isinstance(entry, str) or place is None:
+                continue
+            target = resolved(done.root.parent / entry)
+            problems = done.by_file.get(target, []) if target != done.root else []
+            errors = sum(d.severity is Severity.ERROR for d in problems)
+            if not problems:
+                continue
+            first = problems[0]
+            summary = (f"`{entry}` has {len(problems)} problem{'s' * (len(problems) != 1)} "
+                       f"({errors} error{'s' * (errors != 1)}); the first: {first.code} "
+                       f"{first.message}")
+            severity = Severity.ERROR if errors else Severity.WARNING
+            done.by_file[done.root].append(replace(first, severity=severity, message=summary,
+                                                   span=place.value, hint=None))
+
+    def _scenario(self, path: Path) -> Checked:
+        from agentspec.testing.check import check_scenarios
+        from agentspec.testing.names import loose_context, spec_context
+
+        spec = path.parent.parent / f"{path.stem}.yaml"
+        context = loose_context()
+        if spec.is_file():
+            from agentspec.validate.check import check
+
+            context = spec_context(check(spec, texts=dict(self.buffers)))
+        found = check_scenarios(path, context.required, project=context.project,
+                                names=context.names, text=self.buffers.get(path))
+        files = {resolved(s.path): s for s in found.sources.values()}
+        done = Checked(path, (), files=files)
+        done.by_file[path] = list(found.diagnostics)
+        done.key = self._key(files, path)
+        return done

@@ -1,0 +1,300 @@
+"""The requests, as functions of the analysis, a file and a place: definition, references,
+rename, completion, hover, code actions and document symbols."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from agentspec.diagnostics import Diagnostic, Severity, lookup
+from agentspec.lsp.analysis import Analysis, is_scenario_file
+from agentspec.lsp.cursor import context_at, word_at
+from agentspec.lsp.positions import pos_of, range_of, uri_of
+from agentspec.lsp.schemahelp import describe, keys_at
+from agentspec.lsp.symbols import KINDS, FileIndex, Occurrence
+from agentspec.project_files import Project, resolved
+from agentspec.source import Span
+
+__all__ = ["code_actions", "completion", "definition", "diagnostics_of", "document_symbols",
+           "hover", "references", "rename"]
+
+#: the kinds of name a key's value names, for completion
+_EXPECTS = {"model": "model", "tools": "tool", "sub_agents": "agent", "agents": "agent",
+            "extends": "agent", "agent": "agent", "root": "agent", "filesystem": "backend",
+            "default": "backend", "routes": "backend", "backend": "backend"}
+_RENAMABLE = ("agent", "tool", "model", "backend")
+_SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error,
+             Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+             Severity.INFO: lsp.DiagnosticSeverity.Information}
+_DID_YOU_MEAN = re.compile(r"[Dd]id you mean `([^`]+)`\?")
+
+
+def _lines(analysis: Analysis, path: Path) -> list[str]:
+    index = analysis.index(path)
+    if index is not None:
+        return list(index.source.lines)
+    return (analysis.text_of(path) or "").splitlines()
+
+
+def diagnostics_of(analysis: Analysis, path: Path, found: list[Diagnostic]
+                   ) -> list[lsp.Diagnostic]:
+    lines = _lines(analysis, path)
+    shown: list[lsp.Diagnostic] = []
+    for diag in found:
+        span = diag.span or Span(str(path), pos_of(lsp.Position(0, 0), lines))
+        message = diag.message + (f"\n{diag.hint}" if diag.hint else "")
+        shown.append(lsp.Diagnostic(range_of(span, lines), message, _SEVERITY[diag.severity],
+                                    code=diag.code, source="agentspec",
+                                    data={"hint": diag.hint or "", "name": diag.name,
+                                          "message": diag.message}))
+    return shown
+
+
+def _tree(analysis: Analysis, path: Path) -> list[tuple[Path, FileIndex]]:
+    """The indexes of every file of the trees `path` is in (the file first)."""
+    files: dict[Path, None] = {path: None}
+    for root in analysis.roots_of(path):
+        done = analysis.checks.get(root)
+        for file in done.files if done else ():
+            if file.suffix in (".yaml", ".yml"):
+                files[file] = None
+    found: list[tuple[Path, FileIndex]] = []
+    for file in files:
+        index = analysis.index(file)
+        if index is not None:
+            found.append((file, index))
+    return found
+
+
+def _at(analysis: Analysis, path: Path, position: lsp.Position
+        ) -> tuple[FileIndex, Occurrence] | None:
+    index = analysis.index(path)
+    if index is None:
+        return None
+    occ = index.at(pos_of(position, list(index.source.lines)))
+    return (index, occ) if occ is not None else None
+
+
+def _location(analysis: Analysis, path: Path, span: Span) -> lsp.Location:
+    return lsp.Location(uri_of(path), range_of(span, _lines(analysis, path)))
+
+
+def definition(analysis: Analysis, path: Path, position: lsp.Position
+               ) -> list[lsp.Location]:
+    here = _at(analysis, path, position)
+    if here is None:
+        return []
+    _, occ = here
+    if occ.kind == "python":
+        found = _python(analysis, path, occ.name)
+        return [found] if found else []
+    return [_location(analysis, file, o.span) for file, index in _tree(analysis, path)
+            for o in index.occurrences
+            if o.definition and o.kind == occ.kind and o.name == occ.name]
+
+
+def _python(analysis: Analysis, spec: Path, reference: str) -> lsp.Location | None:
+    """Where `module:attribute` is defined, in the module's file beside the spec (read as
+    text, never imported; never outside the project)."""
+    module, _, attribute = reference.partition(":")
+    base = spec.parent.joinpath(*module.split("."))
+    project = Project.of(spec, None)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if not candidate.is_file() or project.judge(candidate) == "outside":
+            continue
+        text = analysis.text_of(resolved(candidate)) or ""
+        first = attribute.split(".")[0]
+        pattern = re.compile(rf"^\s*(?:async\s+def|def|class)\s+{re.escape(first)}\b"
+                             rf"|^{re.escape(first)}\s*[:=]", re.M)
+        match = pattern.search(text)
+        row = text.count("\n", 0, match.start()) if match else 0
+        start = lsp.Position(row, 0)
+        return lsp.Location(uri_of(candidate), lsp.Range(start, start))
+    return None
+
+
+def references(analysis: Analysis, path: Path, position: lsp.Position,
+               include_declaration: bool = True) -> list[lsp.Location]:
+    here = _at(analysis, path, position)
+    if here is None or here[1].kind == "python":
+        return []
+    occ = here[1]
+    return [_location(analysis, file, o.span) for file, index in _tree(analysis, path)
+            for o in index.occurrences if o.kind == occ.kind and o.name == occ.name
+            and (include_declaration or not o.definition)]
+
+
+def rename(analysis: Analysis, path: Path, position: lsp.Position,
+           new_name: str) -> lsp.WorkspaceEdit | None:
+    here = _at(analysis, path, position)
+    if here is None or here[1].kind not in _RENAMABLE \
+            or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", new_name):
+        return None
+    occ = here[1]
+    changes: dict[str, list[lsp.TextEdit]] = {}
+    for file, index in _tree(analysis, path):
+        lines = list(index.source.lines)
+        for other in index.occurrences:
+            if other.kind == occ.kind and other.name == occ.name:
+                start = range_of(other.span, lines).start
+                # the name itself, without quotes around a quoted scalar
+                line = lines[other.span.start.line - 1]
+                offset = line.find(occ.name, other.span.start.col - 1)
+                start = lsp.Position(start.line, offset if offset >= 0 else start.character)
+                end = lsp.Position(start.line, start.character + len(occ.name))
+                changes.setdefault(uri_of(file), []).append(
+                    lsp.TextEdit(lsp.Range(start, end), new_name))
+    return lsp.WorkspaceEdit(changes=changes)
+
+
+def completion(analysis: Analysis, path: Path, position: lsp.Position
+               ) -> list[lsp.CompletionItem]:
+    lines = _lines(analysis, path)
+    ctx = context_at(lines, position.line, position.character)
+    if ctx.line_prefix.rstrip().endswith("${vars.") or re.search(r"\$\{vars\.\w*$",
+                                                                 ctx.line_prefix):
+        return _names(analysis, path, "var")
+    if re.search(r"(?<!\{)\{\w*$", ctx.line_prefix) and ctx.value_of in (
+            "instruction", "global_instruction"):
+        return _names(analysis, path, "state")
+    expected = _EXPECTS.get(ctx.value_of or "")
+    if ctx.value_of == "default" and "backends" not in ctx.path[:1]:
+        expected = None
+    if expected:
+        return _names(analysis, path, expected)
+    if ctx.value_of is None:
+        keys = keys_at(ctx.path, scenario=is_scenario_file(path))
+        return [lsp.CompletionItem(key, kind=lsp.CompletionItemKind.Property,
+                                   documentation=text or None, insert_text=f"{key}: ")
+                for key, text in sorted(keys.items())]
+    return []
+
+
+def _names(analysis: Analysis, path: Path, kind: str) -> list[lsp.CompletionItem]:
+    names: dict[str, str] = {}
+    for file, index in _tree(analysis, path):
+        for occ in index.occurrences:
+            if occ.kind == kind and occ.definition:
+                names.setdefault(occ.name, f"{kind} defined in {file.name}")
+    return [lsp.CompletionItem(name, kind=lsp.CompletionItemKind.Reference, detail=detail)
+            for name, detail in sorted(names.items())]
+
+
+def hover(analysis: Analysis, path: Path, position: lsp.Position) -> lsp.Hover | None:
+    lines = _lines(analysis, path)
+    line = lines[position.line] if position.line < len(lines) else ""
+    word = word_at(line, position.character)
+    if word is None:
+        return None
+    text, start, end = word
+    code = re.fullmatch(r"AS\d{3}", text.rstrip(":"))
+    if code and (found := lookup(code.group(0))) is not None:
+        return _md(f"**{found.code}** `{found.name}` ({found.severity.value})\n\n"
+                   f"{found.summary}.\n\n{found.explanation}")
+    here = _at(analysis, path, position)
+    if here is not None and here[1].kind == "var":
+        for root in analysis.roots_of(path):
+            done = analysis.checks.get(root)
+            if done and here[1].name in done.variables:
+                return _md(f"`vars.{here[1].name}` = `{done.variables[here[1].name]!r}`")
+    ctx = context_at(lines, position.line, start)
+    if line[end:end + 1] == ":" and ctx.value_of is None:
+        about = describe(ctx.path, text, scenario=is_scenario_file(path))
+        if about:
+            return _md(f"`{text}`: {about}")
+    if here is not None and here[1].kind in KINDS:
+        return _md(f"{here[1].kind} `{here[1].name}`")
+    return None
+
+
+def _md(text: str) -> lsp.Hover:
+    return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text))
+
+
+def code_actions(analysis: Analysis, path: Path, params: lsp.CodeActionParams
+                 ) -> list[lsp.CodeAction]:
+    actions: list[lsp.CodeAction] = []
+    uri = params.text_document.uri
+    for diag in params.context.diagnostics:
+        data = diag.data if isinstance(diag.data, dict) else {}
+        hint = str(data.get("hint") or "")
+        match = _DID_YOU_MEAN.search(hint)
+        if match:
+            edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(diag.range, match.group(1))]})
+            actions.append(lsp.CodeAction(f"Change to `{match.group(1)}`",
+                                          kind=lsp.CodeActionKind.QuickFix,
+                                          diagnostics=[diag], edit=edit, is_preferred=True))
+        if diag.code == "AS223":
+            key = re.search(r"`\{([^}?]+)\??\}`", str(data.get("message") or diag.message))
+            if key:
+                actions.append(_declare_state(analysis, path, uri, key.group(1), diag))
+    return actions
+
+
+def _declare_state(analysis: Analysis, path: Path, uri: str, key: str,
+                   diag: lsp.Diagnostic) -> lsp.CodeAction:
+    """Add `key: ""` under the top-level `state:` (made when there is none)."""
+    lines = _lines(analysis, path)
+    row = next((i for i, line in enumerate(lines) if re.match(r"state\s*:\s*(#.*)?$", line)),
+               None)
+    if row is not None:
+        at = lsp.Position(row + 1, 0)
+        text = f'  {key}: ""\n'
+    else:
+        at = lsp.Position(len(lines), 0)
+        text = f'{"" if not lines or lines[-1] == "" else chr(10)}state:\n  {key}: ""\n'
+    edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(lsp.Range(at, at), text)]})
+    return lsp.CodeAction(f"Declare `{key}` under `state:`", kind=lsp.CodeActionKind.QuickFix,
+                          diagnostics=[diag], edit=edit)
+
+
+def document_symbols(analysis: Analysis, path: Path) -> list[lsp.DocumentSymbol]:
+    """The sections and their names; inline sub-agents nested under their agent."""
+    index = analysis.index(path)
+    if index is None or index.positions is None:
+        return []
+    lines = list(index.source.lines)
+    symbols: list[lsp.DocumentSymbol] = []
+    kinds = {"agents": lsp.SymbolKind.Class, "tools": lsp.SymbolKind.Function,
+             "models": lsp.SymbolKind.Object, "backends": lsp.SymbolKind.Module,
+             "vars": lsp.SymbolKind.Variable, "state": lsp.SymbolKind.Field}
+    for section, kind in kinds.items():
+        node = index.positions.child(section)
+        if node is None or node.key is None:
+            continue
+        children = [_symbol(name, child, kind, lines)
+                    for name, child in node.children.items() if isinstance(name, str)]
+        symbols.append(lsp.DocumentSymbol(section, lsp.SymbolKind.Namespace,
+                                          _whole(node.key, node.value, lines),
+                                          range_of(node.key, lines), children=children))
+    return symbols
+
+
+def _symbol(name: str, node: object, kind: lsp.SymbolKind,
+            lines: list[str]) -> lsp.DocumentSymbol:
+    from agentspec.parse import PosNode
+
+    assert isinstance(node, PosNode)
+    key = node.key or node.value
+    children: list[lsp.DocumentSymbol] = []
+    subs = node.child("sub_agents")
+    for item in subs.children.values() if subs is not None else ():
+        named = item.child("name")
+        if named is not None:
+            text = lines[named.value.start.line - 1][named.value.start.col - 1:
+                                                      (named.value.end or named.value.start).col
+                                                      - 1]
+            children.append(lsp.DocumentSymbol(text.strip("'\"") or "agent", kind,
+                                               range_of(item.value, lines),
+                                               range_of(named.value, lines)))
+    return lsp.DocumentSymbol(name, kind, _whole(key, node.value, lines),
+                              range_of(key, lines), children=children or None)
+
+
+def _whole(key: Span, value: Span, lines: list[str]) -> lsp.Range:
+    start = range_of(key, lines).start
+    end = range_of(value, lines).end
+    return lsp.Range(start, end if (end.line, end.character) >= (start.line, start.character)
+                     else start)
