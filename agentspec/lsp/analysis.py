@@ -42,6 +42,8 @@ class Checked:
     by_file: dict[Path, list[Diagnostic]] = field(default_factory=dict)
     #: every file of the tree, by resolved path, with how diagnostics name it
     files: dict[Path, SourceFile] = field(default_factory=dict)
+    #: on the root: what each imported file's problems are, at its `imports:` entry
+    summaries: list[Diagnostic] = field(default_factory=list)
     #: the resolved `vars` (hover shows a `${vars.X}`'s value)
     variables: dict[str, object] = field(default_factory=dict)
 
@@ -131,12 +133,12 @@ class Analysis:
             errors = sum(d.severity is Severity.ERROR for d in problems)
             if not problems:
                 continue
-            first = problems[0]
+            first = next((d for d in problems if d.severity is Severity.ERROR), problems[0])
             summary = (f"`{entry}` has {len(problems)} problem{'s' * (len(problems) != 1)} "
                        f"({errors} error{'s' * (errors != 1)}); the first: {first.code} "
                        f"{first.message}")
             severity = Severity.ERROR if errors else Severity.WARNING
-            done.by_file[done.root].append(replace(first, severity=severity, message=summary,
+            done.summaries.append(replace(first, severity=severity, message=summary,
                                                    span=place.value, hint=None))
 
     def _scenario(self, path: Path) -> Checked:

@@ -11,7 +11,7 @@ __all__ = ["Context", "context_at", "key_path", "word_at"]
 
 _KEY = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z_][\w-]*)\s*:(?:\s|$)")
 _ITEM = re.compile(r"^(\s*)-(?:\s|$)")
-_WORD = re.compile(r"[\w.:-]+")
+_WORD = re.compile(r"[\w.-]+(?::[\w.]+)*")
 
 
 def _indent(line: str) -> int:

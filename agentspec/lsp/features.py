@@ -38,17 +38,19 @@ def _lines(analysis: Analysis, path: Path) -> list[str]:
     return (analysis.text_of(path) or "").splitlines()
 
 
-def diagnostics_of(analysis: Analysis, path: Path, found: list[Diagnostic]
-                   ) -> list[lsp.Diagnostic]:
+def diagnostics_of(analysis: Analysis, path: Path, found: list[Diagnostic],
+                   summaries: list[Diagnostic] | None = None) -> list[lsp.Diagnostic]:
+    """`found` (and the import `summaries`) as the protocol's diagnostics."""
     lines = _lines(analysis, path)
     shown: list[lsp.Diagnostic] = []
-    for diag in found:
+    for diag in [*found, *(summaries or ())]:
         span = diag.span or Span(str(path), pos_of(lsp.Position(0, 0), lines))
         message = diag.message + (f"\n{diag.hint}" if diag.hint else "")
         shown.append(lsp.Diagnostic(range_of(span, lines), message, _SEVERITY[diag.severity],
                                     code=diag.code, source="agentspec",
                                     data={"hint": diag.hint or "", "name": diag.name,
-                                          "message": diag.message}))
+                                          "message": diag.message,
+                                          "summary": diag in (summaries or ())}))
     return shown
 
 

@@ -69,8 +69,10 @@ class SpecServer(LanguageServer):
             return
         done = self.analysis.check(root)
         files = {p for p in done.by_file if self.inside(p)}
-        for path in files | self.published.get(root, set()):
-            shown = features.diagnostics_of(self.analysis, path, done.by_file.get(path, []))
+        # the root last: a client that waits for it has the imported files' already
+        for path in sorted(files | self.published.get(root, set()), key=lambda p: p == root):
+            shown = features.diagnostics_of(self.analysis, path, done.by_file.get(path, []),
+                                            done.summaries if path == root else None)
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri_of(path), shown))
         self.published[root] = files
@@ -131,9 +133,9 @@ def make_server() -> SpecServer:
                     lsp.PublishDiagnosticsParams(uri_of(file), []))
             ls.analysis.checks.pop(path, None)
 
-    def request(name: str, run: Callable[[SpecServer, Path, Any], T], fallback: T
-                ) -> Callable[[SpecServer, Any], T]:
-        def handler(ls: SpecServer, params: Any) -> T:
+    def request(name: str, run: Callable[[SpecServer, Path, Any], Any], fallback: Any
+                ) -> Callable[[SpecServer, Any], Any]:
+        def handler(ls: SpecServer, params: Any) -> Any:
             path = _path(params.text_document.uri)
             if path is None or not ls.inside(path):
                 return fallback
