@@ -184,7 +184,7 @@ def test_requests(project: Path) -> None:
     [python] = answers["python"]  # type: ignore[misc]
     assert python.uri.endswith("tools_mod.py") and python.range.start.line == 0
     refs = answers["references"]
-    assert isinstance(refs, list)
+    assert isinstance(refs, (list, tuple))
     lines = {(Path(r.uri).name, r.range.start.line) for r in refs}
     assert lines == {("spec.yaml", 9), ("spec.yaml", 14)}
     assert {r.range.start.line for r in answers["state"]} == {13, 18}  # type: ignore[attr-defined]
@@ -199,7 +199,7 @@ def test_requests(project: Path) -> None:
     assert [i.label for i in answers["models"]] == ["fast"]  # type: ignore[attr-defined]
     assert [i.label for i in answers["tools"]] == ["fetch", "search"]  # type: ignore[attr-defined]
     keys = answers["keys"]
-    assert isinstance(keys, list)
+    assert isinstance(keys, (list, tuple))
     assert {"output_key", "description", "model"} <= {i.label for i in keys}
     symbols = answers["symbols"]
     assert [s.name for s in symbols] == ["agents", "tools", "models", "vars"]  # type: ignore[attr-defined]
