@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -208,3 +210,99 @@ def test_requests(project: Path) -> None:
     assert {"Change to `fast`", "Change to `helper`", "Declare `topic` under `state:`"} <= titles
     code = answers["hover code"]
     assert isinstance(code, lsp.Hover) and isinstance(code.contents, lsp.MarkupContent)
+
+
+@pytest.mark.slow
+def test_hostile_input_gives_diagnostics_or_nothing(project: Path, tmp_path_factory:
+                                                    pytest.TempPathFactory) -> None:
+    """Half-typed YAML, binary, a 10 MB paste, an import cycle mid-edit and a file outside
+    the workspace: diagnostics or nothing; the server keeps answering, with no traceback on
+    stderr and no internal error in its log (`drive` asserts both)."""
+    spec, shared = project / "spec.yaml", project / "common" / "shared.yaml"
+    outside = tmp_path_factory.mktemp("elsewhere") / "spec.yaml"
+    outside.write_text(SPEC)
+    seen: dict[str, list[lsp.Diagnostic]] = {}
+    hovered: list[object] = []
+
+    async def steps(s: Session) -> None:
+        await s.open(spec)
+        for name, text in [("half", SPEC[:SPEC.index("[search") + 7]),
+                           ("tabs", "agents:\n\tboss: {\n"),
+                           ("binary", "\x00\x01\x7f\ufffe\U0001f600" * 50),
+                           ("big", "agents:\n" + "  a: " + "x" * (10 * 1024 * 1024)),
+                           ("empty", "")]:
+            seen[name] = await s.change(spec, text)
+            hovered.append(await s.ask("text_document_hover_async", lsp.HoverParams(
+                text_document=s.doc(spec), position=lsp.Position(1, 3))))
+            await s.ask("text_document_completion_async", lsp.CompletionParams(
+                text_document=s.doc(spec), position=lsp.Position(2, 1)))
+            await s.ask("text_document_document_symbol_async",
+                        lsp.DocumentSymbolParams(text_document=s.doc(spec)))
+        await s.change(spec, SPEC)
+        await s.open(shared, wait_on=spec)
+        await s.change(shared, SHARED + "imports: [../spec.yaml]\n", wait_on=spec)
+        seen["cycle"] = s.diagnostics[s.uri(shared)]
+        s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(s.uri(outside), "yaml", 1, SPEC)))
+        seen["after outside"] = await s.change(spec, SPEC.replace("fsat", "fast"))
+        seen["outside"] = s.diagnostics.get(s.uri(outside), [])
+        hovered.append(await s.ask("text_document_hover_async", lsp.HoverParams(
+            text_document=s.doc(outside), position=lsp.Position(17, 6))))
+
+    drive(project, steps)
+    codes = {name: {d.code for d in found} for name, found in seen.items()}
+    assert codes["half"] == {"AS004"}  # yaml-syntax
+    assert codes["tabs"] == {"AS006"} and codes["binary"] == {"AS004"}
+    assert codes["big"] == {"AS010"} and codes["empty"] == {"AS007"}
+    assert "AS302" in codes["cycle"]  # import-cycle, on the imported file
+    assert seen["outside"] == [] and hovered[-1] is None
+    assert "AS201" in {d.code for d in seen["after outside"]}  # the server still works
+
+
+def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:
+    """A plain install (no pygls) is told which extra to install, with no traceback."""
+    hide = ("import sys; sys.modules['pygls'] = None; sys.argv = ['agentspec', 'lsp']; "
+            "from agentspec.cli import main; main()")
+    done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 1
+    assert "pip install 'agentspec-adk[lsp]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("editor", ["neovim", "helix", "vscode"])
+def test_editors_start_the_server_as_documented(project: Path, editor: str) -> None:
+    """The command line each editor's configuration (docs/guides/editors.md, the VS Code
+    extension) runs answers an initialize request over stdio and serves diagnostics."""
+    command = _documented_command(editor)
+    seen: dict[str, list[lsp.Diagnostic]] = {}
+
+    async def steps(s: Session) -> None:
+        assert s.init.server_info is not None and s.init.server_info.name == "agentspec"
+        seen["spec"] = await s.open(project / "spec.yaml")
+
+    drive(project, steps, command=(AGENTSPEC, *command[1:]))
+    assert "AS202" in {d.code for d in seen["spec"]}
+
+
+def _documented_command(editor: str) -> list[str]:
+    """The command line the docs or the extension give `editor`."""
+    repo = Path(__file__).resolve().parent.parent
+    if editor == "vscode":
+        text = (repo / "editors" / "vscode" / "extension.js").read_text()
+        found = re.search(r'DEFAULT_ARGS = (\[.*?\])', text)
+        assert found is not None
+        return ["agentspec", *json.loads(found.group(1))]
+    guide = (repo / "docs" / "guides" / "editors.md").read_text()
+    marker = {"neovim": "cmd = ", "helix": "command = "}[editor]
+    block = guide.split(f"<!-- {editor} -->", 1)[1]
+    line = next(line for line in block.splitlines() if marker in line)
+    if editor == "neovim":
+        found = re.search(r"cmd = (\{.*?\})", line)
+        assert found is not None
+        return json.loads("[" + found.group(1)[1:-1] + "]")
+    found = re.search(r'command = "([^"]+)"', block)
+    args = re.search(r"args = (\[.*?\])", block)
+    assert found is not None
+    return [found.group(1), *(json.loads(args.group(1)) if args else [])]
