@@ -11,6 +11,7 @@ are published on that file and summarized at the `imports:` entry that brings it
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +20,7 @@ from agentspec.diagnostics import Diagnostic, Severity
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.parse import MAX_BYTES
 from agentspec.project_files import resolved
-from agentspec.source import SourceFile
+from agentspec.source import SourceFile, Span
 
 __all__ = ["Analysis", "Checked", "is_scenario_file"]
 
@@ -110,36 +111,39 @@ class Analysis:
             where = by_name.get(diag.span.file) if diag.span else None
             done.by_file.setdefault(where or root, []).append(diag)
         done.by_file.setdefault(root, [])
-        self._summarize_imports(done, result.sources)
-        if result.document is not None and isinstance(result.document.data.get("vars"), dict):
-            done.variables = dict(result.document.data["vars"])
+        self._summarize_imports(done)
+        data = result.document.data if result.document is not None else {}
+        if isinstance(data.get("vars"), dict):
+            done.variables = dict(data["vars"])
         done.key = self._key(files, root)
         return done
 
-    def _summarize_imports(self, done: Checked, sources: Mapping[str, SourceFile]) -> None:
-        index = self.index(done.root)
-        if index is None or index.positions is None or not isinstance(index.data, dict):
+    def _summarize_imports(self, done: Checked) -> None:
+        """Each imported file's problems, summarized in the root at the `imports:` entry
+        naming the file (at the `imports` key for a file imported through another). Found in
+        the root's text: the root is not parsed a second time."""
+        source = done.files.get(resolved(done.root))
+        key = re.search(r"^imports[ \t]*:", source.text, re.M) if source else None
+        if source is None or key is None:
             return
-        imports = index.data.get("imports")
-        node = index.positions.child("imports")
-        if not isinstance(imports, list) or node is None:
-            return
-        for number, entry in enumerate(imports):
-            place = node.child(number)
-            if not isinstance(entry, str) or place is None:
+        for target, problems in done.by_file.items():
+            if target == done.root or not problems:
                 continue
-            target = resolved(done.root.parent / entry)
-            problems = done.by_file.get(target, []) if target != done.root else []
+            try:
+                entry = target.relative_to(done.root.parent).as_posix()
+            except ValueError:
+                entry = target.name
+            at = source.text.find(entry, key.end())
+            start, end = (at, at + len(entry)) if at >= 0 else (key.start(), key.end() - 1)
             errors = sum(d.severity is Severity.ERROR for d in problems)
-            if not problems:
-                continue
             first = next((d for d in problems if d.severity is Severity.ERROR), problems[0])
             summary = (f"`{entry}` has {len(problems)} problem{'s' * (len(problems) != 1)} "
                        f"({errors} error{'s' * (errors != 1)}); the first: {first.code} "
                        f"{first.message}")
-            severity = Severity.ERROR if errors else Severity.WARNING
-            done.summaries.append(replace(first, severity=severity, message=summary,
-                                                   span=place.value, hint=None))
+            span = Span(source.name, source.pos_at(start), source.pos_at(end))
+            done.summaries.append(replace(first, severity=Severity.ERROR if errors
+                                          else Severity.WARNING, message=summary, span=span,
+                                          hint=None, related=()))
 
     def _scenario(self, path: Path) -> Checked:
         from agentspec.testing.check import check_scenarios

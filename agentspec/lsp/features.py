@@ -32,6 +32,9 @@ _DID_YOU_MEAN = re.compile(r"[Dd]id you mean `([^`]+)`\?")
 
 
 def _lines(analysis: Analysis, path: Path) -> list[str]:
+    for done in analysis.checks.values():  # the text the check read: no second parse
+        if path in done.files:
+            return list(done.files[path].lines)
     index = analysis.index(path)
     if index is not None:
         return list(index.source.lines)
