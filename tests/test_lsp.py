@@ -37,6 +37,8 @@ agents:
   helper:
     instruction: Help.
     output_key: draft
+environments:
+  prod: {agents: {helper: {model: mising}}}
 """
 SHARED = """\
 agentspec: 1
@@ -122,6 +124,8 @@ def test_diagnostics_equal_validate_across_imports_and_scenarios(project: Path) 
 
     drive(project, steps)
     assert places(seen["spec"]) == expected(rows, project, "spec.yaml") != set()
+    overlay = [d for d in seen["spec"] if "(in environment `prod`)" in d.message]
+    assert [d.range.start.line for d in overlay] == [20]  # the overlay's own problem
     assert places(seen["shared"]) == expected(rows, project, "common/shared.yaml") != set()
     assert places(seen["scenarios"]) == expected(rows, project, "scenarios/spec.yaml") != set()
     summary = [d for d in seen["spec"] if isinstance(d.data, dict) and d.data.get("summary")]
@@ -131,7 +135,7 @@ def test_diagnostics_equal_validate_across_imports_and_scenarios(project: Path) 
     assert "AS101" not in {d.code for d in seen["shared fixed"]}
     after = [d for d in seen["spec after"] if isinstance(d.data, dict) and d.data.get("summary")]
     assert after and "1 problem " in after[0].message  # only the module warning is left
-    assert "AS202" not in {d.code for d in seen["typo fixed"]}
+    assert [d.range.start.line for d in seen["typo fixed"] if d.code == "AS202"] == [20]
     assert "AS201" in {d.code for d in seen["typo fixed"]}
 
 

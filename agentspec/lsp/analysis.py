@@ -56,6 +56,9 @@ class Analysis:
         self.buffers: dict[Path, str] = {}
         self.checks: dict[Path, Checked] = {}
         self._indexes: dict[tuple[Path, str], FileIndex] = {}
+        #: each file's last index that parsed: completion offers its names while the line
+        #: being typed leaves the file unparsable
+        self.last_parsed: dict[Path, FileIndex] = {}
 
     def text_of(self, path: Path) -> str | None:
         if path in self.buffers:
@@ -78,6 +81,8 @@ class Analysis:
             if len(self._indexes) > 256:
                 self._indexes.clear()
             self._indexes[key] = found
+        if found.positions is not None:
+            self.last_parsed[path] = found
         return found
 
     def roots_of(self, path: Path) -> list[Path]:

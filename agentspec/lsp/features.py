@@ -57,8 +57,10 @@ def diagnostics_of(analysis: Analysis, path: Path, found: list[Diagnostic],
     return shown
 
 
-def _tree(analysis: Analysis, path: Path) -> list[tuple[Path, FileIndex]]:
-    """The indexes of every file of the trees `path` is in (the file first)."""
+def _tree(analysis: Analysis, path: Path, *, last_parsed: bool = False
+          ) -> list[tuple[Path, FileIndex]]:
+    """The indexes of every file of the trees `path` is in (the file first); with
+    `last_parsed`, a file that does not parse now gives its last index that did."""
     files: dict[Path, None] = {path: None}
     for root in analysis.roots_of(path):
         done = analysis.checks.get(root)
@@ -68,6 +70,8 @@ def _tree(analysis: Analysis, path: Path) -> list[tuple[Path, FileIndex]]:
     found: list[tuple[Path, FileIndex]] = []
     for file in files:
         index = analysis.index(file)
+        if last_parsed and (index is None or index.positions is None):
+            index = analysis.last_parsed.get(file, index)
         if index is not None:
             found.append((file, index))
     return found
@@ -95,6 +99,8 @@ def definition(analysis: Analysis, path: Path, position: lsp.Position
     if occ.kind == "python":
         found = _python(analysis, path, occ.name)
         return [found] if found else []
+    if occ.kind == "file":
+        return _files(path, occ.name)
     return [_location(analysis, file, o.span) for file, index in _tree(analysis, path)
             for o in index.occurrences
             if o.definition and o.kind == occ.kind and o.name == occ.name]
@@ -111,7 +117,7 @@ def _python(analysis: Analysis, spec: Path, reference: str) -> lsp.Location | No
             continue
         text = analysis.text_of(resolved(candidate)) or ""
         first = attribute.split(".")[0]
-        pattern = re.compile(rf"^\s*(?:async\s+def|def|class)\s+{re.escape(first)}\b"
+        pattern = re.compile(rf"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+{re.escape(first)}\b"
                              rf"|^{re.escape(first)}\s*[:=]", re.M)
         match = pattern.search(text)
         row = text.count("\n", 0, match.start()) if match else 0
@@ -120,10 +126,23 @@ def _python(analysis: Analysis, spec: Path, reference: str) -> lsp.Location | No
     return None
 
 
+def _files(spec: Path, entry: str) -> list[lsp.Location]:
+    """The project file `entry` names (relative to the spec); for a folder (skills), its
+    `SKILL.md` files. Nothing outside the project, nothing through a link out of it."""
+    project = Project.of(spec, None)
+    target = spec.parent / entry
+    if project.judge(target) == "outside" or not target.exists():
+        return []
+    files = sorted(target.glob("*/SKILL.md"))[:50] if target.is_dir() else [target]
+    start = lsp.Position(0, 0)
+    return [lsp.Location(uri_of(f), lsp.Range(start, start)) for f in files
+            if f.is_file() and project.judge(f) != "outside"]
+
+
 def references(analysis: Analysis, path: Path, position: lsp.Position,
                include_declaration: bool = True) -> list[lsp.Location]:
     here = _at(analysis, path, position)
-    if here is None or here[1].kind == "python":
+    if here is None or here[1].kind in ("python", "file"):
         return []
     occ = here[1]
     return [_location(analysis, file, o.span) for file, index in _tree(analysis, path)
@@ -179,7 +198,7 @@ def completion(analysis: Analysis, path: Path, position: lsp.Position
 
 def _names(analysis: Analysis, path: Path, kind: str) -> list[lsp.CompletionItem]:
     names: dict[str, str] = {}
-    for file, index in _tree(analysis, path):
+    for file, index in _tree(analysis, path, last_parsed=True):
         for occ in index.occurrences:
             if occ.kind == kind and occ.definition:
                 names.setdefault(occ.name, f"{kind} defined in {file.name}")

@@ -25,6 +25,8 @@ _REFERENCES = {"model": "model", "tools": "tool", "sub_agents": "agent", "agents
                "default": "backend", "routes": "backend", "backend": "backend"}
 _VAR = re.compile(r"\$\{vars\.([A-Za-z_][A-Za-z0-9_]*)")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{((?:app:|user:)?[A-Za-z_][A-Za-z0-9_]*)\??\}(?!\})")
+#: keys whose values are project files or folders (definition opens them)
+_FILES = ("skills", "memory", "instruction_file")
 _PYTHON = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -32,7 +34,9 @@ _PYTHON = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 class Occurrence:
     """One name at one place: a definition (the key that defines it) or a use."""
 
-    kind: str  # a key of KINDS, or "python" (a `module:attribute` reference)
+    #: a key of KINDS, "python" (a `module:attribute` reference) or "file" (a project file
+    #: or folder: `skills`, `memory`, `instruction_file`)
+    kind: str
     name: str
     span: Span
     definition: bool
@@ -92,6 +96,8 @@ def _values(source: SourceFile, value: Any, node: PosNode,
                                                                       "defaults") \
                     or key == "model" and path[:1] in (("defaults",), ("summarization",)):
                 yield from _named(_REFERENCES[str(key)], child, sub, here)
+            if key in _FILES and path[:1] == ("agents",):
+                yield from _files(child, sub, here)
             if key == "output_key" and isinstance(child, str):
                 yield Occurrence("state", child, sub.value, True, here)
             if key == "name" and len(path) >= 3 and path[-2] == "sub_agents" \
@@ -121,6 +127,14 @@ def _named(kind: str, value: Any, node: PosNode,
             sub = node.child(index)
             if isinstance(item, str) and sub is not None:
                 yield Occurrence(kind, item, sub.value, False, (*path, index))
+
+
+def _files(value: Any, node: PosNode, path: tuple[str | int, ...]) -> Iterator[Occurrence]:
+    items = value if isinstance(value, list) else [value]
+    for index, item in enumerate(items):
+        sub = node.child(index) if isinstance(value, list) else node
+        if isinstance(item, str) and sub is not None:
+            yield Occurrence("file", item, sub.value, False, (*path, index))
 
 
 def _in_string(source: SourceFile, value: str, span: Span,
