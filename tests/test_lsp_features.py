@@ -130,3 +130,21 @@ def test_completion_offers_names_and_keys(spec: Path) -> None:
     assert "model" in {k.label for k in keys}
     states = features.completion(analysis, spec, _where(text, "{draft}", 1))
     assert [s.label for s in states] == ["draft"]
+
+
+def test_an_imported_file_is_checked_as_its_importer_sees_it(tmp_path: Path) -> None:
+    """Opened alone, `common/shared.yaml` (no `name`, no `agents`) is found imported by a
+    spec of the folder and gets that spec's diagnostics, not a spec's missing keys."""
+    (tmp_path / "common").mkdir()
+    spec = resolved(tmp_path / "spec.yaml")
+    spec.write_text("agentspec: 1\nname: a\nimports: [./common/shared.yaml]\nagents:\n"
+                    "  boss: {instruction: Hi., tools: [fetch]}\n")
+    shared = resolved(tmp_path / "common" / "shared.yaml")
+    shared.write_text("agentspec: 1\ntools:\n  fetch: {builtin: google_search, filtr: 1}\n")
+    analysis = Analysis()
+    analysis.buffers[shared] = shared.read_text()
+    assert "AS102" in {d.code for d in analysis.check(shared).by_file[shared]}  # on its own
+    analysis.find_importers(shared, [resolved(tmp_path)])
+    [root] = analysis.roots_of(shared)
+    assert root == spec and shared not in analysis.checks
+    assert {d.code for d in analysis.check(root).by_file[shared]} == {"AS101"}

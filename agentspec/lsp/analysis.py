@@ -25,6 +25,11 @@ from agentspec.source import SourceFile, Span
 __all__ = ["Analysis", "Checked", "is_scenario_file"]
 
 
+#: how many files `find_importers` reads at most, and the folders it does not enter
+_SCAN = 400
+_SKIP = {"node_modules", "venv", "__pycache__", "site-packages"}
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
@@ -86,9 +91,37 @@ class Analysis:
         return found
 
     def roots_of(self, path: Path) -> list[Path]:
-        """The specs last checked whose tree holds `path` (itself when none does)."""
-        roots = [root for root, done in self.checks.items() if path in done.files]
-        return roots or [path]
+        """The specs last checked whose tree holds `path` (itself when none does): an
+        imported file is checked as its importers see it, not as a spec of its own."""
+        roots = [root for root, done in self.checks.items() if path in done.files
+                 and root != path]
+        importers = [root for root in roots if not is_scenario_file(root)]
+        if importers:
+            self.checks.pop(path, None)
+        # the scenario files of a spec are checked again when it changes
+        return (importers or [path]) + [root for root in roots if is_scenario_file(root)]
+
+    def find_importers(self, path: Path, folders: list[Path]) -> None:
+        """Check the specs of `folders` that may import `path` (their text names it beside
+        `imports`), so that it is checked as imported; at most `_SCAN` files are read,
+        none under a hidden folder or a virtual environment."""
+        if any(path in done.files for root, done in self.checks.items() if root != path):
+            return
+        read = 0
+        for folder in folders:
+            for candidate in sorted(folder.rglob("*.y*ml")):
+                if read >= _SCAN:
+                    return
+                parts = candidate.relative_to(folder).parts
+                if candidate == path or any(p.startswith(".") or p in _SKIP for p in parts):
+                    continue
+                target = resolved(candidate)
+                if not target.is_relative_to(folder):  # a link out of the workspace
+                    continue
+                read += 1
+                text = self.text_of(target) or ""
+                if "imports" in text and path.name in text:
+                    self.check(target)
 
     def check(self, root: Path) -> Checked:
         """The check of `root` with the open buffers in place of the files on disk; the last
@@ -156,13 +189,17 @@ class Analysis:
 
         spec = path.parent.parent / f"{path.stem}.yaml"
         context = loose_context()
-        if spec.is_file():
+        files: dict[Path, SourceFile] = {}
+        if spec.is_file() or resolved(spec) in self.buffers:
             from agentspec.validate.check import check
 
-            context = spec_context(check(spec, texts=dict(self.buffers)))
+            result = check(spec, texts=dict(self.buffers))
+            context = spec_context(result)
+            # the spec's files are part of the key: a change in them re-checks the scenarios
+            files = {resolved(s.path): s for s in result.sources.values()}
         found = check_scenarios(path, context.required, project=context.project,
                                 names=context.names, text=self.buffers.get(path))
-        files = {resolved(s.path): s for s in found.sources.values()}
+        files.update({resolved(s.path): s for s in found.sources.values()})
         done = Checked(path, (), files=files)
         done.by_file[path] = list(found.diagnostics)
         done.key = self._key(files, path)

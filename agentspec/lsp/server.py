@@ -107,6 +107,9 @@ def make_server() -> SpecServer:
         path = _path(params.text_document.uri)
         if path is not None:
             ls.analysis.buffers[path] = params.text_document.text
+            if ls.inside(path) and ls.folders:
+                ls.safely("finding importers", lambda: ls.analysis.find_importers(
+                    path, [f for f in ls.folders if path.is_relative_to(f)]), None)
             ls.schedule(path, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
