@@ -88,8 +88,13 @@ def _version(distribution: str) -> str:
 
 
 def _path(uri: str) -> Path | None:
-    path = path_of(uri)
-    return resolved(path) if path is not None else None
+    """The file `uri` names, resolved; None for another scheme or a name no file can have
+    (a NUL byte, say)."""
+    try:
+        path = path_of(uri)
+        return resolved(path) if path is not None else None
+    except (ValueError, OSError):
+        return None
 
 
 def make_server() -> SpecServer:
@@ -116,9 +121,11 @@ def make_server() -> SpecServer:
     def did_change(ls: SpecServer, params: lsp.DidChangeTextDocumentParams) -> None:
         path = _path(params.text_document.uri)
         if path is not None:
-            ls.analysis.buffers[path] = ls.workspace.get_text_document(
-                params.text_document.uri).source
-            ls.schedule(path, DEBOUNCE)
+            text = ls.safely("a change", lambda: ls.workspace.get_text_document(
+                params.text_document.uri).source, None)
+            if text is not None:
+                ls.analysis.buffers[path] = text
+                ls.schedule(path, DEBOUNCE)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SpecServer, params: lsp.DidSaveTextDocumentParams) -> None:
