@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from agentspec.lsp import features
+from agentspec.lsp import actions, features, outline
 from agentspec.lsp.analysis import Analysis
 from agentspec.lsp.cursor import context_at
 from agentspec.project_files import resolved
@@ -81,7 +81,7 @@ def test_state_references_and_the_declare_fix(spec: Path) -> None:
     assert topic, [d.code for d in shown]
     params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(spec.as_uri()), topic[0].range,
                                   lsp.CodeActionContext(diagnostics=topic))
-    [action] = features.code_actions(analysis, spec, params)
+    [action] = actions.code_actions(analysis, spec, params)
     assert action.edit is not None and action.edit.changes is not None
     [edit] = action.edit.changes[spec.as_uri()]
     assert (edit.range.start.line, edit.new_text) == (3, '  topic: ""\n')  # under `state:`
@@ -97,7 +97,7 @@ def test_rename_refuses_what_is_not_a_name(spec: Path) -> None:
 
 
 def test_symbols_nest_inline_sub_agents(spec: Path) -> None:
-    symbols = features.document_symbols(_analysis(spec), spec)
+    symbols = outline.document_symbols(_analysis(spec), spec)
     agents = next(s for s in symbols if s.name == "agents")
     assert [(a.name, [c.name for c in a.children or ()]) for a in agents.children or ()] == \
         [("boss", ["inner"])]
@@ -123,7 +123,7 @@ def test_the_cursor_context_of_half_typed_yaml(lines: list[str], row: int, col: 
 
 def test_completion_offers_names_and_keys(spec: Path) -> None:
     analysis = _analysis(spec)
-    features.document_symbols(analysis, spec)  # the file parsed once, as it was
+    outline.document_symbols(analysis, spec)  # the file parsed once, as it was
     text = SPEC.replace("        instruction: Hi.\n", "        instruction: Hi.\n    mod\n")
     analysis.buffers[spec] = text  # a key half typed: the file does not parse now
     keys = features.completion(analysis, spec, _where(text, "    mod", 7))

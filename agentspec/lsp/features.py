@@ -17,8 +17,8 @@ from agentspec.lsp.symbols import KINDS, FileIndex, Occurrence
 from agentspec.project_files import Project, resolved
 from agentspec.source import Span
 
-__all__ = ["code_actions", "completion", "definition", "diagnostics_of", "document_symbols",
-           "hover", "references", "rename"]
+__all__ = ["completion", "definition", "diagnostics_of", "hover", "lines_of", "references",
+           "rename"]
 
 #: the kinds of name a key's value names, for completion
 _EXPECTS = {"model": "model", "tools": "tool", "sub_agents": "agent", "agents": "agent",
@@ -28,10 +28,9 @@ _RENAMABLE = ("agent", "tool", "model", "backend")
 _SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error,
              Severity.WARNING: lsp.DiagnosticSeverity.Warning,
              Severity.INFO: lsp.DiagnosticSeverity.Information}
-_DID_YOU_MEAN = re.compile(r"[Dd]id you mean `([^`]+)`\?")
 
 
-def _lines(analysis: Analysis, path: Path) -> list[str]:
+def lines_of(analysis: Analysis, path: Path) -> list[str]:
     for done in analysis.checks.values():  # the text the check read: no second parse
         if path in done.files:
             return list(done.files[path].lines)
@@ -44,7 +43,7 @@ def _lines(analysis: Analysis, path: Path) -> list[str]:
 def diagnostics_of(analysis: Analysis, path: Path, found: list[Diagnostic],
                    summaries: list[Diagnostic] | None = None) -> list[lsp.Diagnostic]:
     """`found` (and the import `summaries`) as the protocol's diagnostics."""
-    lines = _lines(analysis, path)
+    lines = lines_of(analysis, path)
     shown: list[lsp.Diagnostic] = []
     for diag in [*found, *(summaries or ())]:
         span = diag.span or Span(str(path), pos_of(lsp.Position(0, 0), lines))
@@ -87,7 +86,7 @@ def _at(analysis: Analysis, path: Path, position: lsp.Position
 
 
 def _location(analysis: Analysis, path: Path, span: Span) -> lsp.Location:
-    return lsp.Location(uri_of(path), range_of(span, _lines(analysis, path)))
+    return lsp.Location(uri_of(path), range_of(span, lines_of(analysis, path)))
 
 
 def definition(analysis: Analysis, path: Path, position: lsp.Position
@@ -175,7 +174,7 @@ def rename(analysis: Analysis, path: Path, position: lsp.Position,
 
 def completion(analysis: Analysis, path: Path, position: lsp.Position
                ) -> list[lsp.CompletionItem]:
-    lines = _lines(analysis, path)
+    lines = lines_of(analysis, path)
     ctx = context_at(lines, position.line, position.character)
     if ctx.line_prefix.rstrip().endswith("${vars.") or re.search(r"\$\{vars\.\w*$",
                                                                  ctx.line_prefix):
@@ -207,7 +206,7 @@ def _names(analysis: Analysis, path: Path, kind: str) -> list[lsp.CompletionItem
 
 
 def hover(analysis: Analysis, path: Path, position: lsp.Position) -> lsp.Hover | None:
-    lines = _lines(analysis, path)
+    lines = lines_of(analysis, path)
     line = lines[position.line] if position.line < len(lines) else ""
     word = word_at(line, position.character)
     if word is None:
@@ -235,90 +234,3 @@ def hover(analysis: Analysis, path: Path, position: lsp.Position) -> lsp.Hover |
 
 def _md(text: str) -> lsp.Hover:
     return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text))
-
-
-def code_actions(analysis: Analysis, path: Path, params: lsp.CodeActionParams
-                 ) -> list[lsp.CodeAction]:
-    actions: list[lsp.CodeAction] = []
-    uri = params.text_document.uri
-    for diag in params.context.diagnostics:
-        data = diag.data if isinstance(diag.data, dict) else {}
-        hint = str(data.get("hint") or "")
-        match = _DID_YOU_MEAN.search(hint)
-        if match:
-            edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(diag.range, match.group(1))]})
-            actions.append(lsp.CodeAction(f"Change to `{match.group(1)}`",
-                                          kind=lsp.CodeActionKind.QuickFix,
-                                          diagnostics=[diag], edit=edit, is_preferred=True))
-        if diag.code == "AS223":
-            key = re.search(r"`\{([^}?]+)\??\}`", str(data.get("message") or diag.message))
-            if key:
-                actions.append(_declare_state(analysis, path, uri, key.group(1), diag))
-    return actions
-
-
-def _declare_state(analysis: Analysis, path: Path, uri: str, key: str,
-                   diag: lsp.Diagnostic) -> lsp.CodeAction:
-    """Add `key: ""` under the top-level `state:` (made when there is none)."""
-    lines = _lines(analysis, path)
-    row = next((i for i, line in enumerate(lines) if re.match(r"state\s*:\s*(#.*)?$", line)),
-               None)
-    if row is not None:
-        at = lsp.Position(row + 1, 0)
-        text = f'  {key}: ""\n'
-    else:
-        at = lsp.Position(len(lines), 0)
-        text = f'{"" if not lines or lines[-1] == "" else chr(10)}state:\n  {key}: ""\n'
-    edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(lsp.Range(at, at), text)]})
-    return lsp.CodeAction(f"Declare `{key}` under `state:`", kind=lsp.CodeActionKind.QuickFix,
-                          diagnostics=[diag], edit=edit)
-
-
-def document_symbols(analysis: Analysis, path: Path) -> list[lsp.DocumentSymbol]:
-    """The sections and their names; inline sub-agents nested under their agent."""
-    index = analysis.index(path)
-    if index is None or index.positions is None:
-        return []
-    lines = list(index.source.lines)
-    symbols: list[lsp.DocumentSymbol] = []
-    kinds = {"agents": lsp.SymbolKind.Class, "tools": lsp.SymbolKind.Function,
-             "models": lsp.SymbolKind.Object, "backends": lsp.SymbolKind.Module,
-             "vars": lsp.SymbolKind.Variable, "state": lsp.SymbolKind.Field}
-    for section, kind in kinds.items():
-        node = index.positions.child(section)
-        if node is None or node.key is None:
-            continue
-        children = [_symbol(name, child, kind, lines)
-                    for name, child in node.children.items() if isinstance(name, str)]
-        symbols.append(lsp.DocumentSymbol(section, lsp.SymbolKind.Namespace,
-                                          _whole(node.key, node.value, lines),
-                                          range_of(node.key, lines), children=children))
-    return symbols
-
-
-def _symbol(name: str, node: object, kind: lsp.SymbolKind,
-            lines: list[str]) -> lsp.DocumentSymbol:
-    from agentspec.parse import PosNode
-
-    assert isinstance(node, PosNode)
-    key = node.key or node.value
-    children: list[lsp.DocumentSymbol] = []
-    subs = node.child("sub_agents")
-    for item in subs.children.values() if subs is not None else ():
-        named = item.child("name")
-        if named is not None:
-            text = lines[named.value.start.line - 1][named.value.start.col - 1:
-                                                      (named.value.end or named.value.start).col
-                                                      - 1]
-            children.append(lsp.DocumentSymbol(text.strip("'\"") or "agent", kind,
-                                               range_of(item.value, lines),
-                                               range_of(named.value, lines)))
-    return lsp.DocumentSymbol(name, kind, _whole(key, node.value, lines),
-                              range_of(key, lines), children=children or None)
-
-
-def _whole(key: Span, value: Span, lines: list[str]) -> lsp.Range:
-    start = range_of(key, lines).start
-    end = range_of(value, lines).end
-    return lsp.Range(start, end if (end.line, end.character) >= (start.line, start.character)
-                     else start)

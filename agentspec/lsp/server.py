@@ -5,6 +5,7 @@ traceback on stderr, which editors show as the server crashing)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from agentspec.lsp import features
+from agentspec.lsp import actions, features, outline
 from agentspec.lsp.analysis import Analysis
 from agentspec.lsp.positions import path_of, uri_of
 from agentspec.project_files import resolved
@@ -62,7 +63,7 @@ class SpecServer(LanguageServer):
             for root in self.analysis.roots_of(path):
                 roots[root] = None
         for root in roots:
-            self.safely("diagnostics", lambda root=root: self.publish(root), None)  # type: ignore[misc]
+            self.safely("diagnostics", functools.partial(self.publish, root), None)
 
     def publish(self, root: Path) -> None:
         if not self.inside(root) or (root not in self.analysis.buffers and not root.is_file()):
@@ -150,7 +151,7 @@ def make_server() -> SpecServer:
             if path is None or not ls.inside(path):
                 return fallback
             for root in ls.analysis.roots_of(path):  # answer from an up-to-date check
-                ls.safely(name, lambda root=root: ls.analysis.check(root), None)  # type: ignore[misc]
+                ls.safely(name, functools.partial(ls.analysis.check, root), None)
             return ls.safely(name, lambda: run(ls, path, params), fallback)
         return handler
 
@@ -169,7 +170,7 @@ def make_server() -> SpecServer:
             "completion", lambda ls, p, q: features.completion(ls.analysis, p, q.position), []))
     server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix]))(request(
-            "code action", lambda ls, p, q: features.code_actions(ls.analysis, p, q), []))
+            "code action", lambda ls, p, q: actions.code_actions(ls.analysis, p, q), []))
     server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(request(
-        "document symbols", lambda ls, p, q: features.document_symbols(ls.analysis, p), []))
+        "document symbols", lambda ls, p, q: outline.document_symbols(ls.analysis, p), []))
     return server
