@@ -243,7 +243,8 @@ def test_hostile_input_gives_diagnostics_or_nothing(project: Path, tmp_path_fact
             await s.ask("text_document_document_symbol_async",
                         lsp.DocumentSymbolParams(text_document=s.doc(spec)))
         await s.change(spec, SPEC)
-        for uri in ("file:///tmp/%00nul.yaml", "untitled:Untitled-1", "file:///"):
+        for uri in ("file:///tmp/%00nul.yaml", "untitled:Untitled-1", "file:///",
+                    s.uri(project) + "/%00inside.yaml", s.uri(project) + "/%ff%fe.yaml"):
             s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
                 lsp.TextDocumentItem(uri, "yaml", 1, SPEC)))
             s.client.text_document_did_change(lsp.DidChangeTextDocumentParams(

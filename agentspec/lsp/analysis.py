@@ -72,7 +72,7 @@ class Analysis:
             if path.stat().st_size > MAX_BYTES:
                 return None
             return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        except (OSError, ValueError):  # unreadable, not UTF-8
             return None
 
     def index(self, path: Path, display: str | None = None) -> FileIndex | None:

@@ -91,9 +91,11 @@ def _version(distribution: str) -> str:
 def _path(uri: str) -> Path | None:
     """The file `uri` names, resolved; None for another scheme or a name no file can have
     (a NUL byte, say)."""
+    path = path_of(uri)
+    if path is None or "\x00" in str(path):
+        return None
     try:
-        path = path_of(uri)
-        return resolved(path) if path is not None else None
+        return resolved(path)
     except (ValueError, OSError):
         return None
 
