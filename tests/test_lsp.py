@@ -214,6 +214,8 @@ def test_requests(project: Path) -> None:
     assert {"Change to `fast`", "Change to `helper`", "Declare `topic` under `state:`"} <= titles
     code = answers["hover code"]
     assert isinstance(code, lsp.Hover) and isinstance(code.contents, lsp.MarkupContent)
+    assert "model `fsat`" in code.contents.value  # the name, then its diagnostic's code
+    assert "**AS202** `unknown-model`" in code.contents.value
 
 
 @pytest.mark.slow

@@ -148,3 +148,11 @@ def test_an_imported_file_is_checked_as_its_importer_sees_it(tmp_path: Path) -> 
     [root] = analysis.roots_of(shared)
     assert root == spec and shared not in analysis.checks
     assert {d.code for d in analysis.check(root).by_file[shared]} == {"AS101"}
+
+
+def test_hover_explains_a_code_in_a_suppression_comment(spec: Path) -> None:
+    text = SPEC.replace("name: desk", "name: desk  # agentspec: ignore[AS224]")
+    analysis = _analysis(spec, text)
+    shown = features.hover(analysis, spec, _where(text, "AS224", 2))
+    assert shown is not None and isinstance(shown.contents, lsp.MarkupContent)
+    assert shown.contents.value.startswith("**AS224** `unreachable-agent`")

@@ -206,29 +206,58 @@ def _names(analysis: Analysis, path: Path, kind: str) -> list[lsp.CompletionItem
 
 
 def hover(analysis: Analysis, path: Path, position: lsp.Position) -> lsp.Hover | None:
+    """What is under the cursor (a code, a `${vars.X}`'s value, a key's meaning, a name),
+    followed by the explanation of the code of each diagnostic there."""
     lines = lines_of(analysis, path)
+    parts = [text for text in (_about(analysis, path, position, lines),
+                               _codes_here(analysis, path, position, lines)) if text]
+    return _md("\n\n---\n\n".join(parts)) if parts else None
+
+
+def _explain(code: str) -> str | None:
+    found = lookup(code)
+    if found is None:
+        return None
+    return (f"**{found.code}** `{found.name}` ({found.severity.value})\n\n"
+            f"{found.summary}.\n\n{found.explanation}")
+
+
+def _codes_here(analysis: Analysis, path: Path, position: lsp.Position,
+                lines: list[str]) -> str | None:
+    pos = pos_of(position, lines)
+    codes: dict[str, None] = {}
+    for root in analysis.roots_of(path):
+        done = analysis.checks.get(root)
+        for diag in done.by_file.get(path, []) if done else []:
+            span = diag.span
+            if span is not None and span.start <= pos <= (span.end or span.start):
+                codes[diag.code] = None
+    shown = [text for code in codes if (text := _explain(code))]
+    return "\n\n".join(shown) if shown else None
+
+
+def _about(analysis: Analysis, path: Path, position: lsp.Position,
+           lines: list[str]) -> str | None:
     line = lines[position.line] if position.line < len(lines) else ""
     word = word_at(line, position.character)
     if word is None:
         return None
     text, start, end = word
-    code = re.fullmatch(r"AS\d{3}", text.rstrip(":"))
-    if code and (found := lookup(code.group(0))) is not None:
-        return _md(f"**{found.code}** `{found.name}` ({found.severity.value})\n\n"
-                   f"{found.summary}.\n\n{found.explanation}")
+    if re.fullmatch(r"AS\d{3}", text):  # in `# agentspec: ignore[AS215]`, say
+        return _explain(text)
     here = _at(analysis, path, position)
     if here is not None and here[1].kind == "var":
         for root in analysis.roots_of(path):
             done = analysis.checks.get(root)
             if done and here[1].name in done.variables:
-                return _md(f"`vars.{here[1].name}` = `{done.variables[here[1].name]!r}`")
+                return f"`vars.{here[1].name}` = `{done.variables[here[1].name]!r}`"
     ctx = context_at(lines, position.line, start)
     if line[end:end + 1] == ":" and ctx.value_of is None:
         about = describe(ctx.path, text, scenario=is_scenario_file(path))
         if about:
-            return _md(f"`{text}`: {about}")
+            return f"`{text}`: {about}"
     if here is not None and here[1].kind in KINDS:
-        return _md(f"{here[1].kind} `{here[1].name}`")
+        return f"{here[1].kind} `{here[1].name}`"
     return None
 
 
