@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Severity
+from agentspec.diagnostics.selectors import Selection
+from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.parse import MAX_BYTES
 from agentspec.project_files import resolved
@@ -190,17 +192,19 @@ class Analysis:
         spec = path.parent.parent / f"{path.stem}.yaml"
         context = loose_context()
         files: dict[Path, SourceFile] = {}
+        selection = Selection()
         if spec.is_file() or resolved(spec) in self.buffers:
             from agentspec.validate.check import check
 
             result = check(spec, texts=dict(self.buffers))
-            context = spec_context(result)
+            context, selection = spec_context(result), result.selection
             # the spec's files are part of the key: a change in them re-checks the scenarios
             files = {resolved(s.path): s for s in result.sources.values()}
         found = check_scenarios(path, context.required, project=context.project,
                                 names=context.names, text=self.buffers.get(path))
         files.update({resolved(s.path): s for s in found.sources.values()})
         done = Checked(path, (), files=files)
-        done.by_file[path] = list(found.diagnostics)
+        # what the spec's project chose to hear, as `validate` tells of its scenario files
+        done.by_file[path] = hear(found.diagnostics, found.sources, selection)
         done.key = self._key(files, path)
         return done
