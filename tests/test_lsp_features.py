@@ -156,3 +156,14 @@ def test_hover_explains_a_code_in_a_suppression_comment(spec: Path) -> None:
     shown = features.hover(analysis, spec, _where(text, "AS224", 2))
     assert shown is not None and isinstance(shown.contents, lsp.MarkupContent)
     assert shown.contents.value.startswith("**AS224** `unreachable-agent`")
+
+
+def test_an_unsaved_scenario_buffer_is_what_is_checked(spec: Path) -> None:
+    scenarios = spec.parent / "scenarios"
+    scenarios.mkdir()
+    path = resolved(scenarios / "spec.yaml")
+    path.write_text("messages: [hi]\n")
+    analysis = Analysis()
+    assert "AS101" not in {d.code for d in analysis.check(path).by_file[path]}
+    analysis.buffers[path] = "messages: [hi]\nexpct: {}\n"  # typed, not saved
+    assert "AS101" in {d.code for d in analysis.check(path).by_file[path]}
