@@ -74,10 +74,10 @@ def test_check_text_sees_what_check_sees_on_disk(tmp_path: Path) -> None:
 
 def test_build_returns_the_app_or_a_spec_error_carrying_the_diagnostics(
         tmp_path: Path) -> None:
-    app = agentspec.compiler(_spec(tmp_path))
+    app = agentspec.build(_spec(tmp_path))
     assert app.name == "helper" and app.root_agent.name == "helper"
     with pytest.raises(agentspec.SpecError) as raised:
-        agentspec.compiler(_spec(tmp_path, SPEC.replace("root: helper", "root: nobody"), "b.yaml"))
+        agentspec.build(_spec(tmp_path, SPEC.replace("root: helper", "root: nobody"), "b.yaml"))
     assert [d.code for d in raised.value.diagnostics] == ["AS201"]
     assert "b.yaml:3:7" in str(raised.value)
 

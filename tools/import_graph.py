@@ -27,7 +27,8 @@ BEGIN, END = "<!-- import list: tools/import_graph.py -->", "<!-- end of import 
 
 #: the compiler's stages in pipeline order: a stage may import its own and earlier ones
 ORDER = ("core", "kindapi", "language", "parse", "resolve", "validate", "ir", "emit", "compiler",
-         "bundle", "review", "kinds", "adkimport", "testing", "evaluation", "init", "api", "cli")
+         "bundle", "review", "kinds", "adkimport", "testing", "evaluation", "init", "api", "lsp",
+         "cli")
 CORE = {"source", "diagnostics", "project_files", "pysource", "safefs", "stdlib_boundary",
         "__init__"}
 #: stages that build runtime objects or name runtime code

@@ -27,6 +27,7 @@ COMMANDS = {
     "worker": ("agentspec.cli.worker", "Run the background jobs of offline agents."),
     "jobs": ("agentspec.cli.jobs", "List, show, retry, cancel and deliver background jobs."),
     "import": ("agentspec.cli.import_", "Convert an ADK Agent Config into a spec."),
+    "lsp": ("agentspec.cli.lsp", "Run the language server for editors (stdio)."),
 }
 
 

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Path as DataPath
-from agentspec.parse import PosNode, load
+from agentspec.parse import PosNode, load, load_text
 from agentspec.project_files import Project, display_name, resolved
 from agentspec.resolve import Document
 from agentspec.source import SourceFile
@@ -233,19 +233,21 @@ def _listed(names: set[str]) -> str:
 
 
 def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None, *,
-                    project: Project | None = None, names: SpecNames | None = None
-                    ) -> Checked:
+                    project: Project | None = None, names: SpecNames | None = None,
+                    text: str | None = None) -> Checked:
     """Check the scenario file at `path`; `required`: the state keys the spec says the
     session's creator supplies (each scenario's `state:` must give them); `project`: where
     the file may be (one outside, through a link or otherwise, is never read); `names`: the
-    spec's agents and tools, which the scenarios' names must be."""
+    spec's agents and tools, which the scenarios' names must be; `text`: the file's content
+    in place of the file on disk (an editor's unsaved buffer)."""
     if project is not None and project.judge(path) == "outside":
         return Checked(path, diagnostics=[codes.PATH_OUTSIDE_PROJECT(
             f"the scenario file `{display_name(path)}` is outside the project "
             f"`{project.root}` (its content is not read)", None,
             hint="keep scenario files in the project; a symbolic link out of it is not "
             "followed")])
-    parsed = load(resolved(path), display=str(path))  # what was judged, not a link swapped in
+    parsed = load(resolved(path), display=str(path)) if text is None \
+        else load_text(text, path=resolved(path), display=str(path))  # what was judged
     checked = Checked(path, sources={parsed.source.name: parsed.source},
                       diagnostics=list(parsed.diagnostics), readable=parsed.readable)
     if not parsed.ok or parsed.positions is None:

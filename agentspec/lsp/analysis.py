@@ -1,0 +1,210 @@
+"""validate's results for the specs an editor has open, cached by content.
+
+What is incremental: a check of a spec is keyed by the hash of every text it read (the open
+buffers and the files on disk it imports), so a request or a change that leaves them all
+unchanged re-uses the last result; a keystroke re-runs `validate.check.check()` for the specs
+whose tree holds the changed file (all the stages, for that tree only), and re-indexes only
+the changed file's names (`symbols`, cached per text hash). Diagnostics in an imported file
+are published on that file and summarized at the `imports:` entry that brings it in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from agentspec.diagnostics import Diagnostic, Severity
+from agentspec.diagnostics.selectors import Selection
+from agentspec.diagnostics.suppress import hear
+from agentspec.lsp.symbols import FileIndex, index_text
+from agentspec.parse import MAX_BYTES
+from agentspec.project_files import resolved
+from agentspec.source import SourceFile, Span
+
+__all__ = ["Analysis", "Checked", "is_scenario_file"]
+
+
+#: how many files `find_importers` reads at most, and the folders it does not enter
+_SCAN = 400
+_SKIP = {"node_modules", "venv", "__pycache__", "site-packages"}
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def is_scenario_file(path: Path) -> bool:
+    return path.parent.name == "scenarios" and path.suffix in (".yaml", ".yml")
+
+
+@dataclass
+class Checked:
+    """One check of one spec (or scenario file) as the root."""
+
+    root: Path
+    key: tuple[tuple[str, str], ...]
+    #: diagnostics by resolved file path
+    by_file: dict[Path, list[Diagnostic]] = field(default_factory=dict)
+    #: every file of the tree, by resolved path, with how diagnostics name it
+    files: dict[Path, SourceFile] = field(default_factory=dict)
+    #: on the root: what each imported file's problems are, at its `imports:` entry
+    summaries: list[Diagnostic] = field(default_factory=list)
+    #: the resolved `vars` (hover shows a `${vars.X}`'s value)
+    variables: dict[str, object] = field(default_factory=dict)
+
+
+class Analysis:
+    """The open buffers and the checks made of them."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[Path, str] = {}
+        self.checks: dict[Path, Checked] = {}
+        self._indexes: dict[tuple[Path, str], FileIndex] = {}
+        #: each file's last index that parsed: completion offers its names while the line
+        #: being typed leaves the file unparsable
+        self.last_parsed: dict[Path, FileIndex] = {}
+
+    def text_of(self, path: Path) -> str | None:
+        if path in self.buffers:
+            return self.buffers[path]
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                return None
+            return path.read_text(encoding="utf-8")
+        except (OSError, ValueError):  # unreadable, not UTF-8
+            return None
+
+    def index(self, path: Path, display: str | None = None) -> FileIndex | None:
+        text = self.text_of(path)
+        if text is None or len(text) > MAX_BYTES:
+            return None
+        key = (path, _digest(text))
+        found = self._indexes.get(key)
+        if found is None:
+            found = index_text(text, path, display or str(path))
+            if len(self._indexes) > 256:
+                self._indexes.clear()
+            self._indexes[key] = found
+        if found.positions is not None:
+            self.last_parsed[path] = found
+        return found
+
+    def roots_of(self, path: Path) -> list[Path]:
+        """The specs last checked whose tree holds `path` (itself when none does): an
+        imported file is checked as its importers see it, not as a spec of its own."""
+        roots = [root for root, done in self.checks.items() if path in done.files
+                 and root != path]
+        importers = [root for root in roots if not is_scenario_file(root)]
+        if importers:
+            self.checks.pop(path, None)
+        # the scenario files of a spec are checked again when it changes
+        return (importers or [path]) + [root for root in roots if is_scenario_file(root)]
+
+    def find_importers(self, path: Path, folders: list[Path]) -> None:
+        """Check the specs of `folders` that may import `path` (their text names it beside
+        `imports`), so that it is checked as imported; at most `_SCAN` files are read,
+        none under a hidden folder or a virtual environment."""
+        if any(path in done.files for root, done in self.checks.items() if root != path):
+            return
+        read = 0
+        for folder in folders:
+            for candidate in sorted(folder.rglob("*.y*ml")):
+                if read >= _SCAN:
+                    return
+                parts = candidate.relative_to(folder).parts
+                if candidate == path or any(p.startswith(".") or p in _SKIP for p in parts):
+                    continue
+                target = resolved(candidate)
+                if not target.is_relative_to(folder):  # a link out of the workspace
+                    continue
+                read += 1
+                text = self.text_of(target) or ""
+                if "imports" in text and path.name in text:
+                    self.check(target)
+
+    def check(self, root: Path) -> Checked:
+        """The check of `root` with the open buffers in place of the files on disk; the last
+        one when none of the texts it read has changed."""
+        last = self.checks.get(root)
+        if last is not None and last.key == self._key(last.files, root):
+            return last
+        done = self._scenario(root) if is_scenario_file(root) else self._spec(root)
+        self.checks[root] = done
+        return done
+
+    def _key(self, files: Mapping[Path, SourceFile], root: Path) -> tuple[tuple[str, str], ...]:
+        paths = sorted({root, *files})
+        return tuple((str(p), _digest(self.text_of(p) or "")) for p in paths)
+
+    def _spec(self, root: Path) -> Checked:
+        from agentspec.validate.check import check
+
+        texts = {p: t for p, t in self.buffers.items()}
+        result = check(root, texts=texts)
+        files = {resolved(s.path): s for s in result.sources.values()}
+        by_name = {s.name: resolved(s.path) for s in result.sources.values()}
+        done = Checked(root, (), files=files)
+        for diag in result.diagnostics:
+            where = by_name.get(diag.span.file) if diag.span else None
+            done.by_file.setdefault(where or root, []).append(diag)
+        done.by_file.setdefault(root, [])
+        self._summarize_imports(done)
+        data = result.document.data if result.document is not None else {}
+        if isinstance(data.get("vars"), dict):
+            done.variables = dict(data["vars"])
+        done.key = self._key(files, root)
+        return done
+
+    def _summarize_imports(self, done: Checked) -> None:
+        """Each imported file's problems, summarized in the root at the `imports:` entry
+        naming the file (at the `imports` key for a file imported through another). Found in
+        the root's text: the root is not parsed a second time."""
+        source = done.files.get(resolved(done.root))
+        key = re.search(r"^imports[ \t]*:", source.text, re.M) if source else None
+        if source is None or key is None:
+            return
+        for target, problems in done.by_file.items():
+            if target == done.root or not problems:
+                continue
+            try:
+                entry = target.relative_to(done.root.parent).as_posix()
+            except ValueError:
+                entry = target.name
+            at = source.text.find(entry, key.end())
+            start, end = (at, at + len(entry)) if at >= 0 else (key.start(), key.end() - 1)
+            errors = sum(d.severity is Severity.ERROR for d in problems)
+            first = next((d for d in problems if d.severity is Severity.ERROR), problems[0])
+            summary = (f"`{entry}` has {len(problems)} problem{'s' * (len(problems) != 1)} "
+                       f"({errors} error{'s' * (errors != 1)}); the first: {first.code} "
+                       f"{first.message}")
+            span = Span(source.name, source.pos_at(start), source.pos_at(end))
+            done.summaries.append(replace(first, severity=Severity.ERROR if errors
+                                          else Severity.WARNING, message=summary, span=span,
+                                          hint=None, related=()))
+
+    def _scenario(self, path: Path) -> Checked:
+        from agentspec.testing.check import check_scenarios
+        from agentspec.testing.names import loose_context, spec_context
+
+        spec = path.parent.parent / f"{path.stem}.yaml"
+        context = loose_context()
+        files: dict[Path, SourceFile] = {}
+        selection = Selection()
+        if spec.is_file() or resolved(spec) in self.buffers:
+            from agentspec.validate.check import check
+
+            result = check(spec, texts=dict(self.buffers))
+            context, selection = spec_context(result), result.selection
+            # the spec's files are part of the key: a change in them re-checks the scenarios
+            files = {resolved(s.path): s for s in result.sources.values()}
+        found = check_scenarios(path, context.required, project=context.project,
+                                names=context.names, text=self.buffers.get(path))
+        files.update({resolved(s.path): s for s in found.sources.values()})
+        done = Checked(path, (), files=files)
+        # what the spec's project chose to hear, as `validate` tells of its scenario files
+        done.by_file[path] = hear(found.diagnostics, found.sources, selection)
+        done.key = self._key(files, path)
+        return done
