@@ -26,6 +26,7 @@ COMMANDS = {
     "worker": ("agentspec.cli.worker", "Run the background jobs of offline agents."),
     "jobs": ("agentspec.cli.jobs", "List, show, retry, cancel and deliver background jobs."),
     "import": ("agentspec.cli.import_", "Convert an ADK Agent Config into a spec."),
+    "serve": ("agentspec.cli.serve", "Serve a spec's agent over A2A, with an agent card."),
 }
 
 
