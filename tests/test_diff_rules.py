@@ -222,6 +222,8 @@ NEEDS_AN_OLD_VERSION = {
     "callback-changed": "a callback the old version had; a new agent's are callback-added",
     "plugin-removed": "a plugin the old version had",
     "plugin-changed": "a plugin the old version had; a new spec's are plugin-added",
+    "remote-target-changed": "the server an old version's agent called; a new remote agent "
+                             "is agent-added, naming its URL",
 }
 
 

@@ -177,6 +177,7 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
     from agentspec.runtime.env import MissingEnvironmentVariable
     from agentspec.runtime.instructions import PlaceholderError
     from agentspec.runtime.jobs import StoreError
+    from agentspec.runtime.remote import RemoteAgentError
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.sessions import SessionsError
     from agentspec.testing.scripted import ScriptedFailure, ScriptError
@@ -188,7 +189,7 @@ def run_failure(exc: BaseException, agent: str | None) -> str | None:
         who = f"agent `{agent}`: " if agent else ""
         return f"{who}the model service failed: {cause(exc)}"
     if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
-                        StoreError, PlaceholderError, SessionsError)):
+                        StoreError, PlaceholderError, SessionsError, RemoteAgentError)):
         return f"the run failed: {exc}"
     if isinstance(exc, ValueError):  # e.g. ADK: "API key must be set ..." or "Model ... not found"
         return str(exc)

@@ -560,6 +560,25 @@ BACKEND_PATH_LINK = _code(
     sandboxed command), so a path written through a link does not work. The spec's own
     directory may be reached through links; the part of the path the spec writes may not.
     Write the directory's real path, or replace the link with the directory.""")
+REMOTE_SOURCE = _code(
+    "AS297", "remote-source", "A remote agent without one usable agent card", """
+    A `kind: remote` agent names the A2A agent it calls by exactly one of `url` (the URL of
+    its agent card, `http://` or `https://` with a host; a base URL is read at
+    `/.well-known/agent-card.json`) and `card` (an agent card file in the project). A header
+    value that holds a secret is written as `${env.X}`, read when the agent is built.""")
+REMOTE_UNREACHABLE = _code(
+    "AS298", "remote-unreachable", "A remote agent whose card cannot be read (`--online`)", """
+    `agentspec validate --online` fetches each remote agent's card, with its headers and
+    timeout: the server did not answer, answered with an error, or answered with something
+    that is not an A2A agent card (no `name`, no interface to call). Start the remote agent,
+    or fix the URL; without `--online`, validate does not touch the network.""")
+REMOTE_PLACEMENT = _code(
+    "AS299", "remote-placement", "A remote agent where it cannot run", """
+    A remote agent runs in another process: it has no model, tools or instruction here, so
+    it cannot be a planner (whose workers are LLM agents made here) nor hold sub-agents, and
+    `extends` cannot copy an LLM agent's fields into it. Call it as a sub-agent, an
+    `{agent: name}` tool, a `task` target, a router's option, a workflow step or an offline
+    agent.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
@@ -952,6 +971,16 @@ CONVERSATIONS_SHARED = _change("AS580", "conversation-files-shared", "high",
     read them (`private`, the default, keeps each user's in a folder only that user's tools
     reach). Turning it back to `private` is reported as a backend set up differently
     (AS514).""")
+
+REMOTE_TARGET_CHANGED = _change("AS595", "remote-target-changed", "high",
+                                "A remote agent calls another server, or with other headers", """
+    A `kind: remote` agent's `url`, `card` or `headers` changed: the conversation now goes to
+    another service (or with other credentials), which sees everything the caller passes it
+    and answers for it. Check that the new server is the one you mean to trust.""")
+REMOTE_TIMEOUT_CHANGED = _change("AS596", "remote-timeout-changed", "low",
+                                 "A remote agent waits a different time", """
+    A remote agent's `timeout` changed: a slow remote now fails sooner, or holds the caller
+    longer.""")
 
 
 # 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec

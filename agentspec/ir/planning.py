@@ -22,6 +22,7 @@ from agentspec.ir.tree import (
     ModelNode,
     PlannerNode,
     PythonToolNode,
+    RemoteNode,
     RouterNode,
     ToolNode,
     WorkflowNode,
@@ -180,7 +181,7 @@ def app_models(app: AppNode) -> Iterator[ModelNode | None]:
             case PlannerNode():
                 roles = node.roles
                 yield from (roles.model, roles.worker_model, roles.synthesizer_model)
-            case WorkflowNode():
+            case WorkflowNode() | RemoteNode():
                 pass
             case _:
                 assert_never(node)

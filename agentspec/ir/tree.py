@@ -14,9 +14,9 @@ from typing import Any, Literal, assert_never
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "Compaction", "DeepNode", "FilesystemNode", "JobsNode",
            "LlmFields", "LlmNode", "McpHttp", "McpStdio", "McpToolNode", "ModelNode",
-           "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
-           "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called", "kind_of",
-           "tools_of"]
+           "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RemoteNode",
+           "RouteNode", "RouterNode", "Schema", "ToolNode", "WorkflowNode", "agents_called",
+           "kind_of", "tools_of"]
 
 
 @dataclass(frozen=True)
@@ -253,7 +253,18 @@ class PlannerNode(AgentFields):
     output_key: str | None = None
 
 
-AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode
+@dataclass(frozen=True, kw_only=True)
+class RemoteNode(AgentFields):
+    """`kind: remote`: an A2A agent named by its card's `url` or a `card` file (relative to
+    the spec's directory); `headers` values may hold `${env.X}`, read when it is built."""
+
+    url: str | None = None
+    card: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = 120.0
+
+
+AgentNode = LlmNode | DeepNode | WorkflowNode | RouterNode | PlannerNode | RemoteNode
 
 
 def kind_of(node: AgentNode) -> str:
@@ -269,6 +280,8 @@ def kind_of(node: AgentNode) -> str:
             return "router"
         case PlannerNode():
             return "planner"
+        case RemoteNode():
+            return "remote"
         case _:
             assert_never(node)
 
@@ -280,7 +293,7 @@ def tools_of(node: AgentNode) -> tuple[ToolNode, ...]:
             return node.tools
         case PlannerNode():
             return node.roles.worker_tools
-        case WorkflowNode() | RouterNode():
+        case WorkflowNode() | RouterNode() | RemoteNode():
             return ()
         case _:
             assert_never(node)

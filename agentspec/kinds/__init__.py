@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from agentspec.ir.tree import AgentNode
-from agentspec.kinds import deep, llm, planner, router, workflow
+from agentspec.kinds import deep, llm, planner, remote, router, workflow
 from agentspec.kinds.kind import Kind, Site
 
 __all__ = ["KINDS", "Kind", "Site", "kind_for", "kind_for_spec"]
 
 KINDS: tuple[Kind[Any, Any], ...] = (llm.KIND, deep.KIND, workflow.KIND, router.KIND,
-                                     planner.KIND)
+                                     planner.KIND, remote.KIND)
 
 _BY_NODE = {kind.node: kind for kind in KINDS}
 _BY_SPEC = {model: kind for kind in KINDS for model in kind.spec}

@@ -19,9 +19,10 @@ from agentspec.language.models import GenerateConfig, ThinkingConfig
 from agentspec.language.tools import ToolEntry
 
 __all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "Agent", "DeepAgent", "Defaults", "LlmAgent",
-           "LoopAgent", "ParallelAgent", "PlannerAgent", "RouterAgent", "SequentialAgent"]
+           "LoopAgent", "ParallelAgent", "PlannerAgent", "RemoteAgent", "RouterAgent",
+           "SequentialAgent"]
 
-AGENT_KINDS = ("llm", "deep", "sequential", "parallel", "loop", "router", "planner")
+AGENT_KINDS = ("llm", "deep", "sequential", "parallel", "loop", "router", "planner", "remote")
 FILE_TOOLS = ("ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute")
 Refs = list[PythonRef]
 
@@ -364,6 +365,23 @@ class PlannerAgent(AgentBase):
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
 
 
+class RemoteAgent(AgentBase):
+    """An agent served elsewhere over A2A (ADK `RemoteA2aAgent`), named by its agent card;
+    `description` defaults to the card's."""
+
+    kind: Literal["remote"] = Field(description="Agent kind.")
+    url: str | None = Field(None, description="The URL of its agent card (`http(s)://`; a "
+                            "base URL is read at `/.well-known/agent-card.json`).",
+                            examples=["http://localhost:8001/.well-known/agent-card.json"])
+    card: FilePath | None = Field(None, description="An agent card file, instead of `url`.")
+    headers: dict[str, str] | None = Field(
+        None, description="HTTP headers sent with every request; write secrets as "
+        "`${env.X}`.", examples=[{"Authorization": "Bearer ${env.REMOTE_TOKEN}"}])
+    timeout: float = Field(120.0, gt=0, description="Seconds to wait for the card and for "
+                           "each answer.", examples=[30])
+    callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
+
+
 def _agent_kind(value: object) -> str | None:
     if not isinstance(value, dict):
         return None
@@ -373,13 +391,13 @@ def _agent_kind(value: object) -> str | None:
 
 if TYPE_CHECKING:
     Agent = (LlmAgent | DeepAgent | SequentialAgent | ParallelAgent | LoopAgent | RouterAgent
-             | PlannerAgent)
+             | PlannerAgent | RemoteAgent)
 else:
     Agent = keyed_union("agent_kind", "an agent is a mapping whose `kind` is one of "
                         + ", ".join(AGENT_KINDS),
                         {"llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
                          "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent,
-                         "planner": PlannerAgent}, _agent_kind)
+                         "planner": PlannerAgent, "remote": RemoteAgent}, _agent_kind)
 
 
 if TYPE_CHECKING:
@@ -392,7 +410,8 @@ else:
 
 KIND_MODELS: dict[str, type[AgentBase]] = {
     "llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
-    "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent, "planner": PlannerAgent}
+    "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent, "planner": PlannerAgent,
+    "remote": RemoteAgent}
 
 
 def kinds_taking(field: str) -> list[str]:

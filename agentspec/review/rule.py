@@ -14,6 +14,7 @@ from agentspec.ir.tree import (
     LlmNode,
     ModelNode,
     PlannerNode,
+    RemoteNode,
     RouterNode,
     WorkflowNode,
 )
@@ -112,7 +113,7 @@ def llm_view(node: AgentNode) -> LlmFields:
         case PlannerNode():
             return LlmNode(name=node.name, file=node.file, line=node.line,
                            tool_errors=node.tool_errors, output_key=node.output_key)
-        case WorkflowNode() | RouterNode():
+        case WorkflowNode() | RouterNode() | RemoteNode():
             return LlmNode(name=node.name, file=node.file, line=node.line)
         case _:
             assert_never(node)

@@ -1,0 +1,109 @@
+"""`kind: remote`: an agent served elsewhere over A2A, named by its agent card (a `url` or a
+`card` file). It runs wherever an agent can; the runtime half is `agentspec.runtime.remote`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from agentspec.contract.secrets import secret_name
+from agentspec.contract.urls import endpoint_problem, url_secrets
+from agentspec.diagnostics import codes
+from agentspec.ir.plan import Call, Import, SpecPath, Value
+from agentspec.ir.tree import RemoteNode
+from agentspec.ir.values import kwargs, lit
+from agentspec.kinds.kind import Kind, Site
+from agentspec.language.agents import RemoteAgent
+from agentspec.review.rule import AgentPair, Found, Rule
+
+if TYPE_CHECKING:
+    from agentspec.ir.lower import Lowering
+    from agentspec.ir.planning import PlanBuilder
+    from agentspec.validate.semantic.context import Context
+
+__all__ = ["KIND"]
+
+
+def check(ctx: Context, name: str, agent: RemoteAgent) -> None:
+    base = ("agents", name)
+    if (agent.url is None) == (agent.card is None):
+        ctx.report(codes.REMOTE_SOURCE(
+            f"remote agent `{name}` needs exactly one of `url` and `card`",
+            ctx.key_at(*base, "url") if agent.url is not None else ctx.at(*base),
+            hint="give `url: http://HOST:PORT/.well-known/agent-card.json`, or `card: FILE`"))
+    if agent.url is not None:
+        problem = endpoint_problem(agent.url)
+        if problem is not None:
+            ctx.report(codes.REMOTE_SOURCE(
+                f"`url` of `{name}` is no agent card URL: {problem}", ctx.at(*base, "url"),
+                hint="give the card's `http://` or `https://` URL"))
+        for what in url_secrets(agent.url):
+            ctx.report(codes.API_KEY_LITERAL(
+                f"`url` of `{name}` writes {what} in the spec", ctx.at(*base, "url"),
+                hint="send credentials in `headers`, as `${env.NAME}`"))
+    for header, value in (agent.headers or {}).items():
+        if "${env." not in value and (secret_name(header) or header.lower() in _CREDENTIALS):
+            ctx.report(codes.API_KEY_LITERAL(
+                f"header `{header}` of `{name}` holds a credential written in the spec",
+                ctx.at(*base, "headers", header),
+                hint="write it as `${env.NAME}` and set NAME in the environment"))
+
+
+_CREDENTIALS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
+
+
+def lower(lowering: Lowering, name: str, agent: RemoteAgent, site: Site) -> RemoteNode:
+    card = None if agent.card is None else lowering.spec_relative(
+        agent.card, "agents", name, "card")
+    return RemoteNode(**site.common, url=agent.url, card=card,
+                      headers=tuple(sorted((agent.headers or {}).items())),
+                      timeout=agent.timeout)
+
+
+def plan(builder: PlanBuilder, node: RemoteNode, children: list[Value]) -> Call:
+    del children  # a remote agent has none
+    card: Value = node.url if node.url is not None else SpecPath(node.card or "")
+    return Call(Import("agentspec.runtime.remote", "remote_agent"), kwargs(
+        name=node.name, card=card, description=lit(node.description),
+        headers=lit(dict(node.headers)) if node.headers else None, timeout=node.timeout,
+        **builder.callbacks(node)))
+
+
+def label(node: RemoteNode) -> list[str]:
+    return [node.name, "remote (A2A)", *(["offline (background job)"] if node.offline else []),
+            node.url if node.url is not None else f"card {node.card}"]
+
+
+def _target_changed(pair: AgentPair) -> Iterator[Found]:
+    was, now = pair.before, pair.after
+    if not isinstance(now, RemoteNode):
+        return
+    if not isinstance(was, RemoteNode):
+        yield Found("high", f"`{pair.name}` now calls the remote agent at "
+                    f"{now.url or now.card}", None, ("kind",))
+        return
+    for field in ("url", "card"):
+        if getattr(was, field) != getattr(now, field):
+            yield Found("high", f"the remote agent's `{field}` changed from "
+                        f"{getattr(was, field)} to {getattr(now, field)}", (field,), (field,))
+    if was.headers != now.headers:  # values may be `${env.X}`: names only are shown
+        names = sorted({k for k, _ in was.headers} ^ {k for k, _ in now.headers}
+                       | {k for k, v in now.headers if dict(was.headers).get(k) != v})
+        yield Found("high", "the headers sent to the remote agent changed: "
+                    + ", ".join(f"`{n}`" for n in names), ("headers",), ("headers",))
+
+
+def _timeout_changed(pair: AgentPair) -> Iterator[Found]:
+    was, now = pair.before, pair.after
+    if isinstance(was, RemoteNode) and isinstance(now, RemoteNode) and \
+            was.timeout != now.timeout:
+        yield Found("low", f"the remote agent's timeout changed from {was.timeout:g} s to "
+                    f"{now.timeout:g} s", ("timeout",), ("timeout",))
+
+
+KIND: Kind[RemoteAgent, RemoteNode] = Kind(
+    names=("remote",), spec=(RemoteAgent,), node=RemoteNode, check=check, lower=lower,
+    plan=plan, label=label, edge=lambda node: "sub-agent",
+    rules=(Rule(codes.REMOTE_TARGET_CHANGED,
+                ("RemoteNode.url", "RemoteNode.card", "RemoteNode.headers"), _target_changed),
+           Rule(codes.REMOTE_TIMEOUT_CHANGED, ("RemoteNode.timeout",), _timeout_changed)))

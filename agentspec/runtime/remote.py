@@ -1,0 +1,89 @@
+"""`kind: remote`: an A2A agent served elsewhere, called through ADK's `RemoteA2aAgent`.
+
+ADK's agent turns a failed call (card unreachable, an error answer, a timeout) into an event
+carrying `error_message`, which a parent reads as the remote's answer. Here a failure is a
+`RemoteAgentError` naming the agent and its URL instead, so a run ends with a plain error and
+a router's fallback takes over. Header values (`${env.X}`) are read when the agent is built and
+live only in its HTTP client, never in its repr.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
+
+from agentspec.contract.extras import install
+from agentspec.runtime.env import expand
+
+__all__ = ["RemoteAgentError", "remote_agent"]
+
+#: ADK warns on every A2A call that its A2A support is experimental; a spec chose it
+warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\].*A2A")
+
+
+class RemoteAgentError(RuntimeError):
+    """A remote agent's call failed for a reason outside agentspec: its server is down, slow
+    or answered with an error."""
+
+    def __init__(self, agent: str, where: str, cause: str) -> None:
+        self.agent, self.where, self.cause = agent, where, cause
+        super().__init__(f"remote agent `{agent}` at {where} failed: {cause}")
+
+
+def _card_url(card: str) -> str:
+    """A base URL is the card's well-known place (what `agentspec serve` prints)."""
+    from urllib.parse import urlsplit
+
+    if "://" in card and urlsplit(card).path in ("", "/"):
+        return card.rstrip("/") + "/.well-known/agent-card.json"
+    return card
+
+
+def _cause(message: str, name: str) -> str:
+    """ADK's message without its repeated preambles."""
+    for preamble in ("Failed to initialize remote A2A agent: ",
+                     f"Failed to initialize remote A2A agent {name}: "):
+        message = message.replace(preamble, "")
+    return message
+
+
+def _agent_class() -> type[Any]:
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+            from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
+    except ImportError:
+        raise ImportError(f"a `kind: remote` agent needs the a2a-sdk package: "
+                          f"{install('a2a')}") from None
+
+    class RemoteAgent(RemoteA2aAgent):
+        """ADK's remote agent whose failures are exceptions naming it and its URL."""
+
+        async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Any, None]:
+            where = self._agent_card_source or "its agent card"
+            from agentspec.contract.urls import redacted
+
+            async for event in super()._run_async_impl(ctx):
+                if getattr(event, "error_message", None):
+                    raise RemoteAgentError(self.name, redacted(where),
+                                           _cause(str(event.error_message), self.name))
+                yield event
+
+    return RemoteAgent
+
+
+def remote_agent(*, name: str, card: str, description: str | None = None,
+                 headers: Mapping[str, str] | None = None, timeout: float = 120.0) -> Any:
+    """The agent that calls the A2A agent whose card is at `card` (a URL or a file path):
+    every request sends `headers` (`${env.X}` read now) and waits `timeout` seconds at most."""
+    import httpx
+
+    sent = {key: expand(value) for key, value in (headers or {}).items()}
+    client = httpx.AsyncClient(headers=sent, timeout=httpx.Timeout(timeout))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        return _agent_class()(name=name, agent_card=_card_url(card),
+                              description=description or "", httpx_client=client,
+                              timeout=timeout)
