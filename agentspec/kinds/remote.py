@@ -66,7 +66,7 @@ def plan(builder: PlanBuilder, node: RemoteNode, children: list[Value]) -> Call:
     return Call(Import("agentspec.runtime.remote", "remote_agent"), kwargs(
         name=node.name, card=card, description=lit(node.description),
         headers=lit(dict(node.headers)) if node.headers else None, timeout=node.timeout,
-        **builder.callbacks(node)))
+        mode=node.mode, **builder.callbacks(node)))
 
 
 def label(node: RemoteNode) -> list[str]:

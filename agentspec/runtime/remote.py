@@ -16,7 +16,7 @@ from typing import Any
 from agentspec.contract.extras import install
 from agentspec.runtime.env import expand
 
-__all__ = ["RemoteAgentError", "remote_agent"]
+__all__ = ["RemoteAgentError", "remote_agent", "standalone"]
 
 #: ADK warns on every A2A call that its A2A support is experimental; a spec chose it
 warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\].*A2A")
@@ -48,6 +48,17 @@ def _cause(message: str, name: str) -> str:
     return message
 
 
+def _failed_task(event: Any) -> bool:
+    """Whether `event` carries an A2A task in the failed or rejected state (ADK records the
+    response it came from in the event's metadata)."""
+    for key, value in (getattr(event, "custom_metadata", None) or {}).items():
+        if key.endswith("response") and isinstance(value, dict):
+            state = str((value.get("status") or {}).get("state", "")).lower()
+            if state.endswith(("failed", "rejected")):
+                return True
+    return False
+
+
 def _agent_class() -> type[Any]:
     try:
         with warnings.catch_warnings():
@@ -66,19 +77,39 @@ def _agent_class() -> type[Any]:
 
             async for event in super()._run_async_impl(ctx):
                 if getattr(event, "error_message", None):
+                    cause = _cause(str(event.error_message), self.name)
+                    if cause.endswith(": "):  # httpx's timeouts have no text
+                        cause += f"no answer within {self._timeout:g} s (its `timeout`)"
+                    raise RemoteAgentError(self.name, redacted(where), cause)
+                if _failed_task(event):  # a failed task's answer is its error, not a reply
+                    text = " ".join(p.text for p in (event.content.parts if event.content
+                                                     else None) or () if p.text)
                     raise RemoteAgentError(self.name, redacted(where),
-                                           _cause(str(event.error_message), self.name))
+                                           f"its task failed: {text or 'no reason given'}")
                 yield event
 
     return RemoteAgent
 
 
+def standalone(agent: Any) -> Any:
+    """`agent` as a node run on its own (the `task` tool runs one): ADK runs a remote agent
+    in `task` mode only as an LLM agent's sub-agent, so a copy without the mode."""
+    if getattr(agent, "mode", None) == "task" and getattr(agent, "parent_agent", None) is None \
+            and hasattr(agent, "_agent_card_source"):
+        return agent.model_copy(update={"mode": None})
+    return agent
+
+
 def remote_agent(*, name: str, card: str, description: str | None = None,
-                 headers: Mapping[str, str] | None = None, timeout: float = 120.0) -> Any:
+                 headers: Mapping[str, str] | None = None, timeout: float = 120.0,
+                 **agent: Any) -> Any:
     """The agent that calls the A2A agent whose card is at `card` (a URL or a file path):
-    every request sends `headers` (`${env.X}` read now) and waits `timeout` seconds at most."""
+    every request sends `headers` (`${env.X}` read now) and waits `timeout` seconds at most;
+    `agent`: ADK agent fields (`mode`, callbacks)."""
     import httpx
 
+    if agent.get("mode") == "single_turn":  # the one mode ADK's remote agent takes for
+        agent["mode"] = "task"  # answering its caller (and giving control back)
     sent = {key: expand(value) for key, value in (headers or {}).items()}
     client = httpx.AsyncClient(headers=sent, timeout=httpx.Timeout(timeout))
     with warnings.catch_warnings():
@@ -86,4 +117,5 @@ def remote_agent(*, name: str, card: str, description: str | None = None,
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         return _agent_class()(name=name, agent_card=_card_url(card),
                               description=description or "", httpx_client=client,
-                              timeout=timeout)
+                              timeout=timeout,
+                              **{key: value for key, value in agent.items() if value is not None})
