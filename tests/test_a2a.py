@@ -292,8 +292,7 @@ def test_a_card_that_is_no_a2a_card_or_never_comes_is_an_error(
 
     wire.load({"boss": [{"transfer": "remote_chat"}]})
     spec = A_SPEC.replace("timeout: 20", "timeout: 1")
-    with _http(answer) as url:
-        with pytest.raises(RemoteAgentError) as failed:
-            _talk(_app(tmp_path, spec.format(url=url)), "Hello")
+    with _http(answer) as url, pytest.raises(RemoteAgentError) as failed:
+        _talk(_app(tmp_path, spec.format(url=url)), "Hello")
     assert failed.value.agent == "remote_chat" and url in failed.value.where
     assert expected in failed.value.cause

@@ -122,6 +122,18 @@ class PlanBuilder:
             on_done=jobs.on_done, webhook=lit(jobs.webhook),
             headers=lit(dict(jobs.headers)) if jobs.headers else None))
 
+    @staticmethod
+    def a2a_app(node: AppNode) -> Call:
+        """`uvicorn pkg.agent:a2a_app` serves the app over A2A; made when first served (the
+        package imports without a2a-sdk), with the spec's conversation store."""
+        store = node.sessions  # its `${env.X}` are read when served, not when imported
+        sessions: Value = None if store is None else store.url \
+            if store.sqlite_path is None else Call(Import(DELEGATION, "sqlite_url"), args=(
+                store.sqlite_path if FsPath(store.sqlite_path).is_absolute()
+                else SpecPath(store.sqlite_path),))
+        return Call(Import("agentspec.runtime.a2a_serve", "a2a_server"), args=(Ref("app"),),
+                    kwargs=kwargs(sessions=sessions))
+
     def app(self, node: AppNode) -> Plan:
         if node.jobs is not None:  # first: agents that delegate to offline agents refer to it
             self.taken.add(JOBS.var)
@@ -158,6 +170,7 @@ class PlanBuilder:
             resumability_config=Call(Import("agentspec.runtime.app", "resumable"))
             if node.resumable else None))
         self.bindings.append(Binding("app", app))
+        self.bindings.append(Binding("a2a_app", self.a2a_app(node)))
         return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
                     node.module_dirs)
 

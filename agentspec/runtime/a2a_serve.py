@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Awaitable, Callable, MutableMapping
-from pathlib import Path
 from typing import Any
 
 from agentspec.contract.extras import install
 
-__all__ = ["A2A_URL", "A2aUnavailable", "LazyA2aApp", "a2a_app", "served_agent", "starlette"]
+__all__ = ["A2A_URL", "A2aUnavailable", "LazyA2aApp", "a2a_server", "served_agent",
+           "starlette"]
 
 #: the URL a package's `a2a_app` advertises in its agent card (its server's address is not
 #: known to the app: uvicorn chooses it)
@@ -84,21 +84,18 @@ class LazyA2aApp:
     """An ASGI application made on its first call: a package that defines one imports
     without a2a-sdk, and reads its session store only when it is served."""
 
-    def __init__(self, app: Any, *, sessions: str | None, spec_dir: str | None) -> None:
+    def __init__(self, app: Any, *, sessions: str | None) -> None:
         self._app = app
         self._sessions = sessions
-        self._spec_dir = spec_dir
         self._inner: Any = None
 
     def _made(self) -> Any:
         if self._inner is None:
             from agentspec.runtime.env import expand
-            from agentspec.runtime.sessions import open_sessions
+            from agentspec.runtime.sessions import open_sessions, sessions_url
 
-            url = None if self._sessions is None else expand(self._sessions)
-            if url is not None and url.startswith("sqlite:///") and self._spec_dir:
-                path = Path(url.removeprefix("sqlite:///"))
-                url = f"sqlite:///{(Path(self._spec_dir) / path).resolve()}"
+            url = sessions_url(None, None if self._sessions is None
+                               else expand(self._sessions))
             session_service, artifact_service = open_sessions(url)
             self._inner = starlette(
                 self._app, url=os.environ.get(A2A_URL) or DEFAULT_URL,
@@ -109,10 +106,9 @@ class LazyA2aApp:
         await self._made()(scope, receive, send)
 
 
-def a2a_app(app: Any, *, sessions: str | None = None,
-            spec_dir: str | None = None) -> LazyA2aApp:
+def a2a_server(app: Any, *, sessions: str | None = None) -> LazyA2aApp:
     """What a generated package binds to `a2a_app`: `app` served over A2A when uvicorn (or any
-    ASGI server) first calls it. `sessions` is the spec's store URL (`${env.X}` read then; an
-    `sqlite:///` path relative to `spec_dir`); the card advertises `AGENTSPEC_A2A_URL`
-    (default http://127.0.0.1:8000/)."""
-    return LazyA2aApp(app, sessions=sessions, spec_dir=spec_dir)
+    ASGI server) first calls it. `sessions` is the spec's store URL (`${env.X}` read then;
+    `AGENTSPEC_SESSIONS` overrides it, as for `agentspec serve`); the card advertises
+    `AGENTSPEC_A2A_URL` (default http://127.0.0.1:8000/)."""
+    return LazyA2aApp(app, sessions=sessions)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 __all__ = ["ABI", "NAMES", "OLDEST", "AbiMismatch", "require", "upgrade"]
 
-ABI = 2
+ABI = 3
 #: the oldest ABI whose packages this runtime still runs: every name they import is here,
-#: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`)
+#: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`;
+#: 3 `runtime.a2a_serve.a2a_server` and `runtime.remote.remote_agent`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
 NAMES: dict[str, frozenset[str]] = {
+    "agentspec.runtime.a2a_serve": frozenset({"a2a_server"}),
     "agentspec.runtime.app": frozenset({"compaction", "history_scope", "resumable"}),
     "agentspec.runtime.blame": frozenset({"Blame"}),
     "agentspec.runtime.dangling": frozenset({"PatchDanglingCalls"}),
@@ -37,6 +39,7 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.model_routing": frozenset({"ModelCallContext", "fallback", "routed"}),
     "agentspec.runtime.models": frozenset({"litellm", "registry_model"}),
     "agentspec.runtime.planner": frozenset({"agent_tool", "planner"}),
+    "agentspec.runtime.remote": frozenset({"remote_agent"}),
     "agentspec.runtime.router": frozenset({"router"}),
     "agentspec.runtime.schemas": frozenset({"model_from_json_schema"}),
     "agentspec.runtime.state": frozenset({"InitialState"}),

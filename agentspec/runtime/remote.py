@@ -14,7 +14,6 @@ from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from agentspec.contract.extras import install
-from agentspec.runtime.env import expand
 
 __all__ = ["RemoteAgentError", "remote_agent", "standalone"]
 
@@ -104,14 +103,13 @@ def remote_agent(*, name: str, card: str, description: str | None = None,
                  headers: Mapping[str, str] | None = None, timeout: float = 120.0,
                  **agent: Any) -> Any:
     """The agent that calls the A2A agent whose card is at `card` (a URL or a file path):
-    every request sends `headers` (`${env.X}` read now) and waits `timeout` seconds at most;
-    `agent`: ADK agent fields (`mode`, callbacks)."""
+    every request sends `headers` (their `${env.X}` read as the app loads) and waits
+    `timeout` seconds at most; `agent`: ADK agent fields (`mode`, callbacks)."""
     import httpx
 
     if agent.get("mode") == "single_turn":  # the one mode ADK's remote agent takes for
         agent["mode"] = "task"  # answering its caller (and giving control back)
-    sent = {key: expand(value) for key, value in (headers or {}).items()}
-    client = httpx.AsyncClient(headers=sent, timeout=httpx.Timeout(timeout))
+    client = httpx.AsyncClient(headers=dict(headers or {}), timeout=httpx.Timeout(timeout))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
         warnings.filterwarnings("ignore", category=DeprecationWarning)

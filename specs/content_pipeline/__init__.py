@@ -4,6 +4,6 @@ try:
 except ModuleNotFoundError as error:  # an agentspec from before runtime ABIs
     if error.name != 'agentspec.runtime.abi':
         raise
-    raise ImportError('content_pipeline was built by a newer agentspec (runtime ABI 2); upgrade agentspec (pip install -U agentspec-adk)') from error
-require(2, 'content_pipeline', '')
+    raise ImportError('content_pipeline was built by a newer agentspec (runtime ABI 3); upgrade agentspec (pip install -U agentspec-adk)') from error
+require(3, 'content_pipeline', '')
 from . import _paths, agent  # noqa: E402, F401

@@ -4,6 +4,6 @@ try:
 except ModuleNotFoundError as error:  # an agentspec from before runtime ABIs
     if error.name != 'agentspec.runtime.abi':
         raise
-    raise ImportError('support_desk was built by a newer agentspec (runtime ABI 2); upgrade agentspec (pip install -U agentspec-adk)') from error
-require(2, 'support_desk', '')
+    raise ImportError('support_desk was built by a newer agentspec (runtime ABI 3); upgrade agentspec (pip install -U agentspec-adk)') from error
+require(3, 'support_desk', '')
 from . import _paths, agent  # noqa: E402, F401
