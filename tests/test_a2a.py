@@ -91,16 +91,19 @@ def fake() -> Iterator[FakeGemini]:
 
 
 @contextlib.contextmanager
-def _served(spec: Path, fake: FakeGemini) -> Iterator[str]:
-    """`agentspec serve SPEC --a2a` in its own process; its URL once its card answers."""
+def _served(spec: Path, fake: FakeGemini, package: str | None = None) -> Iterator[str]:
+    """`agentspec serve SPEC --a2a` (or, with `package`, `uvicorn PACKAGE.agent:a2a_app` of
+    the package built from SPEC) in its own process; its URL once its card answers."""
     port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
     log = spec.with_suffix(".log")
     command = [str(Path(sys.executable).parent / "agentspec"), "serve", str(spec), "--a2a",
-               "--port", str(port)]
+               "--port", str(port)] if package is None else [
+        sys.executable, "-m", "uvicorn", f"{package}.agent:a2a_app", "--port", str(port)]
+    env = {**_env(fake), "AGENTSPEC_A2A_URL": url}
     with log.open("wb") as output:
-        process = subprocess.Popen(command, env=_env(fake), stdout=output,
+        process = subprocess.Popen(command, env=env, stdout=output, cwd=spec.parent,
                                    stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/"
         try:
             deadline = time.monotonic() + 120  # a readiness deadline, not a check
             while True:
@@ -202,6 +205,22 @@ def test_a_remote_sub_agent_answers_after_a_transfer(b_url: str, wire: FakeGemin
     texts = _talk(_app(tmp_path, A_SPEC.format(url=b_url)), "What is 2 + 2?")
     assert "remote_chat: It is four." in texts
     assert _helper_asked(wire) == 1 and not wire.script_problems + wire.violations
+
+
+def test_a_built_package_serves_the_same_through_uvicorn(wire: FakeGemini,
+                                                         tmp_path: Path) -> None:
+    """`uvicorn helper_service.agent:a2a_app`, without agentspec's CLI."""
+    spec = tmp_path / "b" / "b.yaml"
+    spec.parent.mkdir()
+    spec.write_text(B_SPEC)
+    subprocess.run([str(Path(sys.executable).parent / "agentspec"), "build", str(spec)],
+                   check=True, capture_output=True)
+    with _served(spec, wire, package="helper_service") as url:
+        card = httpx.get(url + ".well-known/agent-card.json", timeout=10).json()
+        assert card["name"] == "helper" and url.rstrip("/") in json.dumps(card)
+        wire.load({"boss": [{"transfer": "remote_chat"}], "helper": [{"text": "It is four."}]})
+        texts = _talk(_app(tmp_path, A_SPEC.format(url=url)), "What is 2 + 2?")
+    assert "remote_chat: It is four." in texts
 
 
 def test_a_remote_agent_as_a_tool(b_url: str, wire: FakeGemini, tmp_path: Path) -> None:

@@ -64,8 +64,10 @@ def _agent_class() -> type[Any]:
             warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
             from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
     except ImportError:
-        raise ImportError(f"a `kind: remote` agent needs the a2a-sdk package: "
-                          f"{install('a2a')}") from None
+        from agentspec.runtime.models import MissingExtra
+
+        raise MissingExtra(f"a `kind: remote` agent needs the a2a-sdk package: "
+                           f"{install('a2a')}") from None
 
     class RemoteAgent(RemoteA2aAgent):
         """ADK's remote agent whose failures are exceptions naming it and its URL."""
