@@ -224,17 +224,18 @@ def test_a_built_package_serves_the_same_through_uvicorn(wire: FakeGemini,
 
 
 def test_a_remote_agent_as_a_tool(b_url: str, wire: FakeGemini, tmp_path: Path) -> None:
-    wire.load({"boss": [{"call": "remote_tool", "args": {"request": "2 + 3"}}],
+    wire.load({"boss": [{"call": "remote_tool", "args": {"request": "2 + 3"}},
+                        {"when": "It is five.", "text": "Done: five."}],
                "helper": [{"text": "It is five."}]})
     texts = _talk(_app(tmp_path, A_SPEC.format(url=b_url)), "What is 2 + 3?")
-    assert "remote_tool: It is five." in texts, texts
+    assert texts[-1] == "boss: Done: five.", texts  # the remote's answer came back to it
     assert _helper_asked(wire) == 1 and not wire.script_problems + wire.violations
 
 
 def test_a_remote_agent_through_task(b_url: str, wire: FakeGemini, tmp_path: Path) -> None:
     wire.load({"boss": [{"call": "task", "args": {"description": "Add 2 and 4",
                                                    "subagent_type": "remote_task"}},
-                        {"text": "Done: six."}],
+                        {"when": "It is six.", "text": "Done: six."}],
                "helper": [{"text": "It is six."}]})
     texts = _talk(_app(tmp_path, A_SPEC.format(url=b_url)), "What is 2 + 4?")
     assert any("It is six." in t for t in texts if t.startswith("boss got:")), texts

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentspec.contract.extras import install
 
-__all__ = ["RemoteAgentError", "remote_agent", "standalone"]
+__all__ = ["RemoteAgentError", "remote_agent"]
 
 #: ADK warns on every A2A call that its A2A support is experimental; a spec chose it
 warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\].*A2A")
@@ -69,8 +69,15 @@ def _agent_class() -> type[Any]:
         raise MissingExtra(f"a `kind: remote` agent needs the a2a-sdk package: "
                            f"{install('a2a')}") from None
 
-    class RemoteAgent(RemoteA2aAgent):
-        """ADK's remote agent whose failures are exceptions naming it and its URL."""
+    from agentspec.runtime.workflows import NodeEntry
+
+    class RemoteAgent(NodeEntry, RemoteA2aAgent):
+        """ADK's remote agent whose failures are exceptions naming it and its URL. Like the
+        workflow agents, it runs as a node whose output is its answer, so it can be called
+        like a tool (`mode: single_turn`: an `{agent: x}` tool, `task`); ADK's own takes
+        only `task` mode, which needs a remote that calls `finish_task`."""
+
+        mode: str | None = None  # type: ignore[assignment]
 
         async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Any, None]:
             where = self._agent_card_source or "its agent card"
@@ -92,15 +99,6 @@ def _agent_class() -> type[Any]:
     return RemoteAgent
 
 
-def standalone(agent: Any) -> Any:
-    """`agent` as a node run on its own (the `task` tool runs one): ADK runs a remote agent
-    in `task` mode only as an LLM agent's sub-agent, so a copy without the mode."""
-    if getattr(agent, "mode", None) == "task" and getattr(agent, "parent_agent", None) is None \
-            and hasattr(agent, "_agent_card_source"):
-        return agent.model_copy(update={"mode": None})
-    return agent
-
-
 def remote_agent(*, name: str, card: str, description: str | None = None,
                  headers: Mapping[str, str] | None = None, timeout: float = 120.0,
                  **agent: Any) -> Any:
@@ -109,8 +107,6 @@ def remote_agent(*, name: str, card: str, description: str | None = None,
     `timeout` seconds at most; `agent`: ADK agent fields (`mode`, callbacks)."""
     import httpx
 
-    if agent.get("mode") == "single_turn":  # the one mode ADK's remote agent takes for
-        agent["mode"] = "task"  # answering its caller (and giving control back)
     client = httpx.AsyncClient(headers=dict(headers or {}), timeout=httpx.Timeout(timeout))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")

@@ -46,9 +46,6 @@ def task_tool(agents: Mapping[str, BaseAgent], *, offline: Iterable[str] = (),
               jobs: JobSettings | None = None) -> TaskTool:
     """The `task(description, subagent_type)` tool over `agents` (subagent_type -> agent);
     a task for one of the `offline` types is queued as a background job in `jobs`."""
-    from agentspec.runtime.remote import standalone
-
-    agents = {name: standalone(agent) for name, agent in agents.items()}
     queued = set(offline)
     listing = "\n".join(f"    - {name}: {agent.description or 'no description'}"
                         + (" (runs in the background: you get a job id, the answer comes "
