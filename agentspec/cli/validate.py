@@ -44,8 +44,10 @@ def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagn
               type=click.Path(path_type=Path),
               help="Also check this scenario file (repeatable); `scenarios/<spec file "
               "name>.yaml` beside each spec is checked without it.")
+@click.option("--online", is_flag=True, help="Also fetch each remote agent's agent card "
+              "(with its headers and timeout) and check that it is one.")
 def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: bool,
-            scenario_files: tuple[Path, ...]) -> None:
+            scenario_files: tuple[Path, ...], online: bool) -> None:
     """Check SPECS (files or globs) and report every problem at file:line:col, with the
     scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given.
 
@@ -66,6 +68,10 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     for path in files:
         result = check(path, environment=environment)
         diagnostics += result.diagnostics
+        if online:
+            from agentspec.cli.online import remote_cards
+
+            diagnostics += remote_cards(result)
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
         context = spec_context(result)

@@ -62,7 +62,7 @@ def lower(lowering: Lowering, name: str, agent: RemoteAgent, site: Site) -> Remo
 
 def plan(builder: PlanBuilder, node: RemoteNode, children: list[Value]) -> Call:
     del children  # a remote agent has none
-    card: Value = node.url if node.url is not None else SpecPath(node.card or "")
+    card: Value = lit(node.url) if node.url is not None else SpecPath(node.card or "")
     return Call(Import("agentspec.runtime.remote", "remote_agent"), kwargs(
         name=node.name, card=card, description=lit(node.description),
         headers=lit(dict(node.headers)) if node.headers else None, timeout=node.timeout,
