@@ -572,13 +572,6 @@ REMOTE_UNREACHABLE = _code(
     timeout: the server did not answer, answered with an error, or answered with something
     that is not an A2A agent card (no `name`, no interface to call). Start the remote agent,
     or fix the URL; without `--online`, validate does not touch the network.""")
-REMOTE_PLACEMENT = _code(
-    "AS299", "remote-placement", "A remote agent where it cannot run", """
-    A remote agent runs in another process: it has no model, tools or instruction here, so
-    it cannot be a planner (whose workers are LLM agents made here) nor hold sub-agents, and
-    `extends` cannot copy an LLM agent's fields into it. Call it as a sub-agent, an
-    `{agent: name}` tool, a `task` target, a router's option, a workflow step or an offline
-    agent.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
