@@ -316,3 +316,69 @@ def test_a_card_that_is_no_a2a_card_or_never_comes_is_an_error(
         _talk(_app(tmp_path, spec.format(url=url)), "Hello")
     assert failed.value.agent == "remote_chat" and url in failed.value.where
     assert expected in failed.value.cause
+
+
+FILES_SPEC = """\
+agentspec: 1
+name: files_service
+agents:
+  filer:
+    description: Deletes files when asked.
+    model: gemini-2.5-flash
+    instruction: Delete what you are asked to.
+    tools: [{python: "files_tools:delete_file"}]
+    interrupt_on: {delete_file: true}
+"""
+
+FILES_TOOLS = """\
+import os
+
+
+def delete_file(path: str) -> dict:
+    \"\"\"Deletes a file.\"\"\"
+    with open(os.environ["DELETED_LOG"], "a") as log:
+        log.write(path + "\\n")
+    return {"deleted": path}
+"""
+
+
+def _send(url: str, message: dict[str, Any]) -> dict[str, Any]:
+    """A2A `SendMessage` (JSON-RPC, protocol 1.0); the task it answers with."""
+    answer = httpx.post(url, timeout=60, headers={"A2A-Version": "1.0"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}})
+    task: dict[str, Any] = answer.json()["result"]["task"]
+    return task
+
+
+@pytest.mark.parametrize("confirmed", [True, False], ids=["approved", "rejected"])
+def test_an_approval_is_an_input_required_task_the_caller_answers(
+        confirmed: bool, fake: FakeGemini, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`interrupt_on` maps to A2A's input-required state; the caller's confirmation (the
+    function response ADK asked for) resumes the task, and the tool runs only if approved."""
+    spec = tmp_path / "files.yaml"
+    spec.write_text(FILES_SPEC)
+    (tmp_path / "files_tools.py").write_text(FILES_TOOLS)
+    deleted = tmp_path / "deleted.txt"
+    monkeypatch.setenv("DELETED_LOG", str(deleted))  # the served process inherits it
+    fake.load({"filer": [{"call": "delete_file", "args": {"path": "a.txt"}},
+                         {"when": "deleted" if confirmed else "reject",
+                          "text": "Done with a.txt."}]})
+    with _served(spec, fake) as url:
+        task = _send(url, {"messageId": "m1", "role": "ROLE_USER",
+                           "parts": [{"text": "Delete a.txt"}]})
+        assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
+        asked = task["status"]["message"]["parts"][0]["data"]
+        assert asked["name"] == "adk_request_confirmation"
+        assert asked["args"]["originalFunctionCall"]["args"] == {"path": "a.txt"}
+        assert not deleted.exists()  # nothing runs before the caller decides
+        done = _send(url, {
+            "messageId": "m2", "role": "ROLE_USER", "taskId": task["id"],
+            "contextId": task["contextId"],
+            "parts": [{"data": {"id": asked["id"], "name": "adk_request_confirmation",
+                                "response": {"confirmed": confirmed}},
+                       "metadata": {"adk_type": "function_response"}}]})
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+    assert "Done with a.txt." in json.dumps(done["artifacts"])
+    assert (deleted.read_text() if deleted.exists() else "") == ("a.txt\n" if confirmed else "")
+    assert not fake.script_problems + fake.violations

@@ -23,6 +23,9 @@ from agentspec.contract.extras import install
 __all__ = ["A2A_URL", "A2aUnavailable", "LazyA2aApp", "a2a_server", "served_agent",
            "starlette"]
 
+#: ADK warns on every A2A request that its A2A support is experimental; serving chose it
+warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\].*A2A")
+
 #: the URL a package's `a2a_app` advertises in its agent card (its server's address is not
 #: known to the app: uvicorn chooses it)
 A2A_URL = "AGENTSPEC_A2A_URL"
