@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from agentspec.contract.secrets import secret_name
-from agentspec.contract.urls import endpoint_problem, url_secrets
+from agentspec.contract.urls import endpoint_problem, redacted, url_secrets
 from agentspec.diagnostics import codes
 from agentspec.ir.plan import Call, Import, SpecPath, Value
 from agentspec.ir.tree import RemoteNode
@@ -42,6 +43,12 @@ def check(ctx: Context, name: str, agent: RemoteAgent) -> None:
                 f"`url` of `{name}` writes {what} in the spec", ctx.at(*base, "url"),
                 hint="send credentials in `headers`, as `${env.NAME}`"))
     for header, value in (agent.headers or {}).items():
+        if not _TOKEN.fullmatch(header) or any(c in value for c in "\r\n\0"):
+            ctx.report(codes.INVALID_VALUE(
+                f"header `{header[:80]}` of `{name}` is no HTTP header: a name is a token "
+                "(letters, digits, `-`), a value one line", ctx.key_at(*base, "headers", header),
+                hint="write the header on one line, such as `X-Api-Key: ${env.API_KEY}`"))
+            continue
         if "${env." not in value and (secret_name(header) or header.lower() in _CREDENTIALS):
             ctx.report(codes.API_KEY_LITERAL(
                 f"header `{header}` of `{name}` holds a credential written in the spec",
@@ -49,6 +56,7 @@ def check(ctx: Context, name: str, agent: RemoteAgent) -> None:
                 hint="write it as `${env.NAME}` and set NAME in the environment"))
 
 
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CREDENTIALS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 
 
@@ -71,7 +79,7 @@ def plan(builder: PlanBuilder, node: RemoteNode, children: list[Value]) -> Call:
 
 def label(node: RemoteNode) -> list[str]:
     return [node.name, "remote (A2A)", *(["offline (background job)"] if node.offline else []),
-            node.url if node.url is not None else f"card {node.card}"]
+            redacted(node.url) if node.url is not None else f"card {node.card}"]
 
 
 def _target_changed(pair: AgentPair) -> Iterator[Found]:
@@ -80,17 +88,22 @@ def _target_changed(pair: AgentPair) -> Iterator[Found]:
         return
     if not isinstance(was, RemoteNode):
         yield Found("high", f"`{pair.name}` now calls the remote agent at "
-                    f"{now.url or now.card}", None, ("kind",))
+                    f"{_shown(now.url or now.card)}", None, ("kind",))
         return
     for field in ("url", "card"):
         if getattr(was, field) != getattr(now, field):
             yield Found("high", f"the remote agent's `{field}` changed from "
-                        f"{getattr(was, field)} to {getattr(now, field)}", (field,), (field,))
+                        f"{_shown(getattr(was, field))} to {_shown(getattr(now, field))}",
+                        (field,), (field,))
     if was.headers != now.headers:  # values may be `${env.X}`: names only are shown
         names = sorted({k for k, _ in was.headers} ^ {k for k, _ in now.headers}
                        | {k for k, v in now.headers if dict(was.headers).get(k) != v})
         yield Found("high", "the headers sent to the remote agent changed: "
                     + ", ".join(f"`{n}`" for n in names), ("headers",), ("headers",))
+
+
+def _shown(value: str | None) -> str:
+    return "none" if value is None else redacted(value)
 
 
 def _timeout_changed(pair: AgentPair) -> Iterator[Found]:

@@ -377,8 +377,8 @@ class RemoteAgent(AgentBase):
     headers: dict[str, str] | None = Field(
         None, description="HTTP headers sent with every request; write secrets as "
         "`${env.X}`.", examples=[{"Authorization": "Bearer ${env.REMOTE_TOKEN}"}])
-    timeout: float = Field(120.0, gt=0, description="Seconds to wait for the card and for "
-                           "each answer.", examples=[30])
+    timeout: float = Field(120.0, gt=0, le=86400, description="Seconds to wait for the card "
+                           "and for each answer (at most a day).", examples=[30])
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
 
 
