@@ -140,3 +140,20 @@ def test_serve_names_an_agent_the_spec_lacks(tmp_path: Path) -> None:
                               env={"BILLING_TOKEN": SECRET})
     assert done.exit_code == 2 and "no agent `nobody`" in done.output \
         and "`billing`, `boss`" in done.output, done.output
+
+
+def test_run_ends_with_a_plain_error_naming_a_remote_that_is_down(tmp_path: Path) -> None:
+    import socket
+
+    pytest.importorskip("a2a")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/"
+    spec, script = tmp_path / "spec.yaml", tmp_path / "script.yaml"
+    spec.write_text(SPEC.format(url=url))
+    script.write_text("messages: [Bill me]\nreplies:\n  boss: [{transfer: billing}]\n")
+    done = CliRunner().invoke(cli, ["run", str(spec), "--script", str(script)],
+                              env={"BILLING_TOKEN": SECRET})
+    assert done.exit_code == 1, done.output
+    assert f"remote agent `billing` at {url}.well-known/agent-card.json failed" in done.output
+    assert "internal error" not in done.output and SECRET not in done.output
