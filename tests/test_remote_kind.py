@@ -157,3 +157,21 @@ def test_run_ends_with_a_plain_error_naming_a_remote_that_is_down(tmp_path: Path
     assert done.exit_code == 1, done.output
     assert f"remote agent `billing` at {url}.well-known/agent-card.json failed" in done.output
     assert "internal error" not in done.output and SECRET not in done.output
+
+
+def test_a_card_file_gives_the_description(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("a2a")
+    monkeypatch.setenv("BILLING_TOKEN", SECRET)
+    from agentspec.build import build_objects, compile_spec
+    from agentspec.runtime.agents import walk
+
+    (tmp_path / "card.json").write_bytes(CARD)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.format(url="x").replace('url: "x"', "card: card.json"))
+    compiled = compile_spec(spec)
+    assert compiled.ok, compiled.diagnostics
+    app, problems = build_objects(compiled)
+    assert problems == []
+    billing = next(a for a in walk(app.root_agent) if a.name == "billing")
+    assert billing.description == "Bills."

@@ -39,6 +39,19 @@ def _card_url(card: str) -> str:
     return card
 
 
+def _file_description(path: str) -> str | None:
+    """The description of the agent card file at `path`, if it has one (a card that cannot
+    be read fails on the first call, naming the agent)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            found = json.load(file).get("description")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
 def _cause(message: str, name: str) -> str:
     """ADK's message without its repeated preambles."""
     for preamble in ("Failed to initialize remote A2A agent: ",
@@ -107,6 +120,8 @@ def remote_agent(*, name: str, card: str, description: str | None = None,
     `timeout` seconds at most; `agent`: ADK agent fields (`mode`, callbacks)."""
     import httpx
 
+    if not description and "://" not in card:  # a card file: its description now (ADK
+        description = _file_description(card)  # fills it in only on the first call)
     client = httpx.AsyncClient(headers=dict(headers or {}), timeout=httpx.Timeout(timeout))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
