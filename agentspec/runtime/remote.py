@@ -82,6 +82,8 @@ def _agent_class() -> type[Any]:
         raise MissingExtra(f"a `kind: remote` agent needs the a2a-sdk package: "
                            f"{install('a2a')}") from None
 
+    from pydantic import PrivateAttr
+
     from agentspec.runtime.workflows import NodeEntry
 
     class RemoteAgent(NodeEntry, RemoteA2aAgent):
@@ -91,16 +93,19 @@ def _agent_class() -> type[Any]:
         only `task` mode, which needs a remote that calls `finish_task`."""
 
         mode: str | None = None  # type: ignore[assignment]
+        #: the card's URL or file and the timeout, as given (for the errors)
+        _where: str = PrivateAttr("its agent card")
+        _wait: float = PrivateAttr(0.0)
 
         async def _run_async_impl(self, ctx: Any) -> AsyncGenerator[Any, None]:
-            where = self._agent_card_source or "its agent card"
+            where = self._where
             from agentspec.contract.urls import redacted
 
             async for event in super()._run_async_impl(ctx):
                 if getattr(event, "error_message", None):
                     cause = _cause(str(event.error_message), self.name)
                     if cause.endswith(": "):  # httpx's timeouts have no text
-                        cause += f"no answer within {self._timeout:g} s (its `timeout`)"
+                        cause += f"no answer within {self._wait:g} s (its `timeout`)"
                     raise RemoteAgentError(self.name, redacted(where), cause)
                 if _failed_task(event):  # a failed task's answer is its error, not a reply
                     text = " ".join(p.text for p in (event.content.parts if event.content
@@ -126,7 +131,9 @@ def remote_agent(*, name: str, card: str, description: str | None = None,
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
         warnings.filterwarnings("ignore", category=DeprecationWarning)
-        return _agent_class()(name=name, agent_card=_card_url(card),
+        made = _agent_class()(name=name, agent_card=_card_url(card),
                               description=description or "", httpx_client=client,
                               timeout=timeout,
                               **{key: value for key, value in agent.items() if value is not None})
+    made._where, made._wait = _card_url(card), timeout
+    return made
