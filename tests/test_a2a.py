@@ -382,3 +382,24 @@ def test_an_approval_is_an_input_required_task_the_caller_answers(
     assert "Done with a.txt." in json.dumps(done["artifacts"])
     assert (deleted.read_text() if deleted.exists() else "") == ("a.txt\n" if confirmed else "")
     assert not fake.script_problems + fake.violations
+
+
+def test_a_served_conversation_is_kept_in_the_specs_session_store(fake: FakeGemini,
+                                                                  tmp_path: Path) -> None:
+    import sqlite3
+
+    spec = tmp_path / "b.yaml"
+    spec.write_text(B_SPEC + "sessions: sqlite:///conversations.db\n")
+    fake.load({"helper": [{"text": "It is four."}, {"when": "again", "text": "Still four."}]})
+    with _served(spec, fake) as url:
+        first = _send(url, {"messageId": "m1", "role": "ROLE_USER",
+                            "parts": [{"text": "What is 2 + 2?"}]})
+        again = _send(url, {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "again"}],
+                            "contextId": first["contextId"]})
+    assert again["status"]["state"] == "TASK_STATE_COMPLETED", again
+    with sqlite3.connect(tmp_path / "conversations.db") as db:
+        sessions = db.execute("select id from sessions where app_name = 'helper_service'"
+                              ).fetchall()
+        events = db.execute("select count(*) from events").fetchone()[0]
+    assert len(sessions) == 1 and events >= 4  # one conversation: two messages, two answers
+    assert not fake.script_problems + fake.violations
