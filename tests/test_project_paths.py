@@ -67,7 +67,8 @@ PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
          ("SkillsConfig", "paths"): "directory", ("FilesystemBackend", "root"): "directory",
          ("ShellBackend", "root"): "directory", ("SandboxBackend", "root"): "directory",
          ("SandboxMount", "source"): "directory", ("McpStdio", "cwd"): "directory",
-         ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite"}
+         ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite",
+         ("RemoteAgent", "card"): "file"}
 #: fields whose descriptions speak of files or directories, and are no paths on disk
 NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),

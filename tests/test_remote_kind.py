@@ -175,3 +175,22 @@ def test_a_card_file_gives_the_description(tmp_path: Path,
     assert problems == []
     billing = next(a for a in walk(app.root_agent) if a.name == "billing")
     assert billing.description == "Bills."
+
+
+def test_a_package_whose_store_url_is_not_written_asks_for_it_when_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A URL the spec writes out may hold a password: the package's a2a_app takes it from
+    AGENTSPEC_SESSIONS, and says so when it is not set, rather than serve from memory."""
+    from agentspec.runtime.a2a_serve import A2aUnavailable, a2a_server
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.format(url="http://billing:8001/")
+                    + "sessions: postgresql://agents:hunter2@db/agents\n")
+    done = CliRunner().invoke(cli, ["build", str(spec)], env={"BILLING_TOKEN": SECRET})
+    assert done.exit_code == 0, done.output
+    source = (tmp_path / "remote_app" / "agent.py").read_text()
+    assert "a2a_app = a2a_server(app, store_elsewhere=True)" in source
+    assert "hunter2" not in source
+    monkeypatch.delenv("AGENTSPEC_SESSIONS", raising=False)
+    with pytest.raises(A2aUnavailable, match="set AGENTSPEC_SESSIONS"):
+        a2a_server(object(), store_elsewhere=True)._made()

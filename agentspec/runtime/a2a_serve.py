@@ -87,9 +87,10 @@ class LazyA2aApp:
     """An ASGI application made on its first call: a package that defines one imports
     without a2a-sdk, and reads its session store only when it is served."""
 
-    def __init__(self, app: Any, *, sessions: str | None) -> None:
+    def __init__(self, app: Any, *, sessions: str | None, store_elsewhere: bool) -> None:
         self._app = app
         self._sessions = sessions
+        self._store_elsewhere = store_elsewhere
         self._inner: Any = None
 
     def _made(self) -> Any:
@@ -99,6 +100,10 @@ class LazyA2aApp:
 
             url = sessions_url(None, None if self._sessions is None
                                else expand(self._sessions))
+            if url is None and self._store_elsewhere:
+                raise A2aUnavailable(
+                    "the spec keeps its conversations in a store whose URL is not written into "
+                    "the package (it may hold a password): set AGENTSPEC_SESSIONS to it")
             session_service, artifact_service = open_sessions(url)
             self._inner = starlette(
                 self._app, url=os.environ.get(A2A_URL) or DEFAULT_URL,
@@ -109,9 +114,11 @@ class LazyA2aApp:
         await self._made()(scope, receive, send)
 
 
-def a2a_server(app: Any, *, sessions: str | None = None) -> LazyA2aApp:
+def a2a_server(app: Any, *, sessions: str | None = None,
+               store_elsewhere: bool = False) -> LazyA2aApp:
     """What a generated package binds to `a2a_app`: `app` served over A2A when uvicorn (or any
     ASGI server) first calls it. `sessions` is the spec's store URL (`${env.X}` read then;
-    `AGENTSPEC_SESSIONS` overrides it, as for `agentspec serve`); the card advertises
-    `AGENTSPEC_A2A_URL` (default http://127.0.0.1:8000/)."""
-    return LazyA2aApp(app, sessions=sessions)
+    `AGENTSPEC_SESSIONS` overrides it, as for `agentspec serve`; `store_elsewhere`: the spec
+    names a store the package does not, which AGENTSPEC_SESSIONS must give); the card
+    advertises `AGENTSPEC_A2A_URL` (default http://127.0.0.1:8000/)."""
+    return LazyA2aApp(app, sessions=sessions, store_elsewhere=store_elsewhere)
