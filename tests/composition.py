@@ -18,10 +18,12 @@ from typing import Any
 from agentspec.kindapi import kind_named
 from agentspec.language.agents import KIND_MODELS, AgentBase, LlmAgent, kinds_taking
 
-__all__ = ["CELLS", "Cell", "Way"]
+__all__ = ["CELLS", "REMOTE_CARD", "Cell", "Way"]
 
 MODEL = "gemini-2.5-flash"
 CHILD_ANSWER = "CHILD-ANSWER"
+#: a remote child's agent card, written beside the spec (tests/a2aserver.py serves the agent)
+REMOTE_CARD = "child_card.json"
 PARENT_ANSWER = "PARENT-ANSWER"
 REQUEST = "Do the part you are asked to do."
 
@@ -127,6 +129,8 @@ def _child(cell: Cell) -> None:
         replies["child"] = [{"call": "finish_task", "args": {"result": CHILD_ANSWER}}
                             if cell.way.mode == "task" and not cell.offline
                             and cell.way.delegates(cell.parent) else {"text": CHILD_ANSWER}]
+    elif kind == "remote":  # served by the test (tests/a2aserver.py), answering CHILD_ANSWER
+        agents["child"] = _agent(kind, card=REMOTE_CARD, **about)
     elif answers := kind_named(kind).answers("child", CHILD_ANSWER):
         agents["child"] = _agent(kind, **about)
         replies.update(answers)

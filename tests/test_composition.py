@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from agentspec.compiler import Compiled, build_objects, compile_spec, emit_packa
 from agentspec.diagnostics import codes
 from agentspec.validate.check import check
 from tests.buildkit import package_loader
-from tests.composition import CELLS, CHILD_ANSWER, REQUEST, Cell
+from tests.composition import CELLS, CHILD_ANSWER, REMOTE_CARD, REQUEST, Cell
 
 pytestmark = pytest.mark.slow  # about 300 cells, each run on three surfaces
 
@@ -36,8 +37,9 @@ def refusal(cell: Cell) -> str | None:
 RUN = [pytest.param(c, id=c.id) for c in CELLS if refusal(c) is None]
 
 
-def _write(cell: Cell, directory: Path) -> tuple[Path, Path]:
+def _write(cell: Cell, directory: Path, card: str = "{}") -> tuple[Path, Path]:
     spec, script = directory / "spec.yaml", directory / "script.yaml"
+    (directory / REMOTE_CARD).write_text(card)  # a remote child's
     spec.write_text(yaml.safe_dump(cell.spec, sort_keys=False))
     script.write_text(yaml.safe_dump(cell.script, sort_keys=False))
     return spec, script
@@ -144,11 +146,22 @@ def _agentspec_run(cell: Cell, spec: Path, script: Path, tmp_path: Path) -> None
         done.output
 
 
+@pytest.fixture(scope="module")
+def remote_card() -> Iterator[str]:
+    """The card of an A2A agent on loopback that answers CHILD_ANSWER (a remote child)."""
+    pytest.importorskip("a2a", reason="the a2a extra (a2a-sdk) is not installed")
+    from tests.a2aserver import answering
+
+    with answering(CHILD_ANSWER, name="remote_child") as served:
+        yield served.card
+
+
 @pytest.mark.parametrize("cell", RUN)
-def test_the_cell_runs_everywhere(cell: Cell, tmp_path: Path,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cell_runs_everywhere(cell: Cell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  request: pytest.FixtureRequest) -> None:
     monkeypatch.setenv("AGENTSPEC_JOBS_STORE", f"memory://matrix-{tmp_path.name}")
-    spec, script = _write(cell, tmp_path)
+    card = request.getfixturevalue("remote_card") if cell.child == "remote" else "{}"
+    spec, script = _write(cell, tmp_path, card)
     compiled = compile_spec(spec, environ={})
     assert compiled.ok, [(d.code, d.message) for d in compiled.diagnostics]
     _in_memory(compiled, cell)

@@ -251,6 +251,8 @@ NEEDS_AN_OLD_VERSION = {
     "plugin-changed": "a plugin the old version had; a new spec's are plugin-added",
     "tool-auth-changed": "how a tool of the old version authenticates; a new agent's tools "
                          "are tool-added, their auth with them",
+    "remote-target-changed": "the server an old version's agent called; a new remote agent "
+                             "is agent-added, naming its URL",
 }
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy", "rouge_score")
+BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy", "rouge_score", "a2a")
 
 #: runs in the subprocess: argv[1] is a JSON list of [directory, [args...]]
 RUNNER = textwrap.dedent("""\
@@ -57,6 +57,13 @@ agents:
     tools: [notes]
 """
 
+REMOTE_SPEC = """\
+agentspec: 1
+name: remote_app
+agents:
+  helper: {kind: remote, url: "http://127.0.0.1:9/"}
+"""
+
 MCP_SCENARIO = """\
 scenarios:
   - name: answers
@@ -83,6 +90,7 @@ def test_a_plain_install_runs_every_command_and_names_the_extra_a_spec_needs(
     (mcp / "scenarios").mkdir()
     (mcp / "notes.yaml").write_text(MCP_SPEC)
     (mcp / "scenarios" / "notes.yaml").write_text(MCP_SCENARIO)
+    (mcp / "remote.yaml").write_text(REMOTE_SPEC)
     configs = REPO / "tests/data/adk_configs"
     script = tmp_path / "digest_script.yaml"  # one scenario: the template's file is a set
     script.write_text(
@@ -102,6 +110,9 @@ def test_a_plain_install_runs_every_command_and_names_the_extra_a_spec_needs(
         (mcp, ["build", "notes.yaml"]),
         (mcp, ["test", "notes.yaml"]),
         (tmp_path, ["import", "adk", str(configs / "mcp_notes"), "-o", "mcp_notes.yaml"]),
+        (project, ["serve", "digest.yaml", "--a2a"]),
+        (mcp, ["validate", "remote.yaml"]),
+        (mcp, ["build", "remote.yaml"]),
     ])
     results = ran["results"]
     assert isinstance(results, list)
@@ -114,9 +125,15 @@ def test_a_plain_install_runs_every_command_and_names_the_extra_a_spec_needs(
     assert "Bees thrive on city rooftops." in results[4]["output"]
     assert "wrote basic.yaml" in results[5]["output"]
     install = "pip install 'agentspec-adk[mcp]'"
-    for refused in results[8:]:  # build, test and import of what has an MCP toolset
+    for refused in results[8:11]:  # build, test and import of what has an MCP toolset
         assert refused["code"] == 1 and "AS402" in refused["output"] \
             and install in refused["output"], refused
+    a2a = "pip install 'agentspec-adk[a2a]'"
+    served, remote_checked, remote_built = results[11:]
+    assert served["code"] == 1 and a2a in served["output"], served
+    assert remote_checked["code"] == 0, remote_checked  # validate needs no a2a-sdk
+    assert remote_built["code"] == 1 and "AS402" in remote_built["output"] \
+        and a2a in remote_built["output"], remote_built
     assert ran["leaked"] == []
 
 
@@ -159,3 +176,29 @@ def test_a_plain_install_evaluates_and_names_the_eval_extra(tmp_path: Path) -> N
     assert export["code"] == 0, export  # the cases differ in criteria: a folder each
     assert "wrote out/evals_agent_1/\nwrote out/evals_agent_2/" in export["output"], export
     assert ran["leaked"] == []
+PACKAGE_WITHOUT_A2A = textwrap.dedent("""\
+    import sys
+
+    class Blocked:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] == "a2a":
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, Blocked())
+    sys.path.insert(0, "examples/weather")
+    from weather_assistant import agent
+    from agentspec.runtime.a2a_serve import A2aUnavailable
+    try:
+        agent.a2a_app._made()
+    except A2aUnavailable as error:
+        print(error)
+    """)
+
+
+def test_a_package_imports_without_a2a_sdk_and_serving_it_names_the_extra() -> None:
+    """`a2a_app` is made when it is first served: the package imports without the extra."""
+    done = subprocess.run([sys.executable, "-c", PACKAGE_WITHOUT_A2A], capture_output=True,
+                          text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'agentspec-adk[a2a]'" in done.stdout

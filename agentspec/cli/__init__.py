@@ -28,6 +28,7 @@ COMMANDS = {
     "jobs": ("agentspec.cli.jobs", "List, show, retry, cancel and deliver background jobs."),
     "import": ("agentspec.cli.import_", "Convert an ADK Agent Config into a spec."),
     "lsp": ("agentspec.cli.lsp", "Run the language server for editors (stdio)."),
+    "serve": ("agentspec.cli.serve", "Serve a spec's agent over A2A, with an agent card."),
 }
 
 

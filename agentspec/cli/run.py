@@ -206,6 +206,7 @@ def _blame(exc: BaseException, agent: str | None) -> str | None:
     from agentspec.runtime.env import MissingEnvironmentVariable
     from agentspec.runtime.instructions import PlaceholderError
     from agentspec.runtime.jobs import StoreError
+    from agentspec.runtime.remote import RemoteAgentError
     from agentspec.runtime.router import RoutingError
     from agentspec.runtime.sessions import SessionsError
     from agentspec.runtime.usage import budget_stop
@@ -218,7 +219,7 @@ def _blame(exc: BaseException, agent: str | None) -> str | None:
         who = f"agent `{agent}`: " if agent else ""
         return f"{who}the model service failed: {cause(exc)}"
     if isinstance(exc, (ScriptError, ScriptedFailure, RoutingError, MissingEnvironmentVariable,
-                        StoreError, PlaceholderError, SessionsError)):
+                        StoreError, PlaceholderError, SessionsError, RemoteAgentError)):
         return f"the run failed: {exc}"
     stopped = budget_stop(exc)
     if stopped is not None:

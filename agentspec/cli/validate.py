@@ -86,9 +86,11 @@ def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagn
 @click.option("--ignore", "ignore", multiple=True, metavar="CODES",
               help="Do not report these warnings and information (codes, names or "
               "prefixes; repeatable); adds to the config file's `ignore`.")
+@click.option("--online", is_flag=True, help="Also fetch each remote agent's agent card "
+              "(with its headers and timeout) and check that it is one.")
 def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: bool,
             scenario_files: tuple[Path, ...], select: tuple[str, ...],
-            ignore: tuple[str, ...]) -> None:
+            ignore: tuple[str, ...], online: bool) -> None:
     """Check SPECS (files or globs) and report every problem at file:line:col, with the
     scenario file beside each spec (`scenarios/<spec file name>.yaml`) and those given, and
     the eval file beside each spec (`evals/<spec file name>.yaml`).
@@ -115,6 +117,10 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     for path in files:
         result = check(path, environment=environment, select=chosen[0], ignore=chosen[1])
         diagnostics += result.diagnostics
+        if online:
+            from agentspec.cli.online import remote_cards
+
+            diagnostics += remote_cards(result)
         sources.update(result.sources)
         unreadable |= path in named and not result.readable
         beside = default_scenarios(path) if result.readable else None

@@ -136,15 +136,16 @@ def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 def endpoint_problem(url: str) -> str | None:
-    """Why `url` cannot be a model server's base URL (not an http(s) URL with a host, or a
-    link-local or cloud metadata address, where instance credentials live), or None. A URL
-    holding `${env.X}` is checked for what the spec itself writes: its scheme."""
+    """Why `url` cannot be a model server's base URL, or a remote agent's card (not an http(s)
+    URL with a host, or a link-local or cloud metadata address, where instance credentials
+    live), or None. A URL holding `${env.X}` is checked for what the spec itself writes: its
+    scheme."""
     match = _SCHEME.match(url)
     scheme = match.group(1).lower() if match else None
     if scheme not in ("http", "https"):
         if url.startswith("${env.") and (match is None or "${" in match.group(0)):
             return None  # the environment gives the whole URL
-        return (f"`{scheme}://` is not a model server's scheme" if scheme else
+        return (f"`{scheme}://` is not an HTTP scheme" if scheme else
                 "it is not a URL") + ": use `http://` or `https://`"
     if any(char.isspace() or ord(char) < 32 for char in url):
         return "it holds spaces or control characters"
@@ -166,7 +167,7 @@ def endpoint_problem(url: str) -> str | None:
         return (f"`{host}` is a link-local, unspecified or multicast address (cloud "
                 "metadata services, with the machine's credentials, live at 169.254.169.254)")
     if host.rstrip(".").lower() in _METADATA_HOSTS:
-        return f"`{host}` is a cloud metadata service, not a model server"
+        return f"`{host}` is a cloud metadata service, not a server to call"
     return None
 
 

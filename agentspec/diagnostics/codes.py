@@ -714,6 +714,18 @@ BACKEND_PATH_LINK = _code(
     sandboxed command), so a path written through a link does not work. The spec's own
     directory may be reached through links; the part of the path the spec writes may not.
     Write the directory's real path, or replace the link with the directory.""")
+REMOTE_SOURCE = _code(
+    "AS297", "remote-source", "A remote agent without one usable agent card", """
+    A `kind: remote` agent names the A2A agent it calls by exactly one of `url` (the URL of
+    its agent card, `http://` or `https://` with a host; a base URL is read at
+    `/.well-known/agent-card.json`) and `card` (an agent card file in the project). A header
+    value that holds a secret is written as `${env.X}`, read when the agent is built.""")
+REMOTE_UNREACHABLE = _code(
+    "AS298", "remote-unreachable", "A remote agent whose card cannot be read (`--online`)", """
+    `agentspec validate --online` fetches each remote agent's card, with its headers and
+    timeout: the server did not answer, answered with an error, or answered with something
+    that is not an A2A agent card (no `name`, no interface to call). Start the remote agent,
+    or fix the URL; without `--online`, validate does not touch the network.""")
 
 # 3xx: resolution (imports, vars, env, overlays, extends)
 IMPORT_NOT_FOUND = _code("AS301", "import-not-found", "An imported file that does not exist", """
@@ -1178,6 +1190,17 @@ PRICE_CHANGED = _change("AS584", "price-changed", OPERATIONS, "low",
     A model definition's `price:` (what the usage summaries and cost budgets count) was
     added, removed or changed: the same calls now cost a different amount, and a cost
     budget stops runs at another point.""")
+REMOTE_TARGET_CHANGED = _change("AS595", "remote-target-changed", SECURITY, "high",
+                                "A remote agent calls another server, or with other headers", """
+    A `kind: remote` agent's `url`, `card` or `headers` changed: the conversation now goes to
+    another service (or with other credentials), which sees everything the caller passes it
+    and answers for it. Check that the new server is the one you mean to trust.""")
+REMOTE_TIMEOUT_CHANGED = _change("AS596", "remote-timeout-changed", OPERATIONS,
+                                 "low",
+                                 "A remote agent waits a different time", """
+    A remote agent's `timeout` changed: a slow remote now fails sooner, or holds the caller
+    longer.""")
+
 
 # 6xx: import (`agentspec import adk`): ADK Agent Config files that cannot become a spec
 ADK_SCHEMA = _code("AS600", "adk-schema", "An Agent Config file ADK's own schema refuses", """

@@ -121,6 +121,24 @@ class PlanBuilder:
             on_done=jobs.on_done, webhook=lit(jobs.webhook),
             headers=lit(dict(jobs.headers)) if jobs.headers else None))
 
+    @staticmethod
+    def a2a_app(node: AppNode) -> Call:
+        """`uvicorn pkg.agent:a2a_app` serves the app over A2A; made when first served (the
+        package imports without a2a-sdk), with the spec's conversation store: an SQLite
+        file, or a URL read from the environment then. A URL the spec writes out is not
+        written into the package (it may hold a password): AGENTSPEC_SESSIONS must give it."""
+        store = node.sessions
+        sessions: Value = None
+        if store is not None and store.sqlite_path is not None:
+            sessions = Call(Import(DELEGATION, "sqlite_url"), args=(
+                store.sqlite_path if FsPath(store.sqlite_path).is_absolute()
+                else SpecPath(store.sqlite_path),))
+        elif store is not None and "${env." in store.url:
+            sessions = store.url  # its `${env.X}` are read when served, not when imported
+        return Call(Import("agentspec.runtime.a2a_serve", "a2a_server"), args=(Ref("app"),),
+                    kwargs=kwargs(sessions=sessions, store_elsewhere=True if store is not None
+                                  and sessions is None else None))
+
     def app(self, node: AppNode) -> Plan:
         if node.jobs is not None:  # first: agents that delegate to offline agents refer to it
             self.taken.add(JOBS.var)
@@ -161,6 +179,7 @@ class PlanBuilder:
             if node.resumable else None,
             context_cache_config=context_cache_value(node.context_cache)))
         self.bindings.append(Binding("app", app))
+        self.bindings.append(Binding("a2a_app", self.a2a_app(node)))
         return Plan(node.name, node.description, node.spec_file, tuple(self.bindings),
                     node.module_dirs)
 

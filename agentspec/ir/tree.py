@@ -25,7 +25,7 @@ __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "CodeExecutorNode", "Compaction", "DeepNode", "FilesystemNode",
            "JobsNode", "FallbackChain", "LiteLlmEndpoint", "LlmFields", "LlmNode", "McpHttp",
            "McpStdio", "McpToolNode", "ModelNode", "ModelRoute", "PlainModel", "members_of",
-           "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RouteNode",
+           "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RemoteNode", "RouteNode",
            "RouterNode", "Schema", "ToolAuthNode", "ToolNode", "WorkflowNode", "agents_called",
            "kind_of", "tools_of"]
 
@@ -329,6 +329,17 @@ class PlannerNode(AgentFields):
     output_key: str | None = None
     #: the state key every node's task and result are written to (Markdown)
     results_key: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoteNode(AgentFields):
+    """`kind: remote`: an A2A agent named by its card's `url` or a `card` file (relative to
+    the spec's directory); `headers` values may hold `${env.X}`, read when it is built."""
+
+    url: str | None = None
+    card: str | None = None
+    headers: FrozenMap[str, str] = FrozenMap()
+    timeout: float
 
 
 #: an agent of the tree: the node of one agent kind (the classes above, or a kind's own)

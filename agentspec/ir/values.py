@@ -45,7 +45,7 @@ PLANNERS = {"plan_react": Import("google.adk.planners", "PlanReActPlanner"),
             "builtin": Import("google.adk.planners", "BuiltInPlanner")}
 THINKING_FIELDS = {"budget": "thinking_budget", "include_thoughts": "include_thoughts",
                     "level": "thinking_level"}
-RESERVED = {"app", "root_agent", "annotations", *dir(builtins)}
+RESERVED = {"app", "root_agent", "a2a_app", "annotations", *dir(builtins)}
 
 
 def lit(value: Any) -> Value:

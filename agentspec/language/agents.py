@@ -22,8 +22,8 @@ from agentspec.language.prompts import Prompts
 from agentspec.language.tools import ToolEntry
 
 __all__ = ["AGENT_KINDS", "FILE_TOOLS", "KIND_MODELS", "LLM_KINDS", "Agent", "DeepAgent",
-           "Defaults", "LlmAgent", "LoopAgent", "ParallelAgent", "PlannerAgent", "RouterAgent",
-           "SequentialAgent"]
+           "Defaults", "LlmAgent", "LoopAgent", "ParallelAgent", "PlannerAgent", "RemoteAgent",
+           "RouterAgent", "SequentialAgent"]
 
 Refs = list[PythonRef]
 
@@ -384,10 +384,28 @@ class PlannerAgent(AgentBase):
     callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
 
 
+class RemoteAgent(AgentBase):
+    """An agent served elsewhere over A2A (ADK `RemoteA2aAgent`), named by its agent card;
+    `description` defaults to the card's."""
+
+    kind: Literal["remote"] = Field(description="Agent kind.")
+    url: str | None = Field(None, description="The URL of its agent card (`http(s)://`; a "
+                            "base URL is read at `/.well-known/agent-card.json`).",
+                            examples=["http://localhost:8001/.well-known/agent-card.json"])
+    card: FilePath | None = Field(None, description="An agent card file, instead of `url`.")
+    headers: dict[str, str] | None = Field(
+        None, description="HTTP headers sent with every request; write secrets as "
+        "`${env.X}`.", examples=[{"Authorization": "Bearer ${env.REMOTE_TOKEN}"}])
+    timeout: float = Field(120.0, gt=0, le=86400, description="Seconds to wait for the card "
+                           "and for each answer (at most a day).", examples=[30])
+    callbacks: WorkflowCallbacks | None = Field(None, description="ADK agent callbacks.")
+
+
 #: the one list of the language's agent kinds: `kind:` value -> its model
 KIND_MODELS: dict[str, type[AgentBase]] = {
     "llm": LlmAgent, "deep": DeepAgent, "sequential": SequentialAgent,
-    "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent, "planner": PlannerAgent}
+    "parallel": ParallelAgent, "loop": LoopAgent, "router": RouterAgent, "planner": PlannerAgent,
+    "remote": RemoteAgent}
 AGENT_KINDS = tuple(KIND_MODELS)
 #: the kinds that are LLM agents (they take `defaults`, `mode`, and transfer)
 LLM_KINDS = tuple(kind for kind, model in KIND_MODELS.items() if issubclass(model, LlmAgent))
@@ -402,7 +420,7 @@ def _agent_kind(value: object) -> str | None:
 
 if TYPE_CHECKING:
     Agent = (LlmAgent | DeepAgent | SequentialAgent | ParallelAgent | LoopAgent | RouterAgent
-             | PlannerAgent)
+             | PlannerAgent | RemoteAgent)
 else:
     Agent = keyed_union("agent_kind", "an agent is a mapping whose `kind` is one of "
                         + ", ".join(AGENT_KINDS),

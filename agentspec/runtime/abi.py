@@ -17,11 +17,13 @@ ABI = 3
 #: called as they call it (2 added `runtime.blame.Blame` and `InitialState(required=)`; 3
 #: added `runtime.observing.observer`, `runtime.code_executors.sandbox_executor`,
 #: `backend=`/`definitions=` of `memory_callback` and `skill_toolset`, `runtime.tool_auth`,
-#: `runtime.prompts.harness.harness_prompt` and `memory_callback(header=)`)
+#: `runtime.prompts.harness.harness_prompt`, `memory_callback(header=)`,
+#: `runtime.a2a_serve.a2a_server` and `runtime.remote.remote_agent`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
 NAMES: dict[str, frozenset[str]] = {
+    "agentspec.runtime.a2a_serve": frozenset({"a2a_server"}),
     "agentspec.runtime.app": frozenset({"compaction", "history_scope", "resumable"}),
     "agentspec.runtime.blame": frozenset({"Blame"}),
     "agentspec.runtime.code_executors": frozenset({"sandbox_executor"}),
@@ -43,6 +45,7 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.observing": frozenset({"observer"}),
     "agentspec.runtime.planner": frozenset({"agent_tool", "planner"}),
     "agentspec.runtime.prompts.harness": frozenset({"harness_prompt"}),
+    "agentspec.runtime.remote": frozenset({"remote_agent"}),
     "agentspec.runtime.router": frozenset({"router"}),
     "agentspec.runtime.schemas": frozenset({"model_from_json_schema"}),
     "agentspec.runtime.state": frozenset({"InitialState"}),
