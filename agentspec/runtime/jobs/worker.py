@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from google.adk.agents import BaseAgent
 from google.adk.artifacts import InMemoryArtifactService
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
@@ -60,6 +61,9 @@ def backoff(attempts: int, base: float = 2.0) -> float:
 #: task that runs a job, so any `Worker.run` sees it without a change of signature
 JOB_STATE: ContextVar[Mapping[str, Any] | None] = ContextVar("agentspec_job_state",
                                                            default=None)
+#: plugins the running job's runner gets besides the agents' own (a Temporal job's journal)
+JOB_PLUGINS: ContextVar[tuple[BasePlugin, ...]] = ContextVar("agentspec_job_plugins",
+                                                             default=())
 
 
 async def run_agent(agent: BaseAgent, request: str,
@@ -70,7 +74,8 @@ async def run_agent(agent: BaseAgent, request: str,
     state = {**(state or {}), **(JOB_STATE.get() or {})}
     runner = Runner(app_name="agentspec_jobs", agent=agent,
                     session_service=InMemorySessionService(),
-                    artifact_service=InMemoryArtifactService())
+                    artifact_service=InMemoryArtifactService(),
+                    plugins=list(JOB_PLUGINS.get()))
     try:
         session = await runner.session_service.create_session(
             app_name="agentspec_jobs", user_id="worker", state=copy.deepcopy(dict(state or {})))

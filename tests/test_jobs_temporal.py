@@ -1,0 +1,172 @@
+"""Offline jobs on Temporal (`jobs.store: temporal://...`), against a real dev server, with
+workers in processes of their own and the model behind the fake Gemini server: a worker
+killed in the middle of a job repeats none of the model or tool calls it had finished."""
+
+from __future__ import annotations
+
+import signal
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentspec.runtime.jobs import JobRequest, StoreError
+from agentspec.runtime.jobs.stores import open_store
+from tests.fakegemini.server import FakeGemini, serve
+from tests.temporalserver import task_queue_url, temporal_address
+from tests.test_jobs import agentspec, start_worker, wait_for
+
+pytest.importorskip("temporalio", reason="the `temporal` extra is not installed")
+
+SPEC = """\
+    agentspec: 1
+    name: crunch
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate.
+        tools: [{agent: cruncher}]
+      cruncher:
+        description: Crunches numbers.
+        model: gemini-2.5-flash
+        instruction: Crunch.
+        execution_mode: offline
+        tools: [{python: crunch_tools:step_one}, {python: crunch_tools:step_two}]
+    jobs:
+      store: "${env.JOBS_URL}"
+    """
+TOOLS = '''\
+import os, time
+from pathlib import Path
+
+
+def _log(name: str) -> bool:
+    log = Path(os.environ["CRUNCH_LOG"])
+    first = not log.exists() or name not in log.read_text().split()
+    with log.open("a") as f:
+        f.write(f"{name}\\n")
+    return first
+
+
+def step_one() -> dict:
+    """First step."""
+    _log("one")
+    return {"one": True}
+
+
+def step_two() -> dict:
+    """Second step: its first run hangs until its worker is killed."""
+    if _log("two") and os.environ.get("CRUNCH_HANG_FIRST"):
+        time.sleep(300)
+    return {"two": True}
+'''
+REPLIES = [{"call": "step_one"}, {"call": "step_two"}, {"text": "crunched"}]
+
+
+@pytest.fixture(scope="module")
+def temporal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with temporal_address(tmp_path_factory.mktemp("temporal")) as address:
+        yield address
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    (tmp_path / "crunch_tools.py").write_text(TOOLS)
+    return tmp_path
+
+
+def _request(text: str = "job 1") -> JobRequest:
+    return JobRequest(agent="cruncher", input=text, app_name="crunch", user_id="user",
+                      session_id="s", max_attempts=3)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_job_repeats_no_finished_call(temporal: str,
+                                                          tmp_path: Path) -> None:
+    """The first worker makes two model calls and runs `step_one`, then is killed inside
+    `step_two`. The second worker replays those from the job's journal: the fake model
+    server sees three requests in all (not five), `step_one` ran once; only `step_two`, the
+    call in flight when the worker died, runs again."""
+    url = task_queue_url(temporal)
+    project = _project(tmp_path)
+    log = tmp_path / "crunch.log"
+    store = open_store(url)
+    with serve(FakeGemini(replies={"cruncher": list(REPLIES)})) as fake:
+        env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "CRUNCH_HANG_FIRST": "1",
+               "GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "fake-key"}
+        job, new = store.enqueue(_request())
+        assert new
+        first = start_worker(project, "spec.yaml", env=env)
+        second = None
+        try:
+            wait_for(lambda: "two" in (log.read_text() if log.exists() else ""),
+                     timeout=120, what="the first worker to reach step_two")
+            assert store.get(job.id).status == "RUNNING"  # type: ignore[union-attr]
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+            second = start_worker(project, "spec.yaml", env=env)
+            done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                            found.status in ("DONE", "FAILED") and found, timeout=180,
+                            what="the second worker to finish the job")
+            # delivering is an update of the job's workflow: a worker answers it
+            assert len(store.undelivered("crunch", "user", "s")) == 1
+            assert store.mark_delivered(job.id) and not store.mark_delivered(job.id)
+            assert store.undelivered("crunch", "user", "s") == []
+        finally:
+            first.kill()
+            if second is not None:
+                second.send_signal(signal.SIGTERM)
+                out, err = second.communicate(timeout=60)
+        assert (done.status, done.result, done.attempts) == ("DONE", "crunched", 2), (
+            done, err)
+        asked = [request.agent for request in fake.requests]
+        assert asked == ["cruncher"] * 3, asked  # no model call made twice
+        assert not fake.script_problems and not fake.violations
+    assert log.read_text().split() == ["one", "two", "two"]
+    store.close()
+
+
+@pytest.mark.slow
+def test_jobs_cli_lists_cancels_and_retries_on_temporal(temporal: str,
+                                                        tmp_path: Path) -> None:
+    """`agentspec jobs` over a Temporal store, with no worker running: the same request
+    finds the same job; cancel and retry work on the workflow."""
+    url = task_queue_url(temporal)
+    store = open_store(url)
+    job, new = store.enqueue(_request("to cancel"))
+    again, new_again = store.enqueue(_request("to cancel"))
+    assert new and not new_again and again.id == job.id
+    listed = agentspec(tmp_path, "jobs", "--store", url, "list")
+    assert listed.returncode == 0 and job.id in listed.stdout and "QUEUED" in listed.stdout, \
+        listed.stderr
+    cancelled = agentspec(tmp_path, "jobs", "--store", url, "cancel", job.id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert store.get(job.id).status == "CANCELLED"  # type: ignore[union-attr]
+    retried = agentspec(tmp_path, "jobs", "--store", url, "retry", job.id)
+    assert retried.returncode == 0, retried.stderr
+    assert store.get(job.id).status == "QUEUED"  # type: ignore[union-attr]
+    shown = agentspec(tmp_path, "jobs", "--store", url, "--json", "show", job.id)
+    assert '"status": "QUEUED"' in shown.stdout, shown.stderr
+    store.cancel(job.id)
+    store.close()
+
+
+@pytest.mark.slow
+def test_a_namespace_that_does_not_exist_is_named(temporal: str) -> None:
+    url = task_queue_url(temporal).replace("/default?", "/no-such-namespace?")
+    store = open_store(url)
+    with pytest.raises(StoreError, match="namespace `no-such-namespace` does not exist"):
+        store.get("job-x")
+    store.close()
+
+
+def test_a_server_that_is_down_is_named_within_the_timeout() -> None:
+    """Nothing listens on the port: a plain error naming the server, not a hang."""
+    from tests.temporalserver import _free_port
+
+    store = open_store(f"temporal://127.0.0.1:{_free_port()}/default?task_queue=q&timeout=2")
+    with pytest.raises(StoreError, match=r"Temporal server at 127\.0\.0\.1:\d+"):
+        store.enqueue(_request())
+    store.close()
