@@ -62,7 +62,11 @@ def step_two() -> dict:
         time.sleep(300)
     return {"two": True}
 '''
-REPLIES = [{"call": "step_one"}, {"call": "step_two"}, {"text": "crunched"}]
+#: answered by what the conversation holds, not by order, so an attempt that started over
+#: (without the journal) would be answered from its first step again, and counted
+REPLIES = [{"when": '"two": true', "text": "crunched"},
+           {"when": '"one": true', "call": "step_two"},
+           {"call": "step_one"}]
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +97,9 @@ def test_a_worker_killed_mid_job_repeats_no_finished_call(temporal: str,
     project = _project(tmp_path)
     log = tmp_path / "crunch.log"
     store = open_store(url)
-    with serve(FakeGemini(replies={"cruncher": list(REPLIES)})) as fake:
+    # enough replies for the job to run twice from the start: a second attempt that called
+    # the model again would be answered, and counted
+    with serve(FakeGemini(replies={"cruncher": REPLIES * 2})) as fake:
         env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "CRUNCH_HANG_FIRST": "1",
                "GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "fake-key"}
         job, new = store.enqueue(_request())

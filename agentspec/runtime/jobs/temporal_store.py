@@ -32,8 +32,12 @@ from agentspec.contract.temporal_url import TemporalUrlError, parse_temporal_url
 from agentspec.runtime.jobs import Clock, Job, JobRequest, StoreError, now
 
 try:
-    from temporalio.api.enums.v1 import WorkflowExecutionStatus
-    from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
+    from temporalio.client import (
+        Client,
+        WorkflowExecutionDescription,
+        WorkflowExecutionStatus,
+        WorkflowHandle,
+    )
     from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import WorkflowAlreadyStartedError
     from temporalio.service import RPCError, RPCStatusCode
@@ -46,9 +50,11 @@ from agentspec.runtime.jobs.temporal_workflow import WORKFLOW
 __all__ = ["TemporalStore"]
 
 _T = TypeVar("_T")
-_CLOSED = (WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED,
-           WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
-           WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED)
+#: a workflow that ended without recording how its job ended: what the job is then
+_ENDED = {WorkflowExecutionStatus.TERMINATED: "CANCELLED",
+          WorkflowExecutionStatus.CANCELED: "CANCELLED",
+          WorkflowExecutionStatus.TIMED_OUT: "FAILED",
+          WorkflowExecutionStatus.FAILED: "FAILED"}
 
 
 def _job(record: dict[str, Any]) -> Job:
@@ -102,7 +108,7 @@ class TemporalStore:
                     # a namespace that does not exist is refused here, not at the first job
                     await asyncio.wait_for(client.workflow_service.describe_namespace(
                         _describe_namespace(self.target.namespace)), self.target.timeout)
-                except (asyncio.TimeoutError, RuntimeError, OSError) as error:
+                except (TimeoutError, RuntimeError, OSError) as error:
                     raise StoreError(f"cannot reach {self.where}: {error or 'timed out'}"
                                      ) from None
                 except RPCError as error:
@@ -114,9 +120,10 @@ class TemporalStore:
         return client.get_workflow_handle(job_id)
 
     def job_id(self, request: JobRequest) -> str:
-        """Workflow ids are unique per namespace: the task queue keeps two specs apart."""
-        what = json.dumps([self.target.task_queue, request.app_name, request.user_id, request.session_id,
-                           request.agent, request.input])
+        """The job of `request` (workflow ids are unique per namespace: the task queue
+        keeps two specs apart)."""
+        what = json.dumps([self.target.task_queue, request.app_name, request.user_id,
+                           request.session_id, request.agent, request.input])
         return "job-" + hashlib.sha256(what.encode()).hexdigest()[:16]
 
     def enqueue(self, request: JobRequest) -> tuple[Job, bool]:
@@ -160,9 +167,10 @@ class TemporalStore:
     async def _record(self, found: WorkflowExecutionDescription) -> Job:
         memo = await found.memo()
         job = _job(memo["job"])
-        if found.status in _CLOSED and job.status not in ("DONE", "FAILED", "CANCELLED"):
-            return _job({**job.to_dict(), "status": "FAILED", "error": "its workflow ended "
-                         f"({found.status.name if found.status else '?'})"})
+        ended = _ENDED.get(found.status) if found.status is not None else None
+        if ended is not None and job.status not in ("DONE", "FAILED", "CANCELLED"):
+            return _job({**job.to_dict(), "status": ended, "finished_at": (
+                found.close_time.timestamp() if found.close_time else None)})
         return job
 
     def recent(self, *, status: str | None = None, session_id: str | None = None,
@@ -192,13 +200,10 @@ class TemporalStore:
         if job is None or job.status not in ("QUEUED", "RUNNING"):
             return job if job is None else None
         client = await self._connect()
-        await self._handle(client, job_id).cancel()
-        for _ in range(int(self.target.timeout * 10)):  # the workflow records it
-            job = await self._get(job_id)
-            if job is not None and job.status == "CANCELLED":
-                return job
-            await asyncio.sleep(0.1)
-        return job
+        # ended at once, whether a worker runs it or none is there to see a cancellation:
+        # a running attempt's next heartbeat finds its workflow gone and stops the agent
+        await self._handle(client, job_id).terminate(reason="cancelled with agentspec jobs")
+        return await self._get(job_id)
 
     def retry(self, job_id: str) -> Job | None:
         return self._call(self._retry(job_id))

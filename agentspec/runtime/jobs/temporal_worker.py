@@ -73,7 +73,7 @@ class TemporalJobs:
         if job.agent not in self.agents:
             raise ApplicationError(f"this worker runs no agent `{job.agent}`",
                                    non_retryable=True)
-        handle = activity.client().get_workflow_handle(activity.info().workflow_id)
+        handle = activity.client().get_workflow_handle(activity.info().workflow_id or "")
         worker_loop = asyncio.get_running_loop()
 
         async def record_entry(entry: dict[str, Any]) -> None:  # on the agent's loop

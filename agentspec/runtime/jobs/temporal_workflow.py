@@ -24,7 +24,8 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 __all__ = ["RESUME_ACTIVITY", "RUN_ACTIVITY", "WORKFLOW", "JobWorkflow"]
 
@@ -36,7 +37,7 @@ MAX_BACKOFF = 60.0
 
 def _error(error: BaseException) -> str:
     cause = error.cause if isinstance(error, ActivityError) and error.cause else error
-    if isinstance(cause, TimeoutError):
+    if isinstance(cause, ActivityTimeout):
         return "the worker running the job stopped answering (killed, or cut off)"
     return cause.message if isinstance(cause, ApplicationError) else str(cause)
 
@@ -82,7 +83,7 @@ class JobWorkflow:
             try:
                 await workflow.wait_condition(lambda: not self.delivered,
                                               timeout=timedelta(minutes=5))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return self.job
 
     async def _attempts(self, heartbeat: timedelta) -> None:
@@ -96,7 +97,7 @@ class JobWorkflow:
                     retry_policy=RetryPolicy(maximum_attempts=1),
                     cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL)
             except ActivityError as error:
-                died = isinstance(error.cause, TimeoutError)
+                died = isinstance(error.cause, ActivityTimeout)
                 if self.job["attempts"] >= self.job["max_attempts"]:
                     self._update(status="FAILED", error=_error(error),
                                  finished_at=workflow.now().timestamp())
