@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy")
+BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy", "temporalio")
 
 #: runs in the subprocess: argv[1] is a JSON list of [directory, [args...]]
 RUNNER = textwrap.dedent("""\
