@@ -63,7 +63,10 @@ class TemporalJobs:
             client, task_queue=store.target.task_queue, workflows=[JobWorkflow],
             activities=[self.run_job, self.resume_parent],
             max_concurrent_activities=self.concurrency,
-            graceful_shutdown_timeout=timedelta(seconds=5))
+            graceful_shutdown_timeout=timedelta(seconds=5),
+            # a workflow task waits this long on the queue of the worker that ran the job
+            # before any worker takes it: a dead worker's jobs would otherwise wait 10 s more
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=1))
         async with worker:
             await stop.wait()
 
