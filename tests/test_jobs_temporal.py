@@ -176,3 +176,75 @@ def test_a_server_that_is_down_is_named_within_the_timeout() -> None:
     with pytest.raises(StoreError, match=r"Temporal server at 127\.0\.0\.1:\d+"):
         store.enqueue(_request())
     store.close()
+
+
+@pytest.mark.slow
+def test_on_done_wait_delivers_once_through_the_front_end(temporal: str,
+                                                          tmp_path: Path) -> None:
+    """The shipped deal desk with its jobs on Temporal: `run` queues a workflow, a worker
+    runs it, the next `run` delivers it into the conversation, once."""
+    import shutil
+
+    from tests.buildkit import ROOT
+
+    for name in ("offline_jobs.yaml", "deal_tools", "scenarios"):
+        source = ROOT / "specs" / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
+    url = task_queue_url(temporal)
+    env = {"AGENTSPEC_JOBS_STORE": url}
+    session = f"sqlite:///{tmp_path / 'sessions.db'}"
+    first = agentspec(tmp_path, "run", "offline_jobs.yaml", "--script",
+                      "scenarios/offline_jobs.yaml", "--session", session, env=env)
+    assert first.returncode == 0 and "'status': 'QUEUED'" in first.stdout, first.stderr
+    store = open_store(url)
+    [job] = wait_for(lambda: store.recent(), what="the job to be listed")
+    worker = start_worker(tmp_path, "offline_jobs.yaml", "--script",
+                          "scenarios/offline_jobs.worker.yaml", env=env)
+    try:
+        done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                        found.status == "DONE" and found, timeout=120, what="the job")
+        assert done.result["score"] == 72
+        after = agentspec(tmp_path, "run", "offline_jobs.yaml", "Any news on the score?",
+                          "--script", "scenarios/offline_jobs.after.yaml", "--session",
+                          session, env=env)
+        assert after.returncode == 0, after.stderr
+        assert after.stdout.splitlines()[1].startswith(f"[scorer] [background job {job.id}: ")
+        again = agentspec(tmp_path, "run", "offline_jobs.yaml", "And now?", "--script",
+                          "scenarios/offline_jobs.after.yaml", "--session", session, env=env)
+        assert again.returncode == 0 and "[scorer]" not in again.stdout  # delivered once
+        assert store.get(job.id).delivered_at is not None  # type: ignore[union-attr]
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=60)
+        store.close()
+
+
+@pytest.mark.slow
+def test_on_done_resume_runs_the_parents_turn_once(temporal: str, tmp_path: Path) -> None:
+    """`on_done: resume` on Temporal: the workflow's resume activity delivers the job and
+    runs the parent's turn in the conversation store, once."""
+    from tests.test_jobs_resume import FOLLOW_UP, _events, _project, _said
+
+    project, env = _project(tmp_path, "sqlite")
+    env["JOBS_URL"] = task_queue_url(temporal)
+    queued = agentspec(project, "run", "spec.yaml", "Write the Q3 report", "--script",
+                       "first.yaml", env=env)
+    assert queued.returncode == 0, queued.stderr
+    store = open_store(env["JOBS_URL"])
+    [job] = wait_for(lambda: store.recent(), what="the job to be listed")
+    assert job.on_done == "resume"
+    worker = start_worker(project, "spec.yaml", "--script", "worker.yaml", env=env)
+    try:
+        resumed = wait_for(lambda: (found := store.get(job.id)) is not None and
+                           found.resumed_at is not None and found, timeout=120,
+                           what="the parent to be resumed")
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=60)
+    assert resumed.status == "DONE" and resumed.delivered_at is not None, (out, err)
+    assert f"[lead] {FOLLOW_UP}" in out
+    assert _said(_events(env["SESSIONS_URL"]))[-3:] == [
+        ("reporter", f"[background job {job.id}: Q3 report]"),
+        ("lead", "calls notify"), ("lead", FOLLOW_UP)]
+    assert (tmp_path / "notify.log").read_text() == "Your Q3 report is ready\n"
+    store.close()
