@@ -162,20 +162,16 @@ def test_jobs_cli_lists_cancels_and_retries_on_temporal(temporal: str,
 @pytest.mark.slow
 def test_a_namespace_that_does_not_exist_is_named(temporal: str) -> None:
     url = task_queue_url(temporal).replace("/default?", "/no-such-namespace?")
-    store = open_store(url)
     with pytest.raises(StoreError, match="namespace `no-such-namespace` does not exist"):
-        store.get("job-x")
-    store.close()
+        open_store(url)
 
 
 def test_a_server_that_is_down_is_named_within_the_timeout() -> None:
     """Nothing listens on the port: a plain error naming the server, not a hang."""
     from tests.temporalserver import _free_port
 
-    store = open_store(f"temporal://127.0.0.1:{_free_port()}/default?task_queue=q&timeout=2")
-    with pytest.raises(StoreError, match=r"Temporal server at 127\.0\.0\.1:\d+"):
-        store.enqueue(_request())
-    store.close()
+    with pytest.raises(StoreError, match=r"cannot reach the Temporal server at 127\.0\.0\.1:\d+"):
+        open_store(f"temporal://127.0.0.1:{_free_port()}/default?task_queue=q&timeout=2")
 
 
 @pytest.mark.slow
@@ -248,3 +244,16 @@ def test_on_done_resume_runs_the_parents_turn_once(temporal: str, tmp_path: Path
         ("lead", "calls notify"), ("lead", FOLLOW_UP)]
     assert (tmp_path / "notify.log").read_text() == "Your Q3 report is ready\n"
     store.close()
+
+
+def test_a_server_that_never_answers_is_named_after_the_timeout() -> None:
+    """A port that accepts connections and never speaks (a hung server, a wrong service):
+    the store gives up after the URL's `timeout`, naming the server, instead of hanging."""
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(8)
+        port = listening.getsockname()[1]
+        with pytest.raises(StoreError, match=rf"Temporal server at 127\.0\.0\.1:{port}"):
+            open_store(f"temporal://127.0.0.1:{port}/default?task_queue=q&timeout=1")

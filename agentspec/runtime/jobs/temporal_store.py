@@ -75,6 +75,11 @@ class TemporalStore:
         self._thread.start()
         self._client: Client | None = None
         self._lock = asyncio.Lock()
+        try:  # a server that is down or a namespace that does not exist: said when opened
+            self._call(self._connect())
+        except StoreError:
+            self.close()
+            raise
 
     @property
     def where(self) -> str:
@@ -94,8 +99,9 @@ class TemporalStore:
 
     def _rpc(self, error: RPCError) -> str:
         if error.status == RPCStatusCode.NOT_FOUND and "amespace" in error.message:
-            return f"the namespace `{self.target.namespace}` does not exist on {self.where}: " \
-                   "create it (`temporal operator namespace create`) or fix the store URL"
+            return f"the namespace `{self.target.namespace}` does not exist on the Temporal " \
+                   f"server at {self.target.address}: create it (`temporal operator namespace " \
+                   "create`) or fix the store URL"
         return f"{self.where} refused the request: {error.message}"
 
     async def _connect(self) -> Client:
