@@ -159,6 +159,12 @@ def test_two_front_ends_two_workers_postgres_and_temporal(tmp_path: Path) -> Non
             with _front_end(tmp_path / "out", adk_sessions, env, tmp_path / "a.log") as one, \
                     _front_end(tmp_path / "out", adk_sessions, env, tmp_path / "b.log") as two:
                 fronts = [one, two]
+                # ADK's database sessions create their tables on first use, and two front
+                # ends doing that at once on an empty database race (UniqueViolation): the
+                # guide says to start one first, as here
+                for front in fronts:
+                    assert httpx.post(f"{front}/apps/fleet/users/u/sessions/warm-{front[-5:]}",
+                                      json={}, timeout=60).status_code == 200
                 ids = [f"c{n}" for n in range(CONVERSATIONS)]
                 with ThreadPoolExecutor(8) as pool:
                     said = list(pool.map(lambda n: _converse(fronts[n % 2], ids[n]),
