@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from google.adk.agents import BaseAgent
+from google.adk.apps import App
 from google.adk.artifacts import InMemoryArtifactService
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
@@ -72,10 +73,12 @@ async def run_agent(agent: BaseAgent, request: str,
     spec's initial state) and the state the job was queued with (`JOB_STATE`); its last
     answer."""
     state = {**(state or {}), **(JOB_STATE.get() or {})}
-    runner = Runner(app_name="agentspec_jobs", agent=agent,
-                    session_service=InMemorySessionService(),
-                    artifact_service=InMemoryArtifactService(),
-                    plugins=list(JOB_PLUGINS.get()))
+    plugins = list(JOB_PLUGINS.get())
+    services: dict[str, Any] = {"session_service": InMemorySessionService(),
+                                "artifact_service": InMemoryArtifactService()}
+    runner = Runner(app=App(name="agentspec_jobs", root_agent=agent, plugins=plugins),
+                    **services) if plugins else Runner(app_name="agentspec_jobs", agent=agent,
+                                                       **services)
     try:
         session = await runner.session_service.create_session(
             app_name="agentspec_jobs", user_id="worker", state=copy.deepcopy(dict(state or {})))
