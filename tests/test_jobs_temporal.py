@@ -144,6 +144,8 @@ def test_jobs_cli_lists_cancels_and_retries_on_temporal(temporal: str,
     job, new = store.enqueue(_request("to cancel"))
     again, new_again = store.enqueue(_request("to cancel"))
     assert new and not new_again and again.id == job.id
+    # listing reads Temporal's visibility store, which may lag a moment behind a start
+    wait_for(lambda: store.recent(), what="the job to be listed")
     listed = agentspec(tmp_path, "jobs", "--store", url, "list")
     assert listed.returncode == 0 and job.id in listed.stdout and "QUEUED" in listed.stdout, \
         listed.stderr
