@@ -19,8 +19,7 @@ def is_temporal(url: str) -> bool:
 def _installed() -> bool:
     """Whether the `temporal` extra is there (found, not imported)."""
     try:
-        return all(importlib.util.find_spec(name) is not None
-                   for name in ("temporalio", "temporalio.contrib.google_adk_agents"))
+        return importlib.util.find_spec("temporalio") is not None
     except (ImportError, ValueError):
         return False
 
