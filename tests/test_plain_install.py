@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy", "rouge_score", "a2a")
+BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy", "rouge_score", "a2a", "temporalio")
 
 #: runs in the subprocess: argv[1] is a JSON list of [directory, [args...]]
 RUNNER = textwrap.dedent("""\

@@ -91,9 +91,16 @@ def command(spec: Path, concurrency: int, until_idle: bool, script: Path | None,
                 click.echo(line)
 
         resumer = Resumer(app, sessions, artifacts, on_event=show)
-    worker = Worker(agents, settings, concurrency=concurrency, grace_seconds=grace,
-                    report=_reporter(quiet, usage), resumer=resumer, usage=usage,
-                    run=lambda agent, request: run_agent(agent, request, state, observers))
+    worker: Any = Worker(agents, settings, concurrency=concurrency, grace_seconds=grace,
+                         report=_reporter(quiet, usage), resumer=resumer, usage=usage,
+                         run=lambda agent, request: run_agent(agent, request, state, observers))
+    if settings.url.startswith("temporal://"):
+        if until_idle:
+            raise click.UsageError("--until-idle is for sqlite:// and postgresql:// stores: "
+                                   "a Temporal worker serves its task queue until stopped")
+        from agentspec.cli.temporal_worker import temporal_jobs
+
+        worker = temporal_jobs(worker)
     if not quiet:
         resuming = "" if session_url is None else \
             f", resuming parents in {redacted(session_url)}"

@@ -764,6 +764,24 @@ VAR_EXPANSION = _code("AS311", "var-expansion", "Variables expand too far", """
     a variable used ten times is a billion characters). agentspec stops once substituting
     variables would add more than 1,000,000 characters to the spec, and leaves the value
     unexpanded.""")
+TEMPORAL_ADDRESS = _code("AS312", "temporal-address",
+    "A `temporal://` job store URL whose server or namespace agentspec cannot read", """
+    A Temporal job store is `temporal://HOST:PORT/NAMESPACE?task_queue=QUEUE`: the
+    frontend's host and port (both required) and the namespace the jobs' workflows live in.
+    The URL takes no user or password.""")
+TEMPORAL_TASK_QUEUE = _code("AS313", "temporal-task-queue",
+    "A `temporal://` job store URL without a usable task queue", """
+    `?task_queue=NAME` names the queue this spec's workers poll; it is required, so two specs
+    never share a queue by accident. The other parameters are `timeout` (seconds, 10 by
+    default: how long a connection or a request to the server may take before agentspec
+    gives up with an error naming the server) and `heartbeat` (seconds, 10 by default:
+    how long a job's worker may stay silent before it is taken for dead and another worker
+    goes on with the job).""")
+TEMPORAL_EXTRA = _code("AS314", "temporal-extra-missing",
+    "A `temporal://` job store without the `temporal` extra installed", """
+    Jobs on Temporal need the Temporal SDK and its Google ADK integration:
+    `pip install 'agentspec-adk[temporal]'`. Without them `agentspec worker`, `agentspec jobs`
+    and a run that queues a job stop with this message.""", warning=True)
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(

@@ -143,7 +143,8 @@ class Jobs(Model):
 
     store: Annotated[str, PathField("sqlite")] = Field(
         "sqlite:///.agentspec/jobs.db", description="`memory://`, "
-                       "`sqlite:///path` or `postgresql://...`.",
+                       "`sqlite:///path`, `postgresql://...` or "
+                       "`temporal://HOST:PORT/NAMESPACE?task_queue=QUEUE`.",
                        examples=["sqlite:///.agentspec/jobs.db"])
     max_attempts: int = Field(3, ge=1, le=100, description="Runs of a job before it is FAILED.")
     lease_seconds: int = Field(60, ge=5, le=86400, description="A worker's claim on a job; "

@@ -20,5 +20,9 @@ def open_store(url: str, clock: Clock = now) -> JobStore:
         from agentspec.runtime.jobs.sql import SqlStore
 
         return SqlStore(url, clock)
-    raise StoreError(f"unknown job store {redacted(url)!r}: use memory://, sqlite:///PATH or "
-                     "postgresql://...")
+    if url.startswith("temporal://"):
+        from agentspec.runtime.jobs.temporal_store import TemporalStore
+
+        return TemporalStore(url, clock)
+    raise StoreError(f"unknown job store {redacted(url)!r}: use memory://, sqlite:///PATH, "
+                     "postgresql://... or temporal://HOST:PORT/NAMESPACE?task_queue=Q")

@@ -64,6 +64,9 @@ def backoff(attempts: int, base: float = 2.0) -> float:
 #: task that runs a job, so any `Worker.run` sees it without a change of signature
 JOB_STATE: ContextVar[Mapping[str, Any] | None] = ContextVar("agentspec_job_state",
                                                            default=None)
+#: plugins the running job's runner gets besides the agents' own (a Temporal job's journal)
+JOB_PLUGINS: ContextVar[tuple[BasePlugin, ...]] = ContextVar("agentspec_job_plugins",
+                                                             default=())
 
 
 async def run_agent(agent: BaseAgent, request: str,
@@ -73,7 +76,8 @@ async def run_agent(agent: BaseAgent, request: str,
     spec's initial state) and the state the job was queued with (`JOB_STATE`); its last
     answer. `plugins`: the app's that watch jobs too (its observer: spans, usage, budget)."""
     state = {**(state or {}), **(JOB_STATE.get() or {})}
-    runner = Runner(app_name="agentspec_jobs", agent=agent, plugins=list(plugins) or None,
+    plugins = [*plugins, *JOB_PLUGINS.get()]
+    runner = Runner(app_name="agentspec_jobs", agent=agent, plugins=plugins or None,
                     session_service=InMemorySessionService(),
                     artifact_service=InMemoryArtifactService())
     try:

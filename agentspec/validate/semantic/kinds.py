@@ -11,6 +11,7 @@ from agentspec.language.models import ModelDef
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.models import check_thinking
+from agentspec.validate.semantic.temporal import check_temporal_store, is_temporal
 
 __all__ = ["check_kinds", "check_sections"]
 
@@ -59,7 +60,10 @@ def check_sections(ctx: Context) -> None:
         if isinstance(model, ModelDef):
             check_thinking(ctx, model.thinking, "models", name, "thinking")
     jobs = ctx.spec.jobs
-    if jobs is not None and not has_env_ref(jobs.store) and not _STORE.match(jobs.store):
+    if jobs is not None and not has_env_ref(jobs.store) and is_temporal(jobs.store):
+        check_temporal_store(ctx, jobs.store)
+    elif jobs is not None and not has_env_ref(jobs.store) and not _STORE.match(jobs.store):
         ctx.report(codes.INVALID_STORE_URL(
             f"`{jobs.store}` is not a job store URL", ctx.at("jobs", "store"),
-            hint="use `memory://`, `sqlite:///path/jobs.db` or `postgresql://host/db`"))
+            hint="use `memory://`, `sqlite:///path/jobs.db`, `postgresql://host/db` or "
+            "`temporal://host:7233/namespace?task_queue=jobs`"))

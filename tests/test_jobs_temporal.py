@@ -1,0 +1,261 @@
+"""Offline jobs on Temporal (`jobs.store: temporal://...`), against a real dev server, with
+workers in processes of their own and the model behind the fake Gemini server: a worker
+killed in the middle of a job repeats none of the model or tool calls it had finished."""
+
+from __future__ import annotations
+
+import signal
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentspec.runtime.jobs import JobRequest, StoreError
+from agentspec.runtime.jobs.stores import open_store
+from tests.fakegemini.server import FakeGemini, serve
+from tests.temporalserver import task_queue_url, temporal_address
+from tests.test_jobs import agentspec, start_worker, wait_for
+
+pytest.importorskip("temporalio", reason="the `temporal` extra is not installed")
+
+SPEC = """\
+    agentspec: 1
+    name: crunch
+    root: lead
+    agents:
+      lead:
+        model: gemini-2.5-flash
+        instruction: Delegate.
+        tools: [{agent: cruncher}]
+      cruncher:
+        description: Crunches numbers.
+        model: gemini-2.5-flash
+        instruction: Crunch.
+        execution_mode: offline
+        tools: [{python: crunch_tools:step_one}, {python: crunch_tools:step_two}]
+    jobs:
+      store: "${env.JOBS_URL}"
+    """
+TOOLS = '''\
+import os, time
+from pathlib import Path
+
+
+def _log(name: str) -> bool:
+    log = Path(os.environ["CRUNCH_LOG"])
+    first = not log.exists() or name not in log.read_text().split()
+    with log.open("a") as f:
+        f.write(f"{name}\\n")
+    return first
+
+
+def step_one() -> dict:
+    """First step."""
+    _log("one")
+    return {"one": True}
+
+
+def step_two() -> dict:
+    """Second step: its first run hangs until its worker is killed."""
+    if _log("two") and os.environ.get("CRUNCH_HANG_FIRST"):
+        time.sleep(300)
+    return {"two": True}
+'''
+#: answered by what the conversation holds, not by order, so an attempt that started over
+#: (without the journal) would be answered from its first step again, and counted
+REPLIES = [{"when": '"two": true', "text": "crunched"},
+           {"when": '"one": true', "call": "step_two"},
+           {"call": "step_one"}]
+
+
+@pytest.fixture(scope="module")
+def temporal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with temporal_address(tmp_path_factory.mktemp("temporal")) as address:
+        yield address
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
+    (tmp_path / "crunch_tools.py").write_text(TOOLS)
+    return tmp_path
+
+
+def _request(text: str = "job 1") -> JobRequest:
+    return JobRequest(agent="cruncher", input=text, app_name="crunch", user_id="user",
+                      session_id="s", max_attempts=3, on_done="wait")
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_job_repeats_no_finished_call(temporal: str,
+                                                          tmp_path: Path) -> None:
+    """The first worker makes two model calls and runs `step_one`, then is killed inside
+    `step_two`. The second worker replays those from the job's journal: the fake model
+    server sees three requests in all (not five), `step_one` ran once; only `step_two`, the
+    call in flight when the worker died, runs again."""
+    url = task_queue_url(temporal)
+    project = _project(tmp_path)
+    log = tmp_path / "crunch.log"
+    store = open_store(url)
+    # enough replies for the job to run twice from the start: a second attempt that called
+    # the model again would be answered, and counted
+    with serve(FakeGemini(replies={"cruncher": REPLIES * 2})) as fake:
+        env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "CRUNCH_HANG_FIRST": "1",
+               "GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "fake-key"}
+        job, new = store.enqueue(_request())
+        assert new
+        first = start_worker(project, "spec.yaml", env=env)
+        second = None
+        try:
+            wait_for(lambda: "two" in (log.read_text() if log.exists() else ""),
+                     timeout=120, what="the first worker to reach step_two")
+            assert store.get(job.id).status == "RUNNING"  # type: ignore[union-attr]
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+            second = start_worker(project, "spec.yaml", env=env)
+            done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                            found.status in ("DONE", "FAILED") and found, timeout=180,
+                            what="the second worker to finish the job")
+            # delivering is an update of the job's workflow: a worker answers it
+            assert len(store.undelivered("crunch", "user", "s")) == 1
+            assert store.mark_delivered(job.id) and not store.mark_delivered(job.id)
+            assert store.undelivered("crunch", "user", "s") == []
+        finally:
+            first.kill()
+            if second is not None:
+                second.send_signal(signal.SIGTERM)
+                out, err = second.communicate(timeout=60)
+        assert (done.status, done.result, done.attempts) == ("DONE", "crunched", 2), (
+            done, err)
+        asked = [request.agent for request in fake.requests]
+        assert asked == ["cruncher"] * 3, asked  # no model call made twice
+        assert not fake.script_problems and not fake.violations
+    assert log.read_text().split() == ["one", "two", "two"]
+    store.close()
+
+
+@pytest.mark.slow
+def test_jobs_cli_lists_cancels_and_retries_on_temporal(temporal: str,
+                                                        tmp_path: Path) -> None:
+    """`agentspec jobs` over a Temporal store, with no worker running: the same request
+    finds the same job; cancel and retry work on the workflow."""
+    url = task_queue_url(temporal)
+    store = open_store(url)
+    job, new = store.enqueue(_request("to cancel"))
+    again, new_again = store.enqueue(_request("to cancel"))
+    assert new and not new_again and again.id == job.id
+    # listing reads Temporal's visibility store, which may lag a moment behind a start
+    wait_for(lambda: store.recent(), what="the job to be listed")
+    listed = agentspec(tmp_path, "jobs", "--store", url, "list")
+    assert listed.returncode == 0 and job.id in listed.stdout and "QUEUED" in listed.stdout, \
+        listed.stderr
+    cancelled = agentspec(tmp_path, "jobs", "--store", url, "cancel", job.id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert store.get(job.id).status == "CANCELLED"  # type: ignore[union-attr]
+    retried = agentspec(tmp_path, "jobs", "--store", url, "retry", job.id)
+    assert retried.returncode == 0, retried.stderr
+    assert store.get(job.id).status == "QUEUED"  # type: ignore[union-attr]
+    shown = agentspec(tmp_path, "jobs", "--store", url, "--json", "show", job.id)
+    assert '"status": "QUEUED"' in shown.stdout, shown.stderr
+    store.cancel(job.id)
+    store.close()
+
+
+@pytest.mark.slow
+def test_a_namespace_that_does_not_exist_is_named(temporal: str) -> None:
+    url = task_queue_url(temporal).replace("/default?", "/no-such-namespace?")
+    with pytest.raises(StoreError, match="namespace `no-such-namespace` does not exist"):
+        open_store(url)
+
+
+def test_a_server_that_is_down_is_named_within_the_timeout() -> None:
+    """Nothing listens on the port: a plain error naming the server, not a hang."""
+    from tests.temporalserver import _free_port
+
+    with pytest.raises(StoreError, match=r"cannot reach the Temporal server at 127\.0\.0\.1:\d+"):
+        open_store(f"temporal://127.0.0.1:{_free_port()}/default?task_queue=q&timeout=2")
+
+
+@pytest.mark.slow
+def test_on_done_wait_delivers_once_through_the_front_end(temporal: str,
+                                                          tmp_path: Path) -> None:
+    """The shipped deal desk with its jobs on Temporal: `run` queues a workflow, a worker
+    runs it, the next `run` delivers it into the conversation, once."""
+    import shutil
+
+    from tests.buildkit import ROOT
+
+    for name in ("offline_jobs.yaml", "deal_tools", "scenarios"):
+        source = ROOT / "specs" / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
+    url = task_queue_url(temporal)
+    env = {"AGENTSPEC_JOBS_STORE": url}
+    session = f"sqlite:///{tmp_path / 'sessions.db'}"
+    first = agentspec(tmp_path, "run", "offline_jobs.yaml", "--script",
+                      "scenarios/offline_jobs.yaml", "--session", session, env=env)
+    assert first.returncode == 0 and "'status': 'QUEUED'" in first.stdout, first.stderr
+    store = open_store(url)
+    [job] = wait_for(lambda: store.recent(), what="the job to be listed")
+    worker = start_worker(tmp_path, "offline_jobs.yaml", "--script",
+                          "scenarios/offline_jobs.worker.yaml", env=env)
+    try:
+        done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                        found.status == "DONE" and found, timeout=120, what="the job")
+        assert done.result["score"] == 72
+        after = agentspec(tmp_path, "run", "offline_jobs.yaml", "Any news on the score?",
+                          "--script", "scenarios/offline_jobs.after.yaml", "--session",
+                          session, env=env)
+        assert after.returncode == 0, after.stderr
+        assert after.stdout.splitlines()[1].startswith(f"[scorer] [background job {job.id}: ")
+        again = agentspec(tmp_path, "run", "offline_jobs.yaml", "And now?", "--script",
+                          "scenarios/offline_jobs.after.yaml", "--session", session, env=env)
+        assert again.returncode == 0 and "[scorer]" not in again.stdout  # delivered once
+        assert store.get(job.id).delivered_at is not None  # type: ignore[union-attr]
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=60)
+        store.close()
+
+
+@pytest.mark.slow
+def test_on_done_resume_runs_the_parents_turn_once(temporal: str, tmp_path: Path) -> None:
+    """`on_done: resume` on Temporal: the workflow's resume activity delivers the job and
+    runs the parent's turn in the conversation store, once."""
+    from tests.test_jobs_resume import FOLLOW_UP, _events, _project, _said
+
+    project, env = _project(tmp_path, "sqlite")
+    env["JOBS_URL"] = task_queue_url(temporal)
+    queued = agentspec(project, "run", "spec.yaml", "Write the Q3 report", "--script",
+                       "first.yaml", env=env)
+    assert queued.returncode == 0, queued.stderr
+    store = open_store(env["JOBS_URL"])
+    [job] = wait_for(lambda: store.recent(), what="the job to be listed")
+    assert job.on_done == "resume"
+    worker = start_worker(project, "spec.yaml", "--script", "worker.yaml", env=env)
+    try:
+        resumed = wait_for(lambda: (found := store.get(job.id)) is not None and
+                           found.resumed_at is not None and found, timeout=120,
+                           what="the parent to be resumed")
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=60)
+    assert resumed.status == "DONE" and resumed.delivered_at is not None, (out, err)
+    assert f"[lead] {FOLLOW_UP}" in out
+    assert _said(_events(env["SESSIONS_URL"]))[-3:] == [
+        ("reporter", f"[background job {job.id}: Q3 report]"),
+        ("lead", "calls notify"), ("lead", FOLLOW_UP)]
+    assert (tmp_path / "notify.log").read_text() == "Your Q3 report is ready\n"
+    store.close()
+
+
+def test_a_server_that_never_answers_is_named_after_the_timeout() -> None:
+    """A port that accepts connections and never speaks (a hung server, a wrong service):
+    the store gives up after the URL's `timeout`, naming the server, instead of hanging."""
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(8)
+        port = listening.getsockname()[1]
+        with pytest.raises(StoreError, match=rf"Temporal server at 127\.0\.0\.1:{port}"):
+            open_store(f"temporal://127.0.0.1:{port}/default?task_queue=q&timeout=1")
