@@ -5,30 +5,46 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
 
 if TYPE_CHECKING:
+    from agentspec.contract.frozen import FrozenMap
     from agentspec.diagnostics.codes import Code
     from agentspec.ir.lower import Lowering
     from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
-    from agentspec.ir.tree import LlmFields, ModelNode, ToolNode
+    from agentspec.ir.tree import AgentNode, LlmFields, ModelNode, PyObject, ToolNode
     from agentspec.review.ruletypes import AgentPair, Rule
     from agentspec.validate.semantic.context import Context
 
-__all__ = ["Kind", "Site"]
+__all__ = ["Common", "Kind", "Site"]
 
 S = TypeVar("S")  # the spec model
 N = TypeVar("N")  # the node of the agent tree
 
 
+class Common(TypedDict):
+    """The fields of `AgentFields` every kind's node takes as lowered, but `mode`: a kind
+    passes them with `**` and mypy checks each against the node's constructor."""
+
+    name: str
+    file: str
+    line: int
+    description: str | None
+    children: tuple[AgentNode, ...]
+    callbacks: FrozenMap[str, tuple[PyObject, ...]]
+    offline: bool
+
+
 @dataclass(frozen=True)
 class Site:
-    """Where an agent is lowered: the fields every kind has (`common`), whether it is called
-    as a tool, runs under an LLM agent (its `mode` applies), and the offline sub-agents it
-    queues jobs for."""
+    """Where an agent is lowered: the fields every kind has (`common`), the `mode` of an
+    agent that is not an LLM agent (single_turn when called as a tool: it answers its
+    caller), whether it is called as a tool, runs under an LLM agent (an LLM agent's own
+    `mode` applies), and the offline sub-agents it queues jobs for."""
 
-    common: dict[str, Any]
+    common: Common
+    mode: str | None = None
     as_tool: bool = False
     under_llm: bool = False
     queued: tuple[str, ...] = ()

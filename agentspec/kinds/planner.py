@@ -57,7 +57,7 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
     roles = {"planner": lowering.model(planner_model), "worker": lowering.model(worker_model),
              "synthesizer": lowering.model(synthesizer_model)}
     errors = (worker and worker.tool_errors) or TOOL_ERRORS_DEFAULT
-    return PlannerNode(**site.common, tool_errors=errors,
+    return PlannerNode(**site.common, mode=site.mode, tool_errors=errors,
                        output_key=agent.output_key, roles=PlannerRoles(
         model=roles["planner"][0], instruction=agent.instruction,
         max_depth=agent.max_depth, max_subtasks=agent.max_subtasks,

@@ -56,7 +56,7 @@ def lower(lowering: Lowering, name: str, agent: RouterAgent, site: Site) -> Rout
     python = None if route.python is None else lowering.python(
         route.python, lowering.span("agents", name, "route", "python"))
     model, _, _ = lowering.model(route.model)
-    return RouterNode(**site.common, route=RouteNode(
+    return RouterNode(**site.common, mode=site.mode, route=RouteNode(
         state=route.state, map=None if route.map is None else FrozenMap(route.map),
         python=python, model=model, instruction=route.instruction, default=agent.default,
         fallback=tuple(agent.fallback or ())))
