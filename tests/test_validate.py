@@ -178,3 +178,55 @@ def test_a_planners_worker_and_synthesizer_instructions_are_checked(check_yaml: 
             synthesizer: {instruction: "Merge for {audiense}."}
         """)
     assert codes_of(result) == [(9, "AS223")]
+
+
+def test_a_routers_default_fallback_map_and_model_are_references(check_yaml: Any) -> None:
+    result = check_yaml("""\
+        agentspec: 1
+        name: demo
+        agents:
+          front:
+            kind: router
+            sub_agents: [a]
+            route: {state: pick, map: {x: nobody}}
+            default: nobdy
+            fallback: [noone]
+          back:
+            kind: router
+            sub_agents: [a]
+            route: {model: fast_model}
+          a: {model: gemini-2.5-flash, instruction: hi}
+        """)
+    references = [(line, code) for line, code in codes_of(result) if code in ("AS201", "AS202")]
+    assert sorted(references) == [(7, "AS201"), (8, "AS201"), (9, "AS201"), (13, "AS202")]
+
+
+def test_a_routers_python_route_is_a_python_reference(check_yaml: Any) -> None:
+    result = check_yaml("""\
+        agentspec: 1
+        name: demo
+        agents:
+          front:
+            kind: router
+            sub_agents: [a]
+            route: {python: "not a ref"}
+          a: {model: gemini-2.5-flash, instruction: hi}
+        """)
+    assert (7, "AS220") in codes_of(result)
+
+
+def test_a_planners_role_models_and_worker_tools_are_references(check_yaml: Any) -> None:
+    result = check_yaml("""\
+        agentspec: 1
+        name: demo
+        agents:
+          plan:
+            kind: planner
+            model: big_model
+            worker:
+              model: small_model
+              tools: [search, {python: "not a ref"}]
+            synthesizer: {model: mid_model}
+        """)
+    assert sorted(codes_of(result)) == [(6, "AS202"), (8, "AS202"), (9, "AS203"),
+                                        (9, "AS220"), (10, "AS202")]

@@ -54,7 +54,7 @@ def _context(specs: list[Path], environment: str | None) -> Any:
     names = SpecNames(set().union(*(n.agents for n in known)),
                       set().union(*(n.scripted for n in known)),
                       set().union(*(n.tools for n in known)), any(n.opaque for n in known),
-                      set().union(*(n.planners for n in known)))
+                      set().union(*(n.patterns for n in known)))
     return dataclasses.replace(found[0], names=names)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
-from typing import Any
 
 from agentspec.contract.backend_sources import backend_path
 from agentspec.contract.backends import (
@@ -17,7 +16,7 @@ from agentspec.contract.backends import (
     reached,
 )
 from agentspec.contract.compaction import ByInvocations, ByTokens, CompactionSettings
-from agentspec.contract.frozen import FrozenMap
+from agentspec.contract.frozen import FrozenMap, UserData
 from agentspec.contract.harness_names import DECISIONS
 from agentspec.contract.virtual_paths import normalize
 from agentspec.diagnostics import Diagnostic, codes
@@ -49,13 +48,15 @@ from agentspec.ir.tree import (
     ToolAuthNode,
     ToolNode,
 )
-from agentspec.kindapi import Site, kind_for_spec
+from agentspec.kindapi import Common, Site, kind_for_spec
 from agentspec.language import Spec
 from agentspec.language.adk_settings import ToolAuth
 from agentspec.language.agents import (
+    Agent,
     InterruptConfig,
     LlmAgent,
     PythonSchema,
+    SchemaRef,
     SkillsConfig,
 )
 from agentspec.language.deep_summary import default_summarization
@@ -72,7 +73,14 @@ from agentspec.language.document import (
 )
 from agentspec.language.effective import DEFAULT_STATE_BACKEND, Harness
 from agentspec.language.models import FallbackModel, ModelDef, RoutedModel
-from agentspec.language.tools import AgentTool, BuiltinTool, McpRemote, McpTool, PythonTool
+from agentspec.language.tools import (
+    AgentTool,
+    BuiltinTool,
+    McpRemote,
+    McpTool,
+    PythonTool,
+    ToolEntry,
+)
 from agentspec.project_files import resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult
@@ -114,14 +122,15 @@ class Lowering:
         path = resolved(source.path if source else FsPath(file))
         return FsPath(os.path.relpath(path, self.spec_dir)).as_posix()
 
-    def python(self, ref: str, span: Span, args: dict[str, Any] | None = None) -> PyObject:
+    def python(self, ref: str, span: Span, args: dict[str, UserData] | None = None) -> PyObject:
         relative = os.path.relpath(self.directory(span), self.spec_dir)
         self.module_dirs.add(relative)
         return PyObject(ref, relative, FrozenMap(args) if args is not None else None)
 
     # models ----------------------------------------------------------------------------
 
-    def model(self, value: str | None) -> tuple[ModelNode | None, dict[str, Any], dict[str, Any]]:
+    def model(self, value: str | None) -> tuple[ModelNode | None, dict[str, UserData],
+                                                 dict[str, UserData]]:
         """The model a `model:` value names, with the generation and thinking settings of
         its definition."""
         if value is None:
@@ -167,7 +176,7 @@ class Lowering:
 
     # tools -----------------------------------------------------------------------------
 
-    def tool(self, owner: str, index: int, entry: Any, approvals: dict[str, Approval],
+    def tool(self, owner: str, index: int, entry: ToolEntry, approvals: dict[str, Approval],
              where: tuple[str, ...] = ("tools",)) -> ToolNode:
         path: tuple[str | int, ...] = ("agents", owner, *where, index)
         name = ""
@@ -304,7 +313,7 @@ class Lowering:
         return FilesystemNode(kit.backend, kit.file_tools,
                               self.backend_definitions(kit.backend))
 
-    def schema(self, name: str, field_name: str, value: Any) -> Schema | None:
+    def schema(self, name: str, field_name: str, value: SchemaRef | None) -> Schema | None:
         if value is None:
             return None
         if isinstance(value, PythonSchema):
@@ -312,7 +321,7 @@ class Lowering:
                                              self.span("agents", name, field_name, "python")))
         return Schema(json=value)
 
-    def callbacks(self, name: str, agent: Any) -> FrozenMap[str, tuple[PyObject, ...]]:
+    def callbacks(self, name: str, agent: Agent) -> FrozenMap[str, tuple[PyObject, ...]]:
         hooks = agent.callbacks.model_dump(exclude_none=True) if agent.callbacks else {}
         return FrozenMap((hook, tuple(self.python(ref, self.span("agents", name, "callbacks",
                                                                     hook, i))
@@ -355,14 +364,14 @@ class Lowering:
         queued = [c for c in names if isinstance(agent, LlmAgent) and self.queues(c)]
         children = tuple(self.agent(c, under_llm=isinstance(agent, LlmAgent))
                          for c in names if c not in queued)
-        common: dict[str, Any] = dict(
+        common = Common(
             name=name, file=self.relative(span.file), line=span.start.line,
             description=agent.description, children=children,
             callbacks=self.callbacks(name, agent), offline=offline and as_tool)
-        if not isinstance(agent, LlmAgent):  # called as a tool: the agent answers its caller
-            common["mode"] = "single_turn" if as_tool and not offline else None
+        # called as a tool, an agent that is not an LLM agent answers its caller
+        mode = "single_turn" if as_tool and not offline else None
         node: AgentNode = kind_for_spec(agent).lower(
-            self, name, agent, Site(common, as_tool, under_llm, tuple(queued)))
+            self, name, agent, Site(common, mode, as_tool, under_llm, tuple(queued)))
         return node
 
     def queues(self, name: str) -> bool:

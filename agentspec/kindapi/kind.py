@@ -5,33 +5,58 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
 
 if TYPE_CHECKING:
+    from agentspec.contract.frozen import FrozenMap
     from agentspec.diagnostics.codes import Code
     from agentspec.ir.lower import Lowering
     from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
-    from agentspec.ir.tree import LlmFields, ModelNode, ToolNode
+    from agentspec.ir.tree import AgentNode, LlmFields, ModelNode, PyObject, ToolNode
+    from agentspec.parse import Path
     from agentspec.review.ruletypes import AgentPair, Rule
     from agentspec.validate.semantic.context import Context
 
-__all__ = ["Kind", "Site"]
+__all__ = ["Common", "Kind", "Site"]
 
 S = TypeVar("S")  # the spec model
 N = TypeVar("N")  # the node of the agent tree
 
 
+class Common(TypedDict):
+    """The fields of `AgentFields` every kind's node takes as lowered, but `mode`: a kind
+    passes them with `**` and mypy checks each against the node's constructor."""
+
+    name: str
+    file: str
+    line: int
+    description: str | None
+    children: tuple[AgentNode, ...]
+    callbacks: FrozenMap[str, tuple[PyObject, ...]]
+    offline: bool
+
+
 @dataclass(frozen=True)
 class Site:
-    """Where an agent is lowered: the fields every kind has (`common`), whether it is called
-    as a tool, runs under an LLM agent (its `mode` applies), and the offline sub-agents it
-    queues jobs for."""
+    """Where an agent is lowered: the fields every kind has (`common`), the `mode` of an
+    agent that is not an LLM agent (single_turn when called as a tool: it answers its
+    caller), whether it is called as a tool, runs under an LLM agent (an LLM agent's own
+    `mode` applies), and the offline sub-agents it queues jobs for."""
 
-    common: dict[str, Any]
+    common: Common
+    mode: str | None = None
     as_tool: bool = False
     under_llm: bool = False
     queued: tuple[str, ...] = ()
+
+
+def _nothing(*_: object) -> tuple[()]:
+    return ()
+
+
+def _none(*_: object) -> None:
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +85,28 @@ class Kind(Generic[S, N]):
     #: `name` answers `text` itself, the model that calls its tools last; empty for a kind
     #: whose children answer
     answers: Callable[[str, str], dict[str, list[dict[str, Any]]]]
+    # what only some kinds have: a kind without it keeps the default, which means "none"
+    #: the checks of the names its own fields refer to (models, agents, tools), run with
+    #: the spec's other reference checks
+    references: Callable[[Context, str, S], None] = field(default=_none)
+    #: the python references of its own fields: (path in the spec, `module:attr`)
+    python_refs: Callable[[str, S], Iterable[tuple[Path, str]]] = field(default=_nothing)
+    #: its instructions beside an LLM agent's, filled from state as they are: (path in the
+    #: spec, what it is in a message, the text)
+    instructions: Callable[[str, S], Iterable[tuple[Path, str, str]]] = field(
+        default=_nothing)
+    #: for a kind that keeps its own state under `agentspec:plan:<its name>...` (a
+    #: planner): the state key its answer goes to, if any
+    plan_state: Callable[[S], str | None] | None = None
+    #: where its tools are written in the spec, under the agent
+    tools_at: tuple[str, ...] = ("tools",)
+    #: the agents the runtime makes for it that call a model, by name: what a scenario's
+    #: `replies` script beside the agent itself, when it is an LLM agent
+    model_agents: Callable[[N], Iterable[str]] = field(default=_nothing)
+    #: a regular expression of the names of the agents it makes as it runs, or None
+    runs_agents: Callable[[N], str | None] = field(default=_none)
+    #: the marks on the edge to its child `name` (a router's default and fallback)
+    marks: Callable[[N, str], tuple[str, ...]] = field(default=_nothing)
     rules: tuple[Rule[AgentPair], ...] = field(default=())  # the kind's own diff rules
     #: the diagnostic codes the kind owns (its checks' and its rules'), ascending
     codes: tuple[Code, ...] = field(default=())

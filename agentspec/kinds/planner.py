@@ -4,6 +4,7 @@ leaves and synthesizes their answers."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ from agentspec.ir.values import generate_config, kwargs, lit, model_value
 from agentspec.kindapi import Kind, Site
 from agentspec.language.agents import TOOL_ERRORS_DEFAULT, PlannerAgent
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, model_text, text_diff
+from agentspec.validate.semantic.pyrefs import tool_refs
+from agentspec.validate.semantic.references import model_reference, tool_references
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["KIND", "MAX_DEPTH", "MAX_LEAVES", "MAX_SUBTASKS"]
 
 MAX_DEPTH, MAX_SUBTASKS, MAX_LEAVES = 6, 16, 1024
+#: the agents a planner runs for its roles, by suffix (`agentspec.runtime.planner`)
+ROLES = ("planner", "worker", "synthesizer")
 
 
 def check(ctx: Context, name: str, agent: PlannerAgent) -> None:
@@ -62,7 +67,7 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
     roles = {"planner": lowering.model(planner_model), "worker": lowering.model(worker_model),
              "synthesizer": lowering.model(synthesizer_model)}
     errors = (worker and worker.tool_errors) or TOOL_ERRORS_DEFAULT
-    return PlannerNode(**site.common, tool_errors=errors,
+    return PlannerNode(**site.common, mode=site.mode, tool_errors=errors,
                        output_key=agent.output_key, results_key=agent.results_key,
                        roles=PlannerRoles(
         model=roles["planner"][0], instruction=agent.instruction,
@@ -169,11 +174,43 @@ def _results_key(pair: AgentPair) -> Iterator[Found]:
                     ("results_key",), ("results_key",))
 
 
+def _references(ctx: Context, name: str, agent: PlannerAgent) -> None:
+    base = ("agents", name)
+    model_reference(ctx, agent.model, *base, "model")
+    if agent.worker:
+        model_reference(ctx, agent.worker.model, *base, "worker", "model")
+        tool_references(ctx, agent.worker.tools, *base, "worker", "tools")
+    if agent.synthesizer:
+        model_reference(ctx, agent.synthesizer.model, *base, "synthesizer", "model")
+
+
+def _python_refs(name: str, agent: PlannerAgent) -> Iterator[tuple[Path, str]]:
+    if agent.worker is not None:
+        yield from tool_refs(agent.worker.tools or (), ("agents", name, "worker", "tools"))
+
+
+def _instructions(name: str, agent: PlannerAgent) -> Iterator[tuple[Path, str, str]]:
+    """The worker's and synthesizer's instructions (the planner's is an LLM agent's)."""
+    for role, settings in (("worker", agent.worker), ("synthesizer", agent.synthesizer)):
+        if settings is not None and settings.instruction:
+            yield (("agents", name, role, "instruction"), f"`{name}`'s {role} instruction",
+                   settings.instruction)
+
+
+def _runs_agents(node: PlannerNode) -> str:
+    """The nodes it makes as it goes: `planner_2`, `planner_1_2_worker`."""
+    return rf"{re.escape(node.name)}(?:_\d+)+(?:_(?:{'|'.join(ROLES)}))?"
+
+
 KIND: Kind[PlannerAgent, PlannerNode] = Kind(
     names=("planner",), spec=(PlannerAgent,), node=PlannerNode,
     name_of=lambda node: "planner", check=check, lower=lower, plan=plan, models=_models,
     tools=_tools, as_llm=_as_llm, label=label, edge=lambda node: "option", example=_example,
-    answers=_answers,
+    answers=_answers, references=_references, python_refs=_python_refs,
+    instructions=_instructions, plan_state=lambda agent: agent.output_key,
+    tools_at=("worker", "tools"),
+    model_agents=lambda node: tuple(f"{node.name}_{role}" for role in ROLES),
+    runs_agents=_runs_agents,
     codes=(codes.PLANNER_BOUNDS, codes.PLANNER_ROLE_CHANGED),
     rules=(Rule(codes.PLANNER_ROLE_CHANGED, (
         "PlannerNode.roles", "PlannerRoles.model", "PlannerRoles.instruction",

@@ -65,7 +65,7 @@ _CREDENTIALS = frozenset({"authorization", "proxy-authorization", "cookie", "x-a
 def lower(lowering: Lowering, name: str, agent: RemoteAgent, site: Site) -> RemoteNode:
     card = None if agent.card is None else lowering.spec_relative(
         agent.card, "agents", name, "card")
-    return RemoteNode(**site.common, url=agent.url, card=card,
+    return RemoteNode(**site.common, mode=site.mode, url=agent.url, card=card,
                       headers=FrozenMap(sorted((agent.headers or {}).items())),
                       timeout=agent.timeout)
 

@@ -14,7 +14,8 @@ from agentspec.ir.values import kwargs, lit, model_value, python_object
 from agentspec.kindapi import Kind, Site
 from agentspec.kinds.workflow import check_children
 from agentspec.language.agents import TOOL_ERRORS_DEFAULT, RouterAgent
-from agentspec.review.ruletypes import AgentPair, Found, Rule
+from agentspec.review.ruletypes import AgentPair, Found, Path, Rule
+from agentspec.validate.semantic.references import agent_reference, model_reference
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
@@ -62,7 +63,7 @@ def lower(lowering: Lowering, name: str, agent: RouterAgent, site: Site) -> Rout
         route.python, lowering.span("agents", name, "route", "python"))
     model, _, _ = lowering.model(route.model)
     table = route.routes if route.routes is not None else route.map  # one table: key -> agent
-    return RouterNode(**site.common, route=RouteNode(
+    return RouterNode(**site.common, mode=site.mode, route=RouteNode(
         state=route.state, map=None if table is None else FrozenMap(table),
         python=python, model=model, instruction=route.instruction, default=agent.default,
         fallback=tuple(agent.fallback or ())))
@@ -113,9 +114,35 @@ def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]
             **({"default": children[0]} if children else {})}
 
 
+def _references(ctx: Context, name: str, agent: RouterAgent) -> None:
+    base = ("agents", name)
+    model_reference(ctx, agent.route.model, *base, "route", "model")
+    if agent.default:
+        agent_reference(ctx, agent.default, *base, "default")
+    for index, option in enumerate(agent.fallback or ()):
+        agent_reference(ctx, option, *base, "fallback", index)
+    for field in ("map", "routes"):
+        for key, target in (getattr(agent.route, field) or {}).items():
+            agent_reference(ctx, target, *base, "route", field, key)
+
+
+def _python_refs(name: str, agent: RouterAgent) -> Iterator[tuple[Path, str]]:
+    if agent.route.python is not None:
+        yield ("agents", name, "route", "python"), agent.route.python
+
+
+def _marks(node: RouterNode, child: str) -> tuple[str, ...]:
+    return tuple(mark for mark, names in (("default", (node.route.default,)),
+                                          ("fallback", node.route.fallback))
+                 if child in names)
+
+
 KIND: Kind[RouterAgent, RouterNode] = Kind(
     names=("router",), spec=(RouterAgent,), node=RouterNode, name_of=lambda node: "router",
     check=check, lower=lower, plan=plan, models=_models, tools=_tools, as_llm=_as_llm,
     label=label, edge=lambda node: "option", example=_example, answers=lambda name, text: {},
+    references=_references, python_refs=_python_refs, marks=_marks,
+    # a model route asks a classifier agent of its own
+    model_agents=lambda node: (f"{node.name}_classifier",) if node.route.model else (),
     rules=(Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route_changed),),
     codes=(codes.ROUTER_ROUTE, codes.ROUTER_MEMBER, codes.ROUTE_CHANGED))

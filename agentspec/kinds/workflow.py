@@ -75,7 +75,7 @@ def check(ctx: Context, name: str, agent: WorkflowAgent) -> None:
 
 
 def lower(lowering: Lowering, name: str, agent: WorkflowAgent, site: Site) -> WorkflowNode:
-    return WorkflowNode(**site.common, kind=_KINDS[type(agent)],
+    return WorkflowNode(**site.common, mode=site.mode, kind=_KINDS[type(agent)],
                         max_iterations=getattr(agent, "max_iterations", None))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from agentspec.ir.tree import AgentNode, AgentToolNode, AppNode, LlmFields, RouterNode, tools_of
+from agentspec.ir.tree import AgentNode, AgentToolNode, AppNode, LlmFields, tools_of
 from agentspec.kindapi import kind_for
 
 __all__ = ["Graph", "graph", "to_dot", "to_mermaid"]
@@ -29,13 +29,19 @@ class Graph:
 
 def _edges(node: AgentNode) -> list[tuple[AgentNode, str, AgentNode]]:
     """(parent, edge label, child) for the edges leaving `node`."""
-    found = [(node, kind_for(node).edge(node), child) for child in node.children]
+    kind = kind_for(node)
+    found = [(node, _marked(kind.edge(node), kind.marks(node, child.name)), child)
+             for child in node.children]
     found += [(node, "offline job" if t.agent.offline else "tool", t.agent)
               for t in tools_of(node) if isinstance(t, AgentToolNode)]
     if isinstance(node, LlmFields):
         found += [(node, "task (job)" if agent.offline else "task", agent)
                   for kind, agent in node.task.items() if kind != "general-purpose"]
     return found
+
+
+def _marked(label: str, marks: tuple[str, ...]) -> str:
+    return label + (f" ({', '.join(marks)})" if marks else "")
 
 
 def _walk(node: AgentNode) -> Iterator[tuple[AgentNode, str, AgentNode]]:
@@ -56,11 +62,6 @@ def graph(app: AppNode) -> Graph:
         drawn.nodes[app.root.name].append(
             "session needs state: " + ", ".join(key for key, _ in app.inputs.items()))
     for parent, label, child in _walk(app.root):
-        if isinstance(parent, RouterNode) and label == "option":
-            marks = [m for m, names in (("default", [parent.route.default]),
-                                        ("fallback", parent.route.fallback))
-                     if child.name in names]
-            label = "option" + (f" ({', '.join(marks)})" if marks else "")
         drawn.nodes.setdefault(child.name, _label_of(child, resumes))
         if child.offline:
             drawn.offline.add(child.name)

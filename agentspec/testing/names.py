@@ -18,14 +18,13 @@ from agentspec.ir.tree import (
     BuiltinToolNode,
     LlmFields,
     McpToolNode,
-    PlannerNode,
     PythonToolNode,
-    RouterNode,
     ToolNode,
     agents_called,
     tools_of,
 )
 from agentspec.ir.values import evicts_to_artifacts
+from agentspec.kindapi import kind_for
 from agentspec.language.document import state_inputs
 from agentspec.language.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS
 from agentspec.project_files import Project, project_root
@@ -35,8 +34,6 @@ __all__ = ["SpecContext", "SpecNames", "loose_context", "spec_context", "spec_na
 
 #: what scripts call the summarizer of `summarization:` (`agentspec.testing.scripted`)
 SUMMARIZER = "summarizer"
-#: the agents a planner runs for its roles, by suffix (`agentspec.runtime.planner`)
-PLANNER_ROLES = ("planner", "worker", "synthesizer")
 
 
 @dataclass
@@ -49,13 +46,11 @@ class SpecNames:
     scripted: set[str] = field(default_factory=set)
     tools: set[str] = field(default_factory=set)
     opaque: bool = False
-    #: planners name the nodes they make as they go: `planner_2`, `planner_1_2_worker`
-    planners: set[str] = field(default_factory=set)
+    #: regular expressions of the agents named as they run (a planner's nodes)
+    patterns: set[str] = field(default_factory=set)
 
     def is_agent(self, name: str) -> bool:
-        return name in self.agents or any(
-            re.fullmatch(rf"{re.escape(p)}(?:_\d+)+(?:_(?:{'|'.join(PLANNER_ROLES)}))?", name)
-            for p in self.planners)
+        return name in self.agents or any(re.fullmatch(p, name) for p in self.patterns)
 
 
 def _tool(tool: ToolNode, found: SpecNames) -> None:
@@ -95,13 +90,12 @@ def _agent(node: AgentNode, found: SpecNames, seen: set[int]) -> None:
             found.tools.add("job_status")
         if node.children:
             found.tools.add("transfer_to_agent")
-    elif isinstance(node, PlannerNode):
-        found.scripted.update(f"{node.name}_{role}" for role in PLANNER_ROLES)
-        found.agents.update(f"{node.name}_{role}" for role in PLANNER_ROLES)
-        found.planners.add(node.name)
-    elif isinstance(node, RouterNode) and node.route.model is not None:
-        found.scripted.add(f"{node.name}_classifier")
-        found.agents.add(f"{node.name}_classifier")
+    kind = kind_for(node)
+    made = tuple(kind.model_agents(node))
+    found.scripted.update(made)
+    found.agents.update(made)
+    if (pattern := kind.runs_agents(node)) is not None:
+        found.patterns.add(pattern)
     for child in agents_called(node):
         if isinstance(node, LlmFields) and child in node.children:
             found.tools.add("transfer_to_agent")  # a sub-agent may transfer back

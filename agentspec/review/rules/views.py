@@ -12,12 +12,12 @@ from agentspec.ir.tree import (
     AgentToolNode,
     BuiltinToolNode,
     McpToolNode,
-    PlannerNode,
     PyObject,
     PythonToolNode,
     ToolNode,
     tools_of,
 )
+from agentspec.kindapi import kind_for
 from agentspec.review.ruletypes import Path, llm_view
 
 __all__ = ["capabilities", "python_text", "runs_commands", "tool_key"]
@@ -79,7 +79,7 @@ def capabilities(node: AgentNode) -> dict[str, tuple[Path, _Runs]]:
     """Tool -> (the field that gives it, what runs); agents it calls as tools (or as
     single_turn / task sub-agents) count as tools `agent NAME`."""
     found: dict[str, tuple[Path, _Runs]] = {}
-    where: tuple[str, ...] = ("worker", "tools") if isinstance(node, PlannerNode) else ("tools",)
+    where = kind_for(node).tools_at
     for index, tool in enumerate(tools_of(node)):
         found[tool_key(tool)] = ((*where, index), _tool_runs(tool))
     for child in node.children:

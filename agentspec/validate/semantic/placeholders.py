@@ -12,7 +12,7 @@ from __future__ import annotations
 from agentspec.contract.escapes import ESCAPE
 from agentspec.contract.placeholders import INTERNAL_PREFIX, internal_keys, placeholders
 from agentspec.diagnostics import codes, did_you_mean
-from agentspec.language.agents import PlannerAgent
+from agentspec.kindapi import kind_for_spec
 from agentspec.project_files import is_file
 from agentspec.source import Span, find_in, occurrence
 from agentspec.validate.semantic.context import Context
@@ -25,8 +25,8 @@ def _internal(ctx: Context, text: str, span: Span, where: str) -> None:
     if INTERNAL_PREFIX not in text:
         return
     source = ctx.sources.get(span.file)
-    planners = {name: agent.output_key for name, agent in ctx.agents()
-                if isinstance(agent, PlannerAgent)}
+    planners = {name: answer(agent) for name, agent in ctx.agents()
+                if (answer := kind_for_spec(agent).plan_state) is not None}
     for found in internal_keys(text):
         at = find_in(source, span, found.token, occurrence(text, found.token, found.start)) \
             if source else span
@@ -104,13 +104,9 @@ def check_placeholders(ctx: Context) -> None:
             if source is not None:
                 whole = Span.at(source.name, 1, 1)
                 _check_text(ctx, source.text, whole, known, f"`{agent.instruction_file}`")
-    for name, agent in ctx.agents():  # a planner's roles are filled from state too
-        for role in ("worker", "synthesizer"):
-            settings = getattr(agent, role, None) if isinstance(agent, PlannerAgent) else None
-            if settings is not None and settings.instruction:
-                _check_text(ctx, settings.instruction, ctx.at("agents", name, role,
-                                                               "instruction"),
-                            known, f"`{name}`'s {role} instruction")
+    for name, agent in ctx.agents():  # e.g. a planner's roles are filled from state too
+        for path, what, text in kind_for_spec(agent).instructions(name, agent):
+            _check_text(ctx, text, ctx.at(*path), known, what)
     if ctx.spec.global_instruction:
         _check_text(ctx, ctx.spec.global_instruction, ctx.at("global_instruction"), known,
                     "the global instruction")

@@ -10,13 +10,8 @@ from functools import cache
 from pathlib import Path as FsPath
 
 from agentspec.diagnostics import Related, codes, did_you_mean
-from agentspec.language.agents import (
-    LlmAgent,
-    PlannerAgent,
-    PythonSchema,
-    RouterAgent,
-    WorkflowCallbacks,
-)
+from agentspec.kindapi import kind_for_spec
+from agentspec.language.agents import LlmAgent, PythonSchema, WorkflowCallbacks
 from agentspec.language.common import PYTHON_REF, is_reserved_word
 from agentspec.language.models import RoutedModel
 from agentspec.language.tools import PythonTool
@@ -33,12 +28,12 @@ from agentspec.source import Span
 from agentspec.stdlib_boundary import is_refused_module, source_origin
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["check_python_refs", "python_refs"]
+__all__ = ["check_python_refs", "python_refs", "tool_refs"]
 
 _FORM = re.compile(PYTHON_REF)
 
 
-def _tool_refs(tools: Iterable[object], path: Path) -> Iterator[tuple[Path, str]]:
+def tool_refs(tools: Iterable[object], path: Path) -> Iterator[tuple[Path, str]]:
     for index, tool in enumerate(tools):
         if isinstance(tool, PythonTool):
             yield (*path, index, "python"), tool.python
@@ -54,15 +49,12 @@ def _agent_refs(name: str, agent: object) -> Iterator[tuple[Path, str]]:
     base: Path = ("agents", name)
     yield from _callback_refs(getattr(agent, "callbacks", None), base)
     if isinstance(agent, LlmAgent):
-        yield from _tool_refs(agent.tools or (), (*base, "tools"))
+        yield from tool_refs(agent.tools or (), (*base, "tools"))
         for field in ("output_schema", "input_schema"):
             schema = getattr(agent, field)
             if isinstance(schema, PythonSchema):
                 yield (*base, field, "python"), schema.python
-    elif isinstance(agent, RouterAgent) and agent.route.python is not None:
-        yield (*base, "route", "python"), agent.route.python
-    elif isinstance(agent, PlannerAgent) and agent.worker is not None:
-        yield from _tool_refs(agent.worker.tools or (), (*base, "worker", "tools"))
+    yield from kind_for_spec(agent).python_refs(name, agent)
 
 
 def python_refs(ctx: Context) -> Iterator[tuple[Path, str]]:

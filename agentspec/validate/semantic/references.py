@@ -11,7 +11,8 @@ from agentspec.contract import known_models
 from agentspec.contract.adk_models import never_resolves
 from agentspec.contract.harness_names import FILE_TOOLS, TODO_TOOLS
 from agentspec.diagnostics import codes, did_you_mean
-from agentspec.language.agents import LlmAgent, PlannerAgent, RouterAgent, TaskConfig
+from agentspec.kindapi import kind_for_spec
+from agentspec.language.agents import LlmAgent, TaskConfig
 from agentspec.language.backends import CompositeBackend
 from agentspec.language.models import ModelDef
 from agentspec.language.tools import BUILTIN_TOOLS, AgentTool
@@ -19,7 +20,7 @@ from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.pyrefs import python_refs
 
-__all__ = ["check_references"]
+__all__ = ["agent_reference", "check_references", "model_reference", "tool_references"]
 
 _LITERAL_ID = re.compile(r"[-/.:@]")
 #: tools an agent gets from a field of its own, not from `tools`
@@ -50,7 +51,7 @@ def _model_id(ctx: Context, model_id: str, *path: str | int) -> None:
             else "check the id against https://ai.google.dev/gemini-api/docs/models"))
 
 
-def _model(ctx: Context, value: str | None, *path: str | int) -> None:
+def model_reference(ctx: Context, value: str | None, *path: str | int) -> None:
     if value is None or has_env_ref(value) or value in ctx.defined["models"]:
         return
     if _LITERAL_ID.search(value):
@@ -62,7 +63,7 @@ def _model(ctx: Context, value: str | None, *path: str | int) -> None:
         "full model id such as `gemini-2.5-flash`"))
 
 
-def _agent(ctx: Context, value: str, *path: str | int) -> bool:
+def agent_reference(ctx: Context, value: str, *path: str | int) -> bool:
     if value in ctx.defined["agents"]:
         return True
     ctx.report(codes.UNKNOWN_AGENT(f"no agent named `{value}`", ctx.at(*path),
@@ -76,13 +77,13 @@ def _backend(ctx: Context, value: str, *path: str | int) -> None:
                                          hint=did_you_mean(value, ctx.defined["backends"])))
 
 
-def _tools(ctx: Context, entries: Sequence[object] | None, *path: str | int) -> None:
+def tool_references(ctx: Context, entries: Sequence[object] | None, *path: str | int) -> None:
     for index, entry in enumerate(entries or ()):
         if isinstance(entry, str) and entry not in ctx.defined["tools"]:
             ctx.report(codes.UNKNOWN_TOOL(
                 f"no tool named `{entry}`", ctx.at(*path, index), hint=_tool_hint(ctx, entry)))
         elif isinstance(entry, AgentTool):
-            _agent(ctx, entry.agent, *path, index, "agent")
+            agent_reference(ctx, entry.agent, *path, index, "agent")
 
 
 def _tool_hint(ctx: Context, name: str) -> str:
@@ -95,8 +96,8 @@ def _tool_hint(ctx: Context, name: str) -> str:
 
 def _llm_agent(ctx: Context, name: str, agent: LlmAgent) -> None:
     base = ("agents", name)
-    _model(ctx, agent.model, *base, "model")
-    _tools(ctx, agent.tools, *base, "tools")
+    model_reference(ctx, agent.model, *base, "model")
+    tool_references(ctx, agent.tools, *base, "tools")
     fs = agent.filesystem
     if isinstance(fs, str):
         _backend(ctx, fs, *base, "filesystem")
@@ -104,29 +105,7 @@ def _llm_agent(ctx: Context, name: str, agent: LlmAgent) -> None:
         _backend(ctx, fs.backend, *base, "filesystem", "backend")
     if isinstance(agent.task, TaskConfig):
         for index, child in enumerate(agent.task.agents):
-            _agent(ctx, child, *base, "task", "agents", index)
-
-
-def _router(ctx: Context, name: str, agent: RouterAgent) -> None:
-    base = ("agents", name)
-    _model(ctx, agent.route.model, *base, "route", "model")
-    if agent.default:
-        _agent(ctx, agent.default, *base, "default")
-    for index, option in enumerate(agent.fallback or ()):
-        _agent(ctx, option, *base, "fallback", index)
-    for field in ("map", "routes"):
-        for key, target in (getattr(agent.route, field) or {}).items():
-            _agent(ctx, target, *base, "route", field, key)
-
-
-def _planner(ctx: Context, name: str, agent: PlannerAgent) -> None:
-    base = ("agents", name)
-    _model(ctx, agent.model, *base, "model")
-    if agent.worker:
-        _model(ctx, agent.worker.model, *base, "worker", "model")
-        _tools(ctx, agent.worker.tools, *base, "worker", "tools")
-    if agent.synthesizer:
-        _model(ctx, agent.synthesizer.model, *base, "synthesizer", "model")
+            agent_reference(ctx, child, *base, "task", "agents", index)
 
 
 def _backends(ctx: Context) -> None:
@@ -151,30 +130,27 @@ def check_references(ctx: Context) -> None:
     for name, agent in ctx.agents():
         if isinstance(agent, LlmAgent):
             _llm_agent(ctx, name, agent)
-        elif isinstance(agent, RouterAgent):
-            _router(ctx, name, agent)
-        elif isinstance(agent, PlannerAgent):
-            _planner(ctx, name, agent)
+        kind_for_spec(agent).references(ctx, name, agent)
         for index, child in enumerate(getattr(agent, "sub_agents", None) or ()):
             if isinstance(child, str):
-                _agent(ctx, child, "agents", name, "sub_agents", index)
+                agent_reference(ctx, child, "agents", name, "sub_agents", index)
         if name == "user":
             ctx.report(codes.INVALID_NAME("`user` is reserved by ADK for the person talking",
                                           ctx.key_at("agents", name), hint="rename the agent"))
     for name, tool in (spec.tools or {}).items():
         if isinstance(tool, AgentTool):
-            _agent(ctx, tool.agent, "tools", name, "agent")
+            agent_reference(ctx, tool.agent, "tools", name, "agent")
     if spec.summarization:
-        _model(ctx, spec.summarization.model, "summarization", "model")
+        model_reference(ctx, spec.summarization.model, "summarization", "model")
     if spec.defaults:
-        _model(ctx, spec.defaults.model, "defaults", "model")
+        model_reference(ctx, spec.defaults.model, "defaults", "model")
     for name, entry in (spec.models or {}).items():
         if isinstance(entry, str):
             _model_id(ctx, entry, "models", name)
         elif isinstance(entry, ModelDef) and entry.provider == "adk":
             _model_id(ctx, entry.id, "models", name, "id")
     if spec.root is not None:
-        _agent(ctx, spec.root, "root")
+        agent_reference(ctx, spec.root, "root")
     _app_name_module(ctx)
     if spec.name == "user" or spec.name.startswith("_"):  # ADK's App refuses both
         ctx.report(codes.INVALID_NAME(
