@@ -247,7 +247,7 @@ class Lowering:
         found: dict[str, BackendDef] = {}
         for current in reached(name, backends):
             if current == DEFAULT_STATE_BACKEND:
-                found[current] = StateDef()
+                found[current] = StateDef(read=None, write=None)
                 continue
             data = backends[current].model_dump(exclude_none=True)
             if "root" in data:

@@ -12,6 +12,7 @@ from agentspec.validate.semantic.harness import check_harness
 from agentspec.validate.semantic.kinds import check_kinds, check_sections
 from agentspec.validate.semantic.models import check_models
 from agentspec.validate.semantic.observing import check_observing
+from agentspec.validate.semantic.permissions import check_permissions
 from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.project import check_project
 from agentspec.validate.semantic.pyrefs import check_python_refs
@@ -30,7 +31,8 @@ __all__ = ["semantic"]
 #: check_project first: the checks after it never look at a path it refused
 CHECKS = (check_project, check_references, check_models, check_kinds, check_sections,
           check_sessions, check_harness, check_python_refs, check_files, check_sandboxes,
-          check_roots, check_state, check_placeholders, check_schemas, check_observing)
+          check_roots, check_state, check_placeholders, check_schemas, check_observing,
+          check_permissions)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],

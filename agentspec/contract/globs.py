@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from agentspec.contract.virtual_paths import BackendError
 
 __all__ = ["MAX_GLOB_STEPS", "GlobBudget", "GlobPattern", "GlobTooCostly", "compile_glob",
-           "glob_match", "grep_glob_match"]
+           "glob_match", "grep_glob_match", "matches_nothing"]
 
 _Test = Callable[[str], bool]
 
@@ -84,6 +84,11 @@ class GlobPattern:
             start = None
         self._start = start
         self._forget()
+
+    @property
+    def matches_nothing(self) -> bool:
+        """Whether the pattern is malformed (a range such as `[z-a]`, an empty set)."""
+        return self._start is None
 
     def _forget(self) -> None:
         """Drops the DFA built so far (its states are numbered, so a transition is one
@@ -277,3 +282,9 @@ def grep_glob_match(glob: str | None, path: str, budget: GlobBudget | None = Non
         return glob_match(glob.lstrip("/"), path.lstrip("/"), budget) or glob_match(
             "**/" + glob.lstrip("/"), path.lstrip("/"), budget)
     return glob_match(glob, path.rsplit("/", 1)[-1], budget)
+
+
+def matches_nothing(pattern: str) -> bool:
+    """Whether a glob is malformed, so that it matches no path (validate refuses such a
+    permission rather than let it deny everything quietly)."""
+    return compile_glob(pattern.lstrip("/")).matches_nothing
