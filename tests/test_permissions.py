@@ -165,3 +165,34 @@ def test_the_built_agent_enforces_the_spec_s_permissions(
     assert results[3]["status"] == "ok"
     assert (tmp_path / "work" / "docs" / "a.md").read_text() == "the docs\n"
     assert (tmp_path / "work" / "out" / "r.md").read_text() == "report"
+
+
+MEMORY_SPEC = """\
+agentspec: 1
+name: desk
+backends:
+  work: {{type: filesystem, root: ./work, write: {write}}}
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Keep notes.
+    filesystem: work
+    memory: [./work/notes/AGENTS.md]
+"""
+
+
+@pytest.mark.parametrize(("write", "edit_at"), [
+    ("[/notes/**]", "/notes/AGENTS.md"), ("[/out/**]", None), ("[]", None)])
+def test_a_memory_file_outside_write_is_shown_read_only(
+        tmp_path: Path, write: str, edit_at: str | None) -> None:
+    """The prompt never tells the model to edit a file its tools may not write."""
+    from agentspec.compiler import compile_spec
+    from agentspec.ir.tree import LlmFields
+
+    (tmp_path / "work" / "notes").mkdir(parents=True)
+    (tmp_path / "work" / "notes" / "AGENTS.md").write_text("# Notes\n")
+    (tmp_path / "spec.yaml").write_text(MEMORY_SPEC.format(write=write))
+    compiled = compile_spec(tmp_path / "spec.yaml", environ={})
+    assert compiled.ok and compiled.app is not None, compiled.diagnostics
+    root = compiled.app.root
+    assert isinstance(root, LlmFields) and root.memory_edit_at == (edit_at,)

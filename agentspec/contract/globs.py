@@ -22,10 +22,10 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentspec.contract.virtual_paths import BackendError
+from agentspec.contract.virtual_paths import BackendError, normalize
 
 __all__ = ["MAX_GLOB_STEPS", "GlobBudget", "GlobPattern", "GlobTooCostly", "compile_glob",
-           "glob_match", "grep_glob_match", "matches_nothing"]
+           "glob_match", "grep_glob_match", "matches_nothing", "permits"]
 
 _Test = Callable[[str], bool]
 
@@ -288,3 +288,13 @@ def matches_nothing(pattern: str) -> bool:
     """Whether a glob is malformed, so that it matches no path (validate refuses such a
     permission rather than let it deny everything quietly)."""
     return compile_glob(pattern.lstrip("/")).matches_nothing
+
+
+def permits(globs: tuple[str, ...] | None, path: str, budget: GlobBudget | None = None) -> bool:
+    """Whether a backend's path permission list (`read` / `write`; None: every path)
+    allows virtual `path`: a glob matches the whole normalized path (`/*.md` is a file at
+    the top, not every Markdown file)."""
+    if globs is None:
+        return True
+    clean = normalize(path).lstrip("/")
+    return any(compile_glob(glob.lstrip("/")).matches(clean, budget) for glob in globs)

@@ -17,6 +17,7 @@ from agentspec.contract.backends import (
 )
 from agentspec.contract.compaction import ByInvocations, ByTokens, CompactionSettings
 from agentspec.contract.frozen import FrozenMap
+from agentspec.contract.globs import permits
 from agentspec.contract.harness_names import DECISIONS
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.observing import lower_observing
@@ -265,17 +266,21 @@ class Lowering:
         if filesystem is None or not {"write_file", "edit_file"} & set(kit.file_tools):
             return tuple(None for _ in files)
         definitions = filesystem.definitions
-        mounts = [(prefix, definition.root)  # (virtual prefix, root relative to the spec)
+        mounts = [(prefix, target, definition.root)  # root: relative to the spec
                   for prefix, target in mount_points(filesystem.backend, definitions)
                   if isinstance(definition := definitions[target], FilesystemDef)]
         found: list[str | None] = []
         for file in files:
             where = None
-            for prefix, root in sorted(mounts, key=lambda m: -len(m[0])):
+            for prefix, target, root in sorted(mounts, key=lambda m: -len(m[0])):
                 inside = os.path.relpath(os.path.normpath(self.spec_dir / file),
                                          os.path.normpath(self.spec_dir / root))
                 if not inside.startswith(".."):
-                    where = prefix.rstrip("/") + "/" + FsPath(inside).as_posix()
+                    outer = prefix.rstrip("/") + "/" + FsPath(inside).as_posix()
+                    # a `write` list that leaves the file out keeps it read-only
+                    if permits(definitions[filesystem.backend].write, outer) and \
+                            permits(definitions[target].write, "/" + FsPath(inside).as_posix()):
+                        where = outer
                     break
             found.append(where)
         return tuple(found)

@@ -10,7 +10,7 @@ every Markdown file), in time linear in the path whatever the pattern (`globs.py
 
 from __future__ import annotations
 
-from agentspec.contract.globs import compile_glob
+from agentspec.contract.globs import permits as allowed
 from agentspec.runtime.backends import (
     Backend,
     BackendError,
@@ -24,14 +24,6 @@ from agentspec.runtime.backends import (
 from agentspec.runtime.backends.transfer import Transfers
 
 __all__ = ["Permitted", "ShellPermitted", "allowed", "permitted"]
-
-
-def allowed(globs: tuple[str, ...] | None, path: str, budget: GlobBudget | None = None) -> bool:
-    """Whether `path` (virtual) is allowed by a permission list (None: every path)."""
-    if globs is None:
-        return True
-    clean = normalize(path).lstrip("/")
-    return any(compile_glob(glob.lstrip("/")).matches(clean, budget) for glob in globs)
 
 
 def _listed(globs: tuple[str, ...]) -> str:
