@@ -179,6 +179,8 @@ def test_a_definition_round_trips_through_its_plain_form() -> None:
     assert hash(typed) == hash(backends.from_data(dump))
     with pytest.raises(ValueError, match="unknown backend type"):
         backends.from_data({"type": "tape"})
+    with pytest.raises(ValueError, match="does not know: deny"):  # never dropped quietly
+        backends.from_data({**dump, "deny": ["/**"]})
 
 
 def test_a_package_of_abi_1_gets_the_spec_defaults_of_settings_it_predates() -> None:

@@ -153,6 +153,10 @@ def from_data(data: Mapping[str, Any]) -> BackendDef:
     cls = _TYPES.get(str(data.get("type")))
     if cls is None:
         raise ValueError(f"unknown backend type {data.get('type')!r}")
+    unknown = sorted(set(data) - {"type", *(item.name for item in fields(cls))})
+    if unknown:  # a setting this runtime would not enforce (a package built by a newer one)
+        raise ValueError(f"a {cls.type} backend's definition has settings this agentspec "
+                         f"does not know: {', '.join(unknown)}")
     values: dict[str, Any] = {}
     for item in fields(cls):
         if item.name not in data and item.name not in _OPTIONAL[cls] and \
