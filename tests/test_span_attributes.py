@@ -30,12 +30,12 @@ def _only(exporter: InMemorySpanExporter) -> ReadableSpan:
 
 def test_a_commands_exit_status_is_on_its_span(spans: tuple[Any, InMemorySpanExporter],
                                                 tmp_path: Path) -> None:
-    from agentspec.runtime.backends.shell import ShellBackend
     from agentspec.runtime.harness.files import _execute
+    from tests.spec_defaults import spec_shell
 
     tracer, exporter = spans
     with tracer.start_as_current_span("execute_tool execute"):
-        result = _execute(ShellBackend(tmp_path), "exit 3")
+        result = _execute(spec_shell(tmp_path), "exit 3")
     assert result["exit_code"] == 3
     attributes = dict(_only(exporter).attributes or {})
     assert attributes["agentspec.command.exit_code"] == 3
