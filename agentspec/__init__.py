@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         check_text,
         diff,
         graph,
+        open_backend,
         run_scenarios,
     )
     from agentspec.diagnostics import Diagnostic, Severity, render
@@ -45,11 +46,12 @@ if TYPE_CHECKING:
 __all__ = ["Change", "CheckResult", "Diagnostic", "GraphFormat", "Parsed", "PathLike",
            "ScenarioResult", "ScenarioRun", "Severity", "Spec", "SpecError", "__version__",
            "build", "build_package", "check", "check_text", "diff", "graph", "json_schema",
-           "load", "render", "run_scenarios"]
+           "load", "open_backend", "render", "run_scenarios"]
 
 _HOME = {
     **dict.fromkeys(("GraphFormat", "PathLike", "SpecError", "build", "build_package",
-                     "check", "check_text", "diff", "graph", "run_scenarios"),
+                     "check", "check_text", "diff", "graph", "open_backend",
+                     "run_scenarios"),
                     "agentspec.api"),
     "CheckResult": "agentspec.validate.check", "Diagnostic": "agentspec.diagnostics",
     "Severity": "agentspec.diagnostics", "render": "agentspec.diagnostics",

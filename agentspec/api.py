@@ -10,9 +10,9 @@ hint), never as tracebacks; the functions that cannot go on without a valid spec
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from agentspec.diagnostics import Diagnostic, render
 
@@ -20,12 +20,13 @@ if TYPE_CHECKING:
     from google.adk.apps import App
 
     from agentspec.review.changes import Change
+    from agentspec.runtime.backends.transfer import Transferable
     from agentspec.source import SourceFile
     from agentspec.testing.runner import ScenarioResult, ScenarioRun
     from agentspec.validate.check import CheckResult
 
 __all__ = ["GraphFormat", "PathLike", "SpecError", "build", "build_package", "check",
-           "check_text", "diff", "graph", "run_scenarios"]
+           "check_text", "diff", "graph", "open_backend", "run_scenarios"]
 
 #: a path as the API takes it
 PathLike = str | os.PathLike[str]
@@ -166,6 +167,30 @@ def run_scenarios(path: PathLike, scenario_files: Sequence[PathLike] = (), *,
             raise SpecError(f"no scenario files given and no {exc.path} beside the spec",
                             []) from None
         raise SpecError(str(exc), exc.diagnostics, exc.sources) from None
+
+
+def open_backend(path: PathLike, agent: str, *, user_id: str | None = None,
+                 state: MutableMapping[str, Any] | None = None,
+                 environment: str | None = None) -> Transferable:
+    """The backend agent `agent`'s file tools work over, as they see it for user `user_id`:
+    its routes, permissions (`read` / `write`) and per-user folders applied. Its
+    `upload_files([(path, bytes), ...])` and `download_files([path, ...])` move files in and
+    out in batches, one result per file (`Uploaded` / `Downloaded`, with the error of a file
+    that failed). A `state` backend keeps its files in `state`: pass the state a session is
+    created with (`create_session(state=...)`) to hand it files before its first turn.
+    `SpecError` when the spec has errors or the agent has no file tools."""
+    from agentspec.compiler import compile_spec, file_backend
+
+    compiled = compile_spec(Path(path), environment=environment)
+    if not compiled.ok or compiled.app is None:
+        raise SpecError(f"{path}: the spec has errors", _errors(compiled.diagnostics),
+                        compiled.check.sources)
+    try:
+        backend = file_backend(compiled, agent, user_id=user_id,
+                               state={} if state is None else state)
+    except LookupError as error:
+        raise SpecError(f"{path}: {error.args[0]}", []) from None
+    return cast("Transferable", backend)
 
 
 def _errors(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:

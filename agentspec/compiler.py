@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 import os
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
 from typing import Any
 
 from agentspec import safefs
-from agentspec.contract.backends import SandboxDef
+from agentspec.contract.backends import SandboxDef, to_data
 from agentspec.contract.extras import install
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
@@ -82,6 +83,32 @@ def _walk(node: AgentNode) -> list[AgentNode]:
         found.append(current)
         todo.extend(agents_called(current))
     return found
+
+
+def file_backend(compiled: Compiled, agent: str, *, user_id: str | None,
+                 state: MutableMapping[str, Any]) -> Any:
+    """The backend agent `agent`'s file tools work over, as user `user_id` sees it, a state
+    backend's files kept in `state` (`api.open_backend`); LookupError saying why there is
+    none."""
+    from agentspec.runtime.harness.filesystem import backend_factory
+
+    assert compiled.app is not None
+    node = next((n for n in _walk(compiled.app.root) if n.name == agent), None)
+    if node is None:
+        raise LookupError(f"agent `{agent}` is not in the spec's tree")
+    filesystem = node.filesystem if isinstance(node, LlmFields) else None
+    if filesystem is None:
+        raise LookupError(f"agent `{agent}` has no file tools")
+    definitions = {}
+    for name, definition in filesystem.definitions.items():
+        data = to_data(definition)
+        if "root" in data:  # relative to the spec's directory, as a build resolves it
+            data["root"] = str(compiled.spec_dir / data["root"])
+        for mount in data.get("mounts", ()):
+            mount["source"] = str(compiled.spec_dir / mount["source"])
+        definitions[name] = data
+    context = SimpleNamespace(state=state, user_id=user_id)
+    return backend_factory(filesystem.backend, definitions)(context)  # type: ignore[arg-type]
 
 
 def _sandbox_problems(app: AppNode) -> list[Diagnostic]:

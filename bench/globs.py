@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentspec.runtime.backends.globs import (  # noqa: E402
+from agentspec.contract.globs import (  # noqa: E402
     MAX_GLOB_STEPS,
     GlobBudget,
     GlobPattern,

@@ -179,6 +179,8 @@ def test_a_definition_round_trips_through_its_plain_form() -> None:
     assert hash(typed) == hash(backends.from_data(dump))
     with pytest.raises(ValueError, match="unknown backend type"):
         backends.from_data({"type": "tape"})
+    with pytest.raises(ValueError, match="does not know: deny"):  # never dropped quietly
+        backends.from_data({**dump, "deny": ["/**"]})
 
 
 def test_a_package_of_abi_1_gets_the_spec_defaults_of_settings_it_predates() -> None:
@@ -197,13 +199,14 @@ def test_a_package_of_abi_1_gets_the_spec_defaults_of_settings_it_predates() -> 
 def test_the_walker_follows_routes_defaults_and_stops_at_cycles() -> None:
     defs: dict[str, backends.BackendDef] = {
         "top": backends.CompositeDef(default="mid", routes=FrozenMap({"/a/": "disk"}),
-                                     conversation_files=None),
+                                     conversation_files=None, read=None, write=None),
         "mid": backends.CompositeDef(default="box", routes=FrozenMap({"/b/c/": "disk"}),
-                                     conversation_files=None),
+                                     conversation_files=None, read=None, write=None),
         "loop": backends.CompositeDef(default="loop", routes=FrozenMap(),
-                                      conversation_files=None),
-        "disk": backends.FilesystemDef(root="d", hard_links=None, conversation_files=None),
-        "box": backends.StateDef()}
+                                      conversation_files=None, read=None, write=None),
+        "disk": backends.FilesystemDef(root="d", hard_links=None, conversation_files=None,
+                                       read=None, write=None),
+        "box": backends.StateDef(read=None, write=None)}
     assert backends.routed("top", "/a/x/../y", defs) == ("disk", "/y")
     assert backends.routed("top", "/b/c/z", defs) == ("disk", "/z")
     assert backends.routed("top", "/q", defs) == ("box", "/q")

@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentspec.runtime.backends import glob_match, globs, grep_glob_match
-from agentspec.runtime.backends.globs import GlobPattern
+from agentspec.contract import globs
+from agentspec.contract.globs import GlobPattern
+from agentspec.runtime.backends import glob_match, grep_glob_match
 
 SETTINGS = settings(max_examples=600, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -88,7 +88,11 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "prompts"),
              # whose folders a backend's file tools show: a choice, not a path
              *((kind, "conversation_files") for kind in (
-                 "FilesystemBackend", "ShellBackend", "SandboxBackend", "CompositeBackend"))}
+                 "FilesystemBackend", "ShellBackend", "SandboxBackend", "CompositeBackend")),
+             # globs over a backend's virtual paths (path permissions), no paths on disk
+             *((kind, rule) for rule in ("read", "write") for kind in (
+                 "StateBackend", "FilesystemBackend", "ShellBackend", "SandboxBackend",
+                 "CompositeBackend"))}
 _INHERITED = {"DeepAgent": "LlmAgent", "Defaults": "LlmAgent"}
 
 

@@ -14,9 +14,9 @@ from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.virtual_paths import normalize
 
 __all__ = ["ABSENT_IN_ABI_1", "DEFAULT_STATE_BACKEND", "HISTORY_TYPES", "LARGE_RESULTS",
-           "RUNNING_TYPES", "BackendDef", "CompositeDef", "FilesystemDef", "Mount", "Routing",
-           "SandboxDef", "ShellDef", "StateDef", "executor", "from_data", "keeps_history",
-           "mount_points", "reached", "routed", "to_data"]
+           "PERMISSIONS", "RUNNING_TYPES", "BackendDef", "CompositeDef", "FilesystemDef",
+           "Globs", "Mount", "Routing", "SandboxDef", "ShellDef", "StateDef", "executor",
+           "from_data", "keeps_history", "mount_points", "reached", "routed", "to_data"]
 
 #: the state backend a `kind: deep` agent gets when it names none
 DEFAULT_STATE_BACKEND = "__state__"
@@ -27,7 +27,12 @@ LARGE_RESULTS = "/large_tool_results"
 
 HardLinks = Literal["refuse", "allow"]
 ConversationFiles = Literal["private", "shared"]
+#: path permissions (`read` / `write`): globs over the backend's virtual paths, `/`-rooted
+Globs = tuple[str, ...]
 BackendType = Literal["state", "filesystem", "shell", "sandbox", "composite"]
+
+#: the settings that limit which paths a backend's file tools may read and write
+PERMISSIONS = ("read", "write")
 
 #: backend types whose `execute` runs commands
 RUNNING_TYPES: frozenset[str] = frozenset({"shell", "sandbox"})
@@ -46,6 +51,8 @@ class StateDef:
     """Files kept in session state."""
 
     type: ClassVar[Literal["state"]] = "state"
+    read: Globs | None
+    write: Globs | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +63,8 @@ class FilesystemDef:
     root: str
     hard_links: HardLinks | None
     conversation_files: ConversationFiles | None
+    read: Globs | None
+    write: Globs | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +109,8 @@ class CompositeDef:
     default: str
     routes: FrozenMap[str, str]
     conversation_files: ConversationFiles | None
+    read: Globs | None
+    write: Globs | None
 
 
 BackendDef = StateDef | FilesystemDef | ShellDef | SandboxDef | CompositeDef
@@ -123,6 +134,8 @@ def to_data(definition: BackendDef) -> dict[str, Any]:
             value = dict(value)
         elif item.name == "mounts":
             value = [{"source": m.source, "target": m.target} for m in value]
+        elif item.name in PERMISSIONS:
+            value = list(value)
         data[item.name] = value
     return data
 
@@ -140,6 +153,10 @@ def from_data(data: Mapping[str, Any]) -> BackendDef:
     cls = _TYPES.get(str(data.get("type")))
     if cls is None:
         raise ValueError(f"unknown backend type {data.get('type')!r}")
+    unknown = sorted(set(data) - {"type", *(item.name for item in fields(cls))})
+    if unknown:  # a setting this runtime would not enforce (a package built by a newer one)
+        raise ValueError(f"a {cls.type} backend's definition has settings this agentspec "
+                         f"does not know: {', '.join(unknown)}")
     values: dict[str, Any] = {}
     for item in fields(cls):
         if item.name not in data and item.name not in _OPTIONAL[cls] and \
@@ -150,6 +167,8 @@ def from_data(data: Mapping[str, Any]) -> BackendDef:
             value = FrozenMap(cast(Mapping[str, str], value))
         elif item.name == "mounts" and value is not None:
             value = tuple(Mount(m["source"], m["target"]) for m in value)
+        elif item.name in PERMISSIONS and value is not None:
+            value = tuple(str(pattern) for pattern in value)
         values[item.name] = value
     return cls(**values)
 

@@ -779,9 +779,21 @@ TEMPORAL_TASK_QUEUE = _code("AS313", "temporal-task-queue",
     goes on with the job).""")
 TEMPORAL_EXTRA = _code("AS314", "temporal-extra-missing",
     "A `temporal://` job store without the `temporal` extra installed", """
-    Jobs on Temporal need the Temporal SDK and its Google ADK integration:
+    Jobs on Temporal need the Temporal SDK:
     `pip install 'agentspec-adk[temporal]'`. Without them `agentspec worker`, `agentspec jobs`
     and a run that queues a job stop with this message.""", warning=True)
+PERMISSION_GLOB = _code("AS316", "permission-glob", "A backend's `read` or `write` glob that "
+                        "cannot match a path", """
+    `read` and `write` list globs over the backend's own paths: each starts with `/` (the
+    backend's top), has no `.` or `..` step, and is well formed (`[a-z]`, not `[z-a]`; `{a,b}`).
+    A glob that can match nothing would deny every path without saying so, so it is refused.""")
+PERMISSIONS_BYPASSED = _code(
+    "AS317", "permissions-bypassed", "Path permissions on a backend whose commands ignore them",
+    """
+    `read` and `write` bind the file tools only. A `shell` or `sandbox` backend also runs
+    commands through `execute`, and a command reads and writes any file under the root. Leave
+    `execute` out of the agent's `filesystem.tools` where the permissions must hold.""",
+    warning=True)
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(
@@ -934,10 +946,13 @@ EXECUTE_GAINED = _change("AS512", "execute-gained", SECURITY, "high",
 EXECUTE_LOST = _change("AS513", "execute-lost", SECURITY, "low",
                        "An agent can no longer run shell commands", """
     The `execute` tool is gone.""")
-BACKEND_CHANGED = _change("AS514", "backend-changed", SECURITY, "medium",
+BACKEND_CHANGED = _change("AS514", "backend-changed", SECURITY,
+                          "medium, high when path permissions widen, low when they narrow",
                           "The file tools work over another backend", """
     Another backend, or the same one set up differently (its root, environment or routes):
-    the files the agent reads and writes are others.""")
+    the files the agent reads and writes are others. A backend's path permissions (`read`,
+    `write`) that now let the file tools reach more paths (a list dropped, a glob added) are
+    high risk; fewer paths (a list added, a glob dropped) low.""")
 HARD_LINKS_ALLOWED = _change("AS515", "hard-links-allowed", SECURITY, "high",
                              "A backend now reads hard-linked files", """
     `hard_links: allow`: a file with several names may be reached through one inside the

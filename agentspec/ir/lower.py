@@ -17,6 +17,7 @@ from agentspec.contract.backends import (
 )
 from agentspec.contract.compaction import ByInvocations, ByTokens, CompactionSettings
 from agentspec.contract.frozen import FrozenMap, UserData
+from agentspec.contract.globs import permits
 from agentspec.contract.harness_names import DECISIONS
 from agentspec.contract.virtual_paths import normalize
 from agentspec.diagnostics import Diagnostic, codes
@@ -267,7 +268,7 @@ class Lowering:
         found: dict[str, BackendDef] = {}
         for current in reached(name, backends):
             if current == DEFAULT_STATE_BACKEND:
-                found[current] = StateDef()
+                found[current] = StateDef(read=None, write=None)
                 continue
             data = backends[current].model_dump(exclude_none=True)
             if "root" in data:
@@ -292,17 +293,21 @@ class Lowering:
             return tuple(normalize(at) if at is not None else next(hosted)
                          for at in in_backend)
         definitions = filesystem.definitions
-        mounts = [(prefix, definition.root)  # (virtual prefix, root relative to the spec)
+        mounts = [(prefix, target, definition.root)  # root: relative to the spec
                   for prefix, target in mount_points(filesystem.backend, definitions)
                   if isinstance(definition := definitions[target], FilesystemDef)]
         found: list[str | None] = []
         for file in files:
             where = None
-            for prefix, root in sorted(mounts, key=lambda m: -len(m[0])):
+            for prefix, target, root in sorted(mounts, key=lambda m: -len(m[0])):
                 inside = os.path.relpath(os.path.normpath(self.spec_dir / file),
                                          os.path.normpath(self.spec_dir / root))
                 if not inside.startswith(".."):
-                    where = prefix.rstrip("/") + "/" + FsPath(inside).as_posix()
+                    outer = prefix.rstrip("/") + "/" + FsPath(inside).as_posix()
+                    # a `write` list that leaves the file out keeps it read-only
+                    if permits(definitions[filesystem.backend].write, outer) and \
+                            permits(definitions[target].write, "/" + FsPath(inside).as_posix()):
+                        where = outer
                     break
             found.append(where)
         return tuple(found)

@@ -8,16 +8,35 @@ from pydantic import Field, StringConstraints
 
 from agentspec.language.common import DirectoryPath, Model, keyed_union
 
-__all__ = ["BACKEND_TYPES", "Backend", "CompositeBackend", "FilesystemBackend", "SandboxBackend",
-           "SandboxMount", "ShellBackend", "StateBackend"]
+#: the longest path permission glob (a glob is matched in linear time; this bounds its size)
+MAX_PERMISSION_CHARS = 512
+
+__all__ = ["BACKEND_TYPES", "MAX_PERMISSION_CHARS", "Backend", "CompositeBackend",
+           "FilesystemBackend", "PathGlob", "SandboxBackend", "SandboxMount", "ShellBackend",
+           "StateBackend"]
 
 BACKEND_TYPES = ("state", "filesystem", "shell", "sandbox", "composite")
+
+
+#: a path permission: a glob over the backend's own virtual paths, starting with `/`
+PathGlob = Annotated[str, StringConstraints(min_length=1, max_length=MAX_PERMISSION_CHARS)]
+_READ = ("Paths the file tools may read (`ls`, `read_file`, `glob`, `grep`, and `edit_file` "
+         "before it writes): globs over the backend's own paths, starting with `/` "
+         "(`/docs/**`, `/**/*.md`). Paths no glob matches are hidden from listings and "
+         "searches, and reading one is a tool error that names the path and the rule. "
+         "Absent: every path.")
+_WRITE = ("Paths the file tools may write (`write_file`, `edit_file`), globs as in `read`; "
+          "writing any other path is a tool error that names the path and the rule. `[]` makes "
+          "the backend read-only. Absent: every path. Commands run by `execute` are not bound "
+          "by either list.")
 
 
 class StateBackend(Model):
     """Files kept in session state; they persist with the session service."""
 
     type: Literal["state"] = Field(description="Backend type.")
+    read: list[PathGlob] | None = Field(None, description=_READ, examples=[["/docs/**"]])
+    write: list[PathGlob] | None = Field(None, description=_WRITE, examples=[["/out/**"]])
 
 
 HardLinks = Literal["refuse", "allow"]
@@ -39,6 +58,8 @@ class FilesystemBackend(Model):
                       examples=["./workspace"], min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
     conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
+    read: list[PathGlob] | None = Field(None, description=_READ, examples=[["/docs/**"]])
+    write: list[PathGlob] | None = Field(None, description=_WRITE, examples=[["/out/**"]])
 
 
 class ShellBackend(Model):
@@ -49,6 +70,8 @@ class ShellBackend(Model):
                       examples=["./workspace"], min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
     conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
+    read: list[PathGlob] | None = Field(None, description=_READ, examples=[["/docs/**"]])
+    write: list[PathGlob] | None = Field(None, description=_WRITE, examples=[["/out/**"]])
     timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and its "
                            "children are killed.", examples=[60])
     max_output_bytes: int = Field(100_000, ge=1, description="Output beyond this is cut, with "
@@ -83,6 +106,8 @@ class SandboxBackend(Model):
                                 min_length=1)
     hard_links: HardLinks | None = Field(None, description=_HARD_LINKS)
     conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
+    read: list[PathGlob] | None = Field(None, description=_READ, examples=[["/docs/**"]])
+    write: list[PathGlob] | None = Field(None, description=_WRITE, examples=[["/out/**"]])
     timeout: float = Field(120, gt=0, le=86400, description="Seconds before a command and "
                            "the whole sandbox are killed.", examples=[60])
     max_output_bytes: int = Field(100_000, ge=1, description="Output beyond this is cut, with "
@@ -129,6 +154,8 @@ class CompositeBackend(Model):
         default_factory=dict, description="Path prefix (starting and ending with `/`) -> "
         "backend name.", examples=[{"/workspace/": "workspace"}])
     conversation_files: ConversationFiles | None = Field(None, description=_CONVERSATION_FILES)
+    read: list[PathGlob] | None = Field(None, description=_READ, examples=[["/docs/**"]])
+    write: list[PathGlob] | None = Field(None, description=_WRITE, examples=[["/out/**"]])
 
 
 def _backend_type(value: object) -> str | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from agentspec.contract.backends import executor, to_data
+from agentspec.contract.backends import PERMISSIONS, executor, to_data
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, FilesystemNode
@@ -55,7 +55,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
                     ("filesystem",), ("filesystem",))
         return
     old, new = _data(before), _data(after)
-    rest = (*_BACKEND_LIMITS, "hard_links", "network", "mounts", "allow_sockets",
+    rest = (*_BACKEND_LIMITS, *PERMISSIONS, "hard_links", "network", "mounts", "allow_sockets",
             "allow_project_files", *_SANDBOX_LIMITS)
     for name in sorted(old.keys() | new.keys()):
         if _shared_now(old.get(name, {}), new.get(name, {})):
@@ -98,6 +98,37 @@ def _conversations_shared(pair: AgentPair) -> Iterator[Found]:
             yield Found(Risk.HIGH, f"backend `{name}` now shows every user's conversation files "
                         "(histories, evicted tool results) to every user's file tools",
                         *_reached_at(pair, name, "conversation_files"))
+
+
+def _permissions(pair: AgentPair) -> Iterator[Found]:
+    """A backend's `read` / `write` lists, on every backend the agent reached before and
+    still reaches: a list dropped or a glob added widens them (high), a list added or a glob
+    dropped narrows them (low); a list with globs both added and dropped is both."""
+    old, new = _definitions(pair.before), _definitions(pair.after)
+    for name in sorted(old.keys() & new.keys()):
+        for rule in PERMISSIONS:
+            was, now = old[name].get(rule), new[name].get(rule)
+            if was == now:
+                continue
+            at = _backend_at(pair, name, rule)
+            if now is None or was is None:
+                widened = now is None
+                what = "every path" if widened else f"only {_globs(now)}" if now else "no path"
+                yield Found(Risk.HIGH if widened else Risk.LOW,
+                            f"backend `{name}`'s file tools may now {rule} {what}", *at)
+                continue
+            added = [glob for glob in now if glob not in was]
+            dropped = [glob for glob in was if glob not in now]
+            if added:
+                yield Found(Risk.HIGH, f"backend `{name}`'s file tools may now {rule} "
+                            f"{_globs(added)} too", *at)
+            if dropped:
+                yield Found(Risk.LOW, f"backend `{name}`'s file tools may no longer {rule} "
+                            f"{_globs(dropped)}", *at)
+
+
+def _globs(globs: list[str]) -> str:
+    return ", ".join(f"`{glob}`" for glob in globs) if globs else "nothing"
 
 
 def _backend_limits(pair: AgentPair) -> Iterator[Found]:
@@ -316,6 +347,9 @@ RULES: tuple[Rule[AgentPair], ...] = (
                                  "FilesystemDef.root", "ShellDef.env", "CompositeDef.default",
                                  "CompositeDef.routes", *_CONVERSATION_FILES),
          _backend_changed),
+    Rule(codes.BACKEND_CHANGED, ("FilesystemNode.definitions", "StateDef.read",
+                                 "StateDef.write", "FilesystemDef.read", "FilesystemDef.write",
+                                 "CompositeDef.read", "CompositeDef.write"), _permissions),
     Rule(codes.CONVERSATIONS_SHARED, _CONVERSATION_FILES, _conversations_shared,
          on_new_agent=True),
     Rule(codes.HARD_LINKS_ALLOWED, ("FilesystemNode.definitions", "FilesystemDef.hard_links"),

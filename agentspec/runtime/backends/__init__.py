@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from agentspec.contract.globs import GlobBudget, glob_match, grep_glob_match
 from agentspec.contract.virtual_paths import MAX_NAME_CHARS, MAX_PATH_CHARS, BackendError, normalize
-from agentspec.runtime.backends.globs import GlobBudget, glob_match, grep_glob_match
 
 __all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",
            "ExecuteResult", "FileInfo", "GlobBudget", "GrepMatch", "ShellCapable", "apply_edit",

@@ -19,11 +19,12 @@ from agentspec.runtime.backends import (
     relative_to,
     require_pattern,
 )
+from agentspec.runtime.backends.transfer import Transfers
 
 __all__ = ["CompositeBackend"]
 
 
-class CompositeBackend:
+class CompositeBackend(Transfers):
     """`default` serves every path no route claims; a route `/memories/` serves
     `/memories/...`, seeing it re-rooted as `/...`. Paths returned are mapped back.
 

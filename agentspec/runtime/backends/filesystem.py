@@ -36,6 +36,7 @@ from agentspec.runtime.backends import (
 )
 from agentspec.runtime.backends.confined import DIR_FLAGS, Confined, Outside
 from agentspec.runtime.backends.roots import open_directory
+from agentspec.runtime.backends.transfer import Transfers
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "FilesystemBackend"]
 
@@ -121,7 +122,7 @@ def _files(top: int, base: str) -> Iterator[tuple[str, int, str, bool]]:
             os.close(fd)
 
 
-class FilesystemBackend:
+class FilesystemBackend(Transfers):
     """Files under `root`; the virtual path `/a/b.md` is `root/a/b.md`."""
 
     def __init__(self, root: Path | str, hard_links: bool = False) -> None:

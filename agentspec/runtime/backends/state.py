@@ -19,6 +19,7 @@ from agentspec.runtime.backends import (
     relative_to,
     require_pattern,
 )
+from agentspec.runtime.backends.transfer import Transfers
 
 __all__ = ["DEFAULT_KEY", "StateBackend"]
 
@@ -35,7 +36,7 @@ class _StateLike(Protocol):
     def get(self, key: str, default: Any = None) -> Any: ...
 
 
-class StateBackend:
+class StateBackend(Transfers):
     """Files as `{virtual path: {"content": str, "modified": iso time}}` under one state key.
 
     Directories are implicit: a directory exists while a file lies under it. Every change

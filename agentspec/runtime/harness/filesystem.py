@@ -23,6 +23,7 @@ from agentspec.contract.backends import (
 from agentspec.runtime.backends import Backend
 from agentspec.runtime.backends.composite import CompositeBackend
 from agentspec.runtime.backends.filesystem import FilesystemBackend
+from agentspec.runtime.backends.permissions import permitted
 from agentspec.runtime.backends.sandbox import SandboxBackend, sandbox_limits
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
@@ -45,10 +46,10 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
     def build(backend: str, context: ToolContext) -> Backend:
         definition = backends[backend]
         inner = unscoped(backend, context)
-        if not isinstance(definition, StateDef) and definition.conversation_files == "shared":
-            return inner
-        return scoped(inner, getattr(context, "user_id", None), private_folders(
-            definition.root if isinstance(definition, FilesystemDef) else None))
+        if isinstance(definition, StateDef) or definition.conversation_files != "shared":
+            inner = scoped(inner, getattr(context, "user_id", None), private_folders(
+                definition.root if isinstance(definition, FilesystemDef) else None))
+        return permitted(inner, backend, definition.read, definition.write)
 
     def unscoped(backend: str, context: ToolContext) -> Backend:
         definition = backends[backend]

@@ -25,6 +25,7 @@ from agentspec.runtime.backends import (
     ShellCapable,
     normalize,
 )
+from agentspec.runtime.backends.transfer import Transfers
 from agentspec.runtime.user_folders import path_segment
 
 __all__ = ["UserScope", "private_folders", "register_private", "scoped"]
@@ -50,7 +51,7 @@ def private_folders(root: str | None) -> tuple[str, ...]:
     return (LARGE_RESULTS, *extra)
 
 
-class UserScope:
+class UserScope(Transfers):
     """`inner` as user `user` may see it (see the module docstring)."""
 
     def __init__(self, inner: Backend, user: str, folders: tuple[str, ...]) -> None:

@@ -22,10 +22,10 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentspec.contract.virtual_paths import BackendError
+from agentspec.contract.virtual_paths import BackendError, normalize
 
 __all__ = ["MAX_GLOB_STEPS", "GlobBudget", "GlobPattern", "GlobTooCostly", "compile_glob",
-           "glob_match", "grep_glob_match"]
+           "glob_match", "grep_glob_match", "matches_nothing", "permits"]
 
 _Test = Callable[[str], bool]
 
@@ -84,6 +84,11 @@ class GlobPattern:
             start = None
         self._start = start
         self._forget()
+
+    @property
+    def matches_nothing(self) -> bool:
+        """Whether the pattern is malformed (a range such as `[z-a]`, an empty set)."""
+        return self._start is None
 
     def _forget(self) -> None:
         """Drops the DFA built so far (its states are numbered, so a transition is one
@@ -277,3 +282,19 @@ def grep_glob_match(glob: str | None, path: str, budget: GlobBudget | None = Non
         return glob_match(glob.lstrip("/"), path.lstrip("/"), budget) or glob_match(
             "**/" + glob.lstrip("/"), path.lstrip("/"), budget)
     return glob_match(glob, path.rsplit("/", 1)[-1], budget)
+
+
+def matches_nothing(pattern: str) -> bool:
+    """Whether a glob is malformed, so that it matches no path (validate refuses such a
+    permission rather than let it deny everything quietly)."""
+    return compile_glob(pattern.lstrip("/")).matches_nothing
+
+
+def permits(globs: tuple[str, ...] | None, path: str, budget: GlobBudget | None = None) -> bool:
+    """Whether a backend's path permission list (`read` / `write`; None: every path)
+    allows virtual `path`: a glob matches the whole normalized path (`/*.md` is a file at
+    the top, not every Markdown file)."""
+    if globs is None:
+        return True
+    clean = normalize(path).lstrip("/")
+    return any(compile_glob(glob.lstrip("/")).matches(clean, budget) for glob in globs)
