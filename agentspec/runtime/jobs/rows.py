@@ -64,7 +64,8 @@ def _problems(values: dict[str, Any], clock: Clock) -> tuple[list[str], dict[str
                 raise TypeError("not a mapping")
         except (TypeError, ValueError) as error:
             problems.append(f"{column} is not a JSON mapping ({error}): {values[column]!r}")
-            repairs[column] = "{}"
+            # the store writes `state` as given and encodes `usage` itself
+            repairs[column] = "{}" if column == "state" else {}
     result = values["result"]
     if result is not None:
         try:

@@ -146,6 +146,7 @@ class SqlStore:
             cursor.execute("COMMIT")
 
     def _query(self, statement: str, params: tuple[Any, ...] = ()) -> list[Job]:
+        set_aside: set[Any] = set()
         while True:
             with self._lock:
                 self._alive()
@@ -155,6 +156,7 @@ class SqlStore:
             try:
                 return [job_from_row(row, self._now) for row in rows]
             except UnreadableRow as unreadable:
+                self._once(set_aside, unreadable)
                 with self._transaction() as cursor:
                     self._set_aside(cursor, unreadable)
 
@@ -199,6 +201,7 @@ class SqlStore:
                skip_locked: bool = False, order: str = "") -> Job | None:
         lock = self._select_for_update() + (" SKIP LOCKED" if skip_locked and self.postgres
                                             else "")
+        set_aside: set[Any] = set()
         while True:
             cursor.execute(self._sql(f"SELECT {', '.join(COLUMNS)} FROM agentspec_jobs WHERE "
                                      f"{where} {order} LIMIT 1{lock}"), params)
@@ -206,7 +209,16 @@ class SqlStore:
             try:
                 return None if row is None else job_from_row(row, self._now)
             except UnreadableRow as unreadable:
+                self._once(set_aside, unreadable)
                 self._set_aside(cursor, unreadable)
+
+    @staticmethod
+    def _once(set_aside: set[Any], unreadable: UnreadableRow) -> None:
+        """A row its repair did not make readable stops the query instead of looping."""
+        if unreadable.job_id in set_aside:
+            raise StoreError(f"a job row stays unreadable after it was set aside: "
+                             f"{unreadable.reason}")
+        set_aside.add(unreadable.job_id)
 
     def _update(self, cursor: Any, job_id: str, **changes: Any) -> None:
         for encoded in ("result", "usage"):
