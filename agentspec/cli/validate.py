@@ -126,19 +126,17 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
         beside = default_scenarios(path) if result.readable else None
         told = [f for f in ([*scenario_files, beside] if len(files) == 1 else [beside])
                 if f is not None]
-        if told:  # lowering the spec for its names, and the scenario check, only when needed
+        eval_file = default_evals(path) if result.readable else None
+        if told or eval_file is not None:  # the spec lowered for its names only when needed
             from agentspec.testing.names import spec_context
 
             context = spec_context(result)
             for scenario_file in told:
                 scenarios[scenario_file] = context
                 heard[scenario_file] = result.selection
-        eval_file = default_evals(path) if result.readable else None
-        if eval_file is not None:  # checked against the spec's names, lowered only for it
-            from agentspec.testing.names import spec_context
-
-            evals[eval_file] = spec_context(result)
-            heard[eval_file] = result.selection
+            if eval_file is not None:
+                evals[eval_file] = context
+                heard[eval_file] = result.selection
     if scenario_files and len(files) != 1:
         from agentspec.testing.names import loose_context
 
