@@ -167,13 +167,14 @@ def test_judged_criteria_are_scored_by_the_judge_model_the_file_chooses(
 
 def test_a_judge_model_failing_is_reported_on_the_case(
         fake: FakeGemini, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The judge fails for one case (a 503 answered to its prompt): that case's judged
-    criterion fails with the reason; the other case and criterion are scored; no crash."""
+    """The judge fails for one case (a 403 answered to its prompt; not a 503, which ADK's
+    evaluators retry for four and a half minutes): that case's judged criterion fails with
+    the reason; the other case and criterion are scored; no crash."""
     monkeypatch.chdir(tmp_path)
     spec = project(tmp_path, JUDGED.replace(
         "  rubric_based_final_response_quality_v1: 1.0\n", ""))
     fake.rules = [Rule(r"(?s)^(?=.*is_the_agent_response_valid)(?=.*again)",
-                       {"fail": "the judge is overloaded"}), *JUDGE_RULES, *AGENT_RULES,
+                       {"fail": "the judge refuses this key", "status": 403}), *JUDGE_RULES, *AGENT_RULES,
                   Rule(r"again", {"call": "get_weather", "args": {"city": "Paris"}})]
     result = invoke("eval", str(spec), "--format", "json")
     assert result.exit_code == 1, result.output
@@ -182,7 +183,7 @@ def test_a_judge_model_failing_is_reported_on_the_case(
     assert cases["paris"]["final_response_match_v2"]["passed"] is True
     failed = cases["paris_again"]["final_response_match_v2"]
     assert failed["passed"] is False and failed["scores"] == [None]
-    assert any("could not score" in e and "overloaded" in e for e in failed["errors"]), failed
+    assert any("could not score" in e and "refuses this key" in e for e in failed["errors"]), failed
 
 
 def test_a_malformed_eval_file_is_a_diagnostic_with_a_position(

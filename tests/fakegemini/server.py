@@ -6,7 +6,9 @@ rule's message), so google-genai raises its `ClientError` exactly as in producti
 problem is also kept in `violations` for the test to show. The script is the one scenarios
 use (`replies: {agent: [...]}`, see `agentspec.testing.scripted`): a request is answered for
 the agent that sent it, which ADK names in the system instruction (`Your internal name is
-"..."`); `when:` replies match the request's text; `fail:` answers a 503 `UNAVAILABLE`.
+"..."`); `when:` replies match the request's text; `fail:` answers a 503 `UNAVAILABLE`
+(or the `status:` given beside it: google-genai retries 429 and 5xx when asked to, as ADK's
+evaluators do, for minutes).
 A reply that calls a function the request does not declare is a script error (a real model
 can only call declared functions).
 
@@ -115,7 +117,8 @@ class FakeGemini:
             if isinstance(step, tuple):
                 return step
         if "fail" in step:
-            return 503, _error(503, "UNAVAILABLE", f"{agent}: {step['fail']}")
+            code = int(step.get("status", 503))
+            return code, _error(code, _STATUSES[code], f"{agent}: {step['fail']}")
         part = _part(step)
         call = part.get("functionCall")
         if call is not None and call["name"] not in _declared(body):
@@ -152,6 +155,10 @@ class FakeGemini:
             chosen: Mapping[str, Any] = steps.pop(index)
             return chosen
         return None
+
+
+_STATUSES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+             429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
 
 def _error(code: int, status: str, message: str) -> dict[str, Any]:
