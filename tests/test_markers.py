@@ -15,36 +15,52 @@ from tests import conftest
 
 
 @pytest.fixture
-def reported() -> Iterator[list[tuple[str, float]]]:
+def reported() -> Iterator[list[tuple[str, float, float]]]:
     saved = list(conftest._REPORTED)
     conftest._REPORTED.clear()
     yield conftest._REPORTED
     conftest._REPORTED[:] = saved
 
 
-def _report(nodeid: str, cpu: float, *markers: str) -> pytest.TestReport:
+def _report(nodeid: str, cpu: float, *markers: str, wall: float = 1.0) -> pytest.TestReport:
     return pytest.TestReport(nodeid, ("x.py", 1, nodeid), dict.fromkeys(markers, 1), "passed",
-                             None, "teardown", user_properties=[("cpu_seconds", cpu)])
+                             None, "teardown", user_properties=[("cpu_seconds", cpu),
+                                                                ("wall_seconds", wall)])
 
 
 def test_unmarked_tests_over_the_limit_are_listed_and_fail_a_checked_run(
-        reported: list[tuple[str, float]], monkeypatch: pytest.MonkeyPatch) -> None:
+        reported: list[tuple[str, float, float]], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTSPEC_CHECK_MARKERS", raising=False)  # .ci/run sets it
     over = conftest.SLOW_CPU_FAIL + 1
     for report in (_report("a", conftest.SLOW_CPU - 1), _report("b", conftest.SLOW_CPU + 0.5),
                    _report("c", over), _report("d", over, "slow")):
         conftest.pytest_runtest_logreport(report)
-    assert reported == [("b", conftest.SLOW_CPU + 0.5), ("c", over)]
+    assert reported == [("b", conftest.SLOW_CPU + 0.5, 1.0), ("c", over, 1.0)]
     session = SimpleNamespace(config=SimpleNamespace(), exitstatus=pytest.ExitCode.OK)
     conftest.pytest_sessionfinish(session)  # type: ignore[arg-type]
     assert session.exitstatus == pytest.ExitCode.OK  # listed only, unless checked
     monkeypatch.setenv("AGENTSPEC_CHECK_MARKERS", "1")
     conftest.pytest_sessionfinish(session)  # type: ignore[arg-type]
     assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
-    reported[:] = [("b", conftest.SLOW_CPU + 0.5)]  # within the margin: listed, not failed
+    reported[:] = [("b", conftest.SLOW_CPU + 0.5, 1.0)]  # within the margin: listed, not failed
     session.exitstatus = pytest.ExitCode.OK
     conftest.pytest_sessionfinish(session)  # type: ignore[arg-type]
     assert session.exitstatus == pytest.ExitCode.OK
+
+
+def test_a_test_that_waits_is_listed_by_its_wall_time_and_fails_a_checked_run(
+        reported: list[tuple[str, float, float]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that sleeps through a retry's backoff costs no CPU: its wall time gives it away."""
+    monkeypatch.setenv("AGENTSPEC_CHECK_MARKERS", "1")
+    waiting = conftest.SLOW_WALL_FAIL + 1
+    for report in (_report("quick", 0.5, wall=conftest.SLOW_WALL_FAIL - 1),
+                   _report("waits", 0.5, wall=waiting),
+                   _report("marked", 0.5, "slow", wall=waiting)):
+        conftest.pytest_runtest_logreport(report)
+    assert reported == [("waits", 0.5, waiting)]
+    session = SimpleNamespace(config=SimpleNamespace(), exitstatus=pytest.ExitCode.OK)
+    conftest.pytest_sessionfinish(session)  # type: ignore[arg-type]
+    assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
 
 
 def test_the_cpu_of_a_child_process_counts() -> None:

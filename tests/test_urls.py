@@ -7,7 +7,7 @@ import ipaddress
 from urllib.parse import quote
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from agentspec.contract.urls import endpoint_problem, masked, redacted, scrubbed, url_secrets
@@ -52,7 +52,12 @@ def test_literal_credentials_in_a_url_are_named() -> None:
 RESERVED = ":/?#[]@!$&'()*+,;=% \"<>\\^`{|}~\t"
 passwords = st.text(st.sampled_from(RESERVED) | st.characters(codec="utf-8",
                                                                exclude_categories=["Cs"]),
-                    min_size=3, max_size=24).filter(lambda p: p.strip() == p and "\n" not in p)
+                    min_size=3, max_size=24).filter(
+    # a password found in the rest of the URL (`age` in `agent`) would be "seen" though masked
+    lambda p: p.strip() == p and "\n" not in p and not any(
+        p in part or quote(p, safe="") in part
+        for part in ("postgresql://agent:***@db.example.com:5432/jobs?sslmode=require",
+                     "https://user:***@llm.example.com/v1?key=***")))
 
 
 def _urls(password: str) -> list[str]:
@@ -76,6 +81,7 @@ def test_no_password_survives_redaction(password: str) -> None:
 ]), after=st.sampled_from(['"', "", " failed", '" to address', ")", ":5432 refused"]))
 def test_no_password_survives_scrubbing_a_message_quoting_its_url(
         password: str, before: str, after: str) -> None:
+    assume(password not in before + " " + after)
     for url in _urls(password):
         _, _, userinfo_on = url.partition("://")
         for quoted in (url, userinfo_on, userinfo_on.split("@")[0], password,
