@@ -85,3 +85,16 @@ def test_validate_finds_evals_by_the_spec_file_name(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "evals/desk.yaml:11:7: AS725" in result.output
     assert "1 spec, 1 eval file, 4 errors" in result.output
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "- a list\n", "just text\n"],
+                         ids=["empty", "comment", "list", "scalar"])
+def test_an_eval_file_that_holds_no_mapping_is_told_the_shape_of_one(text: str,
+                                                                      tmp_path: Path) -> None:
+    """The reader's own hint (`start with agentspec: 1`) is for spec files."""
+    path = tmp_path / "evals.yaml"
+    path.write_text(text)
+    [problem] = check_evals(path).diagnostics
+    assert problem.code in {"AS007", "AS008"}
+    assert problem.hint is not None and "`cases: [...]`" in problem.hint
+    assert "agentspec: 1" not in problem.hint

@@ -17,7 +17,7 @@ from agentspec.evaluation.models import JUDGED, NEEDS_REFERENCE, NEEDS_RUBRICS, 
 from agentspec.parse import Path as DataPath
 from agentspec.parse import PosNode
 from agentspec.project_files import Project
-from agentspec.testing.datafile import Checked, check_data_file
+from agentspec.testing.datafile import Checked, check_data_file, listed, missing_state
 from agentspec.testing.names import SpecNames
 from agentspec.validate.structural import Mapper
 
@@ -103,31 +103,12 @@ def _names(case: Mapping[str, Any], at: DataPath, pos: PosNode,
             if not (names.opaque and hint is None):
                 yield codes.EVAL_UNKNOWN_TOOL(
                     f"no agent of the spec has a tool named `{name[:60]}`", span,
-                    hint=hint or f"its tools: {_listed(names.tools)}")
+                    hint=hint or f"its tools: {listed(names.tools)}")
         if kind == "agent" and name not in names.scripted:
             yield codes.EVAL_UNKNOWN_AGENT(
                 f"the spec has no agent with a model named `{name[:60]}`", span,
                 hint=did_you_mean(name, names.scripted) or
-                f"its agents: {_listed(names.scripted)}")
-
-
-def _listed(names: set[str]) -> str:
-    shown = sorted(names)
-    return ", ".join(f"`{n}`" for n in shown[:20]) + (" and more" if len(shown) > 20 else "") \
-        or "none"
-
-
-def _state(case: Mapping[str, Any], at: DataPath, pos: PosNode,
-           required: Mapping[str, str | None]) -> Iterator[Diagnostic]:
-    state = _mapping(case.get("state"))
-    for key, description in required.items():
-        if key not in state:
-            about = f" ({description})" if description else ""
-            yield codes.EVAL_MISSING_STATE(
-                f"the case does not give `{key}`{about}, which the spec's `state:` says the "
-                "session's creator supplies",
-                pos.key_span((*at, "state")) if "state" in case else pos.value_span(at),
-                hint=f"add `{key}: VALUE` to the case's `state:`")
+                f"its agents: {listed(names.scripted)}")
 
 
 def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
@@ -148,7 +129,7 @@ def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
                     pos.value_span((*at, "name")), hint="give each case its own name")
             seen.setdefault(name, at)
         yield from _criteria(data, case, at, pos)
-        yield from _state(case, at, pos, required)
+        yield from missing_state(case, at, pos, required, codes.EVAL_MISSING_STATE, "case")
         if names is not None:
             yield from _names(case, at, pos, names)
 

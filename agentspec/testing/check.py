@@ -18,7 +18,7 @@ from agentspec.parse import Path as DataPath
 from agentspec.parse import PosNode
 from agentspec.project_files import Project
 from agentspec.resolve import Document
-from agentspec.testing.datafile import Checked, check_data_file
+from agentspec.testing.datafile import Checked, check_data_file, listed, missing_state
 from agentspec.testing.models import ScenarioFile
 from agentspec.testing.names import SpecNames
 from agentspec.validate.locations import locate
@@ -130,20 +130,6 @@ def _errors(errors: Any, at: DataPath, pos: PosNode) -> Iterator[Diagnostic]:
                                "`tool`; found both", pos.value_span(where))
 
 
-def _state(scenario: Mapping[str, Any], at: DataPath, pos: PosNode,
-           required: Mapping[str, str | None]) -> Iterator[Diagnostic]:
-    state = _mapping(scenario.get("state"))
-    for key, description in required.items():
-        if key not in state:
-            about = f" ({description})" if description else ""
-            yield codes.SCENARIO_MISSING_STATE(
-                f"the scenario does not give `{key}`{about}, which the spec's `state:` "
-                "says the session's creator supplies",
-                pos.key_span((*at, "state")) if "state" in scenario
-                else pos.value_span(at), hint=f"add `{key}: VALUE` to the scenario's "
-                "`state:`")
-
-
 def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
               names: SpecNames | None) -> Iterator[Diagnostic]:
     for at, scenario in scenario_paths(data):
@@ -151,7 +137,8 @@ def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
         if "final" in expect:
             yield from _final(expect["final"], (*at, "expect", "final"), pos)
         yield from _errors(expect.get("errors"), at, pos)
-        yield from _state(scenario, at, pos, required)
+        yield from missing_state(scenario, at, pos, required, codes.SCENARIO_MISSING_STATE,
+                                 "scenario")
         if names is not None:
             yield from _names(scenario, at, pos, names)
 
@@ -196,7 +183,7 @@ def _names(scenario: Mapping[str, Any], at: DataPath, pos: PosNode, names: SpecN
                 continue  # a toolset or an unfiltered MCP server may provide it
             yield codes.SCENARIO_UNKNOWN_TOOL(
                 f"no agent of the spec has a tool named `{_shown(name)}`", span,
-                hint=hint or f"its tools: {_listed(names.tools)}")
+                hint=hint or f"its tools: {listed(names.tools)}")
             continue
         known = names.scripted if kind == "scripted" else names.agents
         if name in known or kind != "scripted" and names.is_agent(name):
@@ -204,17 +191,11 @@ def _names(scenario: Mapping[str, Any], at: DataPath, pos: PosNode, names: SpecN
         what = "no agent with a model" if kind == "scripted" else "no agent"
         yield codes.SCENARIO_UNKNOWN_AGENT(
             f"the spec has {what} named `{_shown(name)}`", span,
-            hint=did_you_mean(name, known) or f"its agents: {_listed(known)}")
+            hint=did_you_mean(name, known) or f"its agents: {listed(known)}")
 
 
 def _shown(name: str) -> str:
     return name if len(name) <= 60 else name[:59] + "…"
-
-
-def _listed(names: set[str]) -> str:
-    shown = sorted(names)
-    return ", ".join(f"`{n}`" for n in shown[:20]) + (" and more" if len(shown) > 20 else "") \
-        or "none"
 
 
 def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None, *,

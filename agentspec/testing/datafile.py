@@ -5,21 +5,22 @@ run its semantic pass. Imports no ADK, so `validate` can run it."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from agentspec.diagnostics import Diagnostic, codes
+from agentspec.diagnostics import Code, Diagnostic, codes
+from agentspec.parse import Path as DataPath
 from agentspec.parse import PosNode, load, load_text
 from agentspec.project_files import Project, display_name, resolved
 from agentspec.resolve import Document
 from agentspec.source import SourceFile
 from agentspec.validate.structural import Mapper
 
-__all__ = ["Checked", "check_data_file"]
+__all__ = ["Checked", "check_data_file", "listed", "missing_state"]
 
 #: the reader's codes for a file that holds no mapping: their own hints are for spec files
 _NOT_A_MAPPING = {codes.EMPTY_FILE.code, codes.NOT_A_MAPPING.code}
@@ -70,3 +71,25 @@ def check_data_file(path: Path, adapter: TypeAdapter[Any], mapper: Callable[[Doc
     checked.diagnostics += semantic(parsed.value, parsed.positions)
     checked.data = parsed.value
     return checked
+
+
+def missing_state(entry: Mapping[str, Any], at: DataPath, pos: PosNode,
+                  required: Mapping[str, str | None], code: Code,
+                  noun: str) -> Iterator[Diagnostic]:
+    """`code` for each `required` state key that the `state:` of `entry` (a scenario, a
+    case: its `noun`) at `at` does not give."""
+    state = entry.get("state")
+    for key, description in required.items():
+        if not isinstance(state, Mapping) or key not in state:
+            about = f" ({description})" if description else ""
+            yield code(f"the {noun} does not give `{key}`{about}, which the spec's `state:` "
+                       "says the session's creator supplies",
+                       pos.key_span((*at, "state")) if "state" in entry else pos.value_span(at),
+                       hint=f"add `{key}: VALUE` to the {noun}'s `state:`")
+
+
+def listed(names: Iterable[str]) -> str:
+    """The first 20 of `names`, sorted, for a hint."""
+    shown = sorted(names)
+    return ", ".join(f"`{n}`" for n in shown[:20]) + (" and more" if len(shown) > 20 else "") \
+        or "none"
