@@ -29,7 +29,8 @@ IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 PYTHON_REF = rf"^{_DOTTED}:{_DOTTED}$"
 
-#: every union tag -> the type it selects, for walking validation error locations
+#: every union tag -> the type it selects, for walking validation error locations (a `ByType`
+#: union's are added when its schema is first built, before anything is validated with it)
 TAGS: dict[str, Any] = {}
 #: custom error type of each keyed union -> (message, keys it chooses between)
 UNION_MESSAGES: dict[str, tuple[str, tuple[str, ...]]] = {}
