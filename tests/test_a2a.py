@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.buildkit import free_port, loopback_http, served
-from tests.fakegemini.server import FakeGemini, serve
+from tests.fakegemini import FakeGemini, serve, use_fake
 
 pytest.importorskip("a2a", reason="the a2a extra (a2a-sdk) is not installed")
 
@@ -105,10 +105,7 @@ def b_url(fake: FakeGemini, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 @pytest.fixture
 def wire(fake: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> FakeGemini:
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-    monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
-    for key in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE"):
-        monkeypatch.delenv(key, raising=False)
+    use_fake(monkeypatch, fake.url)
     fake.requests.clear()
     fake.violations.clear()
     fake.script_problems.clear()

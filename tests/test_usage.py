@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from agentspec.cli import cli
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.usage import Tokens, call_cost
-from tests.fakegemini import FakeGemini, serve
+from tests.fakegemini import FakeGemini, serve, use_fake
 
 SPEC = """\
     agentspec: 1
@@ -46,10 +46,7 @@ USAGE = {"promptTokenCount": 1200, "cachedContentTokenCount": 200, "candidatesTo
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
     with serve(FakeGemini(replies={k: list(v) for k, v in REPLIES.items()},
                           usage=dict(USAGE))) as server:
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
-        monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
-        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
-        monkeypatch.delenv("GOOGLE_GENAI_USE_ENTERPRISE", raising=False)
+        use_fake(monkeypatch, server.url)
         yield server
 
 

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from agentspec.cli import cli
 from agentspec.testing.runner import load_scenarios, run_scenario
 from tests.buildkit import ROOT, free_port, served
-from tests.fakegemini import FakeGemini, serve
+from tests.fakegemini import FakeGemini, serve, use_fake
 from tests.fakegemini.rules import problems
 
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
@@ -57,11 +57,7 @@ def fake() -> Iterator[FakeGemini]:
 @pytest.fixture
 def wire(fake: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> FakeGemini:
     """google-genai pointed at the fake: any key, the Gemini API (not Vertex)."""
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-    monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
-    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
-    monkeypatch.delenv("GOOGLE_GENAI_USE_ENTERPRISE", raising=False)
+    use_fake(monkeypatch, fake.url)
     monkeypatch.setenv("SUPPORT_QUEUE_DIR", "/nonexistent-never-written")
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)  # research_desk's scenario file sets it
     fake.requests.clear()
