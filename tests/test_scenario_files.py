@@ -297,13 +297,3 @@ def test_run_refuses_a_script_reply_it_would_misread(tmp_path: Path, reply: str,
                   "--state", "topic=eels")
     assert done.exit_code == 2 and "reply 1 of `writer`: " in done.output, done.output
     assert message in done.output, done.output
-
-
-@pytest.mark.parametrize("text", ["", "- a list\n"], ids=["empty", "list"])
-def test_a_scenario_file_that_holds_no_mapping_is_told_the_shape_of_one(text: str,
-                                                                         tmp_path: Path) -> None:
-    path = tmp_path / "scenario.yaml"
-    path.write_text(text)
-    [problem] = check_scenarios(path).diagnostics
-    assert problem.code in {"AS007", "AS008"}
-    assert problem.hint is not None and "`scenarios: [...]`" in problem.hint
