@@ -1,4 +1,5 @@
-"""Helpers for the back-end tests: shipped specs, importing generated packages, fingerprints."""
+"""Helpers for the back-end tests: shipped specs, importing generated packages, fingerprints,
+servers in a process of their own or on a loopback port."""
 
 from __future__ import annotations
 
@@ -6,13 +7,19 @@ import asyncio
 import contextlib
 import importlib
 import inspect
+import socket
+import subprocess
 import sys
-from collections.abc import Callable, Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from agentspec.compiler import Compiled, compile_spec
@@ -279,3 +286,78 @@ def scripted_turn(app: Any, replies: dict[str, list[Any]], message: str = "Hi", 
         return Said(said, dict(stored.state), models, results)
 
     return asyncio.run(main())
+
+
+# servers -------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (the kernel's choice)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def served(what: str, command: list[str], *, ready: str, log: Path, env: Mapping[str, str],
+           cwd: Path | None = None) -> Iterator[None]:
+    """`command` (`what` it is, for a failure) in a process of its own with the environment
+    `env`, its output in `log`; entered once a GET of the URL `ready` succeeds, stopped on
+    leaving. A process that exits first, or does not answer in 180 s, fails the test with
+    the end of its log."""
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, env=dict(env), cwd=cwd,
+                                   stdout=output, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 180  # a generous readiness deadline, not a check
+            while True:
+                if process.poll() is not None:
+                    pytest.fail(f"{what} exited: {log.read_text()[-3000:]}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(ready, timeout=5).is_success:
+                        break
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{what} never answered: {log.read_text()[-3000:]}")
+                time.sleep(0.2)
+            yield
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextlib.contextmanager
+def loopback_http(body: bytes | None, *, status: int = 200,
+                  seen: list[str] | None = None) -> Iterator[str]:
+    """A loopback server answering every GET with `status` and `body` (JSON), or never
+    (None); the Authorization headers it gets go into `seen`. Its URL."""
+    release = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            if seen is not None:
+                seen.append(self.headers.get("Authorization") or "")
+            if body is None:
+                release.wait(60)
+                return
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        release.set()
+        server.shutdown()

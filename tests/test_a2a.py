@@ -9,20 +9,17 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.fakegemini.server import FakeGemini, serve
+from tests.buildkit import free_port, loopback_http, served
+from tests.fakegemini import FakeGemini, serve, use_fake
 
 pytest.importorskip("a2a", reason="the a2a extra (a2a-sdk) is not installed")
 
@@ -73,13 +70,6 @@ agents:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _env(fake: FakeGemini) -> dict[str, str]:
     return {**os.environ, "GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "fake-key"}
 
@@ -94,35 +84,15 @@ def fake() -> Iterator[FakeGemini]:
 def _served(spec: Path, fake: FakeGemini, package: str | None = None) -> Iterator[str]:
     """`agentspec serve SPEC --a2a` (or, with `package`, `uvicorn PACKAGE.agent:a2a_app` of
     the package built from SPEC) in its own process; its URL once its card answers."""
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    log = spec.with_suffix(".log")
     command = [str(Path(sys.executable).parent / "agentspec"), "serve", str(spec), "--a2a",
                "--port", str(port)] if package is None else [
         sys.executable, "-m", "uvicorn", f"{package}.agent:a2a_app", "--port", str(port)]
-    env = {**_env(fake), "AGENTSPEC_A2A_URL": url}
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, env=env, stdout=output, cwd=spec.parent,
-                                   stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 120  # a readiness deadline, not a check
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"agentspec serve exited: {log.read_text()[-3000:]}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(url + ".well-known/agent-card.json", timeout=5).is_success:
-                        break
-                if time.monotonic() > deadline:
-                    pytest.fail(f"agentspec serve never answered: {log.read_text()[-3000:]}")
-                time.sleep(0.2)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with served("agentspec serve", command, ready=url + ".well-known/agent-card.json",
+                log=spec.with_suffix(".log"), env={**_env(fake), "AGENTSPEC_A2A_URL": url},
+                cwd=spec.parent):
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +105,7 @@ def b_url(fake: FakeGemini, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 @pytest.fixture
 def wire(fake: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> FakeGemini:
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-    monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
-    for key in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE"):
-        monkeypatch.delenv(key, raising=False)
+    use_fake(monkeypatch, fake.url)
     fake.requests.clear()
     fake.violations.clear()
     fake.script_problems.clear()
@@ -254,7 +221,7 @@ def test_a_remote_that_fails_is_an_error_naming_it(b_url: str, wire: FakeGemini,
 
 
 def _down_url() -> str:
-    return f"http://127.0.0.1:{_free_port()}/"  # nothing listens there
+    return f"http://127.0.0.1:{free_port()}/"  # nothing listens there
 
 
 def test_a_remote_that_is_down_is_an_error_naming_it_and_its_url(wire: FakeGemini,
@@ -274,35 +241,6 @@ def test_a_router_falls_back_when_its_remote_is_down(wire: FakeGemini, tmp_path:
     assert texts[-1] == "near: Answered here."
 
 
-@contextlib.contextmanager
-def _http(answer: bytes | None) -> Iterator[str]:
-    """A loopback server answering every GET with `answer` (JSON), or never (None)."""
-    release = threading.Event()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802
-            if answer is None:
-                release.wait(60)
-                return
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        release.set()
-        server.shutdown()
-
-
 @pytest.mark.parametrize(("answer", "expected"), [
     (b'{"hello": "world"}', "valid URL"), (None, "no answer within 1 s")],
     ids=["not a card", "never answers"])
@@ -312,7 +250,7 @@ def test_a_card_that_is_no_a2a_card_or_never_comes_is_an_error(
 
     wire.load({"boss": [{"transfer": "remote_chat"}]})
     spec = A_SPEC.replace("timeout: 20", "timeout: 1")
-    with _http(answer) as url, pytest.raises(RemoteAgentError) as failed:
+    with loopback_http(answer) as url, pytest.raises(RemoteAgentError) as failed:
         _talk(_app(tmp_path, spec.format(url=url)), "Hello")
     assert failed.value.agent == "remote_chat" and url in failed.value.where
     assert expected in failed.value.cause

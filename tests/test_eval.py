@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
-from tests.fakegemini import FakeGemini, Rule, serve
+from tests.fakegemini import FakeGemini, Rule, serve, use_fake
 
 SPEC = """\
 agentspec: 1
@@ -67,10 +67,7 @@ def server() -> Iterator[FakeGemini]:
 @pytest.fixture
 def fake(server: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> FakeGemini:
     """google-genai pointed at the fake: any key, the Gemini API (not Vertex)."""
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
-    monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
-    for name in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE"):
-        monkeypatch.delenv(name, raising=False)
+    use_fake(monkeypatch, server.url)
     server.rules = list(AGENT_RULES)
     server.requests.clear()
     server.violations.clear()
@@ -174,7 +171,8 @@ def test_a_judge_model_failing_is_reported_on_the_case(
     spec = project(tmp_path, JUDGED.replace(
         "  rubric_based_final_response_quality_v1: 1.0\n", ""))
     fake.rules = [Rule(r"(?s)^(?=.*is_the_agent_response_valid)(?=.*again)",
-                       {"fail": "the judge refuses this key", "status": 403}), *JUDGE_RULES, *AGENT_RULES,
+                       {"fail": "the judge refuses this key", "status": 403}),
+                  *JUDGE_RULES, *AGENT_RULES,
                   Rule(r"again", {"call": "get_weather", "args": {"city": "Paris"}})]
     result = invoke("eval", str(spec), "--format", "json")
     assert result.exit_code == 1, result.output

@@ -5,6 +5,7 @@ schema, and `validate` finding them beside a spec."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -16,6 +17,7 @@ from agentspec.diagnostics import REGISTRY, normalize
 from agentspec.evaluation.check import check_evals
 from agentspec.evaluation.schema import EVAL_SCHEMA_ID, eval_json_schema, eval_schema_text
 from agentspec.parse import load
+from agentspec.testing.check import Checked, check_scenarios
 from agentspec.testing.names import spec_context
 from agentspec.validate.check import check
 
@@ -85,3 +87,19 @@ def test_validate_finds_evals_by_the_spec_file_name(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "evals/desk.yaml:11:7: AS725" in result.output
     assert "1 spec, 1 eval file, 4 errors" in result.output
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "- a list\n", "just text\n"],
+                         ids=["empty", "comment", "list", "scalar"])
+@pytest.mark.parametrize(("checker", "shape"), [(check_evals, "`cases: [...]`"),
+                                                (check_scenarios, "`scenarios: [...]`")],
+                         ids=["eval file", "scenario file"])
+def test_a_data_file_that_holds_no_mapping_is_told_the_shape_of_one(
+        text: str, checker: Callable[[Path], Checked], shape: str, tmp_path: Path) -> None:
+    """The reader's own hint (`start with agentspec: 1`) is for spec files."""
+    path = tmp_path / "data.yaml"
+    path.write_text(text)
+    [problem] = checker(path).diagnostics
+    assert problem.code in {"AS007", "AS008"}
+    assert problem.hint is not None and shape in problem.hint
+    assert "agentspec: 1" not in problem.hint

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from agentspec.diagnostics import REGISTRY
-from agentspec.language import TOP_LEVEL_KEYS
+from agentspec.language import TOP_LEVEL_KEYS, Spec
 from agentspec.language.common import TAGS
 from agentspec.parse import load_text
 from agentspec.validate.check import CheckResult, check
@@ -55,6 +55,7 @@ scalars = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     text_scalars,
 )
+Spec.model_json_schema()  # builds the schema, which registers every union's tags
 #: keys that look like the elements pydantic puts in error locations besides data keys: union
 #: tags (ours and its own member names), the marker of a bad mapping key, validator names
 TAG_LIKE = ["<x>", "<>", "<", ">", "[key]", "[0]", "str", "int", "float", "bool", "none",

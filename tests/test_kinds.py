@@ -21,7 +21,7 @@ from agentspec.cli import cli
 from agentspec.diagnostics import codes
 from agentspec.ir import tree
 from agentspec.kindapi import Kind, kind_for, kind_for_spec, kind_named, kinds, table
-from agentspec.kinds import KINDS, llm
+from agentspec.kinds import KINDS, llm, planner
 from agentspec.language import agents
 from agentspec.review.rules import AGENT_RULES
 from agentspec.review.ruletypes import Rule
@@ -82,14 +82,24 @@ def test_a_kind_owns_its_codes() -> None:
     assert codes.LOOP_UNBOUNDED in kind_named("loop").codes
 
 
-def test_every_entry_is_required() -> None:
-    """A kind that forgets an entry fails where it is written, not in `build`."""
+_REQUIRED = ("names", "spec", "node", "name_of", "check", "lower", "plan", "models", "tools",
+             "as_llm", "label", "edge", "example", "answers", "references", "python_refs",
+             "instructions", "plan_state", "tools_at", "model_agents", "runs_agents", "marks")
+
+
+def test_every_entry_but_rules_and_codes_is_required() -> None:
+    """A kind that forgets an entry fails where it is written, not in `build`: a kind
+    without what an entry gives says so (`Kind.nothing`, `Kind.none`)."""
     required = {f.name for f in dataclasses.fields(Kind)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
-    assert required == {"names", "spec", "node", "name_of", "check", "lower", "plan", "models",
-                        "tools", "as_llm", "label", "edge", "example", "answers"}
-    entries = {name: getattr(llm.KIND, name) for name in required - {"as_llm"}}
-    with pytest.raises(TypeError, match="as_llm"):
+    assert required == set(_REQUIRED)
+    assert {f.name for f in dataclasses.fields(Kind)} - required == {"rules", "codes"}
+
+
+@pytest.mark.parametrize("forgotten", _REQUIRED)
+def test_a_kind_that_forgets_an_entry_fails_where_it_is_written(forgotten: str) -> None:
+    entries = {name: getattr(planner.KIND, name) for name in _REQUIRED if name != forgotten}
+    with pytest.raises(TypeError, match=forgotten):
         Kind(**entries)
 
 

@@ -4,10 +4,6 @@ graph draws a remote with its URL, a header's secret is never written nor printe
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentspec.cli import cli
+from tests.buildkit import loopback_http
 
 SPEC = """\
 agentspec: 1
@@ -36,36 +33,6 @@ CARD = (b'{"name": "billing", "description": "Bills.", "version": "1", "supporte
 SECRET = "s3cr3t-token-value"
 
 
-@contextlib.contextmanager
-def _http(status: int, body: bytes | None, seen: list[str]) -> Iterator[str]:
-    """Loopback HTTP answering GETs with `status` and `body`, or never (None); the
-    Authorization headers it got go into `seen`."""
-    release = threading.Event()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802
-            seen.append(self.headers.get("Authorization") or "")
-            if body is None:
-                release.wait(30)
-                return
-            self.send_response(status)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        release.set()
-        server.shutdown()
-
-
 def _validate(tmp_path: Path, url: str, *flags: str) -> Any:
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.format(url=url))
@@ -83,7 +50,7 @@ def _validate(tmp_path: Path, url: str, *flags: str) -> Any:
 def test_validate_online_reads_each_card(status: int, body: bytes | None, problem: str | None,
                                          tmp_path: Path) -> None:
     seen: list[str] = []
-    with _http(status, body, seen) as url:
+    with loopback_http(body, status=status, seen=seen) as url:
         offline = _validate(tmp_path, url)
         assert seen == []  # without --online, no request
         online = _validate(tmp_path, url, "--online")

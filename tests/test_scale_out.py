@@ -29,10 +29,10 @@ from click.testing import CliRunner
 
 from agentspec.cli import cli
 from agentspec.runtime.jobs.stores import open_store
+from tests.buildkit import free_port, served
 from tests.fakegemini.server import FakeGemini, serve
 from tests.temporalserver import task_queue_url, temporal_address
 from tests.test_jobs import POSTGRES, start_worker, wait_for
-from tests.test_wire import free_port
 
 pytest.importorskip("temporalio", reason="the `temporal` extra is not installed")
 pytestmark = pytest.mark.slow
@@ -88,27 +88,12 @@ def _front_end(package_dir: Path, sessions: str, env: dict[str, str],
     port = free_port()
     command = [str(Path(sys.executable).parent / "adk"), "api_server", "--host", "127.0.0.1",
                "--port", str(port), "--session_service_uri", sessions, str(package_dir)]
-    with log.open("wb") as output:
-        environ = {k: v for k, v in os.environ.items() if k not in (
-            "AGENTSPEC_JOBS_STORE", "GEMINI_API_KEY")}  # the spec's store, the fake's model
-        process = subprocess.Popen(command, env={**environ, **env}, stdout=output,
-                                   stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            def up() -> bool:
-                if process.poll() is not None:
-                    pytest.fail(f"adk api_server exited: {log.read_text()[-3000:]}")
-                with contextlib.suppress(httpx.HTTPError):
-                    return httpx.get(f"{url}/list-apps", timeout=5).status_code == 200
-                return False
-            wait_for(up, timeout=180, what="adk api_server")
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    url = f"http://127.0.0.1:{port}"
+    environ = {k: v for k, v in os.environ.items() if k not in (
+        "AGENTSPEC_JOBS_STORE", "GEMINI_API_KEY")}  # the spec's store, the fake's model
+    with served("adk api_server", command, ready=f"{url}/list-apps", log=log,
+                env={**environ, **env}):
+        yield url
 
 
 def _converse(url: str, session: str) -> list[str]:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from agentspec.cli import cli
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.usage import Tokens, call_cost
-from tests.fakegemini import FakeGemini, serve
+from tests.fakegemini import FakeGemini, serve, use_fake
 
 SPEC = """\
     agentspec: 1
@@ -46,10 +46,7 @@ USAGE = {"promptTokenCount": 1200, "cachedContentTokenCount": 200, "candidatesTo
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
     with serve(FakeGemini(replies={k: list(v) for k, v in REPLIES.items()},
                           usage=dict(USAGE))) as server:
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
-        monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
-        monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
-        monkeypatch.delenv("GOOGLE_GENAI_USE_ENTERPRISE", raising=False)
+        use_fake(monkeypatch, server.url)
         yield server
 
 
@@ -66,8 +63,8 @@ def test_run_sums_the_usage_the_model_service_reports(tmp_path: Path,
     assert done.exit_code == 0, done.output
     assert len(fake.requests) == 2
     # per call: 1200 prompt tokens (200 cached), 300 + 50 thinking out
-    flash = (1000 * 0.30 + 200 * 0.075 + 350 * 2.50) / 1e6  # the dated table
-    pro = (1000 * 1.25 + 200 * 0.31 + 350 * 10.0) / 1e6
+    flash = (1000 * 0.30 + 200 * 0.03 + 350 * 2.50) / 1e6  # the dated table
+    pro = (1000 * 1.25 + 200 * 0.125 + 350 * 10.0) / 1e6
     assert f"turn usage: 3100 tokens (2400 in, 400 cached, 700 out) in 2 calls, " \
            f"${flash + pro:.4f}" in done.output
     assert f"  agent front: 1550 tokens (1200 in, 200 cached, 350 out) in 1 call, " \
@@ -240,8 +237,8 @@ def test_a_scenario_over_the_wire_sums_the_usage_the_service_reported(
     assert usage.total.as_json() == {
         "calls": 2, "prompt_tokens": 2400, "cached_tokens": 400, "output_tokens": 700,
         "thinking_tokens": 100, "total_tokens": 3100,
-        "cost_usd": round((1000 * 0.30 + 200 * 0.075 + 350 * 2.50 +
-                           1000 * 1.25 + 200 * 0.31 + 350 * 10.0) / 1e6, 6)}
+        "cost_usd": round((1000 * 0.30 + 200 * 0.03 + 350 * 2.50 +
+                           1000 * 1.25 + 200 * 0.125 + 350 * 10.0) / 1e6, 6)}
     assert set(usage.agents) == {"front", "specialist"}
 
 

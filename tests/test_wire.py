@@ -9,11 +9,8 @@ import contextlib
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,8 +21,8 @@ from click.testing import CliRunner
 
 from agentspec.cli import cli
 from agentspec.testing.runner import load_scenarios, run_scenario
-from tests.buildkit import ROOT
-from tests.fakegemini import FakeGemini, serve
+from tests.buildkit import ROOT, free_port, served
+from tests.fakegemini import FakeGemini, serve, use_fake
 from tests.fakegemini.rules import problems
 
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
@@ -60,11 +57,7 @@ def fake() -> Iterator[FakeGemini]:
 @pytest.fixture
 def wire(fake: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> FakeGemini:
     """google-genai pointed at the fake: any key, the Gemini API (not Vertex)."""
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-    monkeypatch.setenv("GOOGLE_API_KEY", "fake-key")
-    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
-    monkeypatch.delenv("GOOGLE_GENAI_USE_ENTERPRISE", raising=False)
+    use_fake(monkeypatch, fake.url)
     monkeypatch.setenv("SUPPORT_QUEUE_DIR", "/nonexistent-never-written")
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)  # research_desk's scenario file sets it
     fake.requests.clear()
@@ -282,43 +275,17 @@ NOT_SERVED = {
 SERVED = [p for p in SPECS if p.stem not in NOT_SERVED]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def adk_server(kind: str, agents_dir: Path, env: Mapping[str, str], log: Path) -> Iterator[str]:
     """`adk api_server` or `adk web` (`kind`) in its own process on a free loopback port;
     its URL once it answers."""
     port = free_port()
+    url = f"http://127.0.0.1:{port}"
     command = [str(Path(sys.executable).parent / "adk"), kind, "--host", "127.0.0.1",
                "--port", str(port), str(agents_dir)]
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, env={**os.environ, **env}, stdout=output,
-                                   stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 180  # a generous readiness deadline, not a check
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"adk {kind} exited: {log.read_text()[-3000:]}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/list-apps", timeout=5).status_code == 200:
-                        break
-                if time.monotonic() > deadline:
-                    pytest.fail(f"adk {kind} never answered: {log.read_text()[-3000:]}")
-                time.sleep(0.2)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with served(f"adk {kind}", command, ready=f"{url}/list-apps", log=log,
+                env={**os.environ, **env}):
+        yield url
 
 
 def built_agents(spec: Path, env: Mapping[str, str]) -> list[Any]:

@@ -10,19 +10,21 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.evaluation.models import JUDGED, NEEDS_REFERENCE, NEEDS_RUBRICS, EvalFile
 from agentspec.parse import Path as DataPath
-from agentspec.parse import PosNode, load
-from agentspec.project_files import Project, display_name, resolved
-from agentspec.resolve import Document
-from agentspec.testing.check import Checked
+from agentspec.parse import PosNode
+from agentspec.project_files import Project
+from agentspec.testing.datafile import Checked, check_data_file, listed, missing_state
 from agentspec.testing.names import SpecNames
 from agentspec.validate.structural import Mapper
 
 __all__ = ["check_evals", "effective_criteria"]
+
+_SHAPE = "An eval file is a mapping: `criteria: {...}`, `cases: [...]` and, if a criterion " \
+    "needs one, `judge: {model: ...}`"
 
 
 @cache
@@ -101,31 +103,12 @@ def _names(case: Mapping[str, Any], at: DataPath, pos: PosNode,
             if not (names.opaque and hint is None):
                 yield codes.EVAL_UNKNOWN_TOOL(
                     f"no agent of the spec has a tool named `{name[:60]}`", span,
-                    hint=hint or f"its tools: {_listed(names.tools)}")
+                    hint=hint or f"its tools: {listed(names.tools)}")
         if kind == "agent" and name not in names.scripted:
             yield codes.EVAL_UNKNOWN_AGENT(
                 f"the spec has no agent with a model named `{name[:60]}`", span,
                 hint=did_you_mean(name, names.scripted) or
-                f"its agents: {_listed(names.scripted)}")
-
-
-def _listed(names: set[str]) -> str:
-    shown = sorted(names)
-    return ", ".join(f"`{n}`" for n in shown[:20]) + (" and more" if len(shown) > 20 else "") \
-        or "none"
-
-
-def _state(case: Mapping[str, Any], at: DataPath, pos: PosNode,
-           required: Mapping[str, str | None]) -> Iterator[Diagnostic]:
-    state = _mapping(case.get("state"))
-    for key, description in required.items():
-        if key not in state:
-            about = f" ({description})" if description else ""
-            yield codes.EVAL_MISSING_STATE(
-                f"the case does not give `{key}`{about}, which the spec's `state:` says the "
-                "session's creator supplies",
-                pos.key_span((*at, "state")) if "state" in case else pos.value_span(at),
-                hint=f"add `{key}: VALUE` to the case's `state:`")
+                f"its agents: {listed(names.scripted)}")
 
 
 def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
@@ -146,7 +129,7 @@ def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
                     pos.value_span((*at, "name")), hint="give each case its own name")
             seen.setdefault(name, at)
         yield from _criteria(data, case, at, pos)
-        yield from _state(case, at, pos, required)
+        yield from missing_state(case, at, pos, required, codes.EVAL_MISSING_STATE, "case")
         if names is not None:
             yield from _names(case, at, pos, names)
 
@@ -155,22 +138,7 @@ def check_evals(path: Path, required: Mapping[str, str | None] | None = None, *,
                 project: Project | None = None, names: SpecNames | None = None) -> Checked:
     """Check the eval file at `path`, as `agentspec.testing.check.check_scenarios` checks a
     scenario file: `required` state keys, the `project` it must be in, the spec's `names`."""
-    if project is not None and project.judge(path) == "outside":
-        return Checked(path, diagnostics=[codes.PATH_OUTSIDE_PROJECT(
-            f"the eval file `{display_name(path)}` is outside the project `{project.root}` "
-            "(its content is not read)", None,
-            hint="keep eval files in the project; a symbolic link out of it is not followed")])
-    parsed = load(resolved(path), display=str(path))
-    checked = Checked(path, sources={parsed.source.name: parsed.source},
-                      diagnostics=list(parsed.diagnostics), readable=parsed.readable)
-    if not parsed.ok or parsed.positions is None:
-        return checked
-    doc = Document(parsed.value, parsed.positions)
-    try:
-        _adapter().validate_python(parsed.value)
-    except ValidationError as exc:
-        mapper = Mapper(doc, EvalFile, whole="the eval file")
-        checked.diagnostics += [mapper.diagnostic(e) for e in exc.errors(include_url=False)]
-    checked.diagnostics += _semantic(parsed.value, parsed.positions, required or {}, names)
-    checked.data = parsed.value
-    return checked
+    return check_data_file(
+        path, _adapter(), lambda doc: Mapper(doc, EvalFile, whole="the eval file"),
+        lambda data, pos: _semantic(data, pos, required or {}, names),
+        what="eval file", shape=_SHAPE, project=project)

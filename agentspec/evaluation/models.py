@@ -46,6 +46,11 @@ class JudgedCriterion(Threshold):
                                 "scores each turn (default: the file's `judge.samples`).")
 
 
+#: a criterion's entry: its threshold alone, or its settings
+Scored = float | Threshold | None
+Judged = float | JudgedCriterion | None
+
+
 class Criteria(Model):
     """ADK's evaluators, by their metric names, each with a threshold (a number is the
     threshold alone). Judged criteria need `judge:`."""
@@ -53,26 +58,23 @@ class Criteria(Model):
     tool_trajectory_avg_score: float | TrajectoryCriterion | None = Field(
         None, description="The tools called in each turn against the turn's `tools` (1 per "
         "matching turn, 0 otherwise), averaged.")
-    response_match_score: float | Threshold | None = Field(
-        None, description="ROUGE-1 overlap of each final answer with the turn's "
-        "`reference` (needs the `eval` extra).")
-    final_response_match_v2: float | JudgedCriterion | None = Field(
-        None, description="The judge says whether each final answer agrees with the turn's "
-        "`reference`.")
-    rubric_based_final_response_quality_v1: float | JudgedCriterion | None = Field(
-        None, description="The judge checks each final answer against the case's "
-        "`rubrics`.")
-    rubric_based_tool_use_quality_v1: float | JudgedCriterion | None = Field(
-        None, description="The judge checks the tools used in each turn against the case's "
-        "`rubrics`.")
-    hallucinations_v1: float | JudgedCriterion | None = Field(
-        None, description="The judge checks that each sentence of the final answers is "
-        "supported by the conversation (instructions, tool results).")
+    response_match_score: Scored = Field(None, description=(
+        "ROUGE-1 overlap of each final answer with the turn's `reference` (needs the `eval` "
+        "extra)."))
+    final_response_match_v2: Judged = Field(None, description=(
+        "The judge says whether each final answer agrees with the turn's `reference`."))
+    rubric_based_final_response_quality_v1: Judged = Field(None, description=(
+        "The judge checks each final answer against the case's `rubrics`."))
+    rubric_based_tool_use_quality_v1: Judged = Field(None, description=(
+        "The judge checks the tools used in each turn against the case's `rubrics`."))
+    hallucinations_v1: Judged = Field(None, description=(
+        "The judge checks that each sentence of the final answers is supported by the "
+        "conversation (instructions, tool results)."))
 
 
 #: criteria scored by a judge model
-JUDGED = ("final_response_match_v2", "rubric_based_final_response_quality_v1",
-          "rubric_based_tool_use_quality_v1", "hallucinations_v1")
+JUDGED = tuple(name for name, field in Criteria.model_fields.items()
+               if field.annotation == Judged)
 #: criteria that read each turn's `reference`
 NEEDS_REFERENCE = ("response_match_score", "final_response_match_v2")
 #: criteria that read the case's `rubrics`

@@ -51,18 +51,22 @@ class Site:
     queued: tuple[str, ...] = ()
 
 
-def _nothing(*_: object) -> tuple[()]:
-    return ()
-
-
-def _none(*_: object) -> None:
-    return None
-
-
 @dataclass(frozen=True, kw_only=True)
 class Kind(Generic[S, N]):
-    """Every entry is required (a kind that forgets one fails where it is written), except
-    the diff rules and codes a kind may not have."""
+    """Every entry is required, so a kind that forgets one fails where it is written; a kind
+    without what an entry gives says so (`Kind.nothing`, `Kind.none`). Only the diff rules
+    and codes, which many kinds do not have, default to none."""
+
+    @staticmethod
+    def nothing(*_: object) -> tuple[()]:
+        """The entry of a kind that has none of what it lists (python references, ...)."""
+        return ()
+
+    @staticmethod
+    def none(*_: object) -> None:
+        """The entry of a kind that has no such thing (references of its own to check, a
+        pattern of the agents it makes)."""
+        return None
 
     names: tuple[str, ...]  # the spec's `kind:` values
     spec: tuple[type[S], ...]  # the spec models (exact classes)
@@ -85,28 +89,27 @@ class Kind(Generic[S, N]):
     #: `name` answers `text` itself, the model that calls its tools last; empty for a kind
     #: whose children answer
     answers: Callable[[str, str], dict[str, list[dict[str, Any]]]]
-    # what only some kinds have: a kind without it keeps the default, which means "none"
+    # what only some kinds have: a kind without it says so (`Kind.nothing`, `Kind.none`)
     #: the checks of the names its own fields refer to (models, agents, tools), run with
     #: the spec's other reference checks
-    references: Callable[[Context, str, S], None] = field(default=_none)
+    references: Callable[[Context, str, S], None]
     #: the python references of its own fields: (path in the spec, `module:attr`)
-    python_refs: Callable[[str, S], Iterable[tuple[Path, str]]] = field(default=_nothing)
+    python_refs: Callable[[str, S], Iterable[tuple[Path, str]]]
     #: its instructions beside an LLM agent's, filled from state as they are: (path in the
     #: spec, what it is in a message, the text)
-    instructions: Callable[[str, S], Iterable[tuple[Path, str, str]]] = field(
-        default=_nothing)
+    instructions: Callable[[str, S], Iterable[tuple[Path, str, str]]]
     #: for a kind that keeps its own state under `agentspec:plan:<its name>...` (a
-    #: planner): the state key its answer goes to, if any
-    plan_state: Callable[[S], str | None] | None = None
+    #: planner): the state key its answer goes to, if any; None for any other kind
+    plan_state: Callable[[S], str | None] | None
     #: where its tools are written in the spec, under the agent
-    tools_at: tuple[str, ...] = ("tools",)
+    tools_at: tuple[str, ...]
     #: the agents the runtime makes for it that call a model, by name: what a scenario's
     #: `replies` script beside the agent itself, when it is an LLM agent
-    model_agents: Callable[[N], Iterable[str]] = field(default=_nothing)
+    model_agents: Callable[[N], Iterable[str]]
     #: a regular expression of the names of the agents it makes as it runs, or None
-    runs_agents: Callable[[N], str | None] = field(default=_none)
+    runs_agents: Callable[[N], str | None]
     #: the marks on the edge to its child `name` (a router's default and fallback)
-    marks: Callable[[N, str], tuple[str, ...]] = field(default=_nothing)
+    marks: Callable[[N, str], tuple[str, ...]]
     rules: tuple[Rule[AgentPair], ...] = field(default=())  # the kind's own diff rules
     #: the diagnostic codes the kind owns (its checks' and its rules'), ascending
     codes: tuple[Code, ...] = field(default=())

@@ -28,4 +28,6 @@ KIND: Kind[DeepAgent, DeepNode] = Kind(
     names=("deep",), spec=(DeepAgent,), node=DeepNode, name_of=lambda node: "deep",
     check=llm.check, lower=lower, plan=llm.plan, models=llm.models, tools=llm.tools,
     as_llm=llm.as_llm, label=llm.label, edge=lambda node: "sub-agent", example=llm.example,
-    answers=llm.answers)
+    answers=llm.answers, references=Kind.none, python_refs=Kind.nothing,
+    instructions=Kind.nothing, plan_state=None, tools_at=("tools",), model_agents=Kind.nothing,
+    runs_agents=Kind.none, marks=Kind.nothing)

@@ -314,4 +314,6 @@ def answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
 KIND: Kind[LlmAgent, LlmNode] = Kind(
     names=("llm",), spec=(LlmAgent,), node=LlmNode, name_of=lambda node: "llm", check=check,
     lower=lower, plan=plan, models=models, tools=tools, as_llm=as_llm, label=label,
-    edge=lambda node: "sub-agent", example=example, answers=answers)
+    edge=lambda node: "sub-agent", example=example, answers=answers, references=Kind.none,
+    python_refs=Kind.nothing, instructions=Kind.nothing, plan_state=None, tools_at=("tools",),
+    model_agents=Kind.nothing, runs_agents=Kind.none, marks=Kind.nothing)

@@ -210,7 +210,7 @@ KIND: Kind[PlannerAgent, PlannerNode] = Kind(
     instructions=_instructions, plan_state=lambda agent: agent.output_key,
     tools_at=("worker", "tools"),
     model_agents=lambda node: tuple(f"{node.name}_{role}" for role in ROLES),
-    runs_agents=_runs_agents,
+    runs_agents=_runs_agents, marks=Kind.nothing,
     codes=(codes.PLANNER_BOUNDS, codes.PLANNER_ROLE_CHANGED),
     rules=(Rule(codes.PLANNER_ROLE_CHANGED, (
         "PlannerNode.roles", "PlannerRoles.model", "PlannerRoles.instruction",

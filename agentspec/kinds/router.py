@@ -141,7 +141,8 @@ KIND: Kind[RouterAgent, RouterNode] = Kind(
     names=("router",), spec=(RouterAgent,), node=RouterNode, name_of=lambda node: "router",
     check=check, lower=lower, plan=plan, models=_models, tools=_tools, as_llm=_as_llm,
     label=label, edge=lambda node: "option", example=_example, answers=lambda name, text: {},
-    references=_references, python_refs=_python_refs, marks=_marks,
+    references=_references, python_refs=_python_refs, instructions=Kind.nothing,
+    plan_state=None, tools_at=("tools",), runs_agents=Kind.none, marks=_marks,
     # a model route asks a classifier agent of its own
     model_agents=lambda node: (f"{node.name}_classifier",) if node.route.model else (),
     rules=(Rule(codes.ROUTE_CHANGED, ("RouterNode.route", "RouteNode.*"), _route_changed),),

@@ -124,6 +124,8 @@ KIND: Kind[WorkflowAgent, WorkflowNode] = Kind(
     node=WorkflowNode, name_of=lambda node: node.kind, check=check, lower=lower, plan=plan,
     models=_models, tools=_tools, as_llm=_as_llm, label=label,
     edge=lambda node: "branch" if node.kind == "parallel" else "step", example=_example,
-    answers=lambda name, text: {},
+    answers=lambda name, text: {}, references=Kind.none, python_refs=Kind.nothing,
+    instructions=Kind.nothing, plan_state=None, tools_at=("tools",), model_agents=Kind.nothing,
+    runs_agents=Kind.none, marks=Kind.nothing,
     rules=(Rule(codes.LIMIT_CHANGED, ("WorkflowNode.max_iterations",), _iterations_changed),),
     codes=(codes.LOOP_ITERATIONS, codes.WORKFLOW_NO_CHILDREN, codes.LOOP_UNBOUNDED))

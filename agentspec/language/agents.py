@@ -9,12 +9,12 @@ from pydantic import Field, WithJsonSchema
 from agentspec.contract.harness_names import DECISIONS, FILE_TOOLS, DecisionKind
 from agentspec.language.adk_settings import CodeExecutor
 from agentspec.language.common import (
+    ByType,
     DirectoryPath,
     FilePath,
     Identifier,
     Model,
     PythonRef,
-    by_type,
     keyed_union,
 )
 from agentspec.language.models import GenerateConfig, ThinkingConfig
@@ -138,13 +138,9 @@ class SkillsConfig(Model):
         "system prompt.")
 
 
-if TYPE_CHECKING:
-    Skills = list[DirectoryPath] | SkillsConfig
-else:
-    Skills = keyed_union("skills_setting", "`skills` is a list of directories or `{paths: [...], "
-                         "discovery: lazy|eager}`",
-                         {"paths": list[DirectoryPath], "settings": SkillsConfig},
-                         by_type((list, "paths"), (dict, "settings")))
+Skills = Annotated[list[DirectoryPath] | SkillsConfig, ByType(
+    "skills_setting", "`skills` is a list of directories or `{paths: [...], discovery: "
+    "lazy|eager}`", paths=list, settings=dict)]
 
 
 class InterruptConfig(Model):
@@ -158,13 +154,9 @@ class InterruptConfig(Model):
                              examples=["Run this shell command?"])
 
 
-if TYPE_CHECKING:
-    Interrupt = bool | InterruptConfig
-else:
-    Interrupt = keyed_union("interrupt_setting", "an `interrupt_on` entry is true, false or "
-                            "`{decisions: [...], hint: ...}`",
-                            {"flag": bool, "settings": InterruptConfig},
-                            by_type((bool, "flag"), (dict, "settings")))
+Interrupt = Annotated[bool | InterruptConfig, ByType(
+    "interrupt_setting", "an `interrupt_on` entry is true, false or `{decisions: [...], hint: "
+    "...}`", flag=bool, settings=dict)]
 
 
 class ToolResultLimit(Model):
@@ -427,12 +419,8 @@ else:
                         dict(KIND_MODELS), _agent_kind)
 
 
-if TYPE_CHECKING:
-    AgentEntry = str | Agent
-else:
-    AgentEntry = keyed_union("agent_entry", "a sub-agent is an agent name or an inline agent",
-                             {"name": str, "inline": Agent},
-                             by_type((str, "name"), (dict, "inline")))
+AgentEntry = Annotated[str | Agent, ByType(
+    "agent_entry", "a sub-agent is an agent name or an inline agent", name=str, inline=dict)]
 
 
 def kinds_taking(field: str) -> list[str]:

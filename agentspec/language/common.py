@@ -5,7 +5,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Union, get_args
 
 from pydantic import (
     AfterValidator,
@@ -13,21 +13,24 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     StringConstraints,
     Tag,
     WithJsonSchema,
 )
+from pydantic_core import CoreSchema
 
 __all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Arguments",
-           "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model", "PathField",
-           "PythonRef", "by_type", "is_reserved_word",
-           "keyed_union", "one_key_union", "present_keys", "tag"]
+           "ByType", "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model", "PathField",
+           "PythonRef", "is_reserved_word", "keyed_union", "one_key_union",
+           "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 PYTHON_REF = rf"^{_DOTTED}:{_DOTTED}$"
 
-#: every union tag -> the type it selects, for walking validation error locations
+#: every union tag -> the type it selects, for walking validation error locations (a `ByType`
+#: union's are added when its schema is first built, before anything is validated with it)
 TAGS: dict[str, Any] = {}
 #: custom error type of each keyed union -> (message, keys it chooses between)
 UNION_MESSAGES: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -123,8 +126,23 @@ def one_key_union(error: str, noun: str, members: Mapping[str, Any]) -> Any:
     return keyed_union(error, f"{noun} takes exactly one of {listed}", members, pick)
 
 
-def by_type(*choices: tuple[type, str]) -> Callable[[Any], str | None]:
-    """A union picker choosing the member by the Python type of the value (first match)."""
-    def pick(value: Any) -> str | None:
-        return next((member for kind, member in choices if isinstance(value, kind)), None)
-    return pick
+class ByType:
+    """Makes the union it annotates a keyed union chosen by the Python type of the value:
+    `Annotated[str | Settings, ByType("error", "message", name=str, settings=dict)]` names
+    the members in order, each with the type of value that chooses it (the value's own type
+    first, so `true` is a flag even beside an integer member); a value of no member's type
+    is reported as `error` with `message`. The annotation is the type checker's type too."""
+
+    def __init__(self, error: str, message: str, **kinds: type) -> None:
+        self.error, self.message, self.kinds = error, message, kinds
+
+    def _pick(self, value: Any) -> str | None:
+        return next((name for name, kind in self.kinds.items() if type(value) is kind),
+                    next((name for name, kind in self.kinds.items()
+                          if isinstance(value, kind)), None))
+
+    def __get_pydantic_core_schema__(self, source: Any,
+                                     handler: GetCoreSchemaHandler) -> CoreSchema:
+        members = dict(zip(self.kinds, get_args(source), strict=True))
+        return handler.generate_schema(keyed_union(self.error, self.message, members,
+                                                   self._pick))

@@ -11,13 +11,13 @@ from agentspec.language.agents import Agent, Defaults
 from agentspec.language.backends import Backend
 from agentspec.language.common import (
     Arguments,
+    ByType,
     CodeName,
     FilePath,
     Identifier,
     Model,
     PathField,
     PythonRef,
-    by_type,
     keyed_union,
     one_key_union,
 )
@@ -69,14 +69,9 @@ else:
                          {"events": KeepEvents, "invocations": KeepInvocations})
 
 
-if TYPE_CHECKING:
-    VarValue = str | int | float | bool
-else:
-    VarValue = Annotated[
-        keyed_union("var_value", "a variable is text, a number or true or false",
-                    {"text": str, "whole": int, "number": float, "flag": bool},
-                    by_type((bool, "flag"), (int, "whole"), (float, "number"), (str, "text"))),
-        WithJsonSchema({"type": ["string", "number", "boolean"]})]
+VarValue = Annotated[str | int | float | bool, ByType(
+    "var_value", "a variable is text, a number or true or false", text=str, whole=int,
+    number=float, flag=bool), WithJsonSchema({"type": ["string", "number", "boolean"]})]
 
 
 #: a key of ADK session state that an instruction placeholder can name: a name, or one with

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
 from agentspec.language.adk_settings import ToolAuth
 from agentspec.language.common import (
     Arguments,
+    ByType,
     DirectoryPath,
     Model,
     PythonRef,
-    by_type,
-    keyed_union,
     one_key_union,
 )
 
@@ -100,9 +99,5 @@ else:
         "python": PythonTool, "mcp": McpTool, "builtin": BuiltinTool, "agent": AgentTool})
 
 
-if TYPE_CHECKING:
-    ToolEntry = str | ToolDef
-else:
-    ToolEntry = keyed_union("tool_entry", "a tool entry is a tool name or a tool mapping",
-                            {"name": str, "inline": ToolDef},
-                            by_type((str, "name"), (dict, "inline")))
+ToolEntry = Annotated[str | ToolDef, ByType(
+    "tool_entry", "a tool entry is a tool name or a tool mapping", name=str, inline=dict)]

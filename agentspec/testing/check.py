@@ -5,22 +5,20 @@ the spec requires). Imports no ADK, so `validate` can run it."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.parse import Path as DataPath
-from agentspec.parse import PosNode, load, load_text
-from agentspec.project_files import Project, display_name, resolved
+from agentspec.parse import PosNode
+from agentspec.project_files import Project
 from agentspec.resolve import Document
-from agentspec.source import SourceFile
+from agentspec.testing.datafile import Checked, check_data_file, listed, missing_state
 from agentspec.testing.models import ScenarioFile
 from agentspec.testing.names import SpecNames
 from agentspec.validate.locations import locate
@@ -29,8 +27,6 @@ from agentspec.validate.structural import Mapper
 __all__ = ["Checked", "check_scenarios", "scenario_paths"]
 
 
-#: the reader's codes for a file that holds no mapping: its hint is for spec files
-_NOT_A_FILE = {"AS007", "AS008"}
 _SHAPE = "A scenario file is a mapping: `messages: [...]` and the rest of one scenario, or " \
     "`scenarios: [...]`"
 
@@ -38,21 +34,6 @@ _SHAPE = "A scenario file is a mapping: `messages: [...]` and the rest of one sc
 @cache
 def _adapter() -> TypeAdapter[Any]:
     return TypeAdapter(ScenarioFile)
-
-
-@dataclass
-class Checked:
-    """A scenario file: its data (None when it could not be read), its source, its problems."""
-
-    path: Path
-    data: Any = None
-    sources: dict[str, SourceFile] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    readable: bool = True  # False when the file itself could not be read
-
-    @property
-    def ok(self) -> bool:
-        return self.data is not None and not any(d.is_error for d in self.diagnostics)
 
 
 def scenario_paths(data: Any) -> Iterator[tuple[DataPath, Mapping[str, Any]]]:
@@ -81,6 +62,10 @@ class _ScenarioMapper(Mapper):
                     "comma", self.doc.pos.key_span(path),
                     hint=f"quote the text: `{split[0]}: \"{split[1]}, {path[-1]}\"`")
         return super().diagnostic(error)
+
+
+def _mapper(doc: Document) -> Mapper:
+    return _ScenarioMapper(doc, ScenarioFile, whole="the scenario file")
 
 
 def _lookup(data: Any, path: DataPath) -> Any:
@@ -145,20 +130,6 @@ def _errors(errors: Any, at: DataPath, pos: PosNode) -> Iterator[Diagnostic]:
                                "`tool`; found both", pos.value_span(where))
 
 
-def _state(scenario: Mapping[str, Any], at: DataPath, pos: PosNode,
-           required: Mapping[str, str | None]) -> Iterator[Diagnostic]:
-    state = _mapping(scenario.get("state"))
-    for key, description in required.items():
-        if key not in state:
-            about = f" ({description})" if description else ""
-            yield codes.SCENARIO_MISSING_STATE(
-                f"the scenario does not give `{key}`{about}, which the spec's `state:` "
-                "says the session's creator supplies",
-                pos.key_span((*at, "state")) if "state" in scenario
-                else pos.value_span(at), hint=f"add `{key}: VALUE` to the scenario's "
-                "`state:`")
-
-
 def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
               names: SpecNames | None) -> Iterator[Diagnostic]:
     for at, scenario in scenario_paths(data):
@@ -166,7 +137,8 @@ def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
         if "final" in expect:
             yield from _final(expect["final"], (*at, "expect", "final"), pos)
         yield from _errors(expect.get("errors"), at, pos)
-        yield from _state(scenario, at, pos, required)
+        yield from missing_state(scenario, at, pos, required, codes.SCENARIO_MISSING_STATE,
+                                 "scenario")
         if names is not None:
             yield from _names(scenario, at, pos, names)
 
@@ -211,7 +183,7 @@ def _names(scenario: Mapping[str, Any], at: DataPath, pos: PosNode, names: SpecN
                 continue  # a toolset or an unfiltered MCP server may provide it
             yield codes.SCENARIO_UNKNOWN_TOOL(
                 f"no agent of the spec has a tool named `{_shown(name)}`", span,
-                hint=hint or f"its tools: {_listed(names.tools)}")
+                hint=hint or f"its tools: {listed(names.tools)}")
             continue
         known = names.scripted if kind == "scripted" else names.agents
         if name in known or kind != "scripted" and names.is_agent(name):
@@ -219,17 +191,11 @@ def _names(scenario: Mapping[str, Any], at: DataPath, pos: PosNode, names: SpecN
         what = "no agent with a model" if kind == "scripted" else "no agent"
         yield codes.SCENARIO_UNKNOWN_AGENT(
             f"the spec has {what} named `{_shown(name)}`", span,
-            hint=did_you_mean(name, known) or f"its agents: {_listed(known)}")
+            hint=did_you_mean(name, known) or f"its agents: {listed(known)}")
 
 
 def _shown(name: str) -> str:
     return name if len(name) <= 60 else name[:59] + "…"
-
-
-def _listed(names: set[str]) -> str:
-    shown = sorted(names)
-    return ", ".join(f"`{n}`" for n in shown[:20]) + (" and more" if len(shown) > 20 else "") \
-        or "none"
 
 
 def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None, *,
@@ -240,26 +206,7 @@ def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None
     the file may be (one outside, through a link or otherwise, is never read); `names`: the
     spec's agents and tools, which the scenarios' names must be; `text`: the file's content
     in place of the file on disk (an editor's unsaved buffer)."""
-    if project is not None and project.judge(path) == "outside":
-        return Checked(path, diagnostics=[codes.PATH_OUTSIDE_PROJECT(
-            f"the scenario file `{display_name(path)}` is outside the project "
-            f"`{project.root}` (its content is not read)", None,
-            hint="keep scenario files in the project; a symbolic link out of it is not "
-            "followed")])
-    parsed = load(resolved(path), display=str(path)) if text is None \
-        else load_text(text, path=resolved(path), display=str(path))  # what was judged
-    checked = Checked(path, sources={parsed.source.name: parsed.source},
-                      diagnostics=list(parsed.diagnostics), readable=parsed.readable)
-    if not parsed.ok or parsed.positions is None:
-        checked.diagnostics = [dataclasses.replace(d, hint=_SHAPE) if d.code in _NOT_A_FILE
-                               else d for d in checked.diagnostics]
-        return checked
-    doc = Document(parsed.value, parsed.positions)
-    try:
-        _adapter().validate_python(parsed.value)
-    except ValidationError as exc:
-        mapper = _ScenarioMapper(doc, ScenarioFile, whole="the scenario file")
-        checked.diagnostics += [mapper.diagnostic(e) for e in exc.errors(include_url=False)]
-    checked.diagnostics += _semantic(parsed.value, parsed.positions, required or {}, names)
-    checked.data = parsed.value
-    return checked
+    return check_data_file(
+        path, _adapter(), _mapper,
+        lambda data, pos: _semantic(data, pos, required or {}, names),
+        what="scenario file", shape=_SHAPE, project=project, text=text)

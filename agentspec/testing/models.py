@@ -7,11 +7,11 @@ check` turns their errors into diagnostics at file:line:col. Nothing here import
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agentspec.language.common import Model, by_type, keyed_union, one_key_union
+from agentspec.language.common import ByType, Model, keyed_union, one_key_union
 from agentspec.language.document import StateKey, VarValue
 
 __all__ = ["DECISION_WORDS", "JOB_FIELDS", "CallReply", "EditDecision", "Expect",
@@ -81,15 +81,12 @@ class RejectDecision(Model):
 
 if TYPE_CHECKING:
     DecisionMapping = EditDecision | RejectDecision
-    Decision = str | DecisionMapping
 else:
     DecisionMapping = one_key_union("decision_kind", "a decision",
                                     {"edit": EditDecision, "reject": RejectDecision})
-    Decision = keyed_union(
-        "decision", "a decision is `approve`, `reject`, `{reject: message}` or "
-        "`{edit: {argument: value}}`",
-        {"word": Literal["approve", "reject"], "mapping": DecisionMapping},
-        by_type((str, "word"), (dict, "mapping")))
+Decision = Annotated[Literal["approve", "reject"] | DecisionMapping, ByType(
+    "decision", "a decision is `approve`, `reject`, `{reject: message}` or `{edit: {argument: "
+    "value}}`", word=str, mapping=dict)]
 
 
 class ExpectedCall(Model):
@@ -100,13 +97,9 @@ class ExpectedCall(Model):
                                         "matches when its entries are all there).")
 
 
-if TYPE_CHECKING:
-    ExpectedTool = str | ExpectedCall
-else:
-    ExpectedTool = keyed_union("expected_tool", "an expected call is a tool name or "
-                               "`{name: TOOL, args: {...}}`",
-                               {"name": str, "call": ExpectedCall},
-                               by_type((str, "name"), (dict, "call")))
+ExpectedTool = Annotated[str | ExpectedCall, ByType(
+    "expected_tool", "an expected call is a tool name or `{name: TOOL, args: {...}}`",
+    name=str, call=dict)]
 
 
 class Final(Model):
@@ -119,13 +112,9 @@ class Final(Model):
                                 "answer matches somewhere.")
 
 
-if TYPE_CHECKING:
-    FinalExpect = str | Final
-else:
-    FinalExpect = keyed_union("final", "`final` is text the last answer contains, or "
-                              "`{contains: TEXT}` / `{matches: REGEX}`",
-                              {"text": str, "checks": Final},
-                              by_type((str, "text"), (dict, "checks")))
+FinalExpect = Annotated[str | Final, ByType(
+    "final", "`final` is text the last answer contains, or `{contains: TEXT}` / `{matches: "
+    "REGEX}`", text=str, checks=dict)]
 
 
 class ExpectedJob(Model):

@@ -12,13 +12,15 @@ from typing import Any
 
 from agentspec.runtime.jobs import Clock, Job, decode, encode, now
 
-__all__ = ["COLUMNS", "UnreadableRow", "job_from_row", "row_from_job"]
+__all__ = ["COLUMNS", "JSON_COLUMNS", "UnreadableRow", "job_from_row", "row_from_job"]
 
 COLUMNS = ("id", "agent", "input", "app_name", "user_id", "session_id", "invocation_id",
            "function_call_id", "tool", "status", "attempts", "max_attempts", "lease_owner",
            "lease_expires_at", "available_at", "created_at", "updated_at", "started_at",
            "finished_at", "result", "error", "delivered_at", "output_key", "on_done",
            "resumed_at", "state", "usage", "last_event", "last_event_at")
+#: the columns that hold a value as JSON text: the store encodes them as it writes them
+JSON_COLUMNS = ("result", "state", "usage")
 
 # what each column must hold, and what replaces a bad value
 _TEXTS = ("agent", "input", "app_name", "user_id", "session_id", "invocation_id",
@@ -64,8 +66,7 @@ def _problems(values: dict[str, Any], clock: Clock) -> tuple[list[str], dict[str
                 raise TypeError("not a mapping")
         except (TypeError, ValueError) as error:
             problems.append(f"{column} is not a JSON mapping ({error}): {values[column]!r}")
-            # the store writes `state` as given and encodes `usage` itself
-            repairs[column] = "{}" if column == "state" else {}
+            repairs[column] = {}
     result = values["result"]
     if result is not None:
         try:
@@ -83,15 +84,13 @@ def job_from_row(row: tuple[Any, ...], clock: Clock = now) -> Job:
     problems, repairs = _problems(values, clock)
     if problems:
         raise UnreadableRow(values["id"], "; ".join(problems), repairs)
-    values["result"] = decode(values["result"])
-    values["state"] = decode(values["state"])
-    values["usage"] = decode(values["usage"])
+    for column in JSON_COLUMNS:
+        values[column] = decode(values[column])
     return Job(**values)
 
 
 def row_from_job(job: Job) -> tuple[Any, ...]:
     values = job.to_dict()
-    values["result"] = encode(values["result"])
-    values["state"] = encode(values["state"])
-    values["usage"] = encode(values["usage"])
+    for column in JSON_COLUMNS:
+        values[column] = encode(values[column])
     return tuple(values[c] for c in COLUMNS)

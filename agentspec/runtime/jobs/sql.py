@@ -32,7 +32,13 @@ from agentspec.runtime.jobs import (
     new_job,
     now,
 )
-from agentspec.runtime.jobs.rows import COLUMNS, UnreadableRow, job_from_row, row_from_job
+from agentspec.runtime.jobs.rows import (
+    COLUMNS,
+    JSON_COLUMNS,
+    UnreadableRow,
+    job_from_row,
+    row_from_job,
+)
 
 __all__ = ["MIGRATIONS", "SqlStore"]
 
@@ -221,9 +227,9 @@ class SqlStore:
         set_aside.add(unreadable.job_id)
 
     def _update(self, cursor: Any, job_id: str, **changes: Any) -> None:
-        for encoded in ("result", "usage"):
-            if encoded in changes:
-                changes[encoded] = encode(changes[encoded])
+        for column in JSON_COLUMNS:
+            if column in changes:
+                changes[column] = encode(changes[column])
         changes["updated_at"] = self._now()
         assignments = ", ".join(f"{column} = ?" for column in changes)
         cursor.execute(self._sql(f"UPDATE agentspec_jobs SET {assignments} WHERE id = ?"),
