@@ -14,7 +14,7 @@ __all__ = ["check_history"]
 
 def check_history(ctx: Context, root: str | None) -> None:
     summary = ctx.spec.summarization
-    if summary is None or summary.history is None or root is None:
+    if not summary or summary.history is None or root is None:
         return
     where = ctx.at("summarization", "history")
     try:
