@@ -801,6 +801,29 @@ SUMMARIZATION_OFF_UNUSED = _code(
     default (at 85% of their models' smallest context window). A spec without deep agents is
     not summarized unless it sets `summarization:`, so the `false` changes nothing: drop it,
     or it marks a deep agent that is no longer there.""", warning=True)
+HISTORY_WRITE_DENIED = _code(
+    "AS324", "history-write-denied",
+    "A `summarization.history` directory the backend's `write` list denies", """
+    The history of a summarized conversation is appended to
+    `<history>/<user id>/<session id>.md` through the root agent's file tools, and obeys
+    their backend's `write` list (and a composite's, on the way) as `write_file` does. When
+    the list matches no such file, no history can be kept, so no summary is ever made (a
+    summary is dropped rather than lose what it replaces): each attempt is a warning at run
+    time. Let the list match `<history>/**`, or put `history` where it may be written.""")
+HISTORY_WRITE_PARTLY_DENIED = _code(
+    "AS325", "history-write-partly-denied",
+    "A `summarization.history` directory the `write` list denies for some conversations", """
+    The backend's `write` list matches the history files of some user or session ids and not
+    of others (a glob naming one user's folder, a character set): the conversations whose
+    file is denied are never summarized, and each attempt is a warning at run time. Let the
+    list match `<history>/**`.""", warning=True)
+HISTORY_READ_DENIED = _code(
+    "AS326", "history-read-denied",
+    "A `summarization.history` directory the backend's `read` list hides from the agents", """
+    After a summary the agents are told that the conversation's full text is in its history
+    file, to read with `read_file`; the backend's `read` list denies it (for every
+    conversation, or some), so that read fails. Let the list match `<history>/**`.""",
+    warning=True)
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(

@@ -50,9 +50,10 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from agentspec.contract.backends import FilesystemDef, from_data, keeps_history, routed
+from agentspec.contract.backends import FilesystemDef, from_data, hops, keeps_history
 from agentspec.runtime import adk
-from agentspec.runtime.backends import BackendError, normalize
+from agentspec.runtime.backends import BackendError, GlobBudget, normalize
+from agentspec.runtime.backends.permissions import check
 from agentspec.runtime.user_folders import path_segment
 
 __all__ = ["FAILED_KEY", "SESSION", "HistoryScope", "HistorySummarizer", "ReportingSummarizer",
@@ -130,12 +131,15 @@ class HistorySummarizer(BaseEventsSummarizer):
         recorded = {event.id for event in session.events}
         dropped = [event for event in events if event.id in recorded]  # not a seed summary
         path = history_file(self.directory, session)
+        try:  # a history the `write` lists deny fails before the summarizer is paid
+            target, inner_path = self.backend(path)
+        except BackendError as error:
+            raise RuntimeError(f"summarization.history: {error}") from None
         summary = await self.inner.maybe_summarize_events(events=events)
         compaction = summary.actions.compaction if summary is not None else None
         if compaction is None or compaction.compacted_content is None:
             return summary
         if dropped:  # only once the summary exists: a failed one leaves no section behind
-            target, inner_path = self.backend(path)
             try:
                 target.append(inner_path, markdown(dropped, datetime.now(UTC)))
             except BackendError as error:
@@ -207,14 +211,20 @@ class HistoryScope(BasePlugin):
 def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
                       ) -> Callable[[str], tuple[Any, str]]:
     """For a virtual path of backend `name`'s file tools: the directory backend that holds
-    it (a composite's route followed) and the path inside that backend."""
+    it (a composite's route followed) and the path inside that backend. BackendError when
+    the `write` list of a backend on the way (the composite's, the holder's) denies it: the
+    history obeys the lists the file tools do."""
     from agentspec.runtime.backends.filesystem import FilesystemBackend
 
     backends = {backend: from_data(data) for backend, data in definitions.items()}
     made: dict[str, FilesystemBackend] = {}
 
     def find(path: str) -> tuple[Any, str]:
-        backend, inner = routed(name, path, backends)
+        walked = hops(name, path, backends)
+        budget = GlobBudget()
+        for passed, there in walked:
+            check(passed, "write", backends[passed].write, there, budget)
+        backend, inner = walked[-1]
         definition = backends[backend]
         if not keeps_history(definition.type) or not isinstance(definition, FilesystemDef):
             raise RuntimeError(f"summarization.history: {path} is on backend `{backend}` "
