@@ -128,3 +128,44 @@ def test_a_failure_after_the_turn_is_an_event_of_the_session(spec_dir: Any) -> N
         "agent `summarizer` failed: summarization failed: ScriptedFailure: summarizer: the "
         "summarizer model is down"]
     assert after[0].content is None  # no model sees it
+
+
+def test_a_failure_is_recorded_only_in_its_own_conversation(caplog: Any) -> None:
+    """The run a failure after the turn is recorded in is the one whose events were being
+    summarized: a run published earlier in the task (by a package without the plugin, whose
+    own runs publish nothing) is another conversation, and the failure is only logged."""
+    import asyncio
+    from types import SimpleNamespace
+
+    import pytest
+    from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+    from google.adk.events.event import Event
+
+    from agentspec.runtime import summarization
+
+    class Failing(BaseEventsSummarizer):
+        async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+            raise ValueError("the summarizer model is down")
+
+    appended: list[Event] = []
+
+    class Service:
+        async def append_event(self, *, session: Any, event: Event) -> Event:
+            appended.append(event)
+            return event
+
+    run = SimpleNamespace(session=SimpleNamespace(events=[Event(author="user", id="mine")]),
+                          session_service=Service(), agent=None, invocation_id="i",
+                          branch=None)
+    token = summarization._RUN.set(run)  # type: ignore[arg-type]
+    try:
+        for event_id in ("theirs", "mine"):
+            with pytest.raises(ValueError):
+                asyncio.run(summarization.ReportingSummarizer(Failing()).maybe_summarize_events(
+                    events=[Event(author="user", id=event_id)]))
+    finally:
+        summarization._RUN.reset(token)
+    assert "summarization failed after the turn" in caplog.text  # "theirs": logged only
+    assert [e.custom_metadata for e in appended] == [{summarization.FAILED_KEY: {
+        "agent": "summarizer", "error": "ValueError: the summarizer model is down",
+        "note": "the conversation went on unsummarized"}}]

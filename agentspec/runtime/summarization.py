@@ -169,7 +169,7 @@ class ReportingSummarizer(BaseEventsSummarizer):
             if noted is not None:  # the check before a model call yields it
                 noted.append(failure)
             else:  # ADK's check after a turn, which would only log it
-                await _record_after_turn(failure)
+                await _record_after_turn(failure, events)
             raise
 
 
@@ -181,12 +181,15 @@ def failure_event(context: InvocationContext, author: str, failure: str) -> Even
                      "note": "the conversation went on unsummarized"}})
 
 
-async def _record_after_turn(failure: str) -> None:
-    """Appends the failure to the session of the run that just ended. Without the run
-    (a package built before the plugin was installed with every summarization), the
-    failure is logged, as ADK does."""
+async def _record_after_turn(failure: str, events: list[Event]) -> None:
+    """Appends the failure to the session of the run that just ended. Without the run (a
+    package built before the plugin was installed with every summarization), or when the
+    run published is another conversation's (an earlier run in this task, of such a
+    package), the failure is logged, as ADK does."""
     context = _RUN.get()
-    if context is None:
+    ours = context is not None and bool(
+        {event.id for event in events} & {event.id for event in context.session.events})
+    if context is None or not ours:
         _log.warning("summarization failed after the turn, so the conversation went on "
                      "unsummarized: %s", failure)
         return
