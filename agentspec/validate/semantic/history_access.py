@@ -43,13 +43,13 @@ def check_history_access(ctx: Context, backend: str, history: str,
             covered = coverage(tuple(globs), _files(folder))
             if covered is None or covered[1]:
                 continue  # every history file passes (or too intricate to tell: run time)
-            listed = ", ".join(f"`{glob}`" for glob in globs)
+            listed = ", ".join(f"`{glob}`" for glob in globs) or "empty"
             files = f"`{folder.rstrip('/')}/<user>/<session>.md`"
             some = covered[0]
             if rule == "write" and not some:
                 ctx.report(codes.HISTORY_WRITE_DENIED(
-                    f"no conversation's history can be written: backend `{name}` lets the "
-                    f"file tools write only {listed}, which match no {files}", where,
+                    f"no conversation's history can be written: backend `{name}`'s `write` "
+                    f"list ({listed}) matches no {files}", where,
                     hint=f"add `{folder.rstrip('/')}/**` to the `write` list of backend "
                     f"`{name}`, or move `history` to a directory it lets be written"))
             elif rule == "write":
@@ -62,7 +62,7 @@ def check_history_access(ctx: Context, backend: str, history: str,
             else:
                 ctx.report(codes.HISTORY_READ_DENIED(
                     f"the agents are told to read the history with `read_file`, but backend "
-                    f"`{name}` lets the file tools read only {listed}, which match "
-                    f"{'only some' if some else 'no'} {files}", where,
+                    f"`{name}`'s `read` list ({listed}) matches {'only some' if some else 'no'} "
+                    f"{files}", where,
                     hint=f"add `{folder.rstrip('/')}/**` to the `read` list of backend "
                     f"`{name}`"))
