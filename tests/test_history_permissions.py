@@ -131,3 +131,23 @@ def test_coverage_gives_up_on_a_pattern_too_intricate_to_tell() -> None:
     from agentspec.contract.globs import coverage
 
     assert coverage(("/h/" + "*a" * 40 + "?" * 30,), FILES) is None
+
+
+def test_a_route_below_the_history_leaves_the_later_backends_to_run_time(tmp_path: Path
+                                                                         ) -> None:
+    """`/conversation_history/alice/` routes alice's history to a backend that lets it be
+    written: `files`' list, which denies the others', is not every history file's."""
+    from agentspec.validate.check import check
+
+    spec = SPEC.replace(
+        "files: {type: filesystem, root: ./workspace}",
+        "files: {type: filesystem, root: ./workspace, write: [/notes/**]}\n"
+        "  alices: {type: filesystem, root: ./alice}\n"
+        "  kept: {type: composite, default: files, "
+        "routes: {/conversation_history/alice/: alices}}").replace("filesystem: files",
+                                                                    "filesystem: kept")
+    (tmp_path / "spec.yaml").write_text(spec)
+    assert [d.code for d in check(tmp_path / "spec.yaml", environ={}).diagnostics] == []
+    (tmp_path / "spec.yaml").write_text(spec.replace("routes: {/conversation_history/alice/: "
+                                                     "alices}", "routes: {/other/: alices}"))
+    assert [d.code for d in check(tmp_path / "spec.yaml", environ={}).diagnostics] == ["AS324"]

@@ -13,6 +13,7 @@ from string import ascii_lowercase, digits
 
 from agentspec.contract.backends import hops
 from agentspec.contract.globs import Piece, coverage
+from agentspec.contract.virtual_paths import normalize
 from agentspec.diagnostics import codes
 from agentspec.validate.semantic.context import Context
 
@@ -66,3 +67,14 @@ def check_history_access(ctx: Context, backend: str, history: str,
                     f"{files}", where,
                     hint=f"add `{folder.rstrip('/')}/**` to the `read` list of backend "
                     f"`{name}`"))
+        if _splits(definition, folder):
+            return  # some users' files go elsewhere: the backends after this one are not
+            # every file's (run time checks each file's own way)
+
+
+def _splits(definition: object, folder: str) -> bool:
+    """Whether a composite routes a folder below `folder` elsewhere."""
+    routes: Mapping[str, str] = getattr(definition, "routes", None) or {}
+    below = folder.rstrip("/") + "/"
+    return getattr(definition, "type", None) == "composite" and any(
+        normalize(prefix).startswith(below) for prefix in routes)
