@@ -253,6 +253,8 @@ NEEDS_AN_OLD_VERSION = {
                          "are tool-added, their auth with them",
     "remote-target-changed": "the server an old version's agent called; a new remote agent "
                              "is agent-added, naming its URL",
+    "summarization-turned-off": "a summarization the old version had; a new spec without one "
+                                "loses nothing",
 }
 
 

@@ -16,7 +16,7 @@ from agentspec.contract.virtual_paths import normalize
 __all__ = ["ABSENT_IN_ABI_1", "DEFAULT_STATE_BACKEND", "HISTORY_TYPES", "LARGE_RESULTS",
            "PERMISSIONS", "RUNNING_TYPES", "BackendDef", "CompositeDef", "FilesystemDef",
            "Globs", "Mount", "Routing", "SandboxDef", "ShellDef", "StateDef", "executor",
-           "from_data", "keeps_history", "mount_points", "reached", "routed", "to_data"]
+           "from_data", "hops", "keeps_history", "mount_points", "reached", "routed", "to_data"]
 
 #: the state backend a `kind: deep` agent gets when it names none
 DEFAULT_STATE_BACKEND = "__state__"
@@ -196,7 +196,15 @@ def routed(name: str, path: str, backends: Mapping[str, object]) -> tuple[str, s
     """The backend that holds virtual path `path` of backend `name`, composite routes
     followed (the longest matching prefix, else the default), and the path inside it. A
     cycle ends the walk where it closes; a path that climbs above `/` raises BackendError."""
+    return hops(name, path, backends)[-1]
+
+
+def hops(name: str, path: str, backends: Mapping[str, object]) -> list[tuple[str, str]]:
+    """Each backend virtual path `path` of backend `name` passes through on the way to the
+    one that holds it (`routed`), with the path there: `name` first. Each one's `read` and
+    `write` lists apply to its own path."""
     inner, seen = normalize(path), set()
+    walked = [(name, inner)]
     while (composite := _composite(backends, name)) is not None and name not in seen:
         seen.add(name)
         for prefix, target in sorted(composite.routes.items(),
@@ -207,7 +215,8 @@ def routed(name: str, path: str, backends: Mapping[str, object]) -> tuple[str, s
                 break
         else:
             name = composite.default
-    return name, inner
+        walked.append((name, inner))
+    return walked
 
 
 def executor(name: str, backends: Mapping[str, object]) -> str:

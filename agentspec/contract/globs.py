@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from agentspec.contract.virtual_paths import BackendError, normalize
 
 __all__ = ["MAX_GLOB_STEPS", "GlobBudget", "GlobPattern", "GlobTooCostly", "compile_glob",
-           "glob_match", "grep_glob_match", "matches_nothing", "permits"]
+           "coverage", "glob_match", "grep_glob_match", "matches_nothing", "permits"]
 
 _Test = Callable[[str], bool]
 
@@ -298,3 +298,55 @@ def permits(globs: tuple[str, ...] | None, path: str, budget: GlobBudget | None 
         return True
     clean = normalize(path).lstrip("/")
     return any(compile_glob(glob.lstrip("/")).matches(clean, budget) for glob in globs)
+
+
+#: a piece of a set of paths (`coverage`): one character of the set, or (flag set) one or more
+Piece = tuple[frozenset[str], bool]
+#: the state visits (as `GlobPattern.steps` counts them) `coverage` spends before it gives
+#: up: a few hundredths of a second, so validate stays fast whatever the pattern
+_MAX_COVERAGE_STEPS = 300_000
+
+
+def coverage(globs: tuple[str, ...], pieces: tuple[Piece, ...]) -> tuple[bool, bool] | None:
+    """Whether some, and whether every, path of the set `pieces` spells (a `/`-rooted path
+    without its leading `/`) is permitted by `globs` (as `permits` matches them): a walk
+    over pairs of the globs' states and positions in the set, every character of the set's
+    alphabet tried from each (so exact, not sampled). None when the walk grows past
+    `_MAX_COVERAGE_STEPS` of work (a pattern too intricate to tell statically)."""
+    patterns = [compile_glob(glob.lstrip("/")) for glob in globs]
+    alphabet = sorted(frozenset().union(*(chars for chars, _ in pieces)))
+    end = len(pieces)
+
+    def advance(positions: frozenset[int], char: str) -> frozenset[int]:
+        reached = set()
+        for at in positions:
+            if at < end and char in pieces[at][0]:
+                reached.add(at + 1)
+            if at > 0 and pieces[at - 1][1] and char in pieces[at - 1][0]:
+                reached.add(at)
+        return frozenset(reached)
+
+    empty: frozenset[int] = frozenset()
+    start = (tuple(p._start if p._start is not None else empty for p in patterns),
+             frozenset({0}))
+    seen = {start}
+    todo = [start]
+    spent = -sum(p.steps for p in patterns)
+    some, every = False, True
+    while todo:
+        states, positions = todo.pop()
+        if end in positions:
+            permitted = any(0 in found for found in states)
+            some, every = some or permitted, every and permitted
+        for char in alphabet:
+            moved = advance(positions, char)
+            if not moved:
+                continue
+            pair = (tuple(p._step(found, char) if found else empty
+                          for p, found in zip(patterns, states, strict=True)), moved)
+            if spent + sum(p.steps for p in patterns) > _MAX_COVERAGE_STEPS:
+                return None
+            if pair not in seen:
+                seen.add(pair)
+                todo.append(pair)
+    return some, every

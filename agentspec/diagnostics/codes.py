@@ -794,6 +794,36 @@ PERMISSIONS_BYPASSED = _code(
     commands through `execute`, and a command reads and writes any file under the root. Leave
     `execute` out of the agent's `filesystem.tools` where the permissions must hold.""",
     warning=True)
+SUMMARIZATION_OFF_UNUSED = _code(
+    "AS323", "summarization-off-unused", "`summarization: false` in a spec without deep agents",
+    """
+    `summarization: false` turns off the summarization that `kind: deep` agents get by
+    default (at 85% of their models' smallest context window). A spec without deep agents is
+    not summarized unless it sets `summarization:`, so the `false` changes nothing: drop it,
+    or it marks a deep agent that is no longer there.""", warning=True)
+HISTORY_WRITE_DENIED = _code(
+    "AS324", "history-write-denied",
+    "A `summarization.history` directory the backend's `write` list denies", """
+    The history of a summarized conversation is appended to
+    `<history>/<user id>/<session id>.md` through the root agent's file tools, and obeys
+    their backend's `write` list (and a composite's, on the way) as `write_file` does. When
+    the list matches no such file, no history can be kept, so no summary is ever made (a
+    summary is dropped rather than lose what it replaces): each attempt is a warning at run
+    time. Let the list match `<history>/**`, or put `history` where it may be written.""")
+HISTORY_WRITE_PARTLY_DENIED = _code(
+    "AS325", "history-write-partly-denied",
+    "A `summarization.history` directory the `write` list denies for some conversations", """
+    The backend's `write` list matches the history files of some user or session ids and not
+    of others (a glob naming one user's folder, a character set): the conversations whose
+    file is denied are never summarized, and each attempt is a warning at run time. Let the
+    list match `<history>/**`.""", warning=True)
+HISTORY_READ_DENIED = _code(
+    "AS326", "history-read-denied",
+    "A `summarization.history` directory the backend's `read` list hides from the agents", """
+    After a summary the agents are told that the conversation's full text is in its history
+    file, to read with `read_file`; the backend's `read` list denies it (for every
+    conversation, or some), so that read fails. Let the list match `<history>/**`.""",
+    warning=True)
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(
@@ -1097,6 +1127,17 @@ PROMPTS_CHANGED = _change("AS555", "prompts-changed", BEHAVIOUR, "medium",
     An agent switched a section of the system prompt the harness writes (`prompts:`) off or
     on, or replaced its text: the model is told otherwise how to use its files, todos, `task`,
     skills or memory.""")
+SUMMARIZATION_TURNED_OFF = _change(
+    "AS558", "summarization-turned-off", OPERATIONS, "high",
+    "Conversations are no longer summarized", """
+    The old version compacted long conversations (its own `summarization:`, or the default
+    of `kind: deep` agents at 85% of the context window); the new one does not
+    (`summarization: false`, or the setting or the deep agents removed). Every request then
+    carries the whole conversation: each model call costs more than the last, and once a
+    conversation outgrows the model's context window the provider refuses the request and
+    the turn fails. Deep agents' conversations are long by design (many tool calls a turn),
+    so this is rated high: check that the conversations this app holds stay short, or that
+    something else bounds them.""")
 MODEL_ENDPOINT_CHANGED = _change("AS560", "model-endpoint-changed", SECURITY, "high",
                                  "A model sends requests to another server", """
     A model (or a member of its fallback chain or route) now has a `base_url` the old

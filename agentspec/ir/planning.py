@@ -151,7 +151,8 @@ class PlanBuilder:
             plugins.insert(0, Call(Import(DELEGATION, "JobDelivery"), args=(JOBS,)))
         if any(routes_models(model) for model in app_models(node)):
             plugins.insert(0, Call(Import(MODEL_ROUTING, "ModelCallContext")))
-        if node.compaction is not None and node.compaction.history is not None:
+        if node.compaction is not None:  # the run a summary's history, or a failure after
+            # the turn, belongs to
             plugins.insert(0, Call(Import("agentspec.runtime.app", "history_scope")))
         if node.global_instruction is not None:
             plugins.insert(0, Call(

@@ -1,7 +1,8 @@
 """The summarization a spec with deep agents gets when it sets none: at 85% of the smallest
 context window of the deep agents' models (their `context_window:`, or the table of known
 models), keeping the newest events, as deepagents summarizes by default. A deep agent whose
-window is unknown leaves the spec as it was (no summarization); validate says so (AS236)."""
+window is unknown leaves the spec as it was (no summarization); validate says so (AS236).
+`summarization: false` turns the default off."""
 
 from __future__ import annotations
 
@@ -42,12 +43,15 @@ def _windows(spec: Spec) -> tuple[list[int], list[Unknown]]:
 
 def unknown_windows(spec: Spec) -> list[Unknown]:
     """The deep agents whose window keeps the default summarization off (none when the spec
-    sets `summarization:` itself)."""
+    sets `summarization:` itself, `false` included)."""
     return [] if spec.summarization is not None else _windows(spec)[1]
 
 
 def default_summarization(spec: Spec) -> Summarization | None:
-    """The spec's own `summarization:`, else the deep agents' default, else None."""
+    """The spec's own `summarization:`, else the deep agents' default, else None (also
+    with `summarization: false`)."""
+    if spec.summarization is False:
+        return None
     if spec.summarization is not None:
         return spec.summarization
     known, unknown = _windows(spec)

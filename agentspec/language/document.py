@@ -127,6 +127,20 @@ class Summarization(Model):
         examples=["/conversation_history"], min_length=1, max_length=1024)
 
 
+def _summarization_pick(value: object) -> str | None:
+    if value is False:
+        return "off"
+    return "settings" if isinstance(value, dict) else None
+
+
+if TYPE_CHECKING:
+    SummarizationSetting = Summarization | Literal[False]
+else:
+    SummarizationSetting = keyed_union(
+        "summarization_setting", "`summarization` is `{trigger: ...}` or `false`",
+        {"settings": Summarization, "off": Literal[False]}, _summarization_pick)
+
+
 class Notify(Model):
     webhook: str = Field(description="URL that receives the job record (POST) when a job "
                          "finishes.", pattern=r"^https?://")
@@ -197,7 +211,9 @@ class Spec(Model):
     tools: dict[Identifier, ToolDef] | None = Field(None, description="Named tools.")
     backends: dict[Identifier, Backend] | None = Field(None, description="Named backends.")
     agents: dict[Identifier, Agent] = Field(description="Named agents.")
-    summarization: Summarization | None = Field(None, description="Conversation compaction.")
+    summarization: SummarizationSetting | None = Field(
+        None, description="Conversation compaction; `false` turns off the default "
+        "summarization of `kind: deep` agents.")
     jobs: Jobs | None = Field(None, description="Background job store.")
     sessions: Annotated[str, PathField("sqlite")] | None = Field(
         None, description="The conversation store `agentspec run`, `agentspec worker` and "

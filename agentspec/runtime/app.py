@@ -46,7 +46,8 @@ def compaction(*, summarizer_model: Any = None, history: str | None = None,
 
 
 def history_scope() -> Any:
-    """The plugin that tells a history summarizer which conversation it is in."""
+    """The plugin that tells the summarizer which run it is in: the conversation a history
+    belongs to, the session a failure after the turn is recorded in."""
     from agentspec.runtime.summarization import HistoryScope
 
     return HistoryScope()

@@ -22,14 +22,20 @@ summary exists; when it cannot be written the summary is discarded (ADK then goe
 the whole conversation and logs the failure), so no event is ever dropped unrecorded.
 
 A summary that fails (the summarizer's model, the history file) never fails the turn, as in
-ADK; before a model call, the check also reports it as an event of its own without content
-(`FAILED_KEY` in its custom metadata), which `agentspec run` shows as a warning and a
-scenario counts as an error of the agent `summarizer`.
+ADK, and is never silent: every summarizer the app holds is a `ReportingSummarizer` (the
+config wraps whatever is set on it, ADK's lazily made default too). A failure inside the
+check before a model call becomes an event the check yields; one inside ADK's own check after
+a turn (an `invocations` trigger, or the token check ADK repeats there), which ADK only logs,
+becomes an event appended to the session there and then (`HistoryScope` publishes the run).
+Either event has no content (`FAILED_KEY` in its custom metadata): no model sees it;
+`agentspec run` shows it as a warning and a scenario counts it as an error of the agent
+`summarizer`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -44,14 +50,17 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from agentspec.contract.backends import FilesystemDef, from_data, keeps_history, routed
+from agentspec.contract.backends import FilesystemDef, from_data, hops, keeps_history
 from agentspec.runtime import adk
-from agentspec.runtime.backends import BackendError, normalize
+from agentspec.runtime.backends import BackendError, GlobBudget, normalize
+from agentspec.runtime.backends.permissions import check
 from agentspec.runtime.user_folders import path_segment
 
 __all__ = ["FAILED_KEY", "SESSION", "HistoryScope", "HistorySummarizer", "ReportingSummarizer",
-           "SummaryCheck", "SummaryConfig", "history_file", "install_check", "markdown",
-           "prompt_tokens"]
+           "SummaryCheck", "SummaryConfig", "failure_event", "history_file", "install_check",
+           "markdown", "prompt_tokens"]
+
+_log = logging.getLogger("agentspec.summarization")
 
 #: the custom metadata of the event that reports a failed summary (`failures.py`, `run`)
 FAILED_KEY = "agentspec_summary_failed"
@@ -62,6 +71,9 @@ _FAILURES: ContextVar[list[str] | None] = ContextVar("agentspec_summary_failures
 #: the session of the run in progress (set by `HistoryScope` before the agents run)
 SESSION: ContextVar[Session | None] = ContextVar("agentspec_summarization_session",
                                                  default=None)
+#: the run in progress, whose session a failure after the turn is appended to
+_RUN: ContextVar[InvocationContext | None] = ContextVar("agentspec_summarization_run",
+                                                        default=None)
 
 def history_file(directory: str, session: Session) -> str:
     """The history file of a conversation, `<directory>/<user id>/<session id>.md`, each id
@@ -119,12 +131,15 @@ class HistorySummarizer(BaseEventsSummarizer):
         recorded = {event.id for event in session.events}
         dropped = [event for event in events if event.id in recorded]  # not a seed summary
         path = history_file(self.directory, session)
+        try:  # a history the `write` lists deny fails before the summarizer is paid
+            target, inner_path = self.backend(path)
+        except BackendError as error:
+            raise RuntimeError(f"summarization.history: {error}") from None
         summary = await self.inner.maybe_summarize_events(events=events)
         compaction = summary.actions.compaction if summary is not None else None
         if compaction is None or compaction.compacted_content is None:
             return summary
         if dropped:  # only once the summary exists: a failed one leaves no section behind
-            target, inner_path = self.backend(path)
             try:
                 target.append(inner_path, markdown(dropped, datetime.now(UTC)))
             except BackendError as error:
@@ -149,34 +164,70 @@ class ReportingSummarizer(BaseEventsSummarizer):
         try:
             return await self.inner.maybe_summarize_events(events=events)
         except Exception as error:
+            failure = f"{type(error).__name__}: {error}"
             noted = _FAILURES.get()
-            if noted is not None:
-                noted.append(f"{type(error).__name__}: {error}")
+            if noted is not None:  # the check before a model call yields it
+                noted.append(failure)
+            else:  # ADK's check after a turn, which would only log it
+                await _record_after_turn(failure, events)
             raise
 
 
+def failure_event(context: InvocationContext, author: str, failure: str) -> Event:
+    """The event that reports a failed summary: no content, so no model sees it."""
+    return Event(invocation_id=context.invocation_id, author=author, branch=context.branch,
+                 custom_metadata={FAILED_KEY: {
+                     "agent": "summarizer", "error": failure,
+                     "note": "the conversation went on unsummarized"}})
+
+
+async def _record_after_turn(failure: str, events: list[Event]) -> None:
+    """Appends the failure to the session of the run that just ended. Without the run (a
+    package built before the plugin was installed with every summarization), or when the
+    run published is another conversation's (an earlier run in this task, of such a
+    package), the failure is logged, as ADK does."""
+    context = _RUN.get()
+    ours = context is not None and bool(
+        {event.id for event in events} & {event.id for event in context.session.events})
+    if context is None or not ours:
+        _log.warning("summarization failed after the turn, so the conversation went on "
+                     "unsummarized: %s", failure)
+        return
+    author = context.agent.name if context.agent is not None else "summarizer"
+    await context.session_service.append_event(
+        session=context.session, event=failure_event(context, author, failure))
+
+
 class HistoryScope(BasePlugin):
-    """Publishes the run's session to `HistorySummarizer` (a context variable, so runs of
-    different conversations in one process each see their own)."""
+    """Publishes the run to `HistorySummarizer` (its session) and to `ReportingSummarizer`
+    (where a failure after the turn is recorded): context variables, so runs of different
+    conversations in one process each see their own. Installed with every summarization."""
 
     def __init__(self) -> None:
         super().__init__(name="agentspec_summarization_history")
 
     async def before_run_callback(self, *, invocation_context: InvocationContext) -> None:
         SESSION.set(invocation_context.session)
+        _RUN.set(invocation_context)
 
 
 def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
                       ) -> Callable[[str], tuple[Any, str]]:
     """For a virtual path of backend `name`'s file tools: the directory backend that holds
-    it (a composite's route followed) and the path inside that backend."""
+    it (a composite's route followed) and the path inside that backend. BackendError when
+    the `write` list of a backend on the way (the composite's, the holder's) denies it: the
+    history obeys the lists the file tools do."""
     from agentspec.runtime.backends.filesystem import FilesystemBackend
 
     backends = {backend: from_data(data) for backend, data in definitions.items()}
     made: dict[str, FilesystemBackend] = {}
 
     def find(path: str) -> tuple[Any, str]:
-        backend, inner = routed(name, path, backends)
+        walked = hops(name, path, backends)
+        budget = GlobBudget()
+        for passed, there in walked:
+            check(passed, "write", backends[passed].write, there, budget)
+        backend, inner = walked[-1]
         definition = backends[backend]
         if not keeps_history(definition.type) or not isinstance(definition, FilesystemDef):
             raise RuntimeError(f"summarization.history: {path} is on backend `{backend}` "
@@ -193,7 +244,19 @@ def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
 
 
 class SummaryConfig(EventsCompactionConfig):
-    """ADK's compaction settings, marked as agentspec's: `SummaryCheck` measures for them."""
+    """ADK's compaction settings, marked as agentspec's: `SummaryCheck` measures for them,
+    and every summarizer set on them (ADK makes its default one when first needed) reports
+    its failures (`ReportingSummarizer`)."""
+
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        self.summarizer = self.summarizer  # wrapped by __setattr__
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "summarizer" and value is not None and \
+                not isinstance(value, ReportingSummarizer):
+            value = ReportingSummarizer(value)
+        super().__setattr__(name, value)
 
 
 _SIZES: dict[str, int] = {}
@@ -278,10 +341,7 @@ class SummaryCheck(adk.CompactionRequestProcessor):
         finally:
             _FAILURES.reset(token)
         for failure in failures:  # no content: no model sees it; `run` and `test` do
-            yield Event(invocation_id=invocation_context.invocation_id, author=agent.name,
-                        branch=invocation_context.branch, custom_metadata={FAILED_KEY: {
-                            "agent": "summarizer", "error": failure,
-                            "note": "the conversation went on unsummarized"}})
+            yield failure_event(invocation_context, agent.name, failure)
 
 
 async def _summarize(context: InvocationContext, agent: Any, config: SummaryConfig,
@@ -293,9 +353,7 @@ async def _summarize(context: InvocationContext, agent: Any, config: SummaryConf
     if not dropped or not adk.is_range_worth_compacting(events=events,
                                                       events_to_compact=dropped):
         return False
-    adk.ensure_summarizer(config=config, agent=agent)
-    if config.summarizer is not None and not isinstance(config.summarizer, ReportingSummarizer):
-        config.summarizer = ReportingSummarizer(config.summarizer)
+    adk.ensure_summarizer(config=config, agent=agent)  # wrapped as it is set
     SESSION.set(session)
     summary = await adk.summarize_events(
         session=session, config=config, events=events, events_to_compact=dropped,

@@ -116,6 +116,7 @@ async def _play(app: Any, scenario: Any) -> Any:
                 raise AssertionError(f"{left[0].tool} is still waiting for approval")
         stored = await runner.session_service.get_session(app_name=app.name, user_id="user",
                                                           session_id=session.id)
+        outcome.after_turns(stored.events if stored else [])
     finally:
         await runner.close()
     outcome.state = dict(stored.state) if stored else {}

@@ -49,6 +49,7 @@ from google.genai import types
 
 from agentspec.runtime.agents import walk
 from agentspec.runtime.failures import Failure, failures_in
+from agentspec.runtime.summarization import FAILED_KEY
 from agentspec.testing import patterns
 
 __all__ = ["OfflineToolset", "Outcome", "Scenario", "StubTools", "check", "offline_mcp",
@@ -170,7 +171,10 @@ class Outcome:
     failures: list[Failure] = field(default_factory=list)
     settled: set[str] = field(default_factory=set)  # calls a person rejected: no failure
 
+    seen: set[str] = field(default_factory=set)  # the ids of the events the turns yielded
+
     def record(self, event: Event) -> None:
+        self.seen.add(event.id)
         self.failures += failures_in(event, self.settled)
         parts = (event.content.parts if event.content else None) or []
         for part in parts:
@@ -184,6 +188,14 @@ class Outcome:
         text = "".join(p.text or "" for p in parts if p.text and not p.thought)
         if text and not event.partial:
             self.final = text
+
+
+    def after_turns(self, events: list[Event]) -> None:
+        """The failures recorded in the session after a turn had ended (a summary ADK tried
+        after the turn), which no turn yielded."""
+        for event in events:
+            if event.id not in self.seen and FAILED_KEY in (event.custom_metadata or {}):
+                self.record(event)
 
 
 def _contains(actual: Any, wanted: Any) -> bool:

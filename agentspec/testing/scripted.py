@@ -245,7 +245,9 @@ def _script_summarizer(compaction: Any, replies: list[Any]) -> ScriptedModel:
 
     model = ScriptedModel(agent=SUMMARIZER, replies=replies, requests=[], problems=[])
     summarizer = compaction.summarizer
-    inner = getattr(summarizer, "inner", summarizer)  # a HistorySummarizer's own
+    inner = summarizer
+    while hasattr(inner, "inner"):  # the model summarizer inside agentspec's wrappers
+        inner = inner.inner
     if inner is None:
         compaction.summarizer = LlmEventSummarizer(llm=model)
     elif isinstance(inner, LlmEventSummarizer):

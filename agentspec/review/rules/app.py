@@ -155,18 +155,31 @@ def _compactions(pair: AppPair) -> tuple[Compaction | None, Compaction | None]:
             pair.new.app.compaction if pair.new.app else None)
 
 
+def _compaction_text(value: Any) -> str:
+    if value is None:
+        return "none"
+    settings, model = value
+    shown = ", ".join(f"{k}={v}" for k, v in compaction_kwargs(settings).items())
+    return shown + (f", model {model_text(model)}" if model else "")
+
+
 def _summarization(pair: AppPair) -> Iterator[Found]:
-    """When and how conversations are compacted (where their text is kept is AS563's)."""
+    """When and how conversations are compacted (where their text is kept is AS563's; no
+    longer at all is AS558's)."""
     was, now = (None if c is None else (c.settings, c.model) for c in _compactions(pair))
-    if was != now:
-        def shown(value: Any) -> str:
-            if value is None:
-                return "none"
-            settings, model = value
-            shown = ", ".join(f"{k}={v}" for k, v in compaction_kwargs(settings).items())
-            return shown + (f", model {model_text(model)}" if model else "")
-        yield Found(Risk.MEDIUM, f"compaction {shown(was)} -> {shown(now)}", ("summarization",),
-                    ("summarization",))
+    if was != now and now is not None:
+        yield Found(Risk.MEDIUM, f"compaction {_compaction_text(was)} -> "
+                    f"{_compaction_text(now)}", ("summarization",), ("summarization",))
+
+
+def _summarization_off(pair: AppPair) -> Iterator[Found]:
+    """Compaction turned off: long conversations now grow until the model refuses them."""
+    was, now = (None if c is None else (c.settings, c.model) for c in _compactions(pair))
+    if was is not None and now is None:
+        yield Found(Risk.HIGH, f"conversations are no longer summarized (was "
+                    f"{_compaction_text(was)}): every request carries the whole conversation, "
+                    "until it outgrows the model's context window and the turn fails",
+                    ("summarization",), ("summarization",))
 
 
 def _summarization_history(pair: AppPair) -> Iterator[Found]:
@@ -229,6 +242,8 @@ RULES: tuple[Rule[AppPair], ...] = (
     Rule(codes.SUMMARIZATION_CHANGED, ("AppNode.compaction", "Compaction.settings",
                                        "ByTokens.*", "ByInvocations.*", "Compaction.model",
                                        *MODEL_VARIANTS), _summarization),
+    Rule(codes.SUMMARIZATION_TURNED_OFF, ("AppNode.compaction", "Compaction.settings",
+                                          "Compaction.model"), _summarization_off),
     Rule(codes.APP_RENAMED, ("AppNode.name",), _app_name),
     Rule(codes.SUMMARIZATION_HISTORY_CHANGED, ("AppNode.compaction", "Compaction.history"),
          _summarization_history),

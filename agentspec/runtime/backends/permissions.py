@@ -23,11 +23,23 @@ from agentspec.runtime.backends import (
 )
 from agentspec.runtime.backends.transfer import Transfers
 
-__all__ = ["Permitted", "ShellPermitted", "allowed", "permitted"]
+__all__ = ["Permitted", "ShellPermitted", "allowed", "check", "permitted"]
 
 
 def _listed(globs: tuple[str, ...]) -> str:
     return ", ".join(f"`{glob}`" for glob in globs) if globs else "nothing"
+
+
+def check(name: str, rule: str, globs: tuple[str, ...] | None, path: str,
+          budget: GlobBudget) -> None:
+    """BackendError, naming the path and the rule, when backend `name`'s `rule` list
+    (`read` or `write`: `globs`) denies `path`."""
+    if not allowed(globs, path, budget):
+        assert globs is not None
+        action = "Reading" if rule == "read" else "Writing"
+        raise BackendError(
+            f"{action} {normalize(path)} is not allowed: backend `{name}` lets the "
+            f"file tools {rule} only {_listed(globs)} (its `{rule}` rule)")
 
 
 class Permitted(Transfers):
@@ -38,13 +50,8 @@ class Permitted(Transfers):
         self.inner, self.name, self.read_globs, self.write_globs = inner, name, read, write
 
     def _check(self, rule: str, path: str, budget: GlobBudget) -> None:
-        globs = self.read_globs if rule == "read" else self.write_globs
-        if not allowed(globs, path, budget):
-            assert globs is not None
-            action = "Reading" if rule == "read" else "Writing"
-            raise BackendError(
-                f"{action} {normalize(path)} is not allowed: backend `{self.name}` lets the "
-                f"file tools {rule} only {_listed(globs)} (its `{rule}` rule)")
+        check(self.name, rule, self.read_globs if rule == "read" else self.write_globs, path,
+              budget)
 
     def _readable(self, path: str, budget: GlobBudget) -> bool:
         return allowed(self.read_globs, path, budget)

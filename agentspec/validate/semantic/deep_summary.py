@@ -1,8 +1,10 @@
-"""AS236: a deep agent whose model's window is unknown keeps the default summarization off."""
+"""The default summarization of deep agents: AS236, a deep agent whose model's window is
+unknown keeps it off; AS323, `summarization: false` where there is no default to turn off."""
 
 from __future__ import annotations
 
 from agentspec.diagnostics import codes
+from agentspec.language.agents import DeepAgent
 from agentspec.language.deep_summary import unknown_windows
 from agentspec.validate.semantic.context import Context
 
@@ -19,3 +21,9 @@ def check_deep_summary(ctx: Context) -> None:
             "unknown", where,
             hint="add `context_window:` to the model under `models:`, or set "
             "`summarization:`"))
+    if ctx.spec.summarization is False and not any(
+            isinstance(agent, DeepAgent) for agent in ctx.spec.agents.values()):
+        ctx.report(codes.SUMMARIZATION_OFF_UNUSED(
+            "`summarization: false` changes nothing: no agent is `kind: deep`, so nothing is "
+            "summarized by default", ctx.at("summarization"),
+            hint="remove `summarization: false`"))

@@ -35,7 +35,7 @@ def _context_windows(ctx: Context) -> list[int]:
 
 def _summarization(ctx: Context) -> None:
     summary = ctx.spec.summarization
-    if summary is None:
+    if not summary:  # none, or `false`
         return
     if isinstance(summary.trigger, FractionTrigger) and not _context_windows(ctx):
         ctx.report(codes.FRACTION_NEEDS_WINDOW(

@@ -8,13 +8,14 @@ from agentspec.diagnostics import codes
 from agentspec.language.agents import LlmAgent
 from agentspec.language.effective import DEFAULT_STATE_BACKEND, harness
 from agentspec.validate.semantic.context import Context
+from agentspec.validate.semantic.history_access import check_history_access
 
 __all__ = ["check_history"]
 
 
 def check_history(ctx: Context, root: str | None) -> None:
     summary = ctx.spec.summarization
-    if summary is None or summary.history is None or root is None:
+    if not summary or summary.history is None or root is None:
         return
     where = ctx.at("summarization", "history")
     try:
@@ -44,6 +45,8 @@ def check_history(ctx: Context, root: str | None) -> None:
             where, hint="set `summarization.model`"))
     landed, _ = routed(backend, path, backends)
     definition = backends.get(landed)
+    if definition is not None and keeps_history(definition.type):
+        check_history_access(ctx, backend, path, backends)
     if definition is not None and not keeps_history(definition.type):
         ctx.report(codes.HISTORY_NOT_ON_DISK(
             f"`{summary.history}` lands on backend `{landed}`, which keeps files in session "
