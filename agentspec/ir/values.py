@@ -243,9 +243,10 @@ def gated(value: Value, approval: Approval | None) -> Value:
 
 
 def _definition_value(key: str, value: Any) -> Value:
-    """A backend setting; its directories (the root, a sandbox mount's source) become paths
-    relative to the spec's directory, made absolute where the app is loaded."""
-    if key == "root":
+    """A backend setting; its directories (the root, a sandbox mount's source) and a store's
+    SQLite file become paths relative to the spec's directory, made absolute where the app
+    is loaded."""
+    if key in ("root", "sqlite"):
         return SpecPath(value)
     if key == "mounts":
         return ListOf(tuple(DictOf((("source", SpecPath(mount["source"])),
