@@ -253,6 +253,10 @@ NEEDS_AN_OLD_VERSION = {
                          "are tool-added, their auth with them",
     "remote-target-changed": "the server an old version's agent called; a new remote agent "
                              "is agent-added, naming its URL",
+    "store-database-changed": "the database the old version's store kept files in; a new "
+                              "agent's file tools are tool-added",
+    "store-scope-changed": "whose files the old version's store showed; a new agent's file "
+                           "tools are tool-added",
 }
 
 

@@ -48,7 +48,7 @@ from agentspec.runtime.backends.transfer import Transfers
 from agentspec.runtime.env import MissingEnvironmentVariable, expand
 
 __all__ = ["MAX_FILE_BYTES", "STORE_OVERRIDE", "TABLE", "FileStore", "StoreBackend",
-           "database_url", "namespace", "open_files", "store_backend"]
+           "close_files", "database_url", "namespace", "open_files", "store_backend"]
 
 TABLE = "agentspec_files"
 #: overrides every store backend's database where the app runs (a test, a staging run)
@@ -119,6 +119,10 @@ class FileStore:
         text = scrubbed(f"{type(error).__name__}: {error}", self.url, _database(self.url))
         return BackendError(f"Could not {doing} the files' database {redacted(self.url)}: "
                             f"{text}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
 
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s") if self.postgres else statement
@@ -200,6 +204,15 @@ def open_files(url: str) -> FileStore:
         if url not in _STORES:
             _STORES[url] = FileStore(url)
         return _STORES[url]
+
+
+def close_files(url: str) -> None:
+    """Closes database `url` if this process opened it (`agentspec test` gives each
+    scenario one of its own)."""
+    with _STORES_LOCK:
+        store = _STORES.pop(url, None)
+    if store is not None:
+        store.close()
 
 
 def _under(path: str) -> str:

@@ -57,7 +57,7 @@ def _check(ctx: Context, name: str, backend: StoreBackend) -> None:
     if url is None or url.startswith("memory://") or url in ("sqlite://", "sqlite:///"):
         ctx.report(codes.STORE_DATABASE_MISSING(
             f"backend `{name}` keeps files that outlive sessions, and "
-            + (f"{whose} `{url}` lasts only as long as the process" if url else
+            + (f"{whose} (`{url}`) lasts only as long as the process" if url else
                "the spec names no database for them (no `url`, no `sessions`)"), where,
             hint="give the backend `url: sqlite:///.agentspec/files.db` (one machine) or "
                  "`url: postgresql://user:${env.PGPASSWORD}@host/db` (many)"))
