@@ -246,3 +246,51 @@ def test_files_outlive_sessions_on_postgresql(tmp_path: Path,
     with psycopg.connect(url) as db:
         rows = db.execute("SELECT namespace, path FROM agentspec_files").fetchall()
     assert rows == [("app:keeper/backend:notes/user:ann", "/pg.md")]
+
+
+def test_graph_says_when_a_store_is_shared_by_every_user(tmp_path: Path) -> None:
+    for scope, shared in (("user", False), ("app", True)):
+        (tmp_path / "agent.yaml").write_text(SPEC.format(scope=scope))
+        result = CliRunner().invoke(cli, ["graph", str(tmp_path / "agent.yaml")])
+        assert result.exit_code == 0, result.output
+        assert "backend: notes (store" in result.output
+        assert ("shared by every user" in result.output) == shared
+
+
+def test_validate_names_the_postgres_extra_when_psycopg_is_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.validate.check import check
+    from agentspec.validate.semantic import stores
+
+    (tmp_path / "agent.yaml").write_text(SPEC.format(scope="user").replace(
+        "sessions: sqlite:///.agentspec/sessions.db", "sessions: postgresql://db/agents"))
+    assert not [d for d in check(tmp_path / "agent.yaml", environ={}).diagnostics
+                if d.code == "AS321"]
+    monkeypatch.setattr(stores, "_installed", lambda: False)
+    found = [d for d in check(tmp_path / "agent.yaml", environ={}).diagnostics
+             if d.code == "AS321"]
+    assert len(found) == 1 and "agentspec-adk[postgres]" in (found[0].hint or "")
+    assert found[0].span is not None and found[0].span.start.line == 5
+
+
+def test_agentspec_test_keeps_scenario_files_out_of_the_projects_database(
+        tmp_path: Path) -> None:
+    """A scenario's writes go to a database of its own, never the spec's sessions file."""
+    (tmp_path / "agent.yaml").write_text(SPEC.format(scope="user"))
+    (tmp_path / "once.yaml").write_text(json.dumps({
+        "messages": ["Save it."],
+        "replies": {"keeper": [
+            {"call": "write_file", "args": {"file_path": "/once.md", "content": "x"}},
+            {"call": "read_file", "args": {"file_path": "/once.md"}},
+            {"text": "Saved."}]},
+        "expect": {"tools": [{"name": "write_file"}, {"name": "read_file"}],
+                   "final": {"contains": "Saved"}}}))
+    result = CliRunner().invoke(cli, ["test", str(tmp_path / "agent.yaml"),
+                                      str(tmp_path / "once.yaml")])
+    assert result.exit_code == 0, result.output
+    database = tmp_path / ".agentspec" / "sessions.db"
+    if database.exists():
+        with sqlite3.connect(database) as db:
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master")]
+            assert "agentspec_files" not in tables or not list(
+                db.execute("SELECT * FROM agentspec_files"))

@@ -643,7 +643,8 @@ HISTORY_NOT_ON_DISK = _code(
     "`summarization.history` on a backend that is no directory", """
     The history is written outside any tool call, between model calls, so it must land on a
     `filesystem` or `shell` backend (a `composite` route to one is fine). A `state` backend
-    keeps files in session state, which only changes through a tool call or an event.""")
+    keeps files in session state, which only changes through a tool call or an event; a
+    `store` backend keeps them in a database table, a `sandbox` in a root its commands change.""")
 HISTORY_PATH = _code(
     "AS282", "history-path", "A `summarization.history` that is no directory path", """
     `summarization.history` is a virtual path of the root agent's file tools, such as
