@@ -79,6 +79,7 @@ def test_files_behave_as_files(database: str) -> None:
     assert files.ls("/notes") == state.ls("/notes")
     assert [(m.path, m.line_number) for m in files.grep("beta")] == [("/notes/a.md", 2)]
     assert files.grep("gam", "/notes", glob="*.md")[0].line == "gamma"
+    assert files.grep("a\x00") == []  # no file holds a NUL (PostgreSQL takes none)
     assert files.edit("/notes/a.md", "beta", "BETA") == 1
     assert files.read("/notes/a.md") == "alpha\nBETA\n"
     files.write("/notes/a.md", "over")

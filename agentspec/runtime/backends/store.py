@@ -101,8 +101,11 @@ class FileStore:
             except ImportError:
                 raise BackendError("a store backend on PostgreSQL needs psycopg: "
                                    f"{install('postgres')}") from None
+            # a server that does not answer is an error after a while, not a tool call that
+            # hangs for the operating system's TCP timeout (the URL may set its own)
+            wait = {} if "connect_timeout" in self.url else {"connect_timeout": 10}
             try:
-                return psycopg.connect(_database(self.url), autocommit=True)
+                return psycopg.connect(_database(self.url), autocommit=True, **wait)
             except psycopg.Error as error:
                 raise self._failed("connect to", error) from None
         path = Path(self.url.removeprefix("sqlite:///"))
@@ -344,6 +347,8 @@ class StoreBackend(Transfers):
         require_pattern(pattern)
         path = normalize(path)
         out: list[GrepMatch] = []
+        if "\x00" in pattern:  # no file here holds one (and PostgreSQL takes no NUL text)
+            return out
         budget = GlobBudget()
         for name, content in self._below(path, "path, content",
                                          f" AND {self.files.contains()}", (pattern,)):
