@@ -294,3 +294,25 @@ def test_agentspec_test_keeps_scenario_files_out_of_the_projects_database(
             tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master")]
             assert "agentspec_files" not in tables or not list(
                 db.execute("SELECT * FROM agentspec_files"))
+
+
+def test_a_url_from_the_environment_is_read_when_the_database_is_opened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package loads without the variable (nothing opens the database then); the first
+    file tool call reads it, once: a `$${` in its value stays as it is."""
+    path = tmp_path / "agent.yaml"
+    path.write_text(SPEC.format(scope="app").replace(
+        "  notes: {type: store, scope: app}",
+        '  notes: {type: store, scope: app, url: "${env.FILES_DB}"}'))
+    compiled = compile_spec(path, environ={"FILES_DB": "sqlite:///x.db"})
+    assert compiled.ok, compiled.diagnostics
+    files = emit_package(compiled, tmp_path / "out")
+    assert not write_package(files, tmp_path / "out")
+    monkeypatch.delenv("FILES_DB", raising=False)
+    with package_loader(monkeypatch) as load:
+        loaded = load(tmp_path / "out", "keeper")
+        assert "FILES_DB" in _read(loaded, "ann", "/a.md")  # a tool error naming it
+        database = tmp_path / "files$${x}.db"
+        monkeypatch.setenv("FILES_DB", f"sqlite:///{database}")
+        _write(loaded, "ann", "/a.md", "from the environment")
+    assert database.exists()

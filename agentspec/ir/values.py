@@ -248,6 +248,8 @@ def _definition_value(key: str, value: Any) -> Value:
     is loaded."""
     if key in ("root", "sqlite"):
         return SpecPath(value)
+    if key == "url":  # a store's database: its `${env.X}` read when it is opened
+        return str(value)
     if key == "mounts":
         return ListOf(tuple(DictOf((("source", SpecPath(mount["source"])),
                                     ("target", lit(mount["target"]))))
