@@ -103,9 +103,10 @@ class FileStore:
                                    f"{install('postgres')}") from None
             # a server that does not answer is an error after a while, not a tool call that
             # hangs for the operating system's TCP timeout (the URL may set its own)
-            wait = {} if "connect_timeout" in self.url else {"connect_timeout": 10}
             try:
-                return psycopg.connect(_database(self.url), autocommit=True, **wait)
+                conninfo = _database(self.url) if "connect_timeout" in self.url else \
+                    psycopg.conninfo.make_conninfo(_database(self.url), connect_timeout=10)
+                return psycopg.connect(conninfo, autocommit=True)
             except psycopg.Error as error:
                 raise self._failed("connect to", error) from None
         path = Path(self.url.removeprefix("sqlite:///"))
