@@ -316,3 +316,21 @@ def test_a_url_from_the_environment_is_read_when_the_database_is_opened(
         monkeypatch.setenv("FILES_DB", f"sqlite:///{database}")
         _write(loaded, "ann", "/a.md", "from the environment")
     assert database.exists()
+
+
+def test_hostile_calls_are_tool_errors_the_run_goes_on_after(tmp_path: Path) -> None:
+    from agentspec.runtime.backends.store import MAX_FILE_BYTES
+
+    app = _app(tmp_path)
+    said = scripted_turn(app, {"keeper": [
+        {"call": "write_file", "args": {"file_path": "/../../etc/x", "content": "x"}},
+        {"call": "write_file", "args": {"file_path": "/a\x00b", "content": "x"}},
+        {"call": "write_file", "args": {"file_path": "/big.md",
+                                        "content": "x" * (MAX_FILE_BYTES + 1)}},
+        {"call": "write_file", "args": {"file_path": "/nul.md", "content": "a\x00b"}},
+        {"call": "read_file", "args": {"file_path": "/" + "d/" * 3000 + "f"}},
+        {"text": "Still here."}]}, user="ann")
+    assert len(said.results) == 5
+    assert all("error" in response for _, response in said.results), said.results
+    assert said.said[-1][1] == "Still here."
+    assert not (tmp_path / ".agentspec" / "sessions.db").exists() or _rows(tmp_path) == []
