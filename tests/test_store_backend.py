@@ -332,3 +332,22 @@ def test_upload_and_download_files(database: str) -> None:
     assert [d.error is None for d in done] == [True, False, False]
     got = files.download_files(["/a.md", "/missing.md"])
     assert got[0].content == b"one" and got[1].error is not None
+
+
+def test_postgresql_connection_dropped_by_the_server_is_opened_again() -> None:
+    """A restart or an idle timeout drops the connection: the next call opens a new one
+    and goes on (neither a read nor a write fails)."""
+    if POSTGRES is None:
+        pytest.skip("AGENTSPEC_TEST_POSTGRES_URL is not set (.ci/run starts a server)")
+    import psycopg
+
+    url = _fresh_postgres()
+    store = FileStore(url)
+    files = StoreBackend(lambda: store, namespace("keeper", "notes", "ann"))
+    files.write("/a.md", "before")
+    for action in (lambda: files.read("/a.md"), lambda: files.write("/a.md", "after")):
+        with psycopg.connect(POSTGRES, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)",
+                          (store._connection.info.backend_pid,))
+        action()
+    assert files.read("/a.md") == "after"

@@ -132,14 +132,12 @@ class FileStore:
         return statement.replace("?", "%s") if self.postgres else statement
 
     @contextmanager
-    def _cursor(self) -> Iterator[Any]:
-        """A cursor of the shared connection (opened again when PostgreSQL closed it: a
-        restart, an idle timeout); what the driver raises comes out a BackendError."""
+    def _cursor(self, first: str, params: Sequence[Any] = ()) -> Iterator[Any]:
+        """A cursor of the shared connection, its first statement `first` run; what the
+        driver raises comes out a BackendError."""
         with self._lock:
             try:
-                if self.postgres and self._connection.closed:
-                    self._connection = self._connect()
-                cursor = self._connection.cursor()
+                cursor = self._started(first, params)
                 try:
                     yield cursor
                 finally:
@@ -149,12 +147,28 @@ class FileStore:
             except Exception as error:  # noqa: BLE001 - sqlite3's and psycopg's errors alike
                 raise self._failed("use", error) from None
 
+    def _started(self, first: str, params: Sequence[Any]) -> Any:
+        """A cursor that ran `first`. A PostgreSQL connection the server dropped (a restart,
+        a failover, an idle timeout) is opened again, and `first` run once more there: it
+        did nothing on the dead one."""
+        for retry in (False, True):
+            if self.postgres and self._connection.closed:
+                self._connection = self._connect()
+            cursor = self._connection.cursor()
+            try:
+                cursor.execute(self._sql(first), tuple(params))
+                return cursor
+            except Exception:
+                cursor.close()
+                if retry or not (self.postgres and self._connection.closed):
+                    raise
+        raise AssertionError("unreachable")
+
     @contextmanager
     def changing(self, space: str | None) -> Iterator[_Change]:
         """A write transaction; on namespace `space`, no other writer changes it meanwhile
         (None: the table itself, being created)."""
-        with self._cursor() as cursor:
-            cursor.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
+        with self._cursor("BEGIN" if self.postgres else "BEGIN IMMEDIATE") as cursor:
             try:
                 if self.postgres:
                     cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
@@ -168,8 +182,7 @@ class FileStore:
 
     def rows(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows a read-only query returns."""
-        with self._cursor() as cursor:
-            cursor.execute(self._sql(statement), tuple(params))
+        with self._cursor(statement, params) as cursor:
             return [tuple(row) for row in cursor.fetchall()]
 
     def size(self) -> str:
