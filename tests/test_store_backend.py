@@ -16,7 +16,7 @@ import pytest
 
 from agentspec.contract.backends import StoreDef
 from agentspec.runtime.backends import BackendError
-from agentspec.runtime.backends import store as store_module
+from agentspec.runtime.backends import store_table as store_module
 from agentspec.runtime.backends.state import StateBackend
 from agentspec.runtime.backends.store import (
     MAX_FILE_BYTES,
@@ -108,13 +108,14 @@ def test_a_file_outlives_the_connection_that_wrote_it(database: str,
     _backend(database).write("/kept.md", "still here")
     monkeypatch.setattr(store_module, "_STORES", {})
     assert _backend(database).read("/kept.md") == "still here"
+    store_module.close_files(database)
     assert open_files(database) is open_files(database)  # once per process
 
 
 def test_the_table_is_created_once_with_the_columns_the_docs_name(tmp_path: Path) -> None:
     path = tmp_path / "files.db"
-    FileStore(f"sqlite:///{path}")
-    FileStore(f"sqlite:///{path}")  # a second process finds it there
+    FileStore(f"sqlite:///{path}").close()
+    FileStore(f"sqlite:///{path}").close()  # a second process finds it there
     columns = [row[1] for row in sqlite3.connect(path).execute(
         "PRAGMA table_info(agentspec_files)")]
     assert columns == ["namespace", "path", "content", "modified"]
@@ -191,6 +192,8 @@ def _concurrent_edits(database: str) -> None:
                 files.edit("/log.md", "log:", f"log:[{index}.{step}]")
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
+        finally:
+            store.close()
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(writers)]
     for thread in threads:
@@ -217,6 +220,8 @@ def test_concurrent_writes_of_new_files_all_land(database: str) -> None:
                 files.write(f"/w{index}/{step}.md", str(step))
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
+        finally:
+            store.close()
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(writers)]
     for thread in threads:
@@ -351,3 +356,4 @@ def test_postgresql_connection_dropped_by_the_server_is_opened_again() -> None:
                           (store._connection.info.backend_pid,))
         action()
     assert files.read("/a.md") == "after"
+    store.close()
