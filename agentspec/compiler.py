@@ -14,6 +14,7 @@ from typing import Any
 from agentspec import safefs
 from agentspec.contract.backends import SandboxDef, to_data
 from agentspec.contract.extras import install
+from agentspec.contract.virtual_paths import BackendError
 from agentspec.diagnostics import Diagnostic, codes, normalize
 from agentspec.emit.source import HEADER, SourceOptions, source
 from agentspec.ir.lower import lower
@@ -102,13 +103,17 @@ def file_backend(compiled: Compiled, agent: str, *, user_id: str | None,
     definitions = {}
     for name, definition in filesystem.definitions.items():
         data = to_data(definition)
-        if "root" in data:  # relative to the spec's directory, as a build resolves it
-            data["root"] = str(compiled.spec_dir / data["root"])
+        for key in ("root", "sqlite"):  # relative to the spec's directory, as a build has it
+            if key in data:
+                data[key] = str(compiled.spec_dir / data[key])
         for mount in data.get("mounts", ()):
             mount["source"] = str(compiled.spec_dir / mount["source"])
         definitions[name] = data
     context = SimpleNamespace(state=state, user_id=user_id)
-    return backend_factory(filesystem.backend, definitions)(context)  # type: ignore[arg-type]
+    try:
+        return backend_factory(filesystem.backend, definitions)(context)  # type: ignore[arg-type]
+    except BackendError as error:  # a store kept per user, and no user given
+        raise LookupError(str(error)) from None
 
 
 def _sandbox_problems(app: AppNode) -> list[Diagnostic]:

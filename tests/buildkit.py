@@ -252,9 +252,9 @@ class Said:
 
 def scripted_turn(app: Any, replies: dict[str, list[Any]], message: str = "Hi", *,
                   state: dict[str, Any] | None = None,
-                  prepare: Callable[[Any], None] | None = None) -> Said:
-    """Run `message` through `app` in a fresh in-memory session, every LLM agent replaying its
-    `replies` (`prepare(app)` runs after the script is installed)."""
+                  prepare: Callable[[Any], None] | None = None, user: str = "u") -> Said:
+    """Run `message` through `app` in a fresh in-memory session of `user`, every LLM agent
+    replaying its `replies` (`prepare(app)` runs after the script is installed)."""
     from agentspec.testing.scripted import install_script
 
     async def main() -> Said:
@@ -267,10 +267,10 @@ def scripted_turn(app: Any, replies: dict[str, list[Any]], message: str = "Hi", 
         runner = InMemoryRunner(app=app)
         try:
             session = await runner.session_service.create_session(
-                app_name=app.name, user_id="u", state=state or {})
+                app_name=app.name, user_id=user, state=state or {})
             said, results = [], []
             content = types.Content(role="user", parts=[types.Part(text=message)])
-            async for event in runner.run_async(user_id="u", session_id=session.id,
+            async for event in runner.run_async(user_id=user, session_id=session.id,
                                                 new_message=content):
                 for part in (event.content.parts if event.content else None) or []:
                     if part.text and not event.partial:
@@ -279,7 +279,7 @@ def scripted_turn(app: Any, replies: dict[str, list[Any]], message: str = "Hi", 
                         results.append((part.function_response.name,
                                         part.function_response.response))
             stored = await runner.session_service.get_session(
-                app_name=app.name, user_id="u", session_id=session.id)
+                app_name=app.name, user_id=user, session_id=session.id)
         finally:
             await runner.close()
         assert stored is not None

@@ -255,6 +255,10 @@ NEEDS_AN_OLD_VERSION = {
                              "is agent-added, naming its URL",
     "summarization-turned-off": "a summarization the old version had; a new spec without one "
                                 "loses nothing",
+    "store-database-changed": "the database the old version's store kept files in; a new "
+                              "agent's file tools are tool-added",
+    "store-scope-changed": "whose files the old version's store showed; a new agent's file "
+                           "tools are tool-added",
 }
 
 

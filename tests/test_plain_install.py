@@ -15,6 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 BLOCKED = ("mcp", "litellm", "psycopg", "sqlalchemy", "rouge_score", "a2a", "temporalio")
@@ -202,3 +204,32 @@ def test_a_package_imports_without_a2a_sdk_and_serving_it_names_the_extra() -> N
                           text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "pip install 'agentspec-adk[a2a]'" in done.stdout
+
+
+STORE_SPEC = """\
+agentspec: 1
+name: keeper
+backends:
+  notes: {type: store, url: "postgresql://files:${env.PGPW:-x}@127.0.0.1:9/files"}
+agents:
+  keeper:
+    model: gemini-2.5-flash
+    instruction: Keep notes.
+    filesystem: notes
+"""
+
+
+@pytest.mark.slow  # a subprocess that imports ADK to build
+def test_a_store_on_postgresql_without_psycopg_names_the_postgres_extra(
+        tmp_path: Path) -> None:
+    """validate warns (AS321) and build succeeds (nothing imports psycopg before a file tool
+    call, which then answers with the same install command)."""
+    (tmp_path / "store.yaml").write_text(STORE_SPEC)
+    ran = _run([(tmp_path, ["validate", "store.yaml"]), (tmp_path, ["build", "store.yaml"])])
+    results = ran["results"]
+    assert isinstance(results, list)
+    checked, built = results
+    assert checked["code"] == 0 and "AS321" in checked["output"], checked
+    assert "pip install 'agentspec-adk[postgres]'" in checked["output"], checked
+    assert built["code"] == 0, built
+    assert ran["leaked"] == []

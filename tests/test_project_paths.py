@@ -68,6 +68,7 @@ PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
          ("ShellBackend", "root"): "directory", ("SandboxBackend", "root"): "directory",
          ("SandboxMount", "source"): "directory", ("McpStdio", "cwd"): "directory",
          ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite",
+         ("StoreBackend", "url"): "sqlite",
          **{("Prompts", section): "file" for section in (
              "base", "filesystem", "execute", "todos", "task", "skills", "memory")},
          ("RemoteAgent", "card"): "file"}
@@ -92,7 +93,9 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              # globs over a backend's virtual paths (path permissions), no paths on disk
              *((kind, rule) for rule in ("read", "write") for kind in (
                  "StateBackend", "FilesystemBackend", "ShellBackend", "SandboxBackend",
-                 "CompositeBackend"))}
+                 "CompositeBackend", "StoreBackend")),
+             # whose files a store keeps apart: a choice, not a path
+             ("StoreBackend", "scope")}
 _INHERITED = {"DeepAgent": "LlmAgent", "Defaults": "LlmAgent"}
 
 

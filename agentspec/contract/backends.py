@@ -15,8 +15,9 @@ from agentspec.contract.virtual_paths import normalize
 
 __all__ = ["ABSENT_IN_ABI_1", "DEFAULT_STATE_BACKEND", "HISTORY_TYPES", "LARGE_RESULTS",
            "PERMISSIONS", "RUNNING_TYPES", "BackendDef", "CompositeDef", "FilesystemDef",
-           "Globs", "Mount", "Routing", "SandboxDef", "ShellDef", "StateDef", "executor",
-           "from_data", "hops", "keeps_history", "mount_points", "reached", "routed", "to_data"]
+           "Globs", "Mount", "Routing", "SandboxDef", "ShellDef", "StateDef", "StoreDef",
+           "StoreScope", "executor", "from_data", "hops", "keeps_history", "mount_points",
+           "reached", "routed", "to_data"]
 
 #: the state backend a `kind: deep` agent gets when it names none
 DEFAULT_STATE_BACKEND = "__state__"
@@ -29,7 +30,9 @@ HardLinks = Literal["refuse", "allow"]
 ConversationFiles = Literal["private", "shared"]
 #: path permissions (`read` / `write`): globs over the backend's virtual paths, `/`-rooted
 Globs = tuple[str, ...]
-BackendType = Literal["state", "filesystem", "shell", "sandbox", "composite"]
+BackendType = Literal["state", "filesystem", "shell", "sandbox", "composite", "store"]
+#: whose files a `store` backend keeps apart: each user's (`user`) or the whole app's (`app`)
+StoreScope = Literal["user", "app"]
 
 #: the settings that limit which paths a backend's file tools may read and write
 PERMISSIONS = ("read", "write")
@@ -102,6 +105,22 @@ class SandboxDef(ShellDef):
 
 
 @dataclass(frozen=True, kw_only=True)
+class StoreDef:
+    """Files kept in a database table (`agentspec_files`), so they outlive sessions: one
+    namespace per app, backend and (`scope: user`) user. The database is `url` (PostgreSQL,
+    its `${env.X}` read when it is opened) or the SQLite file `sqlite` (relative to the
+    spec's directory, or absolute); exactly one is set."""
+
+    type: ClassVar[Literal["store"]] = "store"
+    scope: StoreScope
+    url: str | None
+    sqlite: str | None
+    app: str
+    read: Globs | None
+    write: Globs | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class CompositeDef:
     """Paths routed to other backends by prefix; the longest matching prefix wins."""
 
@@ -113,9 +132,10 @@ class CompositeDef:
     write: Globs | None
 
 
-BackendDef = StateDef | FilesystemDef | ShellDef | SandboxDef | CompositeDef
+BackendDef = StateDef | FilesystemDef | ShellDef | SandboxDef | CompositeDef | StoreDef
 _TYPES: dict[str, type[BackendDef]] = {
-    cls.type: cls for cls in (StateDef, FilesystemDef, ShellDef, SandboxDef, CompositeDef)}
+    cls.type: cls for cls in (StateDef, FilesystemDef, ShellDef, SandboxDef, CompositeDef,
+                              StoreDef)}
 #: the fields of each type that may be None: absent from the plain data
 _OPTIONAL: dict[type, frozenset[str]] = {
     cls: frozenset(name for name, hint in get_type_hints(cls).items()

@@ -643,7 +643,8 @@ HISTORY_NOT_ON_DISK = _code(
     "`summarization.history` on a backend that is no directory", """
     The history is written outside any tool call, between model calls, so it must land on a
     `filesystem` or `shell` backend (a `composite` route to one is fine). A `state` backend
-    keeps files in session state, which only changes through a tool call or an event.""")
+    keeps files in session state, which only changes through a tool call or an event; a
+    `store` backend keeps them in a database table, a `sandbox` in a root its commands change.""")
 HISTORY_PATH = _code(
     "AS282", "history-path", "A `summarization.history` that is no directory path", """
     `summarization.history` is a virtual path of the root agent's file tools, such as
@@ -794,6 +795,35 @@ PERMISSIONS_BYPASSED = _code(
     commands through `execute`, and a command reads and writes any file under the root. Leave
     `execute` out of the agent's `filesystem.tools` where the permissions must hold.""",
     warning=True)
+STORE_DATABASE_MISSING = _code(
+    "AS318", "store-database-missing", "A `store` backend with no database to keep its files",
+    """
+    A `type: store` backend keeps files in a database table (`agentspec_files`) so they
+    outlive sessions. It uses its own `url`, else the conversation store's database
+    (`sessions`). Without either, or when `sessions` keeps conversations in memory, there is
+    no database that outlives the process, so the backend is refused rather than losing its
+    files when the process ends. Give the backend `url: sqlite:///.agentspec/files.db` (one
+    machine) or a `postgresql://` URL (many), or give the spec a `sessions` database.""")
+STORE_URL_INVALID = _code(
+    "AS319", "store-url-invalid", "A `store` backend on a database it cannot use", """
+    A `type: store` backend keeps its files in SQLite (`sqlite:///path`, relative to the spec)
+    or PostgreSQL (`postgresql://user@host/db`). Any other URL (MySQL, `agentengine://`, a
+    path without `sqlite:///`) is refused; when the backend takes the `sessions` database
+    and that is neither, give the backend a `url` of its own.""")
+STORE_URL_PASSWORD = _code(
+    "AS320", "store-url-password", "A `store` backend's database password written in the spec",
+    """
+    The database URL a `type: store` backend uses is written into the generated package,
+    which opens it where the agent runs. A password written in the URL would be in that
+    package, in the project's history and in `diff` output, so it is refused. Write it as
+    `${env.NAME}` (`postgresql://agentspec:${env.PGPASSWORD}@db/agents`): it is read when the
+    database is opened, never written or printed.""")
+STORE_DRIVER_MISSING = _code(
+    "AS321", "store-driver-missing",
+    "A `store` backend on PostgreSQL without the `postgres` extra installed", """
+    A `type: store` backend on PostgreSQL talks to it through psycopg:
+    `pip install 'agentspec-adk[postgres]'`. Without it, every file tool call on the backend
+    fails with a tool error saying so.""", warning=True)
 SUMMARIZATION_OFF_UNUSED = _code(
     "AS323", "summarization-off-unused", "`summarization: false` in a spec without deep agents",
     """
@@ -1127,6 +1157,18 @@ PROMPTS_CHANGED = _change("AS555", "prompts-changed", BEHAVIOUR, "medium",
     An agent switched a section of the system prompt the harness writes (`prompts:`) off or
     on, or replaced its text: the model is told otherwise how to use its files, todos, `task`,
     skills or memory.""")
+STORE_DATABASE_CHANGED = _change("AS556", "store-database-changed", SECURITY, "high",
+                                 "A `store` backend keeps its files in another database", """
+    A `type: store` backend now opens another database (its `url`, or the `sessions`
+    database it takes), or another namespace in it (the app's name is part of it): the files
+    earlier sessions wrote are not there, and the new database's files, written by whoever
+    else uses it, are what the agent reads and acts on. The URLs are shown without their
+    passwords.""")
+STORE_SCOPE_CHANGED = _change("AS557", "store-scope-changed", SECURITY, "high",
+                              "A `store` backend shares its files otherwise", """
+    `scope: app` shows every user's file tools one set of files, so what one user writes
+    another reads (and follows, for memory and skills); `scope: user` keeps each user's apart.
+    Either way the files written before are no longer where the agent looks.""")
 SUMMARIZATION_TURNED_OFF = _change(
     "AS558", "summarization-turned-off", OPERATIONS, "high",
     "Conversations are no longer summarized", """

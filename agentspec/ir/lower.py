@@ -22,6 +22,7 @@ from agentspec.contract.harness_names import DECISIONS
 from agentspec.contract.virtual_paths import normalize
 from agentspec.diagnostics import Diagnostic, codes
 from agentspec.ir.observing import lower_observing
+from agentspec.ir.stores import store_data
 from agentspec.ir.tree import (
     AgentNode,
     AgentToolNode,
@@ -271,6 +272,9 @@ class Lowering:
                 found[current] = StateDef(read=None, write=None)
                 continue
             data = backends[current].model_dump(exclude_none=True)
+            if data["type"] == "store":
+                data = store_data(current, data, self.spec, self.spec_relative,
+                                  self.sessions_default())
             if "root" in data:
                 data["root"] = self.spec_relative(data["root"], "backends", current, "root")
             for index, mount in enumerate(data.get("mounts", ())):
@@ -402,6 +406,12 @@ class Lowering:
                         webhook=notify.webhook if notify else None,
                         headers=FrozenMap(notify.headers or {} if notify else {}),
                         on_done=settings.on_done)
+
+    def sessions_default(self) -> str | None:
+        """The conversation store a spec that names none gets: an SQLite file beside it for
+        jobs that resume their parent, else none (in memory)."""
+        jobs = self.spec.jobs
+        return DEFAULT_SESSIONS if jobs is not None and jobs.on_done == "resume" else None
 
     def sessions(self, jobs: JobsNode | None) -> SessionsNode | None:
         """The spec's `sessions:`; else, for jobs that resume their parent (a worker must

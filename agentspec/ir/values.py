@@ -243,10 +243,13 @@ def gated(value: Value, approval: Approval | None) -> Value:
 
 
 def _definition_value(key: str, value: Any) -> Value:
-    """A backend setting; its directories (the root, a sandbox mount's source) become paths
-    relative to the spec's directory, made absolute where the app is loaded."""
-    if key == "root":
+    """A backend setting; its directories (the root, a sandbox mount's source) and a store's
+    SQLite file become paths relative to the spec's directory, made absolute where the app
+    is loaded."""
+    if key in ("root", "sqlite"):
         return SpecPath(value)
+    if key == "url":  # a store's database: its `${env.X}` read when it is opened
+        return str(value)
     if key == "mounts":
         return ListOf(tuple(DictOf((("source", SpecPath(mount["source"])),
                                     ("target", lit(mount["target"]))))

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentspec.contract.backend_sources import backend_path
-from agentspec.contract.backends import SandboxDef
+from agentspec.contract.backends import SandboxDef, StoreDef
 from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.contract.urls import redacted
@@ -248,6 +248,8 @@ def label(node: LlmNode | DeepNode) -> list[str]:
         sandbox = definition if isinstance(definition, SandboxDef) else None
         if sandbox is not None and sandbox.network:
             backend += " · network"
+        if isinstance(definition, StoreDef) and definition.scope == "app":
+            backend += " · shared by every user"
         runs = " · runs commands" if "execute" in node.filesystem.tools else ""
         lines.append(f"backend: {node.filesystem.backend} ({backend}){runs}")
         mounts = [mount.target for mount in (sandbox.mounts or () if sandbox else ())]

@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from agentspec.language.common import DirectoryPath, Model, keyed_union
+from agentspec.language.common import DirectoryPath, Model, PathField, keyed_union
 
 #: the longest path permission glob (a glob is matched in linear time; this bounds its size)
 MAX_PERMISSION_CHARS = 512
 
 __all__ = ["BACKEND_TYPES", "MAX_PERMISSION_CHARS", "Backend", "CompositeBackend",
            "FilesystemBackend", "PathGlob", "SandboxBackend", "SandboxMount", "ShellBackend",
-           "StateBackend"]
+           "StateBackend", "StoreBackend"]
 
-BACKEND_TYPES = ("state", "filesystem", "shell", "sandbox", "composite")
+BACKEND_TYPES = ("state", "filesystem", "shell", "sandbox", "composite", "store")
 
 
 #: a path permission: a glob over the backend's own virtual paths, starting with `/`
@@ -35,6 +35,26 @@ class StateBackend(Model):
     """Files kept in session state; they persist with the session service."""
 
     type: Literal["state"] = Field(description="Backend type.")
+    read: list[PathGlob] | None = Field(None, description=_READ, examples=[["/docs/**"]])
+    write: list[PathGlob] | None = Field(None, description=_WRITE, examples=[["/out/**"]])
+
+
+class StoreBackend(Model):
+    """Files kept in a database table (`agentspec_files`), so they outlive sessions: a file
+    written in one conversation is there in the next, for the same user (`scope: user`) or
+    for every user of the app (`scope: app`)."""
+
+    type: Literal["store"] = Field(description="Backend type.")
+    scope: Literal["user", "app"] = Field(
+        "user", description="Whose files are kept apart: each user's own (`user`, the "
+        "default; the user is the run's user id) or one set shared by every user of the app "
+        "(`app`).")
+    url: Annotated[str, PathField("sqlite")] | None = Field(
+        None, description="The database: `sqlite:///path` (relative to the spec) or "
+        "`postgresql://...` (the `postgres` extra; write a password as `${env.X}`). Absent: "
+        "the database of `sessions`, which must then be SQLite or PostgreSQL.",
+        examples=["sqlite:///.agentspec/files.db",
+                  "postgresql://agentspec:${env.PGPASSWORD}@db/agents"])
     read: list[PathGlob] | None = Field(None, description=_READ, examples=[["/docs/**"]])
     write: list[PathGlob] | None = Field(None, description=_WRITE, examples=[["/out/**"]])
 
@@ -164,10 +184,12 @@ def _backend_type(value: object) -> str | None:
 
 
 if TYPE_CHECKING:
-    Backend = StateBackend | FilesystemBackend | ShellBackend | SandboxBackend | CompositeBackend
+    Backend = (StateBackend | FilesystemBackend | ShellBackend | SandboxBackend
+               | CompositeBackend | StoreBackend)
 else:
     Backend = keyed_union("backend_type", "a backend needs `type`: state, filesystem, shell, "
-                          "sandbox or composite",
+                          "sandbox, composite or store",
                           {"state": StateBackend, "filesystem": FilesystemBackend,
                            "shell": ShellBackend, "sandbox": SandboxBackend,
-                           "composite": CompositeBackend}, _backend_type)
+                           "composite": CompositeBackend, "store": StoreBackend},
+                          _backend_type)

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -181,9 +182,13 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
     from agentspec.testing.scenarios import StubTools, offline_mcp
     from agentspec.testing.scripted import ScriptError
 
-    # jobs go to a store of the scenario's own
+    # jobs go to a store of the scenario's own, and `type: store` files to a database of its
+    # own (never the project's), gone with the scenario
     store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
-    with _environment({**scenario.env, "AGENTSPEC_JOBS_STORE": store}):
+    with tempfile.TemporaryDirectory(prefix="agentspec-files-") as scratch, \
+            _scenario_files(f"sqlite:///{Path(scratch) / 'files.db'}") as files, \
+            _environment({**scenario.env, "AGENTSPEC_JOBS_STORE": store,
+                          "AGENTSPEC_FILES_STORE": files}):
         compiled = compile_spec(spec, environment=environment)
         if not compiled.ok:
             return [f"{d.code} {d.message}" for d in compiled.diagnostics if d.is_error]
@@ -212,6 +217,17 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
         unused = script_problems.unused() if isinstance(script_problems, _ScriptReport) \
             else []
         return script_problems() or failed + unused
+
+
+@contextlib.contextmanager
+def _scenario_files(url: str) -> Iterator[str]:
+    """`url`, its database closed when the scenario is done."""
+    from agentspec.runtime.backends.store import close_files
+
+    try:
+        yield url
+    finally:
+        close_files(url)
 
 
 def _judged(app: Any, scenario: Any) -> list[str]:

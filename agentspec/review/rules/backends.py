@@ -16,7 +16,7 @@ from agentspec.review.rules.views import runs_commands
 from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, llm_view
 from agentspec.review.sides import Where
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "backend_at", "definitions"]
 
 
 def _backends(pair: AgentPair) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -33,11 +33,13 @@ def _data(filesystem: FilesystemNode) -> dict[str, Any]:
 
 
 _BACKEND_LIMITS = ("timeout", "max_output_bytes")
+#: a store backend's database and scope: their own rules (`rules/stores.py`)
+_STORE_SETTINGS = ("url", "sqlite", "app", "scope")
 _SANDBOX_LIMITS = ("max_processes", "max_file_bytes", "max_memory_mb", "tmp_size_mb",
                    "max_workspace_mb")
 
 
-def _backend_at(pair: AgentPair, name: str, *under: str) -> tuple[Path | Where, Path | Where]:
+def backend_at(pair: AgentPair, name: str, *under: str) -> tuple[Path | Where, Path | Where]:
     """Where backend `name` (or a key under it) is defined in both versions: its entry under
     `backends`, else the agent's `filesystem`."""
     return (pair.old.defined("backends", name, *under) or ("filesystem",),
@@ -56,7 +58,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
         return
     old, new = _data(before), _data(after)
     rest = (*_BACKEND_LIMITS, *PERMISSIONS, "hard_links", "network", "mounts", "allow_sockets",
-            "allow_project_files", *_SANDBOX_LIMITS)
+            "allow_project_files", *_SANDBOX_LIMITS, *_STORE_SETTINGS)
     for name in sorted(old.keys() | new.keys()):
         if _shared_now(old.get(name, {}), new.get(name, {})):
             continue  # AS580's
@@ -67,7 +69,7 @@ def _backend_changed(pair: AgentPair) -> Iterator[Found]:
         if keys:
             yield Found(Risk.MEDIUM, f"backend `{name}` is set up differently (root, "
                         "environment, routes or whose conversation files it shows)",
-                        *_backend_at(pair, name, keys[0]))
+                        *backend_at(pair, name, keys[0]))
 
 
 def _shared_now(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -75,7 +77,7 @@ def _shared_now(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         new.get("conversation_files") == "shared"
 
 
-def _definitions(node: AgentNode) -> dict[str, Any]:
+def definitions(node: AgentNode) -> dict[str, Any]:
     """The backends an agent's file tools reach, by name (none without file tools)."""
     filesystem = llm_view(node).filesystem
     return {} if filesystem is None else _data(filesystem)
@@ -83,16 +85,16 @@ def _definitions(node: AgentNode) -> dict[str, Any]:
 
 def _reached_at(pair: AgentPair, name: str, *under: str
                 ) -> tuple[Path | Where | None, Path | Where]:
-    """`_backend_at`, with no old position when the old version of the agent did not reach
+    """`backend_at`, with no old position when the old version of the agent did not reach
     backend `name` (a new agent, new file tools, another backend)."""
-    old_at, new_at = _backend_at(pair, name, *under)
-    return (old_at if name in _definitions(pair.before) else None), new_at
+    old_at, new_at = backend_at(pair, name, *under)
+    return (old_at if name in definitions(pair.before) else None), new_at
 
 
 def _conversations_shared(pair: AgentPair) -> Iterator[Found]:
     """Conversation files of every user now shown to every user's file tools: by a backend
     the agent reaches, compared with what it reached before (nothing, for a new agent)."""
-    old, new = _definitions(pair.before), _definitions(pair.after)
+    old, new = definitions(pair.before), definitions(pair.after)
     for name in sorted(new):
         if _shared_now(old.get(name, {}), new[name]):
             yield Found(Risk.HIGH, f"backend `{name}` now shows every user's conversation files "
@@ -104,13 +106,13 @@ def _permissions(pair: AgentPair) -> Iterator[Found]:
     """A backend's `read` / `write` lists, on every backend the agent reached before and
     still reaches: a list dropped or a glob added widens them (high), a list added or a glob
     dropped narrows them (low); a list with globs both added and dropped is both."""
-    old, new = _definitions(pair.before), _definitions(pair.after)
+    old, new = definitions(pair.before), definitions(pair.after)
     for name in sorted(old.keys() & new.keys()):
         for rule in PERMISSIONS:
             was, now = old[name].get(rule), new[name].get(rule)
             if was == now:
                 continue
-            at = _backend_at(pair, name, rule)
+            at = backend_at(pair, name, rule)
             if now is None or was is None:
                 widened = now is None
                 what = "every path" if widened else f"only {_globs(now)}" if now else "no path"
@@ -139,7 +141,7 @@ def _backend_limits(pair: AgentPair) -> Iterator[Found]:
     before, after = both[0].get(name, {}), both[1].get(name, {})
     for key in _BACKEND_LIMITS:
         yield from limit(f"backend `{name}` {key}", before.get(key), after.get(key),
-                         *_backend_at(pair, name, key))
+                         *backend_at(pair, name, key))
 
 
 def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
@@ -147,7 +149,7 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
     judged against what the agent reached before (nothing, for a new agent), lost only on
     a backend it still has."""
     if allowed:
-        old, new = _definitions(pair.before), _definitions(pair.after)
+        old, new = definitions(pair.before), definitions(pair.after)
         for backend in sorted(new):
             if new[backend].get("hard_links") == "allow" and \
                     old.get(backend, {}).get("hard_links") != "allow":
@@ -164,7 +166,7 @@ def _hard_links(pair: AgentPair, allowed: bool) -> Iterator[Found]:
         now = new[backend].get("hard_links") == "allow"
         if was and not now:
             yield Found(Risk.LOW, f"backend `{backend}` no longer reads files with several names "
-                        "(hard links)", *_backend_at(pair, backend, "hard_links"))
+                        "(hard links)", *backend_at(pair, backend, "hard_links"))
 
 
 def _executor(node: AgentNode) -> tuple[str, dict[str, Any]] | None:
@@ -349,7 +351,8 @@ RULES: tuple[Rule[AgentPair], ...] = (
          _backend_changed),
     Rule(codes.BACKEND_CHANGED, ("FilesystemNode.definitions", "StateDef.read",
                                  "StateDef.write", "FilesystemDef.read", "FilesystemDef.write",
-                                 "CompositeDef.read", "CompositeDef.write"), _permissions),
+                                 "CompositeDef.read", "CompositeDef.write", "StoreDef.read",
+                                 "StoreDef.write"), _permissions),
     Rule(codes.CONVERSATIONS_SHARED, _CONVERSATION_FILES, _conversations_shared,
          on_new_agent=True),
     Rule(codes.HARD_LINKS_ALLOWED, ("FilesystemNode.definitions", "FilesystemDef.hard_links"),

@@ -91,6 +91,13 @@ class CompositeBackend(Transfers):
                 found[child] = FileInfo(child, True, 0)
         return sorted(found.values(), key=lambda f: f.path)
 
+    def resolve(self, path: str) -> str:
+        """The path `path` leads to: its backend's symbolic links followed, mapped back."""
+        backend, inner, prefix = self._route(path)
+        resolve = getattr(backend, "resolve", None)
+        return self._outer(prefix, str(resolve(inner))) if resolve is not None else \
+            normalize(path)
+
     def read(self, path: str) -> str:
         backend, inner, _ = self._route(path)
         return backend.read(inner)

@@ -59,7 +59,27 @@ class Confined:
             for fd in stack:
                 os.close(fd)
 
-    def _walk(self, stack: list[int], todo: list[str], create: bool) -> str:
+    def resolve(self, virtual: str) -> str:
+        """The virtual path a normalized virtual path leads to, its symbolic links followed
+        inside the root as `located` follows them (a missing name and what follows it are
+        kept as written). Raises Outside."""
+        stack = [self.open_root()]
+        trail: list[str] = []
+        todo = [part for part in virtual.split("/") if part]
+        try:
+            name = self._walk(stack, todo, False, trail)
+            return "/" + "/".join([*trail, name] if name else trail)
+        except (FileNotFoundError, NotADirectoryError):
+            return "/" + "/".join([*trail, *todo])
+        finally:
+            for fd in stack:
+                os.close(fd)
+
+    def _walk(self, stack: list[int], todo: list[str], create: bool,
+              trail: list[str] | None = None) -> str:
+        """Opens the directories of `todo` (consumed as they are walked); `trail` gets the
+        names of the directories held, from the root."""
+        trail = [] if trail is None else trail
         links = 0
         while todo:
             if links > MAX_LINKS:
@@ -71,18 +91,23 @@ class Confined:
                 if len(stack) == 1:
                     raise Outside("climbs above the root")
                 os.close(stack.pop())
+                trail.pop()
                 continue
             target = _link(stack[-1], name)
             if target is not None:
                 links += 1
                 todo[:0] = self._target_names(stack, target)
+                if target.startswith("/"):
+                    trail.clear()
                 continue
             if not todo:
                 return name
             try:
                 stack.append(self._open_dir(stack[-1], name, create))
+                trail.append(name)
             except OSError as error:
                 if error.errno != errno.ELOOP:
+                    todo.insert(0, name)  # what `resolve` keeps as written
                     raise
                 links += 1  # made a link since it was read: read it again
                 todo.insert(0, name)

@@ -149,6 +149,16 @@ class FilesystemBackend(Transfers):
         except (FileNotFoundError, NotADirectoryError):
             raise BackendError(missing.format(virtual)) from None
 
+    def resolve(self, path: str) -> str:
+        """The virtual path `path` leads to, its symbolic links followed inside the root (the
+        path itself when it leads outside: using it fails anyway). Path permissions judge
+        this path too, so a link under an allowed path cannot reach a denied one."""
+        virtual = normalize(path)
+        try:
+            return self._confined.resolve(virtual)
+        except (OSError, BackendError):
+            return virtual
+
     def _inside(self, virtual: str) -> bool:
         """Whether a path (a symbolic link, say) resolves inside the root."""
         try:

@@ -3,7 +3,9 @@
 A path is readable (writable) when the backend has no `read` (`write`) list, or when one of
 its globs matches the path. A denied read or write is a `BackendError` naming the path and the
 rule, which the file tools hand the model as a tool error; listings, globs and greps leave the
-unreadable files out. Globs are `/`-rooted and matched whole (`/*.md` is a file at the top, not
+unreadable files out. A path is judged as given and as its symbolic links resolve (on a
+directory backend, `resolve`), so a link under an allowed path cannot reach a denied one.
+Globs are `/`-rooted and matched whole (`/*.md` is a file at the top, not
 every Markdown file), in time linear in the path whatever the pattern (`globs.py`), within one
 `GlobBudget` per call. `execute` is passed through: a command is not a path.
 """
@@ -31,15 +33,21 @@ def _listed(globs: tuple[str, ...]) -> str:
 
 
 def check(name: str, rule: str, globs: tuple[str, ...] | None, path: str,
-          budget: GlobBudget) -> None:
+          budget: GlobBudget, real: str | None = None) -> None:
     """BackendError, naming the path and the rule, when backend `name`'s `rule` list
-    (`read` or `write`: `globs`) denies `path`."""
-    if not allowed(globs, path, budget):
-        assert globs is not None
-        action = "Reading" if rule == "read" else "Writing"
-        raise BackendError(
-            f"{action} {normalize(path)} is not allowed: backend `{name}` lets the "
-            f"file tools {rule} only {_listed(globs)} (its `{rule}` rule)")
+    (`read` or `write`: `globs`) denies `path`, or `real`, where its symbolic links lead:
+    a link under an allowed path reaches no path the lists deny."""
+    if globs is None:
+        return
+    asked = normalize(path)
+    for judged in (asked, real or asked):
+        if not allowed(globs, judged, budget):
+            action = "Reading" if rule == "read" else "Writing"
+            through = "" if judged == asked else \
+                f" (a symbolic link to {real}, which the rule does not allow)"
+            raise BackendError(
+                f"{action} {asked} is not allowed{through}: backend `{name}` lets the "
+                f"file tools {rule} only {_listed(globs)} (its `{rule}` rule)")
 
 
 class Permitted(Transfers):
@@ -49,12 +57,20 @@ class Permitted(Transfers):
                  write: tuple[str, ...] | None) -> None:
         self.inner, self.name, self.read_globs, self.write_globs = inner, name, read, write
 
+    def resolve(self, path: str) -> str:
+        """The path `path` leads to (`inner`'s symbolic links followed), or `path`."""
+        resolve = getattr(self.inner, "resolve", None)
+        return str(resolve(path)) if resolve is not None else normalize(path)
+
     def _check(self, rule: str, path: str, budget: GlobBudget) -> None:
         check(self.name, rule, self.read_globs if rule == "read" else self.write_globs, path,
-              budget)
+              budget, self.resolve(path))
 
     def _readable(self, path: str, budget: GlobBudget) -> bool:
-        return allowed(self.read_globs, path, budget)
+        if self.read_globs is None:
+            return True
+        return allowed(self.read_globs, path, budget) and \
+            allowed(self.read_globs, self.resolve(path), budget)
 
     def ls(self, path: str) -> list[FileInfo]:
         budget = GlobBudget()

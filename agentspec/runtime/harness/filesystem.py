@@ -18,6 +18,7 @@ from agentspec.contract.backends import (
     SandboxDef,
     ShellDef,
     StateDef,
+    StoreDef,
     from_data,
 )
 from agentspec.runtime.backends import Backend
@@ -27,6 +28,7 @@ from agentspec.runtime.backends.permissions import permitted
 from agentspec.runtime.backends.sandbox import SandboxBackend, sandbox_limits
 from agentspec.runtime.backends.shell import ShellBackend
 from agentspec.runtime.backends.state import DEFAULT_KEY, StateBackend
+from agentspec.runtime.backends.store import store_backend
 from agentspec.runtime.harness.files import BackendFactory, make_file_tools
 from agentspec.runtime.harness.scope import private_folders, scoped
 
@@ -38,15 +40,17 @@ Definitions = Mapping[str, Mapping[str, Any]]
 
 def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
     """Builds backend `name` for each tool call, as the call's user may see it (`scope`).
-    State backends live in that call's session state (one store per backend name); directory
-    backends are made once and reused."""
+    State backends live in that call's session state (one store per backend name), store
+    backends in their database's namespace for the call's user or app; directory backends
+    are made once and reused."""
     backends = {backend: from_data(data) for backend, data in definitions.items()}
     made: dict[str, Backend] = {}
 
     def build(backend: str, context: ToolContext) -> Backend:
         definition = backends[backend]
         inner = unscoped(backend, context)
-        if isinstance(definition, StateDef) or definition.conversation_files != "shared":
+        if isinstance(definition, StateDef | StoreDef) or \
+                definition.conversation_files != "shared":
             inner = scoped(inner, getattr(context, "user_id", None), private_folders(
                 definition.root if isinstance(definition, FilesystemDef) else None))
         return permitted(inner, backend, definition.read, definition.write)
@@ -56,6 +60,8 @@ def backend_factory(name: str, definitions: Definitions) -> BackendFactory:
         if isinstance(definition, StateDef):  # one store per name; the implicit one is plain
             key = DEFAULT_KEY if backend == DEFAULT_STATE_BACKEND else f"{DEFAULT_KEY}:{backend}"
             return StateBackend(context.state, key=key)
+        if isinstance(definition, StoreDef):  # one namespace per user (or app) and name
+            return store_backend(backend, definition, getattr(context, "user_id", None))
         if isinstance(definition, CompositeDef):
             return CompositeBackend(build(definition.default, context), {
                 prefix: build(target, context) for prefix, target in definition.routes.items()})

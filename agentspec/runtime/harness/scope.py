@@ -71,9 +71,13 @@ class UserScope(Transfers):
         return False
 
     def _check(self, path: str) -> None:
-        if self._foreign(path):
+        if self._foreign(path) or self._foreign(self.resolve(path)):  # a link to theirs too
             raise BackendError(f"{path} is another user's: each user sees only their own "
                                "conversations' files there")
+
+    def resolve(self, path: str) -> str:
+        resolve = getattr(self.inner, "resolve", None)
+        return str(resolve(path)) if resolve is not None else normalize(path)
 
     def ls(self, path: str) -> list[FileInfo]:
         self._check(path)

@@ -26,6 +26,7 @@ from agentspec.validate.semantic.sandbox import check_sandboxes
 from agentspec.validate.semantic.schemas import check_schemas
 from agentspec.validate.semantic.sessions import check_resume_root, check_sessions
 from agentspec.validate.semantic.state import check_state
+from agentspec.validate.semantic.stores import check_stores
 from agentspec.validate.semantic.summarization import check_history
 from agentspec.validate.semantic.tool_auth import check_tool_auth
 from agentspec.validate.semantic.tree import check_tree
@@ -38,7 +39,7 @@ CHECKS = (check_project, check_references, check_models, check_kinds, check_sect
           check_sessions, check_harness, check_python_refs, check_files, check_prompts,
           check_sandboxes, check_roots, check_state, check_placeholders, check_schemas,
           check_observing, check_code_executors, check_backend_sources, check_tool_auth,
-          check_deep_summary, check_permissions)
+          check_deep_summary, check_permissions, check_stores)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],

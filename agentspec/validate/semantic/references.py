@@ -122,7 +122,8 @@ def _backends(ctx: Context) -> None:
             elif isinstance(backends.get(target), CompositeBackend):
                 ctx.report(codes.INVALID_VALUE(
                     f"`{target}` is a composite backend; composites route to plain backends",
-                    ctx.at(*path), hint="point at a state, filesystem, shell or sandbox backend"))
+                    ctx.at(*path),
+                    hint="point at a state, filesystem, shell, sandbox or store backend"))
 
 
 def check_references(ctx: Context) -> None:

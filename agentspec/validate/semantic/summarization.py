@@ -49,8 +49,8 @@ def check_history(ctx: Context, root: str | None) -> None:
         check_history_access(ctx, backend, path, backends)
     if definition is not None and not keeps_history(definition.type):
         ctx.report(codes.HISTORY_NOT_ON_DISK(
-            f"`{summary.history}` lands on backend `{landed}`, which keeps files in session "
-            "state, not on disk", where,
+            f"`{summary.history}` lands on backend `{landed}`, a `{definition.type}` backend, "
+            "not a directory on disk", where,
             hint="route the history directory to a `filesystem` backend (a `composite` "
             "route), or give the root agent a filesystem backend"))
     elif landed == DEFAULT_STATE_BACKEND:  # the implicit state backend of `kind: deep`
