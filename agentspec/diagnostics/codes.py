@@ -794,6 +794,31 @@ PERMISSIONS_BYPASSED = _code(
     commands through `execute`, and a command reads and writes any file under the root. Leave
     `execute` out of the agent's `filesystem.tools` where the permissions must hold.""",
     warning=True)
+OPENAPI_DOCUMENT = _code("AS327", "openapi-document-invalid",
+    "An OpenAPI tool's document that ADK cannot turn into tools", """
+    An `openapi` tool reads an OpenAPI 3 document (YAML or JSON) from a file of the project,
+    when `validate` runs and again when the app is loaded; it is never fetched. The document
+    must be a mapping with `openapi: 3.x` and `paths` (each path a mapping of operations).
+    ADK resolves only local references (`$ref: '#/components/...'`), so a reference to
+    another file or a URL is refused: inline it, or bundle the document into one file
+    first (for example with `redocly bundle`).""")
+OPENAPI_OPERATION_UNKNOWN = _code("AS328", "openapi-operation-unknown",
+    "An OpenAPI tool's `operations` names an operation the document does not have", """
+    `operations` keeps only the operations it names, by the tool name ADK gives each one:
+    its `operationId` in snake_case (`listPets` -> `list_pets`), or, without an id, its
+    path and method (`/pets/{id}` GET -> `pets_id_get`). A name the document does not have
+    would silently keep nothing.""")
+OPENAPI_SERVER = _code("AS329", "openapi-server",
+    "An OpenAPI tool without a usable server URL", """
+    ADK calls each operation at the document's first `servers` URL. Without one (or with a
+    relative URL such as `/v1`) the calls have no host: give the document an absolute
+    `servers` URL, or set the tool's `server` (which may read `${env.X}`).""")
+OPENAPI_PRIVATE_NETWORK = _code("AS330", "openapi-private-network",
+    "An OpenAPI tool whose server is on a private network ADK refuses to call", """
+    ADK's REST tools refuse loopback, private, link-local (cloud metadata) and `*.internal`
+    / `*.local` addresses unless told otherwise, so that a model steered by what it reads
+    cannot reach the internal network. A server at such an address would fail every call.
+    Set `private_network: true` on the tool when the API really lives there.""")
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(
@@ -1139,6 +1164,18 @@ TOOL_AUTH_CHANGED = _change("AS566", "tool-auth-changed", SECURITY, "high",
     from another environment variable), another header, another OAuth client or sign-in
     endpoints. Whose account the tool acts as, and what a person is asked to allow, change
     with it. Secret values are never shown, only the variables they are read from.""")
+OPENAPI_SERVER_CHANGED = _change("AS567", "openapi-server-changed", SECURITY, "high",
+                                 "An OpenAPI tool calls another server", """
+    An OpenAPI tool the agent keeps now sends its requests (and its credential) elsewhere:
+    its `server` changed, or `private_network` now lets it reach loopback, private and
+    link-local addresses (or no longer does). Where the calls go decides who sees the
+    credential and the data the model sends.""")
+OPENAPI_OPERATIONS_CHANGED = _change(
+    "AS568", "openapi-operations-changed", SECURITY, "high when gained, low when lost",
+    "An OpenAPI tool offers other operations", """
+    The operations an OpenAPI tool gives the model changed: its `operations` filter, or the
+    document itself now describes other operations. A gained operation is a new capability
+    (high); a lost one is low.""")
 SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", SECURITY, "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and

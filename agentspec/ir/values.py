@@ -24,6 +24,7 @@ from agentspec.ir.tree import (
     McpToolNode,
     ModelNode,
     ModelRoute,
+    OpenApiToolNode,
     PlainModel,
     PyObject,
     PythonToolNode,
@@ -222,6 +223,16 @@ def mcp_toolset(tool: McpToolNode) -> Value:
         tool_name_prefix=lit(tool.prefix),
         **(dict(zip(("auth_scheme", "auth_credential"), auth_values(tool.auth), strict=True))
            if tool.auth else {})))
+
+
+def openapi_toolset(tool: OpenApiToolNode) -> Value:
+    """The document by its path (read when the app is loaded); secrets read then too."""
+    scheme, credential = auth_values(tool.auth) if tool.auth else (None, None)
+    return Call(Import("agentspec.runtime.openapi", "openapi_toolset"), (
+        ("operations", None if tool.operations is None else lit(list(tool.operations))),
+        ("prefix", lit(tool.prefix)), ("server", lit(tool.server)),
+        ("private_network", tool.private_network), ("auth_scheme", scheme),
+        ("auth_credential", credential)), (SpecPath(tool.document),))
 
 
 APPROVALS = "agentspec.runtime.harness.approvals"

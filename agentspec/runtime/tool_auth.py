@@ -49,7 +49,12 @@ def auth_credential(kind: str, *, value: str | None = None, client_id: str | Non
                     client_secret: str | None = None) -> AuthCredential:
     """The credential that goes with `auth_scheme(kind)`: a key or token, or (OAuth) the
     client the person signs in through; ADK asks the front end (`adk web`) for the sign-in
-    and exchanges the code for a token."""
+    and exchanges the code for a token. An empty secret (its variable set to "") is refused
+    here, where the app is loaded, rather than by ADK at the first call with a message that
+    names neither the tool nor the variable."""
+    if kind in ("api_key", "bearer") and not value:
+        raise ValueError(f"the `{kind}` credential of a tool's `auth` is empty: its "
+                         "environment variable is set to an empty string")
     if kind == "api_key":
         return AuthCredential(auth_type=AuthCredentialTypes.API_KEY, api_key=value)
     if kind == "bearer":

@@ -12,7 +12,7 @@ from agentspec.language.adk_settings import ApiKeyAuth, BearerAuth, OAuthAuth
 from agentspec.language.tools import McpRemote, McpTool, PythonTool
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["check_tool_auth"]
+__all__ = ["check_tool_auth", "tool_entries"]
 
 _ENV = re.compile(r"\$\{env\.[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -26,7 +26,7 @@ def _secrets(auth: Any) -> Iterator[tuple[tuple[str, ...], str]]:
         yield ("oauth", "client_secret"), auth.oauth.client_secret
 
 
-def _tools(ctx: Context) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+def tool_entries(ctx: Context) -> Iterator[tuple[tuple[str | int, ...], Any]]:
     for name, tool in (ctx.spec.tools or {}).items():
         yield ("tools", name), tool
     for name, agent in ctx.llm_agents():
@@ -36,7 +36,7 @@ def _tools(ctx: Context) -> Iterator[tuple[tuple[str | int, ...], Any]]:
 
 
 def check_tool_auth(ctx: Context) -> None:
-    for where, tool in _tools(ctx):
+    for where, tool in tool_entries(ctx):
         auth = getattr(tool, "auth", None)
         if auth is None:
             continue

@@ -1,0 +1,323 @@
+"""`openapi` tools: ADK's OpenAPIToolset over a project file, called by a scripted agent
+against a real HTTP server on loopback that the document describes. The server records what
+it received, so the credential is checked where it lands, and approvals by what ran."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import textwrap
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
+from agentspec.contract.openapi import tool_names
+from agentspec.runtime.harness.approvals import Decision, PendingApproval
+from agentspec.testing.scripted import install_script
+from tests.buildkit import package_loader, scripted_turn
+
+TOKEN = "pet-t0ken-from-env"
+
+DOCUMENT = """\
+openapi: 3.0.3
+info: {title: Pets, version: "1"}
+servers: [{url: "http://127.0.0.1:1/unused"}]
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      summary: Lists the pets.
+      responses: {"200": {description: the pets}}
+  /pets/{petId}:
+    parameters: [{name: petId, in: path, required: true, schema: {type: string}}]
+    get:
+      operationId: showPetById
+      summary: One pet.
+      responses: {"200": {description: the pet}}
+    delete:
+      operationId: deletePet
+      summary: Deletes a pet.
+      responses: {"200": {description: gone}}
+"""
+
+SPEC = """\
+agentspec: 1
+name: {name}
+tools:
+  petstore:
+    openapi: apis/petstore.yaml
+    operations: [show_pet_by_id, delete_pet]
+    prefix: pets
+    server: "${{env.PETSTORE_URL}}"
+    private_network: true
+    auth: {auth}
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Help with pets.
+    tools: [petstore]
+    interrupt_on: {{delete_pet: true}}
+"""
+BEARER = '{bearer: "${env.PET_TOKEN}"}'
+API_KEY = '{api_key: {header: X-Pet-Key, value: "${env.PET_TOKEN}"}}'
+
+
+@dataclass
+class Api:
+    url: str
+    seen: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+
+
+@pytest.fixture
+def api() -> Iterator[Api]:
+    """A pet store on loopback (port 0): it records each request and answers JSON."""
+    seen: list[tuple[str, str, dict[str, str]]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            seen.append((self.command, self.path, headers))
+            if TOKEN not in (headers.get("x-pet-key"), headers.get("authorization", "")[7:]):
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Bearer error="invalid_token"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = json.dumps({"id": self.path.rsplit("/", 1)[-1], "name": "Rex"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_DELETE = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Api(f"http://127.0.0.1:{server.server_address[1]}/v1", seen)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _project(tmp_path: Path, auth: str = BEARER, name: str = "pets") -> Path:
+    (tmp_path / "apis").mkdir(exist_ok=True)
+    (tmp_path / "apis" / "petstore.yaml").write_text(DOCUMENT)
+    (tmp_path / "agent.yaml").write_text(SPEC.format(name=name, auth=auth))
+    return tmp_path / "agent.yaml"
+
+
+def _env(api: Api, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    environ = {"PET_TOKEN": TOKEN, "PETSTORE_URL": api.url}
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    return environ
+
+
+def _live(path: Path, environ: dict[str, str]) -> Any:
+    compiled = compile_spec(path, environ=environ)
+    assert compiled.ok, [(d.code, d.message) for d in compiled.diagnostics]
+    app, problems = build_objects(compiled)
+    assert problems == [], problems
+    return app
+
+
+SHOW = {"lead": [{"call": "pets_show_pet_by_id", "args": {"pet_id": "7"}},
+                 {"text": "Rex."}]}
+
+
+@pytest.mark.parametrize("auth, header, sent", [
+    (BEARER, "authorization", f"Bearer {TOKEN}"), (API_KEY, "x-pet-key", TOKEN)])
+def test_the_agent_calls_an_operation_with_the_credential(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch, auth: str, header: str,
+        sent: str) -> None:
+    app = _live(_project(tmp_path, auth), _env(api, monkeypatch))
+    said = scripted_turn(app, SHOW)
+    assert [(m, p) for m, p, _ in api.seen] == [("GET", "/v1/pets/7")]
+    assert api.seen[0][2][header] == sent
+    assert ("pets_show_pet_by_id", {"id": "7", "name": "Rex"}) in said.results
+    declared = said.models["lead"].requests[0].config.tools[0].function_declarations
+    # the filter and the prefix: only the chosen operations, named as the model sees them
+    assert sorted(d.name for d in declared) == ["pets_delete_pet", "pets_show_pet_by_id"]
+    assert not any(TOKEN in str(d) for d in declared)
+
+
+def test_a_wrong_credential_is_refused_by_the_server_and_the_model_is_told(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    environ = _env(api, monkeypatch)
+    environ["PET_TOKEN"] = "wrong"
+    monkeypatch.setenv("PET_TOKEN", "wrong")
+    app = _live(_project(tmp_path, API_KEY), environ)
+    said = scripted_turn(app, SHOW)
+    assert len(api.seen) == 1 and api.seen[0][2]["x-pet-key"] == "wrong"
+    (tool, result), = said.results
+    assert tool == "pets_show_pet_by_id" and "Status Code: 401" in result["error"]
+    assert "wrong" not in json.dumps(result)
+
+
+def test_the_generated_package_reads_the_document_and_holds_no_secret(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _project(tmp_path, name="pets_package")
+    compiled = compile_spec(path, environ=_env(api, monkeypatch))
+    assert compiled.ok
+    files = emit_package(compiled, tmp_path / "out")
+    assert write_package(files, tmp_path / "out") == []
+    text = "\n".join(files.values())
+    assert "spec_path('apis/petstore.yaml')" in text and "${env.PET_TOKEN}" in text
+    assert TOKEN not in text and api.url not in text
+    with package_loader(monkeypatch) as load:
+        app = load(tmp_path / "out", "pets_package")
+        said = scripted_turn(app, SHOW)
+    assert api.seen[0][2]["authorization"] == f"Bearer {TOKEN}"
+    assert ("pets_show_pet_by_id", {"id": "7", "name": "Rex"}) in said.results
+
+
+def _approved(app: Any, decision: Decision) -> list[PendingApproval]:
+    from google.adk.runners import InMemoryRunner
+
+    from agentspec.testing.conversation import turn
+
+    asked: list[PendingApproval] = []
+
+    async def main() -> None:
+        install_script(app.root_agent, {"lead": [
+            {"call": "pets_delete_pet", "args": {"pet_id": "7"}}, {"text": "Done."}]})
+        runner = InMemoryRunner(app=app)
+        try:
+            session = await runner.session_service.create_session(app_name=app.name,
+                                                                  user_id="user")
+
+            def decide(pending: PendingApproval) -> Decision:
+                asked.append(pending)
+                return decision
+
+            assert await turn(runner, session.id, "Delete pet 7", decide=decide) == []
+        finally:
+            await runner.close()
+
+    asyncio.run(main())
+    return asked
+
+
+@pytest.mark.parametrize("kind", ["approve", "reject"])
+def test_an_operation_waits_for_approval(tmp_path: Path, api: Api,
+                                         monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """`interrupt_on` names the operation unprefixed; the call the model makes (prefixed)
+    waits, and reaches the server only when a person approves it."""
+    app = _live(_project(tmp_path), _env(api, monkeypatch))
+    asked = _approved(app, Decision(kind, message="no" if kind == "reject" else None))
+    assert [(p.tool, p.args) for p in asked] == [("pets_delete_pet", {"pet_id": "7"})]
+    ran = [(m, p) for m, p, _ in api.seen]
+    assert ran == ([("DELETE", "/v1/pets/7")] if kind == "approve" else [])
+
+
+NAMES_DOCUMENT = {
+    "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+    "servers": [{"url": "https://api.example.com"}],
+    "paths": {
+        "/users/{id}": {"get": {"operationId": "getUserByID", "responses": {}},
+                        "put": {"responses": {}}},
+        "/HTTPStatus": {"post": {"operationId": "REST API call", "responses": {}}},
+        "/same": {"get": {"operationId": "dup", "responses": {}},
+                  "post": {"operationId": "dup", "responses": {}}},
+        "/ref": {"$ref": "#/components/x"},
+        "/long": {"get": {"operationId": "a" * 70, "responses": {}}},
+    },
+    "components": {"x": {"get": {"operationId": "viaRef", "responses": {}}}},
+}
+
+
+def test_validate_names_operations_as_adk_does() -> None:
+    """validate names the operations without importing ADK; ADK's own parse agrees."""
+    from google.adk.tools.openapi_tool import OpenAPIToolset
+
+    adk = [tool.name for tool in OpenAPIToolset(spec_dict=NAMES_DOCUMENT)._tools]
+    assert list(tool_names(NAMES_DOCUMENT)) == adk
+    assert "get_user_by_id" in adk and "dup_2" in adk and "via_ref" in adk
+
+
+def test_the_document_is_read_again_when_the_app_is_loaded(tmp_path: Path) -> None:
+    """A document gone since validate ran is an error naming the file, not ADK's."""
+    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+
+    with pytest.raises(OpenApiDocumentError, match="petstore.yaml"):
+        openapi_toolset(tmp_path / "petstore.yaml", operations=None, prefix=None,
+                        server=None, private_network=False, auth_scheme=None,
+                        auth_credential=None)
+    (tmp_path / "petstore.yaml").write_text("- a list\n")
+    with pytest.raises(OpenApiDocumentError, match="not a mapping"):
+        openapi_toolset(tmp_path / "petstore.yaml", operations=None, prefix=None,
+                        server=None, private_network=False, auth_scheme=None,
+                        auth_credential=None)
+
+
+def _codes(tmp_path: Path, document: str, tool: str) -> list[str]:
+    from agentspec.validate.check import check
+
+    (tmp_path / "api.yaml").write_text(textwrap.dedent(document))
+    (tmp_path / "agent.yaml").write_text(textwrap.dedent(f"""\
+        agentspec: 1
+        name: checked
+        tools:
+          api: {tool}
+        agents:
+          lead: {{model: gemini-2.5-flash, instruction: Go., tools: [api]}}
+        """))
+    return [f"{d.code} {Path(d.span.file).name if d.span else ''}" for d in
+            check(tmp_path / "agent.yaml").diagnostics if d.is_error]
+
+
+GOOD = DOCUMENT.replace("http://127.0.0.1:1/unused", "https://pets.example.com/v1")
+
+
+@pytest.mark.parametrize("document, tool, expected", [
+    (GOOD, "{openapi: api.yaml}", []),
+    (GOOD, "{openapi: missing.yaml}", ["AS218 agent.yaml"]),
+    ("openapi: [unclosed\n", "{openapi: api.yaml}", ["AS327 api.yaml"]),
+    ("swagger: '2.0'\npaths: {}\n", "{openapi: api.yaml}", ["AS327 api.yaml"]),
+    (GOOD.replace("summary: One pet.", "$ref: 'other.yaml#/x'"), "{openapi: api.yaml}",
+     ["AS327 api.yaml"]),
+    (GOOD, "{openapi: api.yaml, operations: [list_pet]}", ["AS328 agent.yaml"]),
+    (GOOD.replace("servers: [{url: \"https://pets.example.com/v1\"}]\n", ""),
+     "{openapi: api.yaml}", ["AS329 agent.yaml"]),
+    (GOOD, "{openapi: api.yaml, server: /v1}", ["AS329 agent.yaml"]),
+    (GOOD, "{openapi: api.yaml, server: 'http://10.0.0.4/v1'}", ["AS330 agent.yaml"]),
+    (GOOD, "{openapi: api.yaml, server: 'http://10.0.0.4/v1', private_network: true}", []),
+    (GOOD, "{openapi: api.yaml, auth: {bearer: plain-text}}", ["AS255 agent.yaml"]),
+])
+def test_validate_checks_the_document(tmp_path: Path, document: str, tool: str,
+                                      expected: list[str]) -> None:
+    assert _codes(tmp_path, document, tool) == expected
+
+
+def test_a_document_through_a_link_out_of_the_project_is_refused(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir(), outside.mkdir()
+    (outside / "api.yaml").write_text(GOOD)
+    (project / "api.yaml").symlink_to(outside / "api.yaml")
+    assert _codes_in(project, "{openapi: api.yaml}") == ["AS242"]
+
+
+def _codes_in(project: Path, tool: str) -> list[str]:
+    from agentspec.validate.check import check
+
+    (project / "agent.yaml").write_text(textwrap.dedent(f"""\
+        agentspec: 1
+        name: checked
+        tools:
+          api: {tool}
+        agents:
+          lead: {{model: gemini-2.5-flash, instruction: Go., tools: [api]}}
+        """))
+    return [d.code for d in check(project / "agent.yaml").diagnostics if d.is_error]
