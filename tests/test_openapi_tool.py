@@ -321,3 +321,38 @@ def _codes_in(project: Path, tool: str) -> list[str]:
           lead: {{model: gemini-2.5-flash, instruction: Go., tools: [api]}}
         """))
     return [d.code for d in check(project / "agent.yaml").diagnostics if d.is_error]
+
+
+def test_diff_sees_an_operation_the_document_gained(tmp_path: Path) -> None:
+    """The same spec over two versions of the document: the new operation is a high-risk
+    change, though the spec itself did not change."""
+    from agentspec.review.diff import compare, load_side
+
+    sides = []
+    for name, document in (("old", GOOD.replace("    delete:\n      operationId: deletePet",
+                                                 "    patch:\n      operationId: renamePet")),
+                           ("new", GOOD)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "api.yaml").write_text(document)
+        (folder / "agent.yaml").write_text(
+            "agentspec: 1\nname: pets\ntools:\n  api: {openapi: api.yaml}\nagents:\n"
+            "  lead: {model: gemini-2.5-flash, instruction: Go., tools: [api]}\n")
+        sides.append(load_side(folder / "agent.yaml", f"{name}/agent.yaml", environment=None,
+                               environ={}))
+    changes = compare(*sides)
+    assert [(c.change, c.risk, c.reason) for c in changes] == [
+        ("openapi-operations-changed", "high",
+         "`api` gains the operations `delete_pet`: new capabilities"),
+        ("openapi-operations-changed", "low", "`api` loses the operations `rename_pet`")]
+
+
+def test_the_graph_lists_the_operations_the_model_gets(tmp_path: Path) -> None:
+    from agentspec.review.graph import graph, to_mermaid
+
+    path = _project(tmp_path)
+    compiled = compile_spec(path, environ={"PET_TOKEN": TOKEN, "PETSTORE_URL": "http://x"})
+    assert compiled.app is not None, compiled.diagnostics
+    drawn = to_mermaid(graph(compiled.app))
+    assert "tools: petstore (openapi: pets_show_pet_by_id, pets_delete_pet (approval))" in drawn
+    assert TOKEN not in drawn

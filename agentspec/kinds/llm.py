@@ -285,12 +285,19 @@ def _tools(node: LlmFields) -> list[str]:
         t.name for t in node.tools
         if isinstance(t, PythonToolNode | McpToolNode | OpenApiToolNode) and t.approval}
     names = [t.name or t.python.attr if isinstance(t, PythonToolNode) else
-             t.name or f"openapi {t.document}" if isinstance(t, OpenApiToolNode) else t.name
+             _openapi_label(t, gated) if isinstance(t, OpenApiToolNode) else t.name
              for t in node.tools if not isinstance(t, AgentToolNode)]
     names += list(node.filesystem.tools) if node.filesystem else []
     names += list(TODO_TOOLS) if node.todos else []
     names += ["task"] if node.task else []
     return [f"{n} (approval)" if n in gated else n for n in names]
+
+
+def _openapi_label(tool: OpenApiToolNode, gated: set[str]) -> str:
+    """`name (openapi: operation, ...)`, each operation as the model sees it."""
+    shown = [f"{tool.prefix}_{o}" if tool.prefix else o for o in tool.called]
+    return f"{tool.name or tool.document} (openapi: " + ", ".join(
+        f"{n} (approval)" if n in gated else n for n in shown) + ")"
 
 
 def models(node: LlmFields) -> tuple[ModelNode | None]:

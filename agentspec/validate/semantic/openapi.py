@@ -31,7 +31,7 @@ def read_document(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...]
     if source is None:
         return None
     parsed = load_text(source.text, path=target, display=source.name)
-    errors = [d for d in parsed.diagnostics if d.is_error]
+    errors = [d for d in parsed.diagnostics if d.is_error and d.code != codes.NOT_A_MAPPING.code]
     for problem in errors:
         ctx.report(codes.OPENAPI_DOCUMENT(
             f"the OpenAPI document `{tool.openapi}` is not valid YAML or JSON: "
@@ -70,7 +70,7 @@ def _structure(ctx: Context, name: str, document: dict[str, Any], pos: PosNode,
             if version is not None or "swagger" not in document else
             f"the OpenAPI document of `{name}` is Swagger 2, which ADK does not read",
             pos.value_span(("openapi",)) if "openapi" in document else top,
-            hint="convert it to OpenAPI 3 (for example with swagger2openapi)"))
+            hint="convert it to OpenAPI 3, for example with swagger2openapi"))
         return False
     paths = document.get("paths")
     if not isinstance(paths, dict) or not paths:
@@ -97,31 +97,30 @@ def _structure(ctx: Context, name: str, document: dict[str, Any], pos: PosNode,
 
 
 def _server(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...],
-            document: dict[str, Any], pos: PosNode, top: Span) -> None:
+            document: dict[str, Any], pos: PosNode) -> None:
     if tool.server is not None:
-        url, span = tool.server, ctx.at(*where, "server")
+        url, span, shown = tool.server, ctx.at(*where, "server"), f"`{tool.server}`"
         if "${" in url:
             return  # read when the app is loaded
     else:
         servers = document.get("servers")
         first = servers[0] if isinstance(servers, list) and servers else None
         found = first.get("url") if isinstance(first, dict) else None
-        span = pos.value_span(("servers", 0, "url")) if isinstance(found, str) else top
+        span = ctx.at(*where, "openapi")
         if not isinstance(found, str):
             ctx.report(codes.OPENAPI_SERVER(
-                f"`{tool.openapi}` names no server, so the calls have no host",
-                ctx.at(*where, "openapi"),
+                f"`{tool.openapi}` names no server, so the calls have no host", span,
                 hint="add `servers: [{url: https://...}]` to the document, or set the "
                 "tool's `server`"))
             return
-        url = found
+        url, shown = found, f"`{found}` (the first server of `{tool.openapi}`)"
     if not url.startswith(("http://", "https://")):
         ctx.report(codes.OPENAPI_SERVER(
-            f"the server URL `{url}` is not an absolute `http://` or `https://` URL", span,
+            f"the server URL {shown} is not an absolute `http://` or `https://` URL", span,
             hint="set the tool's `server` to the API's full base URL"))
     elif private_host(url) and not tool.private_network:
         ctx.report(codes.OPENAPI_PRIVATE_NETWORK(
-            f"ADK refuses to call `{url}`, a loopback or private address, so every "
+            f"ADK refuses to call {shown}, a loopback or private address, so every "
             "operation would fail", span,
             hint="set `private_network: true` on the tool if the API really lives there"))
 
@@ -137,7 +136,7 @@ def check_openapi(ctx: Context) -> None:
         name = str(where[-1]) if where[0] == "tools" else tool.openapi
         if not _structure(ctx, name, document, pos, top):
             continue
-        _server(ctx, tool, where, document, pos, top)
+        _server(ctx, tool, where, document, pos)
         offered = tool_names(document)
         for index, operation in enumerate(tool.operations or ()):
             if operation not in offered:
