@@ -356,3 +356,33 @@ def test_the_graph_lists_the_operations_the_model_gets(tmp_path: Path) -> None:
     drawn = to_mermaid(graph(compiled.app))
     assert "tools: petstore (openapi: pets_show_pet_by_id, pets_delete_pet (approval))" in drawn
     assert TOKEN not in drawn
+
+
+def test_a_scenario_stubs_an_operation_and_knows_its_name(tmp_path: Path,
+                                                          api: Api) -> None:
+    """`agentspec test` declares the operations the document gives and answers them from
+    `stubs`: the server is never called; a misspelt operation is the scenario file's error."""
+    from agentspec.api import SpecError, run_scenarios
+
+    path = _project(tmp_path)
+    (tmp_path / "scenarios").mkdir()
+    scenario = tmp_path / "scenarios" / "agent.yaml"
+    scenario.write_text(textwrap.dedent(f"""\
+        env: {{PET_TOKEN: not-a-real-token, PETSTORE_URL: "{api.url}"}}
+        scenarios:
+          - name: shows a pet
+            messages: [Show pet 7]
+            replies:
+              lead:
+                - {{call: pets_show_pet_by_id, args: {{pet_id: "7"}}}}
+                - {{text: Rex.}}
+            stubs: {{pets_show_pet_by_id: {{id: "7", name: Rex}}}}
+            expect: {{tools: [pets_show_pet_by_id], final: {{contains: Rex}}}}
+        """))
+    run = run_scenarios(path)
+    assert [r.failures for r in run.results] == [()] and api.seen == []
+    scenario.write_text(scenario.read_text().replace("stubs: {pets_show_pet_by_id",
+                                                     "stubs: {pets_show_pet"))
+    with pytest.raises(SpecError) as raised:
+        run_scenarios(path)
+    assert "pets_show_pet_by_id" in str([d.hint for d in raised.value.diagnostics])

@@ -70,7 +70,7 @@ PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
          ("Jobs", "store"): "sqlite", ("Spec", "sessions"): "sqlite",
          **{("Prompts", section): "file" for section in (
              "base", "filesystem", "execute", "todos", "task", "skills", "memory")},
-         ("RemoteAgent", "card"): "file"}
+         ("RemoteAgent", "card"): "file", ("OpenApiTool", "openapi"): "file"}
 #: fields whose descriptions speak of files or directories, and are no paths on disk
 NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),
