@@ -255,11 +255,14 @@ def test_the_document_is_read_again_when_the_app_is_loaded(tmp_path: Path) -> No
         openapi_toolset(tmp_path / "petstore.yaml", operations=None, prefix=None,
                         server=None, private_network=False, auth_scheme=None,
                         auth_credential=None)
-    (tmp_path / "petstore.yaml").write_text("- a list\n")
-    with pytest.raises(OpenApiDocumentError, match="not a mapping"):
-        openapi_toolset(tmp_path / "petstore.yaml", operations=None, prefix=None,
-                        server=None, private_network=False, auth_scheme=None,
-                        auth_credential=None)
+    for text, problem in (("- a list\n", "not a mapping"),
+                          (GOOD.replace("summary: One pet.", "parameters: 5"),
+                           "ADK cannot turn the OpenAPI document .* into tools: TypeError")):
+        (tmp_path / "petstore.yaml").write_text(text)
+        with pytest.raises(OpenApiDocumentError, match=problem):
+            openapi_toolset(tmp_path / "petstore.yaml", operations=None, prefix=None,
+                            server=None, private_network=False, auth_scheme=None,
+                            auth_credential=None)
 
 
 def _codes(tmp_path: Path, document: str, tool: str) -> list[str]:

@@ -50,6 +50,11 @@ def openapi_toolset(document: str | os.PathLike[str], *, operations: list[str] |
     data = _read(document)
     if server is not None:
         data["servers"] = [{"url": server}]
-    return OpenAPIToolset(spec_dict=data, tool_filter=operations, tool_name_prefix=prefix,
-                          allow_private_network_access=private_network,
-                          auth_scheme=auth_scheme, auth_credential=auth_credential)
+    try:
+        return OpenAPIToolset(spec_dict=data, tool_filter=operations, tool_name_prefix=prefix,
+                              allow_private_network_access=private_network,
+                              auth_scheme=auth_scheme, auth_credential=auth_credential)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:  # the document's shape
+        raise OpenApiDocumentError(
+            f"ADK cannot turn the OpenAPI document `{document}` into tools: "
+            f"{type(error).__name__}: {error}") from error

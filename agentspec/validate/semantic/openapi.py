@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path as FsPath
 from typing import Any
 
-from agentspec.contract.openapi import private_host, resolve, tool_names
+from agentspec.contract.openapi import METHODS, private_host, resolve, tool_names
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.language.tools import OpenApiTool
 from agentspec.parse import PosNode, load_text
@@ -35,7 +35,9 @@ def read_document(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...]
     for problem in errors:
         ctx.report(codes.OPENAPI_DOCUMENT(
             f"the OpenAPI document `{tool.openapi}` is not valid YAML or JSON: "
-            f"{problem.message}", problem.span, hint=problem.hint))
+            f"{problem.message}", problem.span,
+            hint=problem.hint if problem.hint and "agentspec" not in problem.hint else
+            "an OpenAPI document starts with `openapi: 3.x`, `info` and `paths`"))
     top = Span.at(source.name, 1, 1)
     if errors:
         return None
@@ -88,12 +90,75 @@ def _structure(ctx: Context, name: str, document: dict[str, Any], pos: PosNode,
                 "inside it", pos.value_span(where),
                 hint="inline the referenced part, or bundle the document into one file"))
     for path, item in paths.items():
-        if not isinstance(resolve(document, item), dict):
-            good = False
+        if isinstance(resolve(document, item), dict):
+            continue
+        good = False
+        target = item.get("$ref") if isinstance(item, dict) else None
+        if isinstance(target, str) and target.startswith("#/"):
+            ctx.report(codes.OPENAPI_DOCUMENT(
+                f"the path `{path}` refers to `{target}`, which leads to no mapping of "
+                "operations", pos.value_span(("paths", path, "$ref")),
+                hint="ADK follows `#/a/b` literally, without `~1` escapes or cycles: point "
+                "it at a mapping of `get:`, `post:`, ... operations"))
+        elif not isinstance(target, str):
             ctx.report(codes.OPENAPI_DOCUMENT(
                 f"the path `{path}` is not a mapping of operations", pos.value_span(
                     ("paths", path)), hint="write `get:`, `post:`, ... under the path"))
+    return good and _operations(ctx, document, pos)
+
+
+def _operations(ctx: Context, document: dict[str, Any], pos: PosNode) -> bool:
+    """The shapes ADK reads of each operation: a mapping, its `parameters` a list of
+    mappings with a `name` and an `in`, its `requestBody` and `responses` mappings."""
+    good = True
+
+    def bad(where: tuple[str | int, ...], message: str, hint: str) -> None:
+        nonlocal good
+        good = False
+        ctx.report(codes.OPENAPI_DOCUMENT(message, pos.value_span(where), hint=hint))
+
+    for path, item in document["paths"].items():
+        methods = resolve(document, item)
+        _parameters(document, ("paths", path), methods.get("parameters", []), f"`{path}`",
+                    bad)
+        for method in METHODS:
+            if method in methods:
+                _operation(document, ("paths", path, method), methods[method], bad)
     return good
+
+
+def _operation(document: dict[str, Any], at: tuple[str, str, str], value: Any,
+               bad: Callable[[tuple[str | int, ...], str, str], None]) -> None:
+    value = resolve(document, value)
+    shown = f"`{at[2]} {at[1]}`"
+    if value is None:  # ADK skips an operation written as nothing
+        return
+    if not isinstance(value, dict):
+        bad(at, f"the operation {shown} is not a mapping",
+            "write its `operationId`, `parameters` and `responses` under it")
+        return
+    for key in ("requestBody", "responses"):
+        if key in value and not isinstance(resolve(document, value[key]), dict):
+            bad((*at, key), f"`{key}` of {shown} is not a mapping",
+                f"see the OpenAPI 3 specification for `{key}`")
+    _parameters(document, at, value.get("parameters", []), shown, bad)
+
+
+def _parameters(document: dict[str, Any], at: tuple[str, ...], parameters: Any, shown: str,
+                bad: Callable[[tuple[str | int, ...], str, str], None]) -> None:
+    if not isinstance(parameters, list):
+        bad((*at, "parameters"), f"`parameters` of {shown} is not a list",
+            "list each parameter as `{name: ..., in: path | query | header | cookie}`")
+        return
+    for index, parameter in enumerate(parameters):
+        parameter = resolve(document, parameter)
+        if not isinstance(parameter, dict) or not isinstance(parameter.get("name"), str) \
+                or parameter.get("in") not in ("path", "query", "header", "cookie"):
+            bad((*at, "parameters", index), f"a parameter of {shown} needs a `name` and an "
+                "`in` of `path`, `query`, `header` or `cookie`",
+                "write `{name: ..., in: query, schema: {type: string}}`")
+
+
 
 
 def _server(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...],
