@@ -279,3 +279,31 @@ def scripted_turn(app: Any, replies: dict[str, list[Any]], message: str = "Hi", 
         return Said(said, dict(stored.state), models, results)
 
     return asyncio.run(main())
+
+
+def approved_turn(app: Any, replies: dict[str, list[Any]], decision: Any) -> list[Any]:
+    """Run one turn of `app` with scripted `replies`, answering every approval request with
+    `decision` (a `Decision`); the requests asked (`PendingApproval`), in order."""
+    from google.adk.runners import InMemoryRunner
+
+    from agentspec.testing.conversation import turn
+    from agentspec.testing.scripted import install_script
+
+    asked: list[Any] = []
+
+    def decide(pending: Any) -> Any:
+        asked.append(pending)
+        return decision
+
+    async def main() -> None:
+        install_script(app.root_agent, replies)
+        runner = InMemoryRunner(app=app)
+        try:
+            session = await runner.session_service.create_session(app_name=app.name,
+                                                                  user_id="user")
+            assert await turn(runner, session.id, "Go", decide=decide) == []
+        finally:
+            await runner.close()
+
+    asyncio.run(main())
+    return asked

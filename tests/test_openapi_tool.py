@@ -4,7 +4,6 @@ it received, so the credential is checked where it lands, and approvals by what 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import textwrap
 import threading
@@ -18,9 +17,8 @@ import pytest
 
 from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.contract.openapi import tool_names
-from agentspec.runtime.harness.approvals import Decision, PendingApproval
-from agentspec.testing.scripted import install_script
-from tests.buildkit import package_loader, scripted_turn
+from agentspec.runtime.harness.approvals import Decision
+from tests.buildkit import approved_turn, package_loader, scripted_turn
 
 TOKEN = "pet-t0ken-from-env"
 
@@ -183,40 +181,15 @@ def test_the_generated_package_reads_the_document_and_holds_no_secret(
     assert ("pets_show_pet_by_id", {"id": "7", "name": "Rex"}) in said.results
 
 
-def _approved(app: Any, decision: Decision) -> list[PendingApproval]:
-    from google.adk.runners import InMemoryRunner
-
-    from agentspec.testing.conversation import turn
-
-    asked: list[PendingApproval] = []
-
-    async def main() -> None:
-        install_script(app.root_agent, {"lead": [
-            {"call": "pets_delete_pet", "args": {"pet_id": "7"}}, {"text": "Done."}]})
-        runner = InMemoryRunner(app=app)
-        try:
-            session = await runner.session_service.create_session(app_name=app.name,
-                                                                  user_id="user")
-
-            def decide(pending: PendingApproval) -> Decision:
-                asked.append(pending)
-                return decision
-
-            assert await turn(runner, session.id, "Delete pet 7", decide=decide) == []
-        finally:
-            await runner.close()
-
-    asyncio.run(main())
-    return asked
-
-
 @pytest.mark.parametrize("kind", ["approve", "reject"])
 def test_an_operation_waits_for_approval(tmp_path: Path, api: Api,
                                          monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     """`interrupt_on` names the operation unprefixed; the call the model makes (prefixed)
     waits, and reaches the server only when a person approves it."""
     app = _live(_project(tmp_path), _env(api, monkeypatch))
-    asked = _approved(app, Decision(kind, message="no" if kind == "reject" else None))
+    asked = approved_turn(app, {"lead": [{"call": "pets_delete_pet", "args": {"pet_id": "7"}},
+                                         {"text": "Done."}]},
+                          Decision(kind, message="no" if kind == "reject" else None))
     assert [(p.tool, p.args) for p in asked] == [("pets_delete_pet", {"pet_id": "7"})]
     ran = [(m, p) for m, p, _ in api.seen]
     assert ran == ([("DELETE", "/v1/pets/7")] if kind == "approve" else [])

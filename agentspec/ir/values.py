@@ -217,12 +217,17 @@ def mcp_toolset(tool: McpToolNode) -> Value:
                 timeout=server.timeout))
         case _:
             assert_never(server)
-    return Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), kwargs(
+    toolset = Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), kwargs(
         connection_params=connection,
         tool_filter=None if tool.filter is None else lit(list(tool.filter)),
         tool_name_prefix=lit(tool.prefix),
         **(dict(zip(("auth_scheme", "auth_credential"), auth_values(tool.auth), strict=True))
            if tool.auth else {})))
+    target = server.url if isinstance(server, McpHttp) else server.command
+    return Call(Import("agentspec.runtime.mcp_server", "mcp_server"), (
+        ("name", tool.name or "mcp_server"), ("target", lit(target)),
+        ("tools", None if tool.filter is None else lit(list(tool.filter))),
+        ("prefix", lit(tool.prefix))), (toolset,))
 
 
 def openapi_toolset(tool: OpenApiToolNode) -> Value:

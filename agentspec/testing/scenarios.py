@@ -129,9 +129,10 @@ def offline_mcp(root: Any) -> int:
         found = getattr(agent, "tools", None)
         tools: list[Any] = found if isinstance(found, list) else []
         for index, tool in enumerate(tools):
-            holder, server = (tool, tool.inner) if isinstance(getattr(tool, "inner", None),
-                                                              McpToolset) else (None, tool)
-            if isinstance(server, McpToolset):  # also inside an approval's GatedToolset
+            holder, server = None, tool  # inside an approval's gate, a server's stand-ins
+            while not isinstance(server, McpToolset) and hasattr(server, "inner"):
+                holder, server = server, server.inner
+            if isinstance(server, McpToolset):
                 wanted = server.tool_filter if isinstance(server.tool_filter, list) else []
                 prefix = f"{server.tool_name_prefix}_" if server.tool_name_prefix else ""
                 offline = OfflineToolset([prefix + name for name in wanted])
