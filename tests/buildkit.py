@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import importlib
 import inspect
+import json
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -307,3 +308,23 @@ def approved_turn(app: Any, replies: dict[str, list[Any]], decision: Any) -> lis
 
     asyncio.run(main())
     return asked
+
+
+def service_account_key(token_uri: str) -> tuple[str, bytes]:
+    """A fresh RSA service-account key whose token endpoint is `token_uri`, and its public
+    key (a fresh key id: ADK caches tokens per key id, process-wide)."""
+    import secrets
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    public = private.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    key = {"type": "service_account", "project_id": "pets-project",
+           "private_key_id": secrets.token_hex(8), "private_key": pem,
+           "client_email": "agent@pets-project.iam.gserviceaccount.com", "client_id": "1",
+           "auth_uri": "https://accounts.example.invalid/auth", "token_uri": token_uri}
+    return json.dumps(key), public

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agentspec.compiler import build_objects, compile_spec
-from tests.buildkit import approved_turn, scripted_turn
+from tests.buildkit import approved_turn, scripted_turn, service_account_key
 
 pytest.importorskip("mcp")
 uvicorn = pytest.importorskip("uvicorn")
@@ -51,6 +51,12 @@ def server() -> Iterator[Server]:
     inner = calc.streamable_http_app(stateless_http=True, json_response=True)
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/token":  # a service account's
+            body = json.dumps({"access_token": TOKEN, "expires_in": 3600}).encode()
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": body})
+            return
         if scope["type"] == "http":
             headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
             found.seen.append(headers)
@@ -154,3 +160,17 @@ def test_an_approval_on_the_server_keeps_its_credential(
     assert [p.tool for p in asked] == ["add"]
     assert server.calls == [(1, 2)]
     assert all(h.get("authorization") == f"Bearer {TOKEN}" for h in server.seen)
+
+
+def test_a_service_account_reaches_the_server_with_its_token(
+        tmp_path: Path, server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key from the environment is exchanged at its `token_uri` (this server's
+    `/token`) and the MCP requests carry the token it gave."""
+    key, _ = service_account_key(server.url.removesuffix("/mcp") + "/token")
+    monkeypatch.setenv("CALC_TOKEN", key)
+    auth = '{service_account: {key: "${env.CALC_TOKEN}", scopes: [calc]}}'
+    said = scripted_turn(_app(tmp_path, server, auth, key), ADD)
+    assert server.calls == [(1, 2)]
+    assert server.seen and all(h.get("authorization") == f"Bearer {TOKEN}"
+                               for h in server.seen)
+    assert "PRIVATE KEY" not in json.dumps(said.results)

@@ -4,6 +4,7 @@ it received, so the credential is checked where it lands, and approvals by what 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import textwrap
 import threading
@@ -18,7 +19,7 @@ import pytest
 from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
 from agentspec.contract.openapi import tool_names
 from agentspec.runtime.harness.approvals import Decision
-from tests.buildkit import approved_turn, package_loader, scripted_turn
+from tests.buildkit import approved_turn, package_loader, scripted_turn, service_account_key
 
 TOKEN = "pet-t0ken-from-env"
 
@@ -95,6 +96,17 @@ def api() -> Iterator[Api]:
             self.wfile.write(body)
 
         do_GET = do_DELETE = _answer
+
+        def do_POST(self) -> None:  # noqa: N802 - a token endpoint (service accounts)
+            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            seen.append(("POST", self.path, {"body": body}))
+            answer = json.dumps({"access_token": TOKEN, "expires_in": 3600,
+                                 "token_type": "Bearer"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -362,3 +374,80 @@ def test_a_scenario_stubs_an_operation_and_knows_its_name(tmp_path: Path,
     with pytest.raises(SpecError) as raised:
         run_scenarios(path)
     assert "pets_show_pet_by_id" in str([d.hint for d in raised.value.diagnostics])
+
+
+def test_a_service_account_signs_in_and_calls_with_its_token(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key (whole, from the environment) signs a JWT that the token endpoint (the key's
+    `token_uri`, on loopback) exchanges for an access token; the API gets that token."""
+    from google.auth import jwt
+
+    key, public = service_account_key(api.url.removesuffix("/v1") + "/token")
+    environ = {**_env(api, monkeypatch), "PET_SA_KEY": key}
+    monkeypatch.setenv("PET_SA_KEY", key)
+    auth = ('{service_account: {key: "${env.PET_SA_KEY}", '
+            'scopes: ["https://www.googleapis.com/auth/cloud-platform"]}}')
+    app = _live(_project(tmp_path, auth), environ)
+    said = scripted_turn(app, SHOW)
+    (method, path, form), (get, pet, headers) = api.seen
+    assert (method, path, get, pet) == ("POST", "/token", "GET", "/v1/pets/7")
+    assertion = dict(p.split("=", 1) for p in form["body"].split("&"))["assertion"]
+    claims = jwt.decode(assertion, certs=public.decode(), verify=True)  # signed by the key
+    assert claims["iss"] == "agent@pets-project.iam.gserviceaccount.com"
+    assert headers["authorization"] == f"Bearer {TOKEN}"
+    assert ("pets_show_pet_by_id", {"id": "7", "name": "Rex"}) in said.results
+    files = emit_package(compile_spec(_project(tmp_path, auth), environ=environ),
+                         tmp_path / "out")
+    assert "PRIVATE KEY" not in "\n".join(files.values())
+
+
+def test_an_unusable_service_account_key_stops_the_load_without_showing_it(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentspec.runtime.tool_auth import auth_credential
+
+    key, _ = service_account_key("http://127.0.0.1:1/token")
+    broken = key.replace('"client_email"', '"email"')
+    for value, reason in ((broken, "lacks `client_email`"), ("{not json", "not JSON"),
+                          ('{"type": "user"}', "not a service account")):
+        with pytest.raises(ValueError, match=reason) as raised:
+            auth_credential("service_account", key=value)
+        assert "PRIVATE KEY" not in str(raised.value)
+
+
+def test_openid_connect_asks_the_front_end_to_sign_in(tmp_path: Path, api: Api,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a token, the operation answers that it waits for the person's sign-in, and
+    ADK asks the client with `adk_request_credential` carrying the provider's endpoints."""
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from agentspec.testing.scripted import install_script
+
+    environ = {**_env(api, monkeypatch), "OIDC_SECRET": "cl1ent-secret"}
+    monkeypatch.setenv("OIDC_SECRET", "cl1ent-secret")
+    auth = ("{openid_connect: {authorization_url: 'https://id.example.invalid/authorize', "
+            "token_url: 'https://id.example.invalid/token', scopes: [openid, email], "
+            "client_id: pets-client, client_secret: '${env.OIDC_SECRET}'}}")
+    app = _live(_project(tmp_path, auth), environ)
+    asked: list[Any] = []
+
+    async def main() -> None:
+        install_script(app.root_agent, SHOW)
+        runner = InMemoryRunner(app=app)
+        try:
+            session = await runner.session_service.create_session(app_name=app.name,
+                                                                  user_id="u")
+            message = types.Content(role="user", parts=[types.Part(text="Show pet 7")])
+            async for event in runner.run_async(user_id="u", session_id=session.id,
+                                                new_message=message):
+                asked.extend(c for c in event.get_function_calls()
+                             if c.name == "adk_request_credential")
+        finally:
+            await runner.close()
+
+    asyncio.run(main())
+    assert api.seen == []  # nothing is called before the person signs in
+    config = asked[0].args["authConfig"]
+    assert config["authScheme"]["token_endpoint"] == "https://id.example.invalid/token"
+    assert config["authScheme"]["scopes"] == ["openid", "email"]
+    assert config["rawAuthCredential"]["oauth2"]["clientId"] == "pets-client"

@@ -514,6 +514,14 @@ AUTH_TOOL_KIND = _code("AS256", "auth-tool-kind",
     python entry with `args` calls a factory whose result is no function, and an MCP server
     started as a local command (stdio) receives no headers: give a factory's tool its
     credential itself, and a stdio server its secret through `env`.""")
+SERVICE_ACCOUNT_SOURCE = _code("AS257", "service-account-source",
+    "A `service_account` auth without exactly one source of credentials", """
+    A `service_account` signs in with a JSON key or with Application Default Credentials:
+    `key: ${env.NAME}` (the variable holds the whole JSON key) or `default: true` (the
+    metadata server on Google Cloud, or the file `GOOGLE_APPLICATION_CREDENTIALS` names),
+    one of them. A key file path is not offered: a key inside the project would sit in its
+    history and in every bundle, and one outside it is what `GOOGLE_APPLICATION_CREDENTIALS`
+    with `default: true` already reads, without agentspec ever opening it.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the

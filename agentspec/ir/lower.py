@@ -511,9 +511,10 @@ def tool_auth(auth: ToolAuth | None) -> ToolAuthNode | None:
     (kind, settings), = auth.model_dump(exclude_none=True).items()
     if not isinstance(settings, dict):
         return ToolAuthNode(kind, FrozenMap({"value": settings}))
-    scopes = settings.get("scopes")
-    return ToolAuthNode(kind, FrozenMap({k: v for k, v in settings.items() if k != "scopes"}),
-                        None if scopes is None else FrozenMap(scopes))
+    scopes = settings.pop("scopes", None)
+    return ToolAuthNode(kind, FrozenMap(settings),
+                        FrozenMap(scopes) if isinstance(scopes, dict) else None,
+                        tuple(scopes) if isinstance(scopes, list) else None)
 
 
 def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:

@@ -120,13 +120,16 @@ class Approval:
 
 @dataclass(frozen=True)
 class ToolAuthNode:
-    """A tool's `auth`: `api_key`, `bearer` or `oauth`, with its settings (secrets as the
-    spec writes them: `${env.X}`, read when the app is loaded)."""
+    """A tool's `auth`: `api_key`, `bearer`, `oauth`, `service_account` or
+    `openid_connect`, with its settings (secrets as the spec writes them: `${env.X}`, read
+    when the app is loaded)."""
 
     kind: str
-    settings: FrozenMap[str, str]
+    settings: FrozenMap[str, str | bool]
     #: `oauth`'s scopes: scope -> what it allows
     scopes: FrozenMap[str, str] | None = None
+    #: the scopes of `service_account` and `openid_connect`
+    scope_list: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -76,6 +76,17 @@ def auth_values(auth: ToolAuthNode) -> tuple[Call, Call]:
         credential = kwargs(value=lit(settings["value"]))
     elif auth.kind == "bearer":
         scheme, credential = (), kwargs(value=lit(settings["value"]))
+    elif auth.kind == "service_account":
+        scheme = ()
+        credential = kwargs(key=lit(settings.get("key")), default=settings.get("default") or None,
+                            scopes=lit(list(auth.scope_list)) if auth.scope_list else None,
+                            audience=lit(settings.get("audience")))
+    elif auth.kind == "openid_connect":
+        scheme = kwargs(authorization_url=lit(settings["authorization_url"]),
+                        token_url=lit(settings["token_url"]),
+                        scopes=lit(list(auth.scope_list)) if auth.scope_list else None)
+        credential = kwargs(client_id=lit(settings["client_id"]),
+                            client_secret=lit(settings["client_secret"]))
     else:
         scheme = kwargs(authorization_url=lit(settings["authorization_url"]),
                         token_url=lit(settings["token_url"]),

@@ -76,7 +76,8 @@ def _tool_auth(pair: AgentPair) -> Iterator[Found]:
             def shown(auth: Any) -> str:
                 return "none" if auth is None else auth.kind + "".join(
                     f", {k} {v}" for k, v in auth.settings.items()
-                    if k in ("header", "authorization_url", "token_url", "client_id")
+                    if k in ("header", "authorization_url", "token_url", "client_id",
+                             "default", "audience")
                     or "${env." in str(v))
             yield Found(Risk.HIGH, f"`{tool}` authenticates with {shown(now)} (was {shown(was)})",
                         pair.old.defined("tools", tool) or ("tools",),
