@@ -451,3 +451,29 @@ def test_openid_connect_asks_the_front_end_to_sign_in(tmp_path: Path, api: Api,
     assert config["authScheme"]["token_endpoint"] == "https://id.example.invalid/token"
     assert config["authScheme"]["scopes"] == ["openid", "email"]
     assert config["rawAuthCredential"]["oauth2"]["clientId"] == "pets-client"
+
+
+def test_a_python_function_receives_the_service_accounts_token(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    key, _ = service_account_key(api.url.removesuffix("/v1") + "/token")
+    monkeypatch.setenv("FN_SA_KEY", key)
+    (tmp_path / "hooks.py").write_text(textwrap.dedent('''\
+        def whoami(query: str, credential=None) -> dict:
+            """Says which token it was given."""
+            http = credential.http if credential else None
+            return {"token": http.credentials.token if http else None}
+        '''))
+    (tmp_path / "agent.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: fn_sa
+        tools:
+          whoami: {python: "hooks:whoami", auth: {service_account: {key: "${env.FN_SA_KEY}",
+                   scopes: [calc]}}}
+        agents:
+          lead: {model: gemini-2.5-flash, instruction: Go., tools: [whoami]}
+        """))
+    app = _live(tmp_path / "agent.yaml", {"FN_SA_KEY": key})
+    said = scripted_turn(app, {"lead": [{"call": "whoami", "args": {"query": "x"}},
+                                        {"text": "Done."}]})
+    assert ("whoami", {"token": TOKEN}) in said.results
+    assert [path for _, path, _ in api.seen] == ["/token"]
