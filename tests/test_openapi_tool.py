@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -477,3 +478,118 @@ def test_a_python_function_receives_the_service_accounts_token(
                                         {"text": "Done."}]})
     assert ("whoami", {"token": TOKEN}) in said.results
     assert [path for _, path, _ in api.seen] == ["/token"]
+
+
+OAUTH = ("{oauth: {authorization_url: 'https://id.example.invalid/authorize', "
+         "token_url: '{token_url}', scopes: {pets: Read your pets}, client_id: pets-client, "
+         "client_secret: '${env.OAUTH_SECRET}'}}")
+CALLBACK = "http://127.0.0.1:8000/dev-ui/oauth2callback"  # where a front end gets the code
+
+
+def signed_in(call_args: dict[str, Any]) -> dict[str, Any]:
+    """What a front end answers to `adk_request_credential` once the person signed in: the
+    request's auth config, with the redirect the provider sent back (code and state)."""
+    config = json.loads(json.dumps(call_args["authConfig"]))
+    oauth2 = config["exchangedAuthCredential"]["oauth2"]
+    state = parse_qs(urlparse(oauth2["authUri"]).query)["state"][0]
+    oauth2.update(authResponseUri=f"{CALLBACK}?code=c0de&state={state}",
+                  redirectUri=CALLBACK, state=state)
+    return config
+
+
+def test_oauth_sign_in_round_trip_in_process(tmp_path: Path, api: Api,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from agentspec.testing.scripted import install_script
+
+    environ = {**_env(api, monkeypatch), "OAUTH_SECRET": "cl1ent-secret"}
+    monkeypatch.setenv("OAUTH_SECRET", "cl1ent-secret")
+    token_url = api.url.removesuffix("/v1") + "/token"
+    app = _live(_project(tmp_path, OAUTH.replace("{token_url}", token_url)), environ)
+    said: list[Any] = []
+
+    async def main() -> None:
+        install_script(app.root_agent, SHOW)
+        runner = InMemoryRunner(app=app)
+        try:
+            session = await runner.session_service.create_session(app_name=app.name,
+                                                                  user_id="u")
+            message = types.Content(role="user", parts=[types.Part(text="Show pet 7")])
+            asked = []
+            async for event in runner.run_async(user_id="u", session_id=session.id,
+                                                new_message=message):
+                asked += [c for c in event.get_function_calls()
+                          if c.name == "adk_request_credential"]
+            assert len(asked) == 1 and api.seen == []
+            reply = types.Content(role="user", parts=[types.Part(
+                function_response=types.FunctionResponse(
+                    id=asked[0].id, name="adk_request_credential",
+                    response=signed_in(asked[0].args)))])
+            async for event in runner.run_async(user_id="u", session_id=session.id,
+                                                new_message=reply):
+                said.extend(event.get_function_responses())
+        finally:
+            await runner.close()
+
+    asyncio.run(main())
+    (post, token_path, form), (get, pet_path, headers) = api.seen
+    assert (post, token_path, get, pet_path) == ("POST", "/token", "GET", "/v1/pets/7")
+    assert "code=c0de" in form["body"]
+    assert headers["authorization"] == f"Bearer {TOKEN}"
+    assert [(r.name, r.response) for r in said] == [
+        ("pets_show_pet_by_id", {"id": "7", "name": "Rex"})]
+
+
+@pytest.mark.slow  # a server process
+def test_oauth_sign_in_round_trip_through_adk_api_server(tmp_path: Path, api: Api) -> None:
+    """The generated package served by `adk api_server`, its model the fake Gemini API: the
+    run stops with `adk_request_credential`, the client posts the signed-in auth config as
+    the function's response, ADK exchanges the code at the token endpoint, and the
+    operation runs with the token (no browser: the client plays the front end)."""
+    import httpx
+
+    from tests.fakegemini import FakeGemini, serve
+    from tests.test_wire import adk_server
+
+    token_url = api.url.removesuffix("/v1") + "/token"
+    environ = {"PETSTORE_URL": api.url, "OAUTH_SECRET": "cl1ent-secret"}
+    path = _project(tmp_path, OAUTH.replace("{token_url}", token_url), name="pets_oauth")
+    compiled = compile_spec(path, environ=environ)
+    assert compiled.ok, compiled.diagnostics
+    out = tmp_path / "out"
+    assert write_package(emit_package(compiled, out), out) == []
+    with serve(FakeGemini()) as fake:
+        fake.load({"lead": [{"call": "pets_show_pet_by_id", "args": {"pet_id": "7"}},
+                            {"text": "Your pet is Rex."}]})
+        env = {**environ, "GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "fake-key",
+               "ADK_DISABLE_LOAD_DOTENV": "1", "HOME": str(tmp_path)}
+        with adk_server("api_server", out, env, tmp_path / "api_server.log") as url:
+            client = httpx.Client(base_url=url, timeout=120)
+            session = client.post("/apps/pets_oauth/users/u/sessions", json={}).json()["id"]
+
+            def run(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                ran = client.post("/run", json={
+                    "app_name": "pets_oauth", "user_id": "u", "session_id": session,
+                    "new_message": {"role": "user", "parts": parts}})
+                assert ran.status_code == 200, ran.text
+                return [p for event in ran.json()
+                        for p in (event.get("content") or {}).get("parts") or []]
+
+            first = run([{"text": "Show pet 7"}])
+            [asked] = [p["functionCall"] for p in first if "functionCall" in p
+                       and p["functionCall"]["name"] == "adk_request_credential"]
+            assert api.seen == []  # nothing ran before the sign-in
+            second = run([{"functionResponse": {"id": asked["id"],
+                                                "name": "adk_request_credential",
+                                                "response": signed_in(asked["args"])}}])
+        assert fake.violations == [] and fake.script_problems == []
+    (post, token_path, form), (get, pet_path, headers) = api.seen
+    assert (post, token_path, get, pet_path) == ("POST", "/token", "GET", "/v1/pets/7")
+    assert "code=c0de" in form["body"]
+    assert headers["authorization"] == f"Bearer {TOKEN}"
+    assert {"name": "pets_show_pet_by_id", "response": {"id": "7", "name": "Rex"}}.items() \
+        <= next(p["functionResponse"] for p in second if "functionResponse" in p).items()
+    assert any(p.get("text") == "Your pet is Rex." for p in second)
+    assert "cl1ent-secret" not in (tmp_path / "api_server.log").read_text()
