@@ -367,9 +367,20 @@ def test_a_scenario_stubs_an_operation_and_knows_its_name(tmp_path: Path,
                 - {{text: Rex.}}
             stubs: {{pets_show_pet_by_id: {{id: "7", name: Rex}}}}
             expect: {{tools: [pets_show_pet_by_id], final: {{contains: Rex}}}}
+          - name: an operation without a stub calls no API, and fails the scenario
+            messages: [Show pet 7]
+            replies:
+              lead:
+                - {{call: pets_show_pet_by_id, args: {{pet_id: "7"}}}}
+                - {{text: No answer.}}
+            expect: {{tools: [pets_show_pet_by_id]}}
         """))
     run = run_scenarios(path)
-    assert [r.failures for r in run.results] == [()] and api.seen == []
+    first, second = run.results
+    assert first.failures == () and api.seen == []
+    assert second.failures == ("unexpected error: tool `pets_show_pet_by_id` of agent `lead` "
+                               "returned an error: pets_show_pet_by_id calls a REST API, which "
+                               "scenario tests do not call; give it a result under `stubs`.",)
     scenario.write_text(scenario.read_text().replace("stubs: {pets_show_pet_by_id",
                                                      "stubs: {pets_show_pet"))
     with pytest.raises(SpecError) as raised:

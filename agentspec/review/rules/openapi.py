@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, OpenApiToolNode, tools_of
@@ -25,7 +26,7 @@ def _kept(pair: AgentPair) -> Iterator[tuple[str, OpenApiToolNode, OpenApiToolNo
 
 
 def _server(tool: OpenApiToolNode) -> str:
-    where = tool.server or "the document's server"
+    where = redacted(tool.server) if tool.server else "the document's server"
     return where + (" (private network allowed)" if tool.private_network else "")
 
 
