@@ -31,9 +31,12 @@ def _read(document: str | os.PathLike[str]) -> dict[str, Any]:
         raise OpenApiDocumentError(f"cannot read the OpenAPI document `{path}`: {error}; "
                                    "run `agentspec validate` on the spec") from None
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else \
-            YAML(typ="safe", pure=True).load(text)
-    except (ValueError, YAMLError) as error:
+        data = json.loads(text)  # JSON first: fast, and a YAML document is rarely JSON
+    except ValueError:
+        data = None
+    try:  # validate read it as YAML (JSON is YAML), whatever its name
+        data = YAML(typ="safe", pure=True).load(text) if data is None else data
+    except YAMLError as error:
         raise OpenApiDocumentError(f"the OpenAPI document `{path}` is not valid YAML or "
                                    f"JSON: {error}") from None
     if not isinstance(data, dict):
