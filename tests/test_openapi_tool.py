@@ -604,3 +604,16 @@ def test_oauth_sign_in_round_trip_through_adk_api_server(tmp_path: Path, api: Ap
         <= next(p["functionResponse"] for p in second if "functionResponse" in p).items()
     assert any(p.get("text") == "Your pet is Rex." for p in second)
     assert "cl1ent-secret" not in (tmp_path / "api_server.log").read_text()
+
+
+def test_an_empty_secret_stops_the_build_naming_the_scheme(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variable set to "" (ADK would say only 'Invalid security scheme and credential
+    combination' at the first call) is refused where the app is built."""
+    environ = {**_env(api, monkeypatch), "PET_TOKEN": ""}
+    monkeypatch.setenv("PET_TOKEN", "")
+    compiled = compile_spec(_project(tmp_path, API_KEY), environ=environ)
+    assert compiled.ok
+    _, problems = build_objects(compiled)
+    assert [p.code for p in problems] == ["AS403"]
+    assert "the `api_key` credential of a tool's `auth` is empty" in problems[0].message
