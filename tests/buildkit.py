@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import importlib
 import inspect
+import json
 import socket
 import subprocess
 import sys
@@ -361,3 +362,49 @@ def loopback_http(body: bytes | None, *, status: int = 200,
     finally:
         release.set()
         server.shutdown()
+def approved_turn(app: Any, replies: dict[str, list[Any]], decision: Any) -> list[Any]:
+    """Run one turn of `app` with scripted `replies`, answering every approval request with
+    `decision` (a `Decision`); the requests asked (`PendingApproval`), in order."""
+    from google.adk.runners import InMemoryRunner
+
+    from agentspec.testing.conversation import turn
+    from agentspec.testing.scripted import install_script
+
+    asked: list[Any] = []
+
+    def decide(pending: Any) -> Any:
+        asked.append(pending)
+        return decision
+
+    async def main() -> None:
+        install_script(app.root_agent, replies)
+        runner = InMemoryRunner(app=app)
+        try:
+            session = await runner.session_service.create_session(app_name=app.name,
+                                                                  user_id="user")
+            assert await turn(runner, session.id, "Go", decide=decide) == []
+        finally:
+            await runner.close()
+
+    asyncio.run(main())
+    return asked
+
+
+def service_account_key(token_uri: str) -> tuple[str, bytes]:
+    """A fresh RSA service-account key whose token endpoint is `token_uri`, and its public
+    key (a fresh key id: ADK caches tokens per key id, process-wide)."""
+    import secrets
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    public = private.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    key = {"type": "service_account", "project_id": "pets-project",
+           "private_key_id": secrets.token_hex(8), "private_key": pem,
+           "client_email": "agent@pets-project.iam.gserviceaccount.com", "client_id": "1",
+           "auth_uri": "https://accounts.example.invalid/auth", "token_uri": token_uri}
+    return json.dumps(key), public

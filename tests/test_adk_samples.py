@@ -174,7 +174,7 @@ def test_first_requests_match_adk(sample: str, agents_dir: Path) -> None:
 def test_mcp_sample_builds_the_same_toolset(agents_dir: Path) -> None:
     """The MCP sample starts a server to list tools; the toolsets are compared instead."""
     folder = agents_dir / "mcp_notes"
-    ours = _spec_app(_converted(folder)).root_agent.tools[0]
+    ours = _spec_app(_converted(folder)).root_agent.tools[0].inner  # in its stand-in
     theirs = _adk_app(folder).root_agent.tools[0]
 
     def facts(toolset: Any) -> dict[str, Any]:

@@ -258,7 +258,7 @@ def test_an_mcp_toolset_gets_the_scheme_and_credential(
         pytest.skip("the mcp extra is not installed")
     app, problems = build_objects(compiled)
     assert problems == []
-    toolset = app.root_agent.tools[0]
+    toolset = app.root_agent.tools[0].inner  # inside the stand-in of a server it cannot use
     assert toolset._auth_scheme.name == "X-Api-Key"
     assert toolset._auth_credential.api_key == "mcp-k3y"
 

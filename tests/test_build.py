@@ -158,7 +158,8 @@ def test_env_values_are_read_at_load_time_never_written(
         assert root.description == "d s3cr3t"
         assert root.static_instruction == "static s3cr3t"
         assert root.tools[0].token == "s3cr3t"
-        assert root.tools[1]._connection_params.headers == {"Authorization": "Bearer s3cr3t"}
+        mcp = root.tools[1].inner  # inside the stand-in of a server it cannot use
+        assert mcp._connection_params.headers == {"Authorization": "Bearer s3cr3t"}
         assert app.plugins[0].global_instruction == "house rules s3cr3t"
         # another value in the environment: the same files, another agent
         monkeypatch.setenv("SECRET_TOKEN", "other")

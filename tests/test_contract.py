@@ -33,6 +33,7 @@ SPEC_OWNED_DATACLASSES: tuple[type, ...] = (
 #: fields of other dataclasses that hold a spec-owned setting
 SPEC_OWNED_FIELDS: tuple[tuple[type, str], ...] = (
     (tree.LlmFields, "tool_errors"), (tree.PlannerNode, "tool_errors"),
+    (tree.OpenApiToolNode, "private_network"),
     (delegation.JobSettings, "max_attempts"), (delegation.JobSettings, "lease_seconds"),
     (delegation.JobSettings, "on_done"), (jobs.JobRequest, "max_attempts"),
     (jobs.JobRequest, "on_done"))

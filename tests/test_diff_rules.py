@@ -251,6 +251,10 @@ NEEDS_AN_OLD_VERSION = {
     "plugin-changed": "a plugin the old version had; a new spec's are plugin-added",
     "tool-auth-changed": "how a tool of the old version authenticates; a new agent's tools "
                          "are tool-added, their auth with them",
+    "openapi-server-changed": "where an OpenAPI tool of the old version sent its calls; a new "
+                              "agent's OpenAPI tools are tool-added",
+    "openapi-operations-changed": "the operations an OpenAPI tool of the old version offered; "
+                                  "a new agent's OpenAPI tools are tool-added, whole",
     "remote-target-changed": "the server an old version's agent called; a new remote agent "
                              "is agent-added, naming its URL",
     "summarization-turned-off": "a summarization the old version had; a new spec without one "

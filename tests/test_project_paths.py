@@ -71,7 +71,7 @@ PATHS = {("Spec", "imports"): "file", ("LlmAgent", "instruction_file"): "file",
          ("StoreBackend", "url"): "sqlite",
          **{("Prompts", section): "file" for section in (
              "base", "filesystem", "execute", "todos", "task", "skills", "memory")},
-         ("RemoteAgent", "card"): "file"}
+         ("RemoteAgent", "card"): "file", ("OpenApiTool", "openapi"): "file"}
 #: fields whose descriptions speak of files or directories, and are no paths on disk
 NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              ("LlmAgent", "filesystem"), ("LlmAgent", "tool_result_limit"),
@@ -90,6 +90,9 @@ NOT_PATHS = {("CompositeBackend", "default"), ("CompositeBackend", "routes"),
              # whose folders a backend's file tools show: a choice, not a path
              *((kind, "conversation_files") for kind in (
                  "FilesystemBackend", "ShellBackend", "SandboxBackend", "CompositeBackend")),
+             # a service account's key (JSON from the environment) and the choice of
+             # Application Default Credentials: they speak of a key file agentspec never reads
+             ("ServiceAccountSettings", "key"), ("ServiceAccountSettings", "default"),
              # globs over a backend's virtual paths (path permissions), no paths on disk
              *((kind, rule) for rule in ("read", "write") for kind in (
                  "StateBackend", "FilesystemBackend", "ShellBackend", "SandboxBackend",

@@ -514,6 +514,14 @@ AUTH_TOOL_KIND = _code("AS256", "auth-tool-kind",
     python entry with `args` calls a factory whose result is no function, and an MCP server
     started as a local command (stdio) receives no headers: give a factory's tool its
     credential itself, and a stdio server its secret through `env`.""")
+SERVICE_ACCOUNT_SOURCE = _code("AS257", "service-account-source",
+    "A `service_account` auth without exactly one source of credentials", """
+    A `service_account` signs in with a JSON key or with Application Default Credentials:
+    `key: ${env.NAME}` (the variable holds the whole JSON key) or `default: true` (the
+    metadata server on Google Cloud, or the file `GOOGLE_APPLICATION_CREDENTIALS` names),
+    one of them. A key file path is not offered: a key inside the project would sit in its
+    history and in every bundle, and one outside it is what `GOOGLE_APPLICATION_CREDENTIALS`
+    with `default: true` already reads, without agentspec ever opening it.""")
 SANDBOX_MOUNT_TARGET = _code("AS260", "sandbox-mount-target",
     "A sandbox mount placed where the sandbox's own layout lives", """
     A `sandbox` backend's `mounts` bind host directories read-only at absolute paths of the
@@ -854,6 +862,31 @@ HISTORY_READ_DENIED = _code(
     file, to read with `read_file`; the backend's `read` list denies it (for every
     conversation, or some), so that read fails. Let the list match `<history>/**`.""",
     warning=True)
+OPENAPI_DOCUMENT = _code("AS327", "openapi-document-invalid",
+    "An OpenAPI tool's document that ADK cannot turn into tools", """
+    An `openapi` tool reads an OpenAPI 3 document (YAML or JSON) from a file of the project,
+    when `validate` runs and again when the app is loaded; it is never fetched. The document
+    must be a mapping with `openapi: 3.x` and `paths` (each path a mapping of operations).
+    ADK resolves only local references (`$ref: '#/components/...'`), so a reference to
+    another file or a URL is refused: inline it, or bundle the document into one file
+    first (for example with `redocly bundle`).""")
+OPENAPI_OPERATION_UNKNOWN = _code("AS328", "openapi-operation-unknown",
+    "An OpenAPI tool's `operations` names an operation the document does not have", """
+    `operations` keeps only the operations it names, by the tool name ADK gives each one:
+    its `operationId` in snake_case (`listPets` -> `list_pets`), or, without an id, its
+    path and method (`/pets/{id}` GET -> `pets_id_get`). A name the document does not have
+    would silently keep nothing.""")
+OPENAPI_SERVER = _code("AS329", "openapi-server",
+    "An OpenAPI tool without a usable server URL", """
+    ADK calls each operation at the document's first `servers` URL. Without one (or with a
+    relative URL such as `/v1`) the calls have no host: give the document an absolute
+    `servers` URL, or set the tool's `server` (which may read `${env.X}`).""")
+OPENAPI_PRIVATE_NETWORK = _code("AS330", "openapi-private-network",
+    "An OpenAPI tool whose server is on a private network ADK refuses to call", """
+    ADK's REST tools refuse loopback, private, link-local (cloud metadata) and `*.internal`
+    / `*.local` addresses unless told otherwise, so that a model steered by what it reads
+    cannot reach the internal network. A server at such an address would fail every call.
+    Set `private_network: true` on the tool when the API really lives there.""")
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(
@@ -1222,6 +1255,18 @@ TOOL_AUTH_CHANGED = _change("AS566", "tool-auth-changed", SECURITY, "high",
     from another environment variable), another header, another OAuth client or sign-in
     endpoints. Whose account the tool acts as, and what a person is asked to allow, change
     with it. Secret values are never shown, only the variables they are read from.""")
+OPENAPI_SERVER_CHANGED = _change("AS567", "openapi-server-changed", SECURITY, "high",
+                                 "An OpenAPI tool calls another server", """
+    An OpenAPI tool the agent keeps now sends its requests (and its credential) elsewhere:
+    its `server` changed, or `private_network` now lets it reach loopback, private and
+    link-local addresses (or no longer does). Where the calls go decides who sees the
+    credential and the data the model sends.""")
+OPENAPI_OPERATIONS_CHANGED = _change(
+    "AS568", "openapi-operations-changed", SECURITY, "high when gained, low when lost",
+    "An OpenAPI tool offers other operations", """
+    The operations an OpenAPI tool gives the model changed: its `operations` filter, or the
+    document itself now describes other operations. A gained operation is a new capability
+    (high); a lost one is low.""")
 SANDBOX_DROPPED = _change("AS570", "sandbox-dropped", SECURITY, "high",
                           "An agent's commands no longer run in a sandbox", """
     The backend that runs the agent's commands (`execute`) was a `type: sandbox` backend and

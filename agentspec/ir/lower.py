@@ -42,6 +42,7 @@ from agentspec.ir.tree import (
     McpToolNode,
     ModelNode,
     ModelRoute,
+    OpenApiToolNode,
     PlainModel,
     PyObject,
     PythonToolNode,
@@ -80,12 +81,14 @@ from agentspec.language.tools import (
     BuiltinTool,
     McpRemote,
     McpTool,
+    OpenApiTool,
     PythonTool,
     ToolEntry,
 )
 from agentspec.project_files import resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult
+from agentspec.validate.semantic.openapi import document_names
 
 __all__ = ["lower"]
 
@@ -208,6 +211,13 @@ class Lowering:
                                filter=None if entry.filter is None else tuple(entry.filter),
                                prefix=entry.prefix, approval=approval,
                                auth=tool_auth(entry.auth))
+        if isinstance(entry, OpenApiTool):
+            return OpenApiToolNode(
+                name=name, document=self.spec_relative(entry.openapi, *path, "openapi"),
+                offered=self.offered(entry, *path), operations=None if entry.operations is None
+                else tuple(entry.operations), prefix=entry.prefix, server=entry.server,
+                private_network=entry.private_network, approval=approval,
+                auth=tool_auth(entry.auth))
         if isinstance(entry, BuiltinTool):
             return BuiltinToolNode(name=entry.builtin)
         assert isinstance(entry, AgentTool)
@@ -241,6 +251,13 @@ class Lowering:
             return FsPath(os.path.normpath(entry)).as_posix()
         written_in = self.directory(self.span(*path))
         return FsPath(os.path.relpath(written_in / entry, self.spec_dir)).as_posix()
+
+    def offered(self, entry: OpenApiTool, *path: str | int) -> tuple[str, ...]:
+        """The tool names of the OpenAPI document of the tool at `path`, from the text
+        validate read (never a second read)."""
+        target = self.directory(self.span(*path, "openapi")) / entry.openapi
+        text = next((s.text for s in self.result.sources.values() if s.path == target), None)
+        return () if text is None else document_names(text, target)
 
     def memory(self, name: str, agent: LlmAgent) -> tuple[str, ...]:
         """Host files relative to the spec's directory; `backend:/path` entries as written
@@ -346,15 +363,20 @@ class Lowering:
                 continue
             found[key] = Approval(tuple(setting.decisions), setting.hint) \
                 if isinstance(setting, InterruptConfig) else Approval(DECISIONS, None)
-        for entry in agent.tools or ():
+        owner = next((n for n, a in self.spec.agents.items() if a is agent), "")
+        for index, entry in enumerate(agent.tools or ()):
             definition = (self.spec.tools or {}).get(entry) if isinstance(entry, str) else entry
             approval = found.get(entry) if isinstance(entry, str) else None
             if isinstance(definition, BuiltinTool) and approval:
                 found.setdefault(definition.builtin, approval)
             elif isinstance(definition, AgentTool) and approval:
                 found.setdefault(definition.agent, approval)
-            elif isinstance(definition, McpTool) and definition.prefix:
-                for tool in definition.filter or ():  # approvals may name it unprefixed
+            elif isinstance(definition, McpTool | OpenApiTool) and definition.prefix:
+                chosen = definition.filter if isinstance(definition, McpTool) \
+                    else definition.operations or self.offered(definition, *(
+                        ("tools", entry) if isinstance(entry, str) else
+                        ("agents", owner, "tools", index)))
+                for tool in chosen or ():  # approvals may name it unprefixed
                     if tool in found:
                         found.setdefault(f"{definition.prefix}_{tool}", found[tool])
         if found:
@@ -499,9 +521,10 @@ def tool_auth(auth: ToolAuth | None) -> ToolAuthNode | None:
     (kind, settings), = auth.model_dump(exclude_none=True).items()
     if not isinstance(settings, dict):
         return ToolAuthNode(kind, FrozenMap({"value": settings}))
-    scopes = settings.get("scopes")
-    return ToolAuthNode(kind, FrozenMap({k: v for k, v in settings.items() if k != "scopes"}),
-                        None if scopes is None else FrozenMap(scopes))
+    scopes = settings.pop("scopes", None)
+    return ToolAuthNode(kind, FrozenMap(settings),
+                        FrozenMap(scopes) if isinstance(scopes, dict) else None,
+                        tuple(scopes) if isinstance(scopes, list) else None)
 
 
 def lower(result: CheckResult) -> tuple[AppNode | None, list[Diagnostic]]:

@@ -20,6 +20,7 @@ from agentspec.ir.tree import (
     JobsNode,
     McpToolNode,
     ModelNode,
+    OpenApiToolNode,
     PythonToolNode,
     ToolNode,
     agents_called,
@@ -38,6 +39,7 @@ from agentspec.ir.values import (
     lit,
     mcp_toolset,
     model_object,
+    openapi_toolset,
     python_object,
     python_tool,
     routes_models,
@@ -69,6 +71,8 @@ class PlanBuilder:
                 return Import("google.adk.tools", tool.name)
             case McpToolNode():
                 return gated(mcp_toolset(tool), tool.approval)
+            case OpenApiToolNode():
+                return gated(openapi_toolset(tool), tool.approval)
             case AgentToolNode():  # a single_turn / task sub-agent, or a queued job
                 if tool.agent.offline:  # the call queues a job; workers run the agent
                     return Call(Import(DELEGATION, "OfflineAgentTool"),

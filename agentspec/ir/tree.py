@@ -24,10 +24,10 @@ from agentspec.kindapi import kind_for
 __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "BuiltinToolNode", "CodeExecutorNode", "Compaction", "DeepNode", "FilesystemNode",
            "JobsNode", "FallbackChain", "LiteLlmEndpoint", "LlmFields", "LlmNode", "McpHttp",
-           "McpStdio", "McpToolNode", "ModelNode", "ModelRoute", "PlainModel", "members_of",
-           "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RemoteNode", "RouteNode",
-           "RouterNode", "Schema", "ToolAuthNode", "ToolNode", "WorkflowNode", "agents_called",
-           "kind_of", "tools_of"]
+           "McpStdio", "McpToolNode", "ModelNode", "ModelRoute", "OpenApiToolNode", "PlainModel",
+           "members_of", "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RemoteNode",
+           "RouteNode", "RouterNode", "Schema", "ToolAuthNode", "ToolNode", "WorkflowNode",
+           "agents_called", "kind_of", "tools_of"]
 
 
 @dataclass(frozen=True)
@@ -120,13 +120,16 @@ class Approval:
 
 @dataclass(frozen=True)
 class ToolAuthNode:
-    """A tool's `auth`: `api_key`, `bearer` or `oauth`, with its settings (secrets as the
-    spec writes them: `${env.X}`, read when the app is loaded)."""
+    """A tool's `auth`: `api_key`, `bearer`, `oauth`, `service_account` or
+    `openid_connect`, with its settings (secrets as the spec writes them: `${env.X}`, read
+    when the app is loaded)."""
 
     kind: str
-    settings: FrozenMap[str, str]
+    settings: FrozenMap[str, str | bool]
     #: `oauth`'s scopes: scope -> what it allows
     scopes: FrozenMap[str, str] | None = None
+    #: the scopes of `service_account` and `openid_connect`
+    scope_list: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,6 +183,29 @@ class McpToolNode:
 
 
 @dataclass(frozen=True, kw_only=True)
+class OpenApiToolNode:
+    """The operations of an OpenAPI document (`document`: relative to the spec's directory,
+    read when the app is loaded); `offered`: the tool names the document gave when the
+    spec was checked, before `operations` filters them."""
+
+    name: str = ""
+    document: str
+    offered: tuple[str, ...]
+    operations: tuple[str, ...] | None = None
+    prefix: str | None = None
+    server: str | None = None
+    private_network: bool
+    approval: Approval | None = None
+    auth: ToolAuthNode | None = None
+
+    @property
+    def called(self) -> tuple[str, ...]:
+        """The operations the model gets (unprefixed)."""
+        return self.offered if self.operations is None else tuple(
+            o for o in self.offered if o in self.operations)
+
+
+@dataclass(frozen=True, kw_only=True)
 class BuiltinToolNode:
     name: str  # the ADK builtin
 
@@ -195,7 +221,7 @@ class AgentToolNode:
         return self.agent.name
 
 
-ToolNode = PythonToolNode | McpToolNode | BuiltinToolNode | AgentToolNode
+ToolNode = PythonToolNode | McpToolNode | OpenApiToolNode | BuiltinToolNode | AgentToolNode
 
 
 # agents -------------------------------------------------------------------------------

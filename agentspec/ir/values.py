@@ -24,6 +24,7 @@ from agentspec.ir.tree import (
     McpToolNode,
     ModelNode,
     ModelRoute,
+    OpenApiToolNode,
     PlainModel,
     PyObject,
     PythonToolNode,
@@ -75,6 +76,17 @@ def auth_values(auth: ToolAuthNode) -> tuple[Call, Call]:
         credential = kwargs(value=lit(settings["value"]))
     elif auth.kind == "bearer":
         scheme, credential = (), kwargs(value=lit(settings["value"]))
+    elif auth.kind == "service_account":
+        scheme = ()
+        credential = kwargs(key=lit(settings.get("key")), default=settings.get("default") or None,
+                            scopes=lit(list(auth.scope_list)) if auth.scope_list else None,
+                            audience=lit(settings.get("audience")))
+    elif auth.kind == "openid_connect":
+        scheme = kwargs(authorization_url=lit(settings["authorization_url"]),
+                        token_url=lit(settings["token_url"]),
+                        scopes=lit(list(auth.scope_list)) if auth.scope_list else None)
+        credential = kwargs(client_id=lit(settings["client_id"]),
+                            client_secret=lit(settings["client_secret"]))
     else:
         scheme = kwargs(authorization_url=lit(settings["authorization_url"]),
                         token_url=lit(settings["token_url"]),
@@ -216,12 +228,27 @@ def mcp_toolset(tool: McpToolNode) -> Value:
                 timeout=server.timeout))
         case _:
             assert_never(server)
-    return Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), kwargs(
+    toolset = Call(Import("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset"), kwargs(
         connection_params=connection,
         tool_filter=None if tool.filter is None else lit(list(tool.filter)),
         tool_name_prefix=lit(tool.prefix),
         **(dict(zip(("auth_scheme", "auth_credential"), auth_values(tool.auth), strict=True))
            if tool.auth else {})))
+    target = server.url if isinstance(server, McpHttp) else server.command
+    return Call(Import("agentspec.runtime.mcp_server", "mcp_server"), (
+        ("name", tool.name or "mcp_server"), ("target", lit(target)),
+        ("tools", None if tool.filter is None else lit(list(tool.filter))),
+        ("prefix", lit(tool.prefix))), (toolset,))
+
+
+def openapi_toolset(tool: OpenApiToolNode) -> Value:
+    """The document by its path (read when the app is loaded); secrets read then too."""
+    scheme, credential = auth_values(tool.auth) if tool.auth else (None, None)
+    return Call(Import("agentspec.runtime.openapi", "openapi_toolset"), (
+        ("operations", None if tool.operations is None else lit(list(tool.operations))),
+        ("prefix", lit(tool.prefix)), ("server", lit(tool.server)),
+        ("private_network", tool.private_network), ("auth_scheme", scheme),
+        ("auth_credential", credential)), (SpecPath(tool.document),))
 
 
 APPROVALS = "agentspec.runtime.harness.approvals"

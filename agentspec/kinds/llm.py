@@ -27,6 +27,7 @@ from agentspec.ir.tree import (
     McpToolNode,
     ModelNode,
     ModelRoute,
+    OpenApiToolNode,
     PlainModel,
     PythonToolNode,
     ToolNode,
@@ -197,7 +198,7 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
         hooks["before_model"] = [sections, *hooks.get("before_model", [])]
     approvals = [a for _, a in node.approvals.items()] + [
         t.approval for t in node.tools
-        if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval]
+        if isinstance(t, PythonToolNode | McpToolNode | OpenApiToolNode) and t.approval]
     if approvals:  # first: nothing, not even the user's callbacks, sees an unapproved call
         gate = Call(Import(APPROVALS, "approval_gate"), args=(DictOf(tuple(
             (name, approval_value(approval)) for name, approval in node.approvals.items())),))
@@ -283,13 +284,22 @@ def _model_line(model: ModelNode) -> str:
 def _tools(node: LlmFields) -> list[str]:
     """The tools the graph lists (agents called as tools are edges)."""
     gated = {name for name, _ in node.approvals.items()} | {
-        t.name for t in node.tools if isinstance(t, (PythonToolNode, McpToolNode)) and t.approval}
-    names = [t.name or t.python.attr if isinstance(t, PythonToolNode) else t.name
+        t.name for t in node.tools
+        if isinstance(t, PythonToolNode | McpToolNode | OpenApiToolNode) and t.approval}
+    names = [t.name or t.python.attr if isinstance(t, PythonToolNode) else
+             _openapi_label(t, gated) if isinstance(t, OpenApiToolNode) else t.name
              for t in node.tools if not isinstance(t, AgentToolNode)]
     names += list(node.filesystem.tools) if node.filesystem else []
     names += list(TODO_TOOLS) if node.todos else []
     names += ["task"] if node.task else []
     return [f"{n} (approval)" if n in gated else n for n in names]
+
+
+def _openapi_label(tool: OpenApiToolNode, gated: set[str]) -> str:
+    """`name (openapi: operation, ...)`, each operation as the model sees it."""
+    shown = [f"{tool.prefix}_{o}" if tool.prefix else o for o in tool.called]
+    return f"{tool.name or tool.document} (openapi: " + ", ".join(
+        f"{n} (approval)" if n in gated else n for n in shown) + ")"
 
 
 def models(node: LlmFields) -> tuple[ModelNode | None]:

@@ -10,7 +10,7 @@ from pydantic import Field
 from agentspec.language.common import Model, keyed_union, one_key_union
 
 __all__ = ["ApiKeyAuth", "BearerAuth", "CodeExecutor", "ContextCache", "OAuthAuth",
-           "SandboxExecutor", "ToolAuth"]
+           "OpenIdConnectAuth", "SandboxExecutor", "ServiceAccountAuth", "ToolAuth"]
 
 
 class ContextCache(Model):
@@ -94,8 +94,53 @@ class OAuthAuth(Model):
     oauth: OAuthSettings = Field(description="The flow's endpoints and client.")
 
 
+class ServiceAccountSettings(Model):
+    key: str | None = Field(None, description="The service account's JSON key, written "
+                            "`${env.X}`: the variable holds the whole JSON, read when the app "
+                            "is loaded (a key file is a secret: it never sits in the project "
+                            "or a bundle).", examples=["${env.SEARCH_SA_KEY}"])
+    default: bool = Field(False, description="Use Application Default Credentials instead "
+                          "of a key: the metadata server where the agent runs on Google "
+                          "Cloud, or the key file `GOOGLE_APPLICATION_CREDENTIALS` names.")
+    scopes: list[str] | None = Field(None, description="The OAuth scopes the access token "
+                                     "is asked for (default with `default`: cloud-platform).",
+                                     examples=[["https://www.googleapis.com/auth/cloud-platform"]])
+    audience: str | None = Field(None, description="Ask for an ID token for this audience "
+                                 "instead of an access token (Cloud Run, Cloud Functions: "
+                                 "the receiving service's URL).", pattern=r"^https?://")
+
+
+class ServiceAccountAuth(Model):
+    """A Google service account: ADK signs in as the account and sends the access (or ID)
+    token it gets as a bearer token."""
+
+    service_account: ServiceAccountSettings = Field(description="The key or Application "
+                                                    "Default Credentials, and the scopes.")
+
+
+class OpenIdSettings(Model):
+    authorization_url: str = Field(description="The provider's authorization endpoint, where "
+                                   "the person signs in.", pattern=r"^https?://")
+    token_url: str = Field(description="The provider's token endpoint.",
+                           pattern=r"^https?://")
+    scopes: list[str] | None = Field(None, description="The scopes asked for.",
+                                     examples=[["openid", "email"]])
+    client_id: str = Field(description="The client's id (may be `${env.X}`).")
+    client_secret: str = Field(description=_SECRET, examples=["${env.OIDC_SECRET}"])
+
+
+class OpenIdConnectAuth(Model):
+    """OpenID Connect sign-in: as `oauth`, ADK asks the front end to let the person sign in
+    with the provider, then calls the tool with their token. The endpoints are written out
+    (agentspec never fetches a discovery document)."""
+
+    openid_connect: OpenIdSettings = Field(description="The provider's endpoints and the "
+                                           "client.")
+
+
 if TYPE_CHECKING:
-    ToolAuth = ApiKeyAuth | BearerAuth | OAuthAuth
+    ToolAuth = ApiKeyAuth | BearerAuth | OAuthAuth | ServiceAccountAuth | OpenIdConnectAuth
 else:
     ToolAuth = one_key_union("tool_auth", "`auth`", {
-        "api_key": ApiKeyAuth, "bearer": BearerAuth, "oauth": OAuthAuth})
+        "api_key": ApiKeyAuth, "bearer": BearerAuth, "oauth": OAuthAuth,
+        "service_account": ServiceAccountAuth, "openid_connect": OpenIdConnectAuth})

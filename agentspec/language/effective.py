@@ -9,7 +9,7 @@ from agentspec.contract.backends import DEFAULT_STATE_BACKEND, RUNNING_TYPES, ex
 from agentspec.contract.harness_names import FILE_TOOLS, TODO_TOOLS
 from agentspec.language.agents import DeepAgent, LlmAgent, TaskConfig, ToolResultLimit
 from agentspec.language.common import Model
-from agentspec.language.tools import AgentTool, BuiltinTool, McpTool, PythonTool
+from agentspec.language.tools import AgentTool, BuiltinTool, McpTool, OpenApiTool, PythonTool
 
 __all__ = ["DEEP_RESULT_LIMIT", "DEFAULT_STATE_BACKEND", "MODEL_SIDE_BUILTINS", "Harness",
            "can_execute", "harness", "tool_names"]
@@ -85,10 +85,11 @@ def _entry_names(entry: object, tools: Mapping[str, Model], found: ToolNames) ->
     if isinstance(entry, PythonTool):
         found.names.add(entry.python.rsplit(":", 1)[-1].rsplit(".", 1)[-1])
         found.opaque = True  # the attribute may be a toolset, or a function of another name
-    elif isinstance(entry, McpTool):
-        if entry.filter is None:
+    elif isinstance(entry, McpTool | OpenApiTool):
+        chosen = entry.filter if isinstance(entry, McpTool) else entry.operations
+        if chosen is None:  # an OpenAPI document's names are checked with the document
             found.opaque = True
-        for name in entry.filter or ():
+        for name in chosen or ():
             found.names.add(f"{entry.prefix}_{name}" if entry.prefix else name)
             found.names.add(name)
     elif isinstance(entry, BuiltinTool) and entry.builtin not in MODEL_SIDE_BUILTINS:

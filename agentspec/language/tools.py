@@ -11,13 +11,14 @@ from agentspec.language.common import (
     Arguments,
     ByType,
     DirectoryPath,
+    FilePath,
     Model,
     PythonRef,
     one_key_union,
 )
 
 __all__ = ["BUILTIN_TOOLS", "AgentTool", "BuiltinTool", "McpRemote", "McpStdio", "McpTool",
-           "PythonTool", "ToolDef", "ToolEntry"]
+           "OpenApiTool", "PythonTool", "ToolDef", "ToolEntry"]
 
 BUILTIN_TOOLS = ("google_search", "url_context", "load_memory", "preload_memory", "exit_loop",
                  "get_user_choice", "load_artifacts")
@@ -79,6 +80,30 @@ class McpTool(Model):
                                   "callers (ADK adds the header to each request).")
 
 
+class OpenApiTool(Model):
+    """The operations of a REST API an OpenAPI 3 document describes, one tool each (ADK's
+    `OpenAPIToolset`)."""
+
+    openapi: FilePath = Field(description="The OpenAPI 3 document (YAML or JSON), a file of "
+                              "the project relative to the spec; read by `validate` and "
+                              "again when the app is loaded, never fetched.",
+                              examples=["apis/petstore.yaml"])
+    operations: list[str] | None = Field(None, min_length=1, description="Only these "
+                                         "operations (the tool names ADK gives them: the "
+                                         "`operationId` in snake_case).",
+                                         examples=[["list_pets", "show_pet_by_id"]])
+    prefix: str | None = Field(None, description="Prefix added to every tool name.",
+                               pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    server: str | None = Field(None, description="The API's base URL, in place of the "
+                               "document's first `servers` entry (may be `${env.X}`).",
+                               examples=["${env.PETSTORE_URL}"])
+    private_network: bool = Field(False, description="Allow calls to loopback, private and "
+                                  "link-local addresses (ADK refuses them by default, so a "
+                                  "model cannot be steered into the internal network).")
+    auth: ToolAuth | None = Field(None, description="How the API authenticates its callers "
+                                  "(ADK adds the credential to each request).")
+
+
 class BuiltinTool(Model):
     """A tool that ships with ADK."""
 
@@ -93,10 +118,11 @@ class AgentTool(Model):
 
 
 if TYPE_CHECKING:
-    ToolDef = PythonTool | McpTool | BuiltinTool | AgentTool
+    ToolDef = PythonTool | McpTool | OpenApiTool | BuiltinTool | AgentTool
 else:
     ToolDef = one_key_union("tool_kind", "a tool", {
-        "python": PythonTool, "mcp": McpTool, "builtin": BuiltinTool, "agent": AgentTool})
+        "python": PythonTool, "mcp": McpTool, "openapi": OpenApiTool, "builtin": BuiltinTool,
+        "agent": AgentTool})
 
 
 ToolEntry = Annotated[str | ToolDef, ByType(

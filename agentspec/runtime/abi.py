@@ -18,7 +18,8 @@ ABI = 3
 #: added `runtime.observing.observer`, `runtime.code_executors.sandbox_executor`,
 #: `backend=`/`definitions=` of `memory_callback` and `skill_toolset`, `runtime.tool_auth`,
 #: `runtime.prompts.harness.harness_prompt`, `memory_callback(header=)`,
-#: `runtime.a2a_serve.a2a_server` and `runtime.remote.remote_agent`)
+#: `runtime.a2a_serve.a2a_server`, `runtime.remote.remote_agent`,
+#: `runtime.openapi.openapi_toolset` and `runtime.mcp_server.mcp_server`)
 OLDEST = 1
 
 #: module -> the names generated code imports from it
@@ -38,11 +39,13 @@ NAMES: dict[str, frozenset[str]] = {
     "agentspec.runtime.harness.task": frozenset({"task_tool"}),
     "agentspec.runtime.harness.todos": frozenset({"read_todos", "write_todos"}),
     "agentspec.runtime.instructions": frozenset({"template"}),
+    "agentspec.runtime.mcp_server": frozenset({"mcp_server"}),
     "agentspec.runtime.jobs.delegation": frozenset({
         "JobDelivery", "OfflineAgentTool", "job_settings", "job_status_tool", "sqlite_url"}),
     "agentspec.runtime.model_routing": frozenset({"ModelCallContext", "fallback", "routed"}),
     "agentspec.runtime.models": frozenset({"litellm", "registry_model"}),
     "agentspec.runtime.observing": frozenset({"observer"}),
+    "agentspec.runtime.openapi": frozenset({"openapi_toolset"}),
     "agentspec.runtime.planner": frozenset({"agent_tool", "planner"}),
     "agentspec.runtime.prompts.harness": frozenset({"harness_prompt"}),
     "agentspec.runtime.remote": frozenset({"remote_agent"}),

@@ -18,6 +18,7 @@ from agentspec.ir.tree import (
     BuiltinToolNode,
     LlmFields,
     McpToolNode,
+    OpenApiToolNode,
     PythonToolNode,
     ToolNode,
     agents_called,
@@ -62,6 +63,8 @@ def _tool(tool: ToolNode, found: SpecNames) -> None:
             found.opaque = True
         case McpToolNode(filter=names, prefix=prefix):
             found.tools.update(f"{prefix}_{n}" if prefix else n for n in names or ())
+        case OpenApiToolNode(prefix=prefix):
+            found.tools.update(f"{prefix}_{n}" if prefix else n for n in tool.called)
         case BuiltinToolNode(name=name):
             if name not in MODEL_SIDE_BUILTINS:  # these run inside the model: never a call
                 found.tools.add(name)

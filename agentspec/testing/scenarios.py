@@ -52,8 +52,8 @@ from agentspec.runtime.failures import Failure, failures_in
 from agentspec.runtime.summarization import FAILED_KEY
 from agentspec.testing import patterns
 
-__all__ = ["OfflineToolset", "Outcome", "Scenario", "StubTools", "check", "offline_mcp",
-           "parse_scenarios"]
+__all__ = ["OfflineApiToolset", "OfflineToolset", "Outcome", "Scenario", "StubTools", "check",
+           "offline_mcp", "parse_scenarios"]
 
 @dataclass
 class Scenario:
@@ -118,21 +118,59 @@ class _OfflineTool(BaseTool):
                          "start; give it a result under `stubs`."}
 
 
+class OfflineApiToolset(BaseToolset):
+    """Stands in for an OpenAPI toolset in a scenario: its operations are declared as the
+    document gives them, and a call that no `stubs` entry answers says no API is called."""
+
+    def __init__(self, inner: BaseToolset) -> None:
+        super().__init__()
+        self.inner = inner
+
+    async def get_tools(self, readonly_context: Any = None) -> list[BaseTool]:
+        return [_OfflineOperation(tool) for tool in
+                await self.inner.get_tools_with_prefix(readonly_context)]
+
+
+class _OfflineOperation(BaseTool):
+    def __init__(self, tool: BaseTool) -> None:
+        super().__init__(name=tool.name, description=tool.description)
+        self.operation = tool
+
+    def _get_declaration(self) -> types.FunctionDeclaration | None:
+        return self.operation._get_declaration()
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        return {"error": f"{self.name} calls a REST API, which scenario tests do not call; "
+                         "give it a result under `stubs`."}
+
+
 def offline_mcp(root: Any) -> int:
-    """Replaces every MCP toolset under `root` with an OfflineToolset; how many."""
-    module = sys.modules.get("google.adk.tools.mcp_tool.mcp_toolset")
-    if module is None:  # never imported, so no toolset was built (and `mcp` may be missing)
+    """Replaces every MCP toolset under `root` with an OfflineToolset, and every OpenAPI
+    toolset with an OfflineApiToolset (a scripted run calls no server); how many."""
+    # never imported: no such toolset was built (and `mcp` may be missing)
+    mcp = sys.modules.get("google.adk.tools.mcp_tool.mcp_toolset")
+    apis = sys.modules.get("google.adk.tools.openapi_tool.openapi_spec_parser.openapi_toolset")
+    McpToolset = mcp.McpToolset if mcp is not None else ()  # noqa: N806 - ADK's names
+    OpenAPIToolset = apis.OpenAPIToolset if apis is not None else ()  # noqa: N806
+    servers = tuple(c for c in (McpToolset, OpenAPIToolset) if c != ())
+    if not servers:
         return 0
-    McpToolset = module.McpToolset  # noqa: N806 - the class, named as ADK names it
 
     replaced = 0
     for agent in walk(root):
         found = getattr(agent, "tools", None)
         tools: list[Any] = found if isinstance(found, list) else []
         for index, tool in enumerate(tools):
-            holder, server = (tool, tool.inner) if isinstance(getattr(tool, "inner", None),
-                                                              McpToolset) else (None, tool)
-            if isinstance(server, McpToolset):  # also inside an approval's GatedToolset
+            holder, server = None, tool  # inside an approval's gate, a server's stand-ins
+            while not isinstance(server, servers) and hasattr(server, "inner"):
+                holder, server = server, server.inner
+            if isinstance(server, OpenAPIToolset):
+                if holder is not None:
+                    holder.inner = OfflineApiToolset(server)
+                else:
+                    tools[index] = OfflineApiToolset(server)
+                replaced += 1
+            elif isinstance(server, McpToolset):
                 wanted = server.tool_filter if isinstance(server.tool_filter, list) else []
                 prefix = f"{server.tool_name_prefix}_" if server.tool_name_prefix else ""
                 offline = OfflineToolset([prefix + name for name in wanted])

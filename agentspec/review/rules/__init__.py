@@ -22,6 +22,7 @@ from agentspec.review.rules import (
     jobs,
     models,
     observing,
+    openapi,
     stores,
     tools,
 )
@@ -34,8 +35,8 @@ __all__ = ["AGENT_RULES", "APP_RULES", "IGNORED", "RULES", "TREE_RULES", "AgentP
 
 #: the rules of every kind, then each kind's own (a router's route, a planner's roles, ...)
 AGENT_RULES: tuple[Rule[AgentPair], ...] = (
-    *agent.RULES, *models.RULES, *tools.RULES, *approvals.RULES, *backends.RULES,
-    *stores.RULES,
+    *agent.RULES, *models.RULES, *tools.RULES, *openapi.RULES, *approvals.RULES,
+    *backends.RULES, *stores.RULES,
     *(rule for kind in kinds() for rule in kind.rules))
 
 APP_RULES: tuple[Rule[AppPair], ...] = (*app.RULES, *jobs.RULES, *observing.RULES)

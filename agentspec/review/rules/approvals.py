@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.ir.tree import AgentNode, McpToolNode, PythonToolNode
+from agentspec.ir.tree import AgentNode, McpToolNode, OpenApiToolNode, PythonToolNode
 from agentspec.review.rules.views import capabilities, tool_key
 from agentspec.review.ruletypes import AgentPair, Found, Rule, llm_view
 
@@ -18,7 +18,8 @@ def _approvals(node: AgentNode) -> dict[str, tuple[str, ...]]:
     found: dict[str, tuple[str, ...]] = {
         name: approval.decisions for name, approval in llm.approvals.items()}
     for tool in llm.tools:
-        if isinstance(tool, (PythonToolNode, McpToolNode)) and tool.approval is not None:
+        if isinstance(tool, PythonToolNode | McpToolNode | OpenApiToolNode) and \
+                tool.approval is not None:
             found[tool_key(tool)] = tool.approval.decisions
     return found
 
@@ -50,7 +51,7 @@ def _approval_changed(pair: AgentPair) -> Iterator[Found]:
 
 
 _APPROVALS = ("LlmFields.approvals", "PythonToolNode.approval", "McpToolNode.approval",
-              "Approval.decisions")
+              "OpenApiToolNode.approval", "Approval.decisions")
 
 
 RULES: tuple[Rule[AgentPair], ...] = (

@@ -8,7 +8,7 @@ from typing import Any
 
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.ir.tree import AgentNode, McpToolNode, PythonToolNode, tools_of
+from agentspec.ir.tree import AgentNode, McpToolNode, OpenApiToolNode, PythonToolNode, tools_of
 from agentspec.review.rules.views import capabilities, runs_commands, tool_key
 from agentspec.review.ruletypes import AgentPair, Found, Rule
 
@@ -56,13 +56,14 @@ _TOOLS = ("LlmFields.tools", "AgentFields.children", "AgentFields.mode", "LlmFie
           "LlmFields.task", "LlmFields.filesystem", "PlannerRoles.worker_tools",
           "FilesystemNode.tools", "PythonToolNode.name", "PythonToolNode.python",
           "McpToolNode.name", "McpToolNode.server", "McpToolNode.filter", "McpToolNode.prefix",
-          "McpStdio.*", "McpHttp.*", "BuiltinToolNode.name", "AgentToolNode.agent", "PyObject.*")
+          "McpStdio.*", "McpHttp.*", "OpenApiToolNode.name", "OpenApiToolNode.document",
+          "OpenApiToolNode.prefix", "BuiltinToolNode.name", "AgentToolNode.agent", "PyObject.*")
 
 
 def _auths(node: AgentNode) -> dict[str, Any]:
     """Tool -> its `auth` (None: none), for the tools that can carry one."""
     return {tool_key(t): t.auth for t in tools_of(node)
-            if isinstance(t, (PythonToolNode, McpToolNode))}
+            if isinstance(t, PythonToolNode | McpToolNode | OpenApiToolNode)}
 
 
 def _tool_auth(pair: AgentPair) -> Iterator[Found]:
@@ -75,7 +76,8 @@ def _tool_auth(pair: AgentPair) -> Iterator[Found]:
             def shown(auth: Any) -> str:
                 return "none" if auth is None else auth.kind + "".join(
                     f", {k} {v}" for k, v in auth.settings.items()
-                    if k in ("header", "authorization_url", "token_url", "client_id")
+                    if k in ("header", "authorization_url", "token_url", "client_id",
+                             "default", "audience")
                     or "${env." in str(v))
             yield Found(Risk.HIGH, f"`{tool}` authenticates with {shown(now)} (was {shown(was)})",
                         pair.old.defined("tools", tool) or ("tools",),
@@ -87,7 +89,7 @@ RULES: tuple[Rule[AgentPair], ...] = (
     Rule(codes.TOOL_REMOVED, _TOOLS, _tool_removed),
     Rule(codes.TOOL_CHANGED, _TOOLS, _tool_changed),
     Rule(codes.TOOL_AUTH_CHANGED, ("PythonToolNode.auth", "McpToolNode.auth",
-                                   "ToolAuthNode.*"), _tool_auth),
+                                   "OpenApiToolNode.auth", "ToolAuthNode.*"), _tool_auth),
     Rule(codes.EXECUTE_GAINED, ("FilesystemNode.tools",), _execute_gained, on_new_agent=True),
     Rule(codes.EXECUTE_LOST, ("FilesystemNode.tools",), _execute_lost),
 )

@@ -12,6 +12,7 @@ from agentspec.ir.tree import (
     AgentToolNode,
     BuiltinToolNode,
     McpToolNode,
+    OpenApiToolNode,
     PyObject,
     PythonToolNode,
     ToolNode,
@@ -51,6 +52,8 @@ def tool_key(tool: ToolNode) -> str:
             return tool.name or f"python {tool.python.ref}"
         case McpToolNode():
             return tool.name or f"mcp {tool.target}"
+        case OpenApiToolNode():
+            return tool.name or f"openapi {tool.document}"
         case AgentToolNode():
             return f"agent {tool.agent.name}"
         case BuiltinToolNode():
@@ -67,6 +70,9 @@ def _tool_runs(tool: ToolNode) -> _Runs:
             filter_ = None if tool.filter is None else list(tool.filter)
             return _Runs(f"mcp {tool.target} filter={filter_}",
                          (tool.server, tool.filter, tool.prefix))
+        case OpenApiToolNode():  # its operations, server and auth: rules of their own
+            return _Runs(f"openapi {tool.document} prefix={tool.prefix}",
+                         (tool.document, tool.prefix))
         case AgentToolNode():
             return _Runs(f"agent {tool.agent.name}", f"agent {tool.agent.name}")
         case BuiltinToolNode():

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.auth.auth_tool import AuthConfig
 from google.adk.events.event import Event
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
@@ -75,6 +76,11 @@ class GatedToolset(BaseToolset):
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         tools = await self.inner.get_tools_with_prefix(readonly_context)
         return [_tagged(tool, self.approval) for tool in tools]
+
+    def get_auth_config(self) -> AuthConfig | None:
+        """The inner toolset's: ADK resolves a toolset's credential (an MCP server's header,
+        an OAuth sign-in) by asking the toolset on the agent, which is this one."""
+        return self.inner.get_auth_config()
 
     async def close(self) -> None:
         await self.inner.close()

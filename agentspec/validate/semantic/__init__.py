@@ -15,6 +15,7 @@ from agentspec.validate.semantic.harness import check_harness
 from agentspec.validate.semantic.kinds import check_kinds, check_sections
 from agentspec.validate.semantic.models import check_models
 from agentspec.validate.semantic.observing import check_observing
+from agentspec.validate.semantic.openapi import check_openapi
 from agentspec.validate.semantic.permissions import check_permissions
 from agentspec.validate.semantic.placeholders import check_placeholders
 from agentspec.validate.semantic.project import check_project
@@ -39,7 +40,7 @@ CHECKS = (check_project, check_references, check_models, check_kinds, check_sect
           check_sessions, check_harness, check_python_refs, check_files, check_prompts,
           check_sandboxes, check_roots, check_state, check_placeholders, check_schemas,
           check_observing, check_code_executors, check_backend_sources, check_tool_auth,
-          check_deep_summary, check_permissions, check_stores)
+          check_deep_summary, check_permissions, check_stores, check_openapi)
 
 
 def semantic(structure: Structure, doc: Document, sources: dict[str, SourceFile],

@@ -8,11 +8,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentspec.diagnostics import codes
-from agentspec.language.adk_settings import ApiKeyAuth, BearerAuth, OAuthAuth
+from agentspec.language.adk_settings import (
+    ApiKeyAuth,
+    BearerAuth,
+    OAuthAuth,
+    OpenIdConnectAuth,
+    ServiceAccountAuth,
+)
 from agentspec.language.tools import McpRemote, McpTool, PythonTool
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["check_tool_auth"]
+__all__ = ["check_tool_auth", "tool_entries"]
 
 _ENV = re.compile(r"\$\{env\.[A-Za-z_][A-Za-z0-9_]*\}")
 
@@ -24,9 +30,13 @@ def _secrets(auth: Any) -> Iterator[tuple[tuple[str, ...], str]]:
         yield ("bearer",), auth.bearer
     elif isinstance(auth, OAuthAuth):
         yield ("oauth", "client_secret"), auth.oauth.client_secret
+    elif isinstance(auth, OpenIdConnectAuth):
+        yield ("openid_connect", "client_secret"), auth.openid_connect.client_secret
+    elif isinstance(auth, ServiceAccountAuth) and auth.service_account.key is not None:
+        yield ("service_account", "key"), auth.service_account.key
 
 
-def _tools(ctx: Context) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+def tool_entries(ctx: Context) -> Iterator[tuple[tuple[str | int, ...], Any]]:
     for name, tool in (ctx.spec.tools or {}).items():
         yield ("tools", name), tool
     for name, agent in ctx.llm_agents():
@@ -36,7 +46,7 @@ def _tools(ctx: Context) -> Iterator[tuple[tuple[str | int, ...], Any]]:
 
 
 def check_tool_auth(ctx: Context) -> None:
-    for where, tool in _tools(ctx):
+    for where, tool in tool_entries(ctx):
         auth = getattr(tool, "auth", None)
         if auth is None:
             continue
@@ -48,6 +58,15 @@ def check_tool_auth(ctx: Context) -> None:
                     hint="write `${env.NAME}` and set NAME where the agent runs: the secret "
                     "is then read when the app is loaded, never stored in the spec or the "
                     "generated package"))
+        if isinstance(auth, ServiceAccountAuth) and \
+                (auth.service_account.key is None) != auth.service_account.default:
+            both = auth.service_account.default
+            ctx.report(codes.SERVICE_ACCOUNT_SOURCE(
+                "`service_account` has both a `key` and `default: true`" if both else
+                "`service_account` has neither a `key` nor `default: true`",
+                ctx.key_at(*where, "auth", "service_account"),
+                hint="keep one: `key: ${env.NAME}` (the JSON key) or `default: true` "
+                "(Application Default Credentials)"))
         if isinstance(tool, PythonTool) and tool.args is not None:
             ctx.report(codes.AUTH_TOOL_KIND(
                 "`auth` gives a function its credential, and this entry calls a factory "

@@ -1,0 +1,103 @@
+"""What compiler and runtime agree on about an OpenAPI document: the tool name ADK gives each
+operation (`OpenAPIToolset`: the `operationId`, or path and method, in snake_case, cut at 60
+characters, a repeat suffixed `_2`, `_3`...), read without importing ADK so `validate` can
+name them; `tests/test_openapi_tool.py` holds it to ADK's own names."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["METHODS", "Operation", "operations", "private_host", "resolve", "snake_case",
+           "tool_names"]
+
+METHODS = ("get", "post", "put", "delete", "patch", "head", "options", "trace")
+_MAX_NAME = 60
+
+
+def snake_case(text: str) -> str:
+    """ADK's snake_case of an operation id (camelCase, acronyms, spaces and punctuation)."""
+    text = re.sub(r"[^a-zA-Z0-9]+", "_", text)
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    return re.sub(r"_+", "_", text.lower()).strip("_")
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the document: where it is (`("paths", path, method)`) and the tool
+    name ADK gives it."""
+
+    at: tuple[str, str, str]
+    name: str
+
+
+def resolve(document: Mapping[str, Any], value: Any) -> Any:
+    """`value`, or what its local `$ref` (`#/a/b`, taken literally as ADK does) points at
+    (None: nothing there)."""
+    seen: set[str] = set()
+    while isinstance(value, Mapping) and isinstance(value.get("$ref"), str):
+        ref = value["$ref"]
+        if not ref.startswith("#/") or ref in seen:
+            return None
+        seen.add(ref)
+        value = document
+        for part in ref[2:].split("/"):
+            value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def operations(document: Mapping[str, Any]) -> Iterator[Operation]:
+    """The operations in ADK's order (paths as written, methods in `METHODS` order)."""
+    paths = document.get("paths")
+    if not isinstance(paths, Mapping):
+        return
+    taken: set[str] = set()
+    found: list[tuple[tuple[str, str, str], str]] = []
+    for path, item in paths.items():
+        item = resolve(document, item)
+        if not isinstance(item, Mapping):
+            continue
+        for method in METHODS:
+            operation = resolve(document, item.get(method))
+            if not isinstance(operation, Mapping):
+                continue
+            ident = operation.get("operationId")
+            if not isinstance(ident, str) or not ident:
+                ident = snake_case(f"{path}_{method}")
+            found.append(((("paths", str(path), method)),
+                          snake_case(snake_case(ident)[:_MAX_NAME])[:_MAX_NAME]))
+    reserved = {name for _, name in found}
+    for at, name in found:
+        unique, number = name, 2
+        while unique in taken or (unique != name and unique in reserved):
+            suffix = f"_{number}"
+            unique, number = name[:_MAX_NAME - len(suffix)] + suffix, number + 1
+        taken.add(unique)
+        yield Operation(at, unique)
+
+
+def tool_names(document: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(operation.name for operation in operations(document))
+
+
+_PRIVATE_NAMES = ("localhost", "metadata", "metadata.goog")
+_PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".metadata.goog")
+
+
+def private_host(url: str) -> bool:
+    """Whether ADK's REST tools refuse `url`'s host unless private network access is
+    allowed: loopback, private and link-local addresses, `localhost`, `*.internal`,
+    `*.local` (read from the URL alone; a public name that resolves to a private address is
+    refused by ADK when it calls)."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host in _PRIVATE_NAMES or host.endswith(_PRIVATE_SUFFIXES):
+        return True
+    try:
+        return not ipaddress.ip_address(host).is_global
+    except ValueError:
+        return False

@@ -1,0 +1,3 @@
+def lookup(query: str, credential=None) -> dict:
+    """Looks a query up."""
+    return {}
