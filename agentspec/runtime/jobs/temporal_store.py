@@ -211,6 +211,49 @@ class TemporalStore:
         await self._handle(client, job_id).terminate(reason="cancelled with agentspec jobs")
         return await self._get(job_id)
 
+    def approvals(self, job_id: str) -> list[dict[str, Any]]:
+        """The calls of the job waiting for a person (`interrupt_on`): each {key, agent, tool,
+        args, question, decisions}, in the order the job made them."""
+        return self._call(self._approvals(job_id))
+
+    async def _approvals(self, job_id: str) -> list[dict[str, Any]]:
+        found = await self._describe(job_id)
+        if found is None or found.status != WorkflowExecutionStatus.RUNNING:
+            return []
+        waiting: list[dict[str, Any]] = (await found.memo()).get("approvals") or []
+        return waiting
+
+    def answer(self, job_id: str, number: int | None, kind: str, *,
+               edit: dict[str, Any] | None = None, message: str | None = None
+               ) -> dict[str, Any]:
+        """Sends a person's decision (`kind`: approve, edit with `edit` as the arguments,
+        reject with an optional `message`) on the job's waiting call `number` (1-based;
+        None: the only one) to its workflow, which goes on once every waiting call is
+        answered; the call answered. A job with no such call, or a decision the call does
+        not offer, is a StoreError saying so."""
+        return self._call(self._answer(job_id, number, kind, edit, message))
+
+    async def _answer(self, job_id: str, number: int | None, kind: str,
+                      edit: dict[str, Any] | None, message: str | None) -> dict[str, Any]:
+        waiting = await self._approvals(job_id)
+        if not waiting:
+            raise StoreError(f"job {job_id} is not waiting for an approval")
+        if number is None and len(waiting) > 1:
+            raise StoreError(f"job {job_id} waits for {len(waiting)} approvals: say which "
+                             f"with --call 1 to {len(waiting)} (`agentspec jobs show`)")
+        index = 1 if number is None else number
+        if not 1 <= index <= len(waiting):
+            raise StoreError(f"job {job_id} has no waiting call {index} (it has "
+                             f"{len(waiting)})")
+        call = waiting[index - 1]
+        if kind not in call["decisions"]:
+            raise StoreError(f"the call to `{call['tool']}` offers "
+                             f"{', '.join(call['decisions'])}, not {kind}")
+        client = await self._connect()
+        await self._handle(client, job_id).signal("decide", {
+            "key": call["key"], "kind": kind, "edit": edit, "message": message})
+        return call
+
     def retry(self, job_id: str) -> Job | None:
         return self._call(self._retry(job_id))
 

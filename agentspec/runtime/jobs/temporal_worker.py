@@ -71,7 +71,10 @@ class TemporalJobs:
             await stop.wait()
 
     @activity.defn(name=RUN_ACTIVITY)
-    async def run_job(self, record: dict[str, Any], entries: list[dict[str, Any]]) -> Any:
+    async def run_job(self, record: dict[str, Any], entries: list[dict[str, Any]],
+                      decisions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """An attempt: `{"answer": ...}`, or `{"approvals": [...]}` when the approval gate
+        stopped calls (the workflow waits for people's decisions, then runs another)."""
         job = job_of(record)
         if job.agent not in self.agents:
             raise ApplicationError(f"this worker runs no agent `{job.agent}`",
@@ -83,13 +86,18 @@ class TemporalJobs:
             await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
                 handle.signal("record", entry), worker_loop))
 
-        journal = Journal(entries, record_entry)
+        journal = Journal(entries, record_entry, decisions)
         self.report("claimed", job)
 
         async def attempt() -> Any:
             JOB_STATE.set(job.state)
             JOB_PLUGINS.set((journal,))
-            return await _reported(self.run(self.agents[job.agent], job.input))
+            try:
+                return await _reported(self.run(self.agents[job.agent], job.input))
+            except Exception:
+                if journal.asked:  # a paused run ends without an answer: not a failure
+                    return None
+                raise
 
         try:
             answer = await _in_thread(attempt, self.settings_heartbeat())
@@ -105,13 +113,16 @@ class TemporalJobs:
                 await notify(self.settings, Job(**{**job.to_dict(), "status": "FAILED",
                                                    "error": text}))
             raise ApplicationError(text) from None
+        if journal.asked:
+            self.report("waiting for approval", job)
+            return {"approvals": journal.asked}
         self.done += 1
         log.info("job %s: %d calls made, %d replayed from the journal", job.id, journal.made,
                  journal.replayed)
         finished = Job(**{**job.to_dict(), "status": "DONE", "result": answer})
         self.report("done", finished)
         await notify(self.settings, finished)
-        return answer
+        return {"answer": answer}
 
     def settings_heartbeat(self) -> float:
         store = self.settings.open()
