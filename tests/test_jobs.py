@@ -133,10 +133,10 @@ def _project(tmp_path: Path, jobs: int, lease_seconds: int = 5) -> Path:
     return tmp_path
 
 
-def _enqueue(url: str, count: int) -> list[str]:
+def _enqueue(url: str, count: int, **more: Any) -> list[str]:
     store = open_store(url)
     ids = [store.enqueue(spec_job_request(agent="cruncher", input=f"job {i}", app_name="crunch",
-                                    user_id="user", session_id="s"))[0].id
+                                          user_id="user", session_id="s", **more))[0].id
            for i in range(count)]
     store.close()
     return ids
@@ -298,3 +298,25 @@ def test_a_sync_tool_that_blocks_past_the_lease_keeps_its_job(backend: str,
             if worker is not None:
                 worker.kill()
         store.close()
+
+
+def test_an_approval_in_a_job_on_sqlite_fails_the_job_saying_why(tmp_path: Path) -> None:
+    """Only a temporal:// store waits for a person inside a job; on SQLite the paused run
+    fails the job with a reason that names the approval, not "finished without an answer"."""
+    project = offline_project(tmp_path, tools=("step_one", "step_two"), agent_fields=(
+        "    interrupt_on: {step_two: true}\n"))
+    (tmp_path / "worker.yaml").write_text(json.dumps({"replies": {"cruncher": [
+        {"call": "step_one"}, {"call": "step_two"}]}}))
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    [job_id] = _enqueue(url, 1, max_attempts=1)
+    env = {"JOBS_URL": url, "CRUNCH_LOG": str(tmp_path / "crunch.log")}
+    worker = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script", "worker.yaml",
+                       env=env)
+    assert worker.returncode == 0, worker.stderr
+    store = open_store(url)
+    failed = store.get(job_id)
+    store.close()
+    assert failed is not None and failed.status == "FAILED", failed
+    assert "asked for a person's approval of `step_two`" in str(failed.error)
+    assert "temporal://" in str(failed.error)
+    assert [name for name, _ in tool_runs(tmp_path / "crunch.log")] == ["step_one"]
