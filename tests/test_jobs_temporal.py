@@ -184,6 +184,13 @@ def test_jobs_cli_lists_cancels_and_retries_on_temporal(temporal: str,
     assert store.get(job.id).status == "QUEUED"  # type: ignore[union-attr]
     shown = agentspec(tmp_path, "jobs", "--store", url, "--json", "show", job.id)
     assert '"status": "QUEUED"' in shown.stdout, shown.stderr
+    # the retried job is a second run of its workflow: listed once, as that run (visibility
+    # may lag behind the start a moment)
+    wait_for(lambda: [(j.id, j.status) for j in store.recent()] == [(job.id, "QUEUED")],
+             what="the retried job to be listed once, QUEUED")
+    listed = agentspec(tmp_path, "jobs", "--store", url, "list")
+    assert listed.stdout.count(job.id) == 1 and "CANCELLED" not in listed.stdout, \
+        listed.stdout
     store.cancel(job.id)
     store.close()
 

@@ -189,9 +189,16 @@ class TemporalStore:
         query = f"WorkflowType = '{WORKFLOW}' AND TaskQueue = '{self.target.task_queue}'"
         if open_only:
             query += " AND ExecutionStatus = 'Running'"
-        jobs: list[Job] = []
+        # a retried job is a new run of its workflow: visibility lists each run, and the
+        # job is its newest
+        newest: dict[str, Any] = {}
         async for found in client.list_workflows(query):
-            job = await self._record(found)  # type: ignore[arg-type]
+            known = newest.get(found.id)
+            if known is None or found.start_time > known.start_time:
+                newest[found.id] = found
+        jobs: list[Job] = []
+        for found in newest.values():
+            job = await self._record(found)
             if (status is None or job.status == status) and (
                     session_id is None or job.session_id == session_id):
                 jobs.append(job)
