@@ -8,9 +8,12 @@ import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from agentspec.cli import cli
 from agentspec.runtime.jobs import JobRequest, StoreError
 from agentspec.runtime.jobs.stores import open_store
 from tests.buildkit import offline_project, tool_runs
@@ -293,3 +296,81 @@ def test_a_server_that_never_answers_is_named_after_the_timeout() -> None:
         port = listening.getsockname()[1]
         with pytest.raises(StoreError, match=rf"Temporal server at 127\.0\.0\.1:{port}"):
             open_store(f"temporal://127.0.0.1:{port}/default?task_queue=q&timeout=1")
+
+
+def _call(args: dict[str, Any], call_id: str = "c1") -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(agent_name="cruncher", function_call_id=call_id,
+                           tool_confirmation=None, state={}, actions=SimpleNamespace(
+                               requested_tool_confirmations={}, state_delta={}))
+
+
+def test_a_decision_reaches_only_the_call_the_person_saw() -> None:
+    """The journal hands a person's decision to the approval gate only for the call with the
+    arguments the person was shown; the same call with other arguments is asked about again
+    (the gate sees no answer)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from agentspec.runtime.jobs.temporal_journal import Journal
+
+    async def nothing(entry: dict[str, Any]) -> None:
+        raise AssertionError("nothing is recorded before the call has run")
+
+    key = json.dumps(["tool", "cruncher", "write", 0])
+    decided = {key: {"kind": "approve", "args": {"path": "a.txt"}, "edit": None,
+                     "message": None}}
+    tool = SimpleNamespace(name="write")
+    for args, answered in (({"path": "a.txt"}, True), ({"path": "../b.txt"}, False)):
+        journal = Journal([], nothing, decided)
+        context = _call(args)
+        assert asyncio.run(journal.before_tool_callback(
+            tool=tool, tool_args=args, tool_context=context)) is None  # type: ignore[arg-type]
+        assert (context.tool_confirmation is not None) == answered, args
+        if answered:
+            assert context.tool_confirmation.confirmed
+
+
+def test_a_call_the_gate_stops_is_asked_not_journaled() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from google.adk.tools.tool_confirmation import ToolConfirmation
+
+    from agentspec.runtime.jobs.temporal_journal import Journal
+
+    recorded: list[dict[str, Any]] = []
+
+    async def record(entry: dict[str, Any]) -> None:
+        recorded.append(entry)
+
+    journal = Journal([], record)
+    tool = SimpleNamespace(name="write")
+    context = _call({"path": "a.txt"})
+    asyncio.run(journal.before_tool_callback(tool=tool, tool_args={"path": "a.txt"},
+                                             tool_context=context))  # type: ignore[arg-type]
+    context.actions.requested_tool_confirmations["c1"] = ToolConfirmation(
+        hint="", payload={"question": "Write it?", "decisions": ["approve", "reject"]})
+    asyncio.run(journal.after_tool_callback(
+        tool=tool, tool_args={"path": "a.txt"}, tool_context=context,  # type: ignore[arg-type]
+        result={"error": "waiting"}))
+    assert recorded == [] and journal.made == 0
+    assert journal.asked == [{"key": json.dumps(["tool", "cruncher", "write", 0]),
+                              "agent": "cruncher", "tool": "write",
+                              "args": {"path": "a.txt"}, "question": "Write it?",
+                              "decisions": ["approve", "reject"]}]
+
+
+def test_jobs_answer_refuses_what_it_cannot_send(tmp_path: Path) -> None:
+    """Option mistakes are usage errors; a store that does not wait for approvals says so."""
+    store = f"sqlite:///{tmp_path / 'jobs.db'}"
+    for args, code, said in (
+            (("edit",), 2, "give --args JSON with `edit`"),
+            (("approve", "--args", "{}"), 2, "give --args JSON with `edit`"),
+            (("edit", "--args", "[1]"), 2, "--args must be a JSON object"),
+            (("edit", "--args", "{"), 2, "--args is not JSON"),
+            (("approve", "--message", "no"), 2, "--message goes with `reject`"),
+            (("approve",), 1, "only jobs on a temporal:// store wait for approvals")):
+        result = CliRunner().invoke(cli, ["jobs", "--store", store, "answer", "job-1", *args])
+        assert result.exit_code == code and said in result.output, (args, result.output)
