@@ -202,8 +202,10 @@ def show(ctx: click.Context, /, job_id: str, **where: Any) -> None:
 @click.pass_context
 def answer(ctx: click.Context, /, job_id: str, decision: str, number: int | None,
            edited: str | None, message: str | None, **where: Any) -> None:
-    """Answer a call a running job waits to have approved (`interrupt_on`; jobs on a
-    temporal:// store): the job goes on once each of its waiting calls is answered."""
+    """Approve, edit or reject a call a job waits on (temporal:// stores).
+
+    A job whose agent calls a tool under `interrupt_on` waits for a person; `jobs show`
+    lists its waiting calls. The job goes on once each of them is answered."""
     _given(ctx, **where)
     if (edited is not None) != (decision == "edit"):
         raise click.UsageError("give --args JSON with `edit`, and only with it")
