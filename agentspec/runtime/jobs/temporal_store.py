@@ -18,6 +18,9 @@ namespace that does not exist is a `StoreError` naming the server and the namesp
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
+import gc
 import hashlib
 import json
 import threading
@@ -75,6 +78,8 @@ class TemporalStore:
         self._thread.start()
         self._client: Client | None = None
         self._lock = asyncio.Lock()
+        self._closed = False
+        atexit.register(self.close)
         try:  # a server that is down or a namespace that does not exist: said when opened
             self._call(self._connect())
         except StoreError:
@@ -312,7 +317,25 @@ class TemporalStore:
     claim_resume = renew_resume = end_resume = _worker_side
 
     def close(self) -> None:
+        """Drops the client on its own loop, then stops and joins the loop's thread. Also run
+        at exit: a process that ends with the client alive in that thread can crash in the
+        SDK's native code while the interpreter shuts down (`jobs list` exited with SIGSEGV
+        after printing its table, under load)."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+
+        async def drop() -> None:
+            self._client = None
+            gc.collect()  # the native client is freed here, on its loop, not at shutdown
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(drop(), self._loop).result(self.target.timeout)
         self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(self.target.timeout)
+        if not self._thread.is_alive():
+            self._loop.close()
 
 
 def _describe_namespace(namespace: str) -> Any:

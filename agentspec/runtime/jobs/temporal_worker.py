@@ -24,7 +24,13 @@ from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.resume import Resumer
 from agentspec.runtime.jobs.temporal_journal import Journal
 from agentspec.runtime.jobs.temporal_store import TemporalStore
-from agentspec.runtime.jobs.temporal_workflow import RESUME_ACTIVITY, RUN_ACTIVITY, JobWorkflow
+from agentspec.runtime.jobs.temporal_workflow import (
+    ANSWER,
+    APPROVALS,
+    RESUME_ACTIVITY,
+    RUN_ACTIVITY,
+    JobWorkflow,
+)
 from agentspec.runtime.jobs.worker import JOB_PLUGINS, JOB_STATE, Report, _reported
 
 __all__ = ["TemporalJobs"]
@@ -73,8 +79,8 @@ class TemporalJobs:
     @activity.defn(name=RUN_ACTIVITY)
     async def run_job(self, record: dict[str, Any], entries: list[dict[str, Any]],
                       decisions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-        """An attempt: `{"answer": ...}`, or `{"approvals": [...]}` when the approval gate
-        stopped calls (the workflow waits for people's decisions, then runs another)."""
+        """An attempt: `{ANSWER: ...}`, or `{APPROVALS: [...]}` when the approval gate stopped
+        calls (the workflow waits for people's decisions, then runs another)."""
         job = job_of(record)
         if job.agent not in self.agents:
             raise ApplicationError(f"this worker runs no agent `{job.agent}`",
@@ -115,14 +121,14 @@ class TemporalJobs:
             raise ApplicationError(text) from None
         if journal.asked:
             self.report("waiting for approval", job)
-            return {"approvals": journal.asked}
+            return {APPROVALS: journal.asked}
         self.done += 1
         log.info("job %s: %d calls made, %d replayed from the journal", job.id, journal.made,
                  journal.replayed)
         finished = Job(**{**job.to_dict(), "status": "DONE", "result": answer})
         self.report("done", finished)
         await notify(self.settings, finished)
-        return {"answer": answer}
+        return {ANSWER: answer}
 
     def settings_heartbeat(self) -> float:
         store = self.settings.open()

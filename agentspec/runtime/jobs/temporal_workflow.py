@@ -34,12 +34,17 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-__all__ = ["RESUME_ACTIVITY", "RUN_ACTIVITY", "WORKFLOW", "JobWorkflow"]
+__all__ = ["ANSWER", "APPROVALS", "RESUME_ACTIVITY", "RUN_ACTIVITY", "WORKFLOW",
+           "JobWorkflow"]
 
 WORKFLOW = "agentspec_job"
 RUN_ACTIVITY = "agentspec_run_job"
 RESUME_ACTIVITY = "agentspec_resume_parent"
 MAX_BACKOFF = 60.0
+#: the keys of an attempt's outcome: the agent's answer, or the calls waiting for a person
+#: (names no answer has, so an attempt of an earlier agentspec, which returned the bare
+#: answer, still reads as its answer)
+ANSWER, APPROVALS = "agentspec_answer", "agentspec_approvals"
 
 
 def _error(error: BaseException) -> str:
@@ -121,11 +126,13 @@ class JobWorkflow:
                 if not died:  # a worker that died is replaced at once; a failure waits
                     await workflow.sleep(min(MAX_BACKOFF, 2.0 ** self.job["attempts"]))
                 continue
-            if outcome.get("approvals"):
-                await self._wait_for_people(outcome["approvals"])
+            if isinstance(outcome, dict) and outcome.keys() == {APPROVALS}:
+                await self._wait_for_people(outcome[APPROVALS])
                 answered = True
                 continue
-            self._update(status="DONE", result=outcome["answer"], error=None,
+            answer = outcome[ANSWER] if isinstance(outcome, dict) and \
+                outcome.keys() == {ANSWER} else outcome
+            self._update(status="DONE", result=answer, error=None,
                          finished_at=workflow.now().timestamp())
             return
 
