@@ -52,6 +52,7 @@ from validate import fmt_seconds, print_table  # noqa: E402
 
 from agentspec.runtime.jobs import Job, JobRequest  # noqa: E402
 from agentspec.runtime.jobs.stores import open_store  # noqa: E402
+from tests.spec_defaults import spec_job_request  # noqa: E402
 
 POSTGRES_ENV = "AGENTSPEC_TEST_POSTGRES_URL"
 WORKER_COUNTS = (1, 4)
@@ -115,8 +116,8 @@ class Backend:
 def request(index: int) -> JobRequest:
     # a session per job, as if each came from its own conversation (the enqueue looks for
     # an active duplicate within the session)
-    return JobRequest(agent=AGENT, input=f"job {index}", app_name="bench_jobs",
-                      user_id="user", session_id=f"s{index}", tool=AGENT)
+    return spec_job_request(agent=AGENT, input=f"job {index}", app_name="bench_jobs",
+                            user_id="user", session_id=f"s{index}", tool=AGENT)
 
 
 def enqueue(url: str, count: int) -> list[str]:

@@ -9,51 +9,17 @@ import signal
 import statistics
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from agentspec.runtime.jobs import JobRequest
 from agentspec.runtime.jobs.stores import open_store
+from tests.buildkit import offline_project, tool_runs
+from tests.spec_defaults import spec_job_request
 
-#: a job whose tool hangs on its first run (until its worker is killed): the failover spec
-FAILOVER_SPEC = """\
-    agentspec: 1
-    name: bench_failover
-    root: lead
-    agents:
-      lead:
-        model: gemini-2.5-flash
-        instruction: Delegate.
-        tools: [{agent: stepper}]
-      stepper:
-        description: Takes a step.
-        model: gemini-2.5-flash
-        instruction: Step.
-        execution_mode: offline
-        tools: [{python: bench_tools:step}]
-    jobs:
-      store: "${env.JOBS_URL}"
-      lease_seconds: 5
-    """
-FAILOVER_TOOLS = '''\
-import os, time
-from pathlib import Path
-
-
-def step() -> dict:
-    """Takes a step; the first run hangs until its worker is killed."""
-    log = Path(os.environ["STEP_LOG"])
-    first = not log.exists()
-    with log.open("a") as f:
-        f.write(f"{time.time()} {os.getpid()}\\n")
-    if first:
-        time.sleep(600)
-    return {"stepped": True}
-'''
-FAILOVER_SCRIPT = '{"replies": {"stepper": [{"when": "\\"stepped\\": true", "text": "done"},' \
-                  ' {"call": "step"}]}}'
+#: the job's replies: the tool once, then an answer once it has run
+FAILOVER_SCRIPT = '{"replies": {"cruncher": [{"when": "\\"crunched\\": true", "text": "done"},' \
+                  ' {"call": "crunch"}]}}'
 
 
 def serving_workers(argv: list[str], project: Path, environ: dict[str, str], count: int,
@@ -86,29 +52,27 @@ def failover(url: str, project: Path, environ: dict[str, str], logs: Path) -> tu
         float | None, float | None, str]:
     """One job, two workers: the one that takes it is killed inside its tool. Seconds from
     the kill until the tool runs again (the job went on elsewhere), and until DONE."""
-    project.mkdir(parents=True, exist_ok=True)
-    (project / "spec.yaml").write_text(textwrap.dedent(FAILOVER_SPEC))
-    (project / "bench_tools.py").write_text(FAILOVER_TOOLS)
+    offline_project(project, jobs_fields="  lease_seconds: 5\n")
     (project / "script.json").write_text(FAILOVER_SCRIPT)
-    log = project / "step.log"
-    env = {**environ, "STEP_LOG": str(log)}
+    log = project / "crunch.log"
+    env = {**environ, "CRUNCH_LOG": str(log), "CRUNCH_HANG": "crunch"}
     argv = [sys.executable, "-m", "agentspec", "worker", "spec.yaml", "--quiet", "--script",
             "script.json"]
     store = open_store(url)
-    job, _ = store.enqueue(JobRequest(agent="stepper", input="go", app_name="bench_failover",
-                                      user_id="user", session_id="s"))
+    job, _ = store.enqueue(spec_job_request(agent="cruncher", input="go", app_name="crunch",
+                                            user_id="user", session_id="s"))
     workers = serving_workers(argv, project, env, 2, logs)
     try:
         if not wait_until(lambda: log.exists() and log.read_text().strip() != "", 300):
             return None, None, "no worker took the job"
-        pid = int(log.read_text().split()[1])  # the worker running the tool
+        [(_, pid)] = tool_runs(log)  # the worker running the tool
         [holder] = [worker for worker in workers if worker.pid == pid]
         killed = time.time()
         holder.kill()
         holder.wait()
         if not wait_until(lambda: len(log.read_text().splitlines()) >= 2, 300):
             return None, None, "the job did not go on after the kill"
-        went_on = float(log.read_text().splitlines()[1].split()[0]) - killed
+        went_on = float(log.read_text().splitlines()[1].split()[2]) - killed
         if not wait_until(lambda: (found := store.get(job.id)) is not None and
                           found.status == "DONE", 300):
             return went_on, None, "the job did not end DONE"

@@ -408,3 +408,82 @@ def service_account_key(token_uri: str) -> tuple[str, bytes]:
            "client_email": "agent@pets-project.iam.gserviceaccount.com", "client_id": "1",
            "auth_uri": "https://accounts.example.invalid/auth", "token_uri": token_uri}
     return json.dumps(key), public
+# a project with one offline agent, for the job tests and bench/jobs_failover.py ------------
+
+OFFLINE_SPEC = """\
+agentspec: 1
+name: crunch
+root: lead
+agents:
+  lead:
+    model: gemini-2.5-flash
+    instruction: Delegate.
+    tools: [{{agent: cruncher}}]
+  cruncher:
+    description: Crunches numbers.
+    model: gemini-2.5-flash
+    instruction: Crunch.
+    execution_mode: offline
+    tools: [{tools}]
+{agent_fields}jobs:
+  store: "${{env.JOBS_URL}}"
+{jobs_fields}"""
+#: the offline agent's tools. Each appends `NAME PID TIME` to $CRUNCH_LOG before it does
+#: anything else; the first run of the tool named by $CRUNCH_HANG hangs (until its worker is
+#: killed); while $CRUNCH_GO names a file that does not exist, `crunch` blocks the event loop
+#: (it is sync) until it does
+OFFLINE_TOOLS = '''\
+import os, time
+from pathlib import Path
+
+
+def _log(name: str) -> None:
+    log = Path(os.environ["CRUNCH_LOG"])
+    first = not log.exists() or name not in [line.split()[0] for line in
+                                             log.read_text().splitlines()]
+    with log.open("a") as f:
+        f.write(f"{name} {os.getpid()} {time.time()}\\n")
+    if first and os.environ.get("CRUNCH_HANG") == name:
+        time.sleep(600)
+
+
+def crunch() -> dict:
+    """Crunches."""
+    _log("crunch")
+    go = os.environ.get("CRUNCH_GO")
+    while go and not Path(go).exists():
+        time.sleep(0.05)
+    return {"crunched": True}
+
+
+def step_one() -> dict:
+    """First step."""
+    _log("step_one")
+    return {"one": True}
+
+
+def step_two() -> dict:
+    """Second step."""
+    _log("step_two")
+    return {"two": True}
+'''
+
+
+def offline_project(directory: Path, *, tools: tuple[str, ...] = ("crunch",),
+                    agent_fields: str = "", jobs_fields: str = "") -> Path:
+    """`directory` with `spec.yaml`: a root `lead` that delegates to the offline `cruncher`,
+    which has `tools` of `crunch_tools.py` (OFFLINE_TOOLS), jobs in $JOBS_URL. `agent_fields`
+    and `jobs_fields`: more YAML lines of the cruncher (indented 4) and of `jobs:` (2)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "spec.yaml").write_text(OFFLINE_SPEC.format(
+        tools=", ".join(f"{{python: crunch_tools:{name}}}" for name in tools),
+        agent_fields=agent_fields, jobs_fields=jobs_fields))
+    (directory / "crunch_tools.py").write_text(OFFLINE_TOOLS)
+    return directory
+
+
+def tool_runs(log: Path) -> list[tuple[str, int]]:
+    """(tool, process id) of each run of an offline project's tools ($CRUNCH_LOG), in
+    order."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [(name, int(pid)) for name, pid, _ in (line.split() for line in lines)]

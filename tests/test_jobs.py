@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agentspec.runtime.jobs.stores import open_store
-from tests.buildkit import ROOT
+from tests.buildkit import ROOT, offline_project, tool_runs
 from tests.spec_defaults import spec_job_request
 
 POSTGRES = os.environ.get("AGENTSPEC_TEST_POSTGRES_URL")
@@ -126,55 +126,17 @@ def test_the_deal_desk_queues_answers_at_once_and_gets_the_score_later(desk: Pat
 
 # crashes and concurrency ---------------------------------------------------------------------
 
-SPEC = """\
-    agentspec: 1
-    name: crunch
-    root: lead
-    agents:
-      lead:
-        model: gemini-2.5-flash
-        instruction: Delegate.
-        tools: [{agent: cruncher}]
-      cruncher:
-        description: Crunches numbers.
-        model: gemini-2.5-flash
-        instruction: Crunch.
-        execution_mode: offline
-        tools: [{python: crunch_tools:crunch}]
-    jobs:
-      store: "${env.JOBS_URL}"
-      lease_seconds: 5
-    """
-TOOLS = '''\
-import os, time
-from pathlib import Path
-
-
-def crunch() -> dict:
-    """Crunches."""
-    log = Path(os.environ["CRUNCH_LOG"])
-    first = not log.exists()
-    with log.open("a") as f:
-        f.write(f"{os.getpid()}\\n")
-    if first and os.environ.get("CRUNCH_HANG_FIRST"):
-        time.sleep(300)  # the first run hangs until its worker is killed
-    return {"crunched": True}
-'''
-
-
 def _project(tmp_path: Path, jobs: int, lease_seconds: int = 5) -> Path:
-    spec = SPEC.replace("lease_seconds: 5", f"lease_seconds: {lease_seconds}")
-    (tmp_path / "spec.yaml").write_text(textwrap.dedent(spec))
-    (tmp_path / "crunch_tools.py").write_text(TOOLS)
+    offline_project(tmp_path, jobs_fields=f"  lease_seconds: {lease_seconds}\n")
     replies = [{"call": "crunch"}, {"text": "crunched"}] * jobs
     (tmp_path / "worker.yaml").write_text(json.dumps({"replies": {"cruncher": replies}}))
     return tmp_path
 
 
-def _enqueue(url: str, count: int) -> list[str]:
+def _enqueue(url: str, count: int, **more: Any) -> list[str]:
     store = open_store(url)
     ids = [store.enqueue(spec_job_request(agent="cruncher", input=f"job {i}", app_name="crunch",
-                                    user_id="user", session_id="s"))[0].id
+                                          user_id="user", session_id="s", **more))[0].id
            for i in range(count)]
     store.close()
     return ids
@@ -233,7 +195,7 @@ def test_a_worker_killed_mid_job_loses_nothing(backend: str, tmp_path: Path) -> 
     url = _url(backend, tmp_path)
     project = _project(tmp_path, 2)
     [job_id] = _enqueue(url, 1)
-    env = {"JOBS_URL": url, "CRUNCH_LOG": str(tmp_path / "crunch.log"), "CRUNCH_HANG_FIRST": "1"}
+    env = {"JOBS_URL": url, "CRUNCH_LOG": str(tmp_path / "crunch.log"), "CRUNCH_HANG": "crunch"}
     first = start_worker(project, "spec.yaml", "--script", "worker.yaml", env=env)
     store = open_store(url)
     try:
@@ -287,24 +249,9 @@ def test_four_workers_run_two_hundred_jobs_exactly_once(backend: str, tmp_path: 
     finished = [store.get(i) for i in ids]
     store.close()
     assert all(j is not None and j.status == "DONE" and j.attempts == 1 for j in finished)
-    runs = (tmp_path / "crunch.log").read_text().split()
+    runs = tool_runs(tmp_path / "crunch.log")
     assert len(runs) == jobs  # each job's tool ran exactly once
-    assert len(set(runs)) > 1  # the work was shared between processes
-
-
-BLOCKING_TOOLS = '''\
-import os, time
-from pathlib import Path
-
-
-def crunch() -> dict:
-    """Crunches."""
-    with Path(os.environ["CRUNCH_LOG"]).open("a") as f:
-        f.write(f"{os.getpid()}\\n")
-    while not Path(os.environ["CRUNCH_GO"]).exists():  # a sync tool: it blocks the loop
-        time.sleep(0.05)
-    return {"crunched": True}
-'''
+    assert len({pid for _, pid in runs}) > 1  # the work was shared between processes
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -316,7 +263,6 @@ def test_a_sync_tool_that_blocks_past_the_lease_keeps_its_job(backend: str,
     after the first lease would have run out: no luck with clocks decides the outcome."""
     url = _url(backend, tmp_path)
     project = _project(tmp_path, 1)
-    (tmp_path / "crunch_tools.py").write_text(BLOCKING_TOOLS)
     [job_id] = _enqueue(url, 1)
     log, go = tmp_path / "crunch.log", tmp_path / "go"
     env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "CRUNCH_GO": str(go)}
@@ -335,7 +281,7 @@ def test_a_sync_tool_that_blocks_past_the_lease_keeps_its_job(backend: str,
         def still_held() -> bool:
             job = store.get(job_id)
             assert job is not None and job.attempts == 1, job  # nobody else claimed it
-            assert log.read_text().split() == [str(first.pid)]  # the tool ran once
+            assert tool_runs(log) == [("crunch", first.pid)]  # the tool ran once
             return time.time() > polling_since + 2 * 5 + 1
 
         wait_for(still_held, timeout=120, what="two leases to pass")
@@ -345,10 +291,32 @@ def test_a_sync_tool_that_blocks_past_the_lease_keeps_its_job(backend: str,
             assert worker.returncode == 0, err
         done = store.get(job_id)
         assert done is not None and (done.status, done.attempts) == ("DONE", 1)
-        assert log.read_text().split() == [str(first.pid)]
+        assert tool_runs(log) == [("crunch", first.pid)]
     finally:
         go.touch()
         for worker in (first, second):
             if worker is not None:
                 worker.kill()
         store.close()
+
+
+def test_an_approval_in_a_job_on_sqlite_fails_the_job_saying_why(tmp_path: Path) -> None:
+    """Only a temporal:// store waits for a person inside a job; on SQLite the paused run
+    fails the job with a reason that names the approval, not "finished without an answer"."""
+    project = offline_project(tmp_path, tools=("step_one", "step_two"), agent_fields=(
+        "    interrupt_on: {step_two: true}\n"))
+    (tmp_path / "worker.yaml").write_text(json.dumps({"replies": {"cruncher": [
+        {"call": "step_one"}, {"call": "step_two"}]}}))
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    [job_id] = _enqueue(url, 1, max_attempts=1)
+    env = {"JOBS_URL": url, "CRUNCH_LOG": str(tmp_path / "crunch.log")}
+    worker = agentspec(project, "worker", "spec.yaml", "--until-idle", "--script", "worker.yaml",
+                       env=env)
+    assert worker.returncode == 0, worker.stderr
+    store = open_store(url)
+    failed = store.get(job_id)
+    store.close()
+    assert failed is not None and failed.status == "FAILED", failed
+    assert "asked for a person's approval of `step_two`" in str(failed.error)
+    assert "temporal://" in str(failed.error)
+    assert [name for name, _ in tool_runs(tmp_path / "crunch.log")] == ["step_one"]

@@ -4,64 +4,25 @@ killed in the middle of a job repeats none of the model or tool calls it had fin
 
 from __future__ import annotations
 
+import json
 import signal
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from agentspec.cli import cli
 from agentspec.runtime.jobs import JobRequest, StoreError
 from agentspec.runtime.jobs.stores import open_store
+from tests.buildkit import offline_project, tool_runs
 from tests.fakegemini.server import FakeGemini, serve
 from tests.temporalserver import task_queue_url, temporal_address
 from tests.test_jobs import agentspec, start_worker, wait_for
 
 pytest.importorskip("temporalio", reason="the `temporal` extra is not installed")
 
-SPEC = """\
-    agentspec: 1
-    name: crunch
-    root: lead
-    agents:
-      lead:
-        model: gemini-2.5-flash
-        instruction: Delegate.
-        tools: [{agent: cruncher}]
-      cruncher:
-        description: Crunches numbers.
-        model: gemini-2.5-flash
-        instruction: Crunch.
-        execution_mode: offline
-        tools: [{python: crunch_tools:step_one}, {python: crunch_tools:step_two}]
-    jobs:
-      store: "${env.JOBS_URL}"
-    """
-TOOLS = '''\
-import os, time
-from pathlib import Path
-
-
-def _log(name: str) -> bool:
-    log = Path(os.environ["CRUNCH_LOG"])
-    first = not log.exists() or name not in log.read_text().split()
-    with log.open("a") as f:
-        f.write(f"{name}\\n")
-    return first
-
-
-def step_one() -> dict:
-    """First step."""
-    _log("one")
-    return {"one": True}
-
-
-def step_two() -> dict:
-    """Second step: its first run hangs until its worker is killed."""
-    if _log("two") and os.environ.get("CRUNCH_HANG_FIRST"):
-        time.sleep(300)
-    return {"two": True}
-'''
 #: answered by what the conversation holds, not by order, so an attempt that started over
 #: (without the journal) would be answered from its first step again, and counted
 REPLIES = [{"when": '"two": true', "text": "crunched"},
@@ -75,10 +36,12 @@ def temporal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield address
 
 
-def _project(tmp_path: Path) -> Path:
-    (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
-    (tmp_path / "crunch_tools.py").write_text(TOOLS)
-    return tmp_path
+def _project(tmp_path: Path, agent_fields: str = "") -> Path:
+    return offline_project(tmp_path, tools=("step_one", "step_two"), agent_fields=agent_fields)
+
+
+def _runs(log: Path) -> list[str]:
+    return [name for name, _ in tool_runs(log)]
 
 
 def _request(text: str = "job 1") -> JobRequest:
@@ -100,14 +63,14 @@ def test_a_worker_killed_mid_job_repeats_no_finished_call(temporal: str,
     # enough replies for the job to run twice from the start: a second attempt that called
     # the model again would be answered, and counted
     with serve(FakeGemini(replies={"cruncher": REPLIES * 2})) as fake:
-        env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "CRUNCH_HANG_FIRST": "1",
+        env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "CRUNCH_HANG": "step_two",
                "GOOGLE_GEMINI_BASE_URL": fake.url, "GOOGLE_API_KEY": "fake-key"}
         job, new = store.enqueue(_request())
         assert new
         first = start_worker(project, "spec.yaml", env=env)
         second = None
         try:
-            wait_for(lambda: "two" in (log.read_text() if log.exists() else ""),
+            wait_for(lambda: "step_two" in _runs(log),
                      timeout=120, what="the first worker to reach step_two")
             assert store.get(job.id).status == "RUNNING"  # type: ignore[union-attr]
             first.send_signal(signal.SIGKILL)
@@ -130,7 +93,74 @@ def test_a_worker_killed_mid_job_repeats_no_finished_call(temporal: str,
         asked = [request.agent for request in fake.requests]
         assert asked == ["cruncher"] * 3, asked  # no model call made twice
         assert not fake.script_problems and not fake.violations
-    assert log.read_text().split() == ["one", "two", "two"]
+    assert _runs(log) == ["step_one", "step_two", "step_two"]
+    store.close()
+
+
+#: step_two asks a person first; a rejection reaches the model, which says so
+APPROVAL = "    interrupt_on:\n" \
+           "      step_two: {decisions: [approve, reject], hint: Run step two?}\n"
+APPROVAL_REPLIES = [{"when": "rejected this call", "text": "not crunched"}, *REPLIES]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_an_approval_inside_a_job_waits_for_a_person_across_a_worker_kill(
+        decision: str, temporal: str, tmp_path: Path) -> None:
+    """The job's agent calls `step_one`, then `step_two`, which needs approval: the job waits
+    (no activity running), `jobs show` shows the call, the worker is killed, the person
+    answers with no worker running, and a new worker goes on from the journal: no model or
+    tool call made twice; `step_two` runs only when approved."""
+    url = task_queue_url(temporal)
+    project = _project(tmp_path, APPROVAL)
+    log = tmp_path / "crunch.log"
+    store = open_store(url)
+    with serve(FakeGemini(replies={"cruncher": APPROVAL_REPLIES * 2})) as fake:
+        env = {"JOBS_URL": url, "CRUNCH_LOG": str(log), "GOOGLE_GEMINI_BASE_URL": fake.url,
+               "GOOGLE_API_KEY": "fake-key"}
+        job, _ = store.enqueue(_request())
+        first = start_worker(project, "spec.yaml", env=env)
+        second = None
+        try:
+            [waiting] = wait_for(lambda: store.approvals(job.id), timeout=120,
+                                 what="the job to ask for an approval")
+            assert (waiting["tool"], waiting["args"], waiting["decisions"]) == (
+                "step_two", {}, ["approve", "reject"])
+            shown = agentspec(tmp_path, "jobs", "--store", url, "show", job.id)
+            assert shown.returncode == 0, shown.stderr
+            assert "Run step two?" in shown.stdout and "step_two()" in shown.stdout
+            assert "decisions: approve, reject" in shown.stdout
+            assert "RUNNING" in shown.stdout and "waiting for a person" in shown.stdout
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+            assert store.approvals(job.id) == [waiting]  # the wait outlives its worker
+            refused = agentspec(tmp_path, "jobs", "--store", url, "answer", job.id, "edit",
+                                "--args", "{}")
+            assert refused.returncode == 1 and "offers approve, reject, not edit" in \
+                refused.stderr, refused.stderr
+            why = ("--message", "not today") if decision == "reject" else ()
+            answered = agentspec(tmp_path, "jobs", "--store", url, "answer", job.id,
+                                 decision, *why)
+            assert answered.returncode == 0, answered.stderr
+            assert _runs(log) == ["step_one"]  # nothing ran while nobody was there
+            second = start_worker(project, "spec.yaml", env=env)
+            done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                            found.status in ("DONE", "FAILED") and found, timeout=180,
+                            what="the second worker to finish the job")
+        finally:
+            first.kill()
+            if second is not None:
+                second.send_signal(signal.SIGTERM)
+                _, err = second.communicate(timeout=60)
+        assert (done.status, done.attempts) == ("DONE", 1), (done, err)
+        assert done.result == ("crunched" if decision == "approve" else "not crunched")
+        assert store.approvals(job.id) == []
+        asked = [request.agent for request in fake.requests]
+        assert asked == ["cruncher"] * 3, asked  # no model call made twice
+        assert not fake.script_problems and not fake.violations
+        if decision == "reject":
+            assert "not today" in json.dumps(fake.requests[-1].body)
+    assert _runs(log) == (["step_one", "step_two"] if decision == "approve" else ["step_one"])
     store.close()
 
 
@@ -157,6 +187,13 @@ def test_jobs_cli_lists_cancels_and_retries_on_temporal(temporal: str,
     assert store.get(job.id).status == "QUEUED"  # type: ignore[union-attr]
     shown = agentspec(tmp_path, "jobs", "--store", url, "--json", "show", job.id)
     assert '"status": "QUEUED"' in shown.stdout, shown.stderr
+    # the retried job is a second run of its workflow: listed once, as that run (visibility
+    # may lag behind the start a moment)
+    wait_for(lambda: [(j.id, j.status) for j in store.recent()] == [(job.id, "QUEUED")],
+             what="the retried job to be listed once, QUEUED")
+    listed = agentspec(tmp_path, "jobs", "--store", url, "list")
+    assert listed.stdout.count(job.id) == 1 and "CANCELLED" not in listed.stdout, \
+        listed.stdout
     store.cancel(job.id)
     store.close()
 
@@ -259,3 +296,81 @@ def test_a_server_that_never_answers_is_named_after_the_timeout() -> None:
         port = listening.getsockname()[1]
         with pytest.raises(StoreError, match=rf"Temporal server at 127\.0\.0\.1:{port}"):
             open_store(f"temporal://127.0.0.1:{port}/default?task_queue=q&timeout=1")
+
+
+def _call(args: dict[str, Any], call_id: str = "c1") -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(agent_name="cruncher", function_call_id=call_id,
+                           tool_confirmation=None, state={}, actions=SimpleNamespace(
+                               requested_tool_confirmations={}, state_delta={}))
+
+
+def test_a_decision_reaches_only_the_call_the_person_saw() -> None:
+    """The journal hands a person's decision to the approval gate only for the call with the
+    arguments the person was shown; the same call with other arguments is asked about again
+    (the gate sees no answer)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from agentspec.runtime.jobs.temporal_journal import Journal
+
+    async def nothing(entry: dict[str, Any]) -> None:
+        raise AssertionError("nothing is recorded before the call has run")
+
+    key = json.dumps(["tool", "cruncher", "write", 0])
+    decided = {key: {"kind": "approve", "args": {"path": "a.txt"}, "edit": None,
+                     "message": None}}
+    tool = SimpleNamespace(name="write")
+    for args, answered in (({"path": "a.txt"}, True), ({"path": "../b.txt"}, False)):
+        journal = Journal([], nothing, decided)
+        context = _call(args)
+        assert asyncio.run(journal.before_tool_callback(
+            tool=tool, tool_args=args, tool_context=context)) is None  # type: ignore[arg-type]
+        assert (context.tool_confirmation is not None) == answered, args
+        if answered:
+            assert context.tool_confirmation.confirmed
+
+
+def test_a_call_the_gate_stops_is_asked_not_journaled() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from google.adk.tools.tool_confirmation import ToolConfirmation
+
+    from agentspec.runtime.jobs.temporal_journal import Journal
+
+    recorded: list[dict[str, Any]] = []
+
+    async def record(entry: dict[str, Any]) -> None:
+        recorded.append(entry)
+
+    journal = Journal([], record)
+    tool = SimpleNamespace(name="write")
+    context = _call({"path": "a.txt"})
+    asyncio.run(journal.before_tool_callback(tool=tool, tool_args={"path": "a.txt"},
+                                             tool_context=context))  # type: ignore[arg-type]
+    context.actions.requested_tool_confirmations["c1"] = ToolConfirmation(
+        hint="", payload={"question": "Write it?", "decisions": ["approve", "reject"]})
+    asyncio.run(journal.after_tool_callback(
+        tool=tool, tool_args={"path": "a.txt"}, tool_context=context,  # type: ignore[arg-type]
+        result={"error": "waiting"}))
+    assert recorded == [] and journal.made == 0
+    assert journal.asked == [{"key": json.dumps(["tool", "cruncher", "write", 0]),
+                              "agent": "cruncher", "tool": "write",
+                              "args": {"path": "a.txt"}, "question": "Write it?",
+                              "decisions": ["approve", "reject"]}]
+
+
+def test_jobs_answer_refuses_what_it_cannot_send(tmp_path: Path) -> None:
+    """Option mistakes are usage errors; a store that does not wait for approvals says so."""
+    store = f"sqlite:///{tmp_path / 'jobs.db'}"
+    for args, code, said in (
+            (("edit",), 2, "give --args JSON with `edit`"),
+            (("approve", "--args", "{}"), 2, "give --args JSON with `edit`"),
+            (("edit", "--args", "[1]"), 2, "--args must be a JSON object"),
+            (("edit", "--args", "{"), 2, "--args is not JSON"),
+            (("approve", "--message", "no"), 2, "--message goes with `reject`"),
+            (("approve",), 1, "only jobs on a temporal:// store wait for approvals")):
+        result = CliRunner().invoke(cli, ["jobs", "--store", store, "answer", "job-1", *args])
+        assert result.exit_code == code and said in result.output, (args, result.output)

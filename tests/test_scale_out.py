@@ -6,9 +6,10 @@ killed while jobs run and started again. Every job ends DONE as one workflow, it
 once (or twice, when it was the call in flight in the killed worker), and every
 conversation, with its resumed turn, reads the same from either front end.
 
-CONVERSATIONS is 20 (10 per front end), not the issue's 100: with two front ends, two
-workers, PostgreSQL and Temporal on a 2-core machine shared by the whole suite, 20 keep the
-test near a minute; the same code runs 100 (set AGENTSPEC_SCALE_OUT_CONVERSATIONS)."""
+CONVERSATIONS is 20 (10 per front end) by default, not the issue's 100: with two front
+ends, two workers, PostgreSQL and Temporal on a 2-core machine shared by the whole suite, 20
+keep the test near a minute. AGENTSPEC_SCALE_OUT_CONVERSATIONS=100 runs the issue's number
+(passed in 7 min 38 s wall on 2 cores under a load average of 11-15: too long for CI)."""
 
 from __future__ import annotations
 

@@ -167,9 +167,72 @@ def _acts_on(job: Any, job_id: str, statuses: tuple[str, ...], done: str) -> Non
 @_where
 @click.pass_context
 def show(ctx: click.Context, /, job_id: str, **where: Any) -> None:
-    """Everything about one job."""
+    """Everything about one job, and the calls it waits to have approved."""
     _given(ctx, **where)
-    _one(ctx, _open(ctx).get(job_id), job_id)
+    store = _open(ctx)
+    job = store.get(job_id)
+    waiting = store.approvals(job_id) if job is not None and hasattr(store, "approvals") \
+        else []
+    if job is not None and ctx.obj["json"]:
+        click.echo(json.dumps({**job.to_dict(), "approvals": waiting}, indent=2, default=str))
+        return
+    _one(ctx, job, job_id)
+    if waiting:
+        from agentspec.runtime.harness.call_text import call_text
+
+        click.echo(f"{'approvals':>16}: {len(waiting)} call(s) wait for a person "
+                   f"(agentspec jobs answer {job_id} DECISION [--call N])")
+        for number, call in enumerate(waiting, 1):
+            click.echo(f"  [{number}] {call['agent']}: {call['question']}")
+            for line in call_text(call["tool"], call["args"]).splitlines():
+                click.echo(f"      {line}")
+            click.echo(f"      decisions: {', '.join(call['decisions'])}")
+
+
+@command.command()
+@click.argument("job_id")
+@click.argument("decision", type=click.Choice(["approve", "edit", "reject"]))
+@click.option("--call", "number", type=click.IntRange(1), metavar="N",
+              help="Which waiting call (as `jobs show` numbers them); needed when several "
+                   "wait.")
+@click.option("--args", "edited", metavar="JSON",
+              help="With `edit`: the arguments the call runs with instead (a JSON object).")
+@click.option("--message", help="With `reject`: why, for the agent.")
+@_where
+@click.pass_context
+def answer(ctx: click.Context, /, job_id: str, decision: str, number: int | None,
+           edited: str | None, message: str | None, **where: Any) -> None:
+    """Approve, edit or reject a call a job waits on (temporal:// stores).
+
+    A job whose agent calls a tool under `interrupt_on` waits for a person; `jobs show`
+    lists its waiting calls. The job goes on once each of them is answered."""
+    _given(ctx, **where)
+    if (edited is not None) != (decision == "edit"):
+        raise click.UsageError("give --args JSON with `edit`, and only with it")
+    if message is not None and decision != "reject":
+        raise click.UsageError("--message goes with `reject`")
+    args = None
+    if edited is not None:
+        try:
+            args = json.loads(edited)
+        except json.JSONDecodeError as exc:
+            raise click.UsageError(f"--args is not JSON: {exc}") from exc
+        if not isinstance(args, dict):
+            raise click.UsageError("--args must be a JSON object of the call's arguments")
+    from agentspec.runtime.jobs import StoreError
+
+    store = _open(ctx)
+    if not hasattr(store, "answer"):
+        click.echo("agentspec: only jobs on a temporal:// store wait for approvals; on this "
+                   "store a job whose agent asks for one does not wait", err=True)
+        sys.exit(1)
+    try:
+        call = store.answer(job_id, number, decision, edit=args, message=message)
+    except StoreError as exc:
+        click.echo(f"agentspec: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"{decision}: the call to `{call['tool']}` of job {job_id} (the job goes on "
+               "once a worker runs it)")
 
 
 @command.command()

@@ -887,6 +887,15 @@ OPENAPI_PRIVATE_NETWORK = _code("AS330", "openapi-private-network",
     / `*.local` addresses unless told otherwise, so that a model steered by what it reads
     cannot reach the internal network. A server at such an address would fail every call.
     Set `private_network: true` on the tool when the API really lives there.""")
+APPROVAL_IN_JOB_WITHOUT_WAIT = _code(
+    "AS335", "approval-in-job-without-wait",
+    "An offline agent asks for approvals, and its job store cannot wait for one", """
+    `interrupt_on` on an `execution_mode: offline` agent holds inside its background job only
+    on a `temporal://` job store, where the job waits until `agentspec jobs answer` gives the
+    person's decision. On SQLite, PostgreSQL and memory stores a job whose agent asks for an
+    approval fails instead (the call does not run). Move the jobs to Temporal, or keep tools
+    that need a person out of offline agents. A store written as `${env.X}`, or replaced by
+    `AGENTSPEC_JOBS_STORE` at run time, is not judged.""", warning=True)
 
 # 4xx: build (compiling to ADK objects and source)
 NOT_YET_BUILDABLE = _code(

@@ -47,8 +47,8 @@ from agentspec.runtime.harness.callbacks import AfterTool, BeforeTool
 from agentspec.runtime.telemetry import set_attributes
 
 __all__ = ["CONFIRMATION_CALL", "DECISIONS", "Approval", "Decision", "PendingApproval", "answer",
-           "approval_gate", "edit_note", "gated", "is_approval_request", "pending_approvals",
-           "setting_of"]
+           "approval_gate", "confirmation", "edit_note", "gated", "is_approval_request",
+           "pending_approvals", "setting_of"]
 
 #: the settings a tool carries when its spec entry (not its name) asks for approval
 _ATTRIBUTE = "_agentspec_approval"
@@ -265,14 +265,19 @@ def pending_approvals(event: Event) -> list[PendingApproval]:
     return found
 
 
-def answer(pending: PendingApproval, decision: Decision) -> types.Part:
-    """The function response that gives `decision` to the paused call."""
+def confirmation(decision: Decision) -> dict[str, Any]:
+    """`decision` as the `ToolConfirmation` fields the gate reads."""
     if decision.kind not in DECISIONS:
         raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision.kind!r}")
-    confirmation: dict[str, Any] = {"confirmed": decision.kind != "reject"}
+    confirmed: dict[str, Any] = {"confirmed": decision.kind != "reject"}
     if decision.kind == "edit":
-        confirmation["payload"] = {"args": dict(decision.args or {})}
+        confirmed["payload"] = {"args": dict(decision.args or {})}
     elif decision.kind == "reject" and decision.message:
-        confirmation["payload"] = {"message": decision.message}
+        confirmed["payload"] = {"message": decision.message}
+    return confirmed
+
+
+def answer(pending: PendingApproval, decision: Decision) -> types.Part:
+    """The function response that gives `decision` to the paused call."""
     return types.Part(function_response=types.FunctionResponse(
-        id=pending.request_id, name=CONFIRMATION_CALL, response=confirmation))
+        id=pending.request_id, name=CONFIRMATION_CALL, response=confirmation(decision)))

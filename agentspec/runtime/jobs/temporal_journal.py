@@ -12,6 +12,12 @@ response and the model or the tool is not called. After a call that was not repl
 the agent go on; a tool's state changes are recorded with its result and applied again on
 replay.
 
+A call the approval gate (`interrupt_on`) stops is not recorded: the plugin notes it
+(`asked`), the attempt ends there, and the workflow waits for a person's decision. The next
+attempt replays the journal up to that call and hands the decision to the gate as ADK hands
+it an answer (`tool_context.tool_confirmation`), but only if the call's arguments are those
+the person saw; otherwise the gate asks again.
+
 What is not step-durable: a call that was running when the worker died (it is made again);
 agent `after_model` callbacks that change a model's answer are not run again on a replayed
 answer (the plugin records the answer as the model gave it); calls of one agent made in
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
@@ -30,20 +36,34 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
+
+from agentspec.runtime.harness.approvals import Decision, confirmation
 
 __all__ = ["Journal"]
 
 Record = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+def plain(value: Any) -> Any:
+    """`value` as JSON gives it back (what the workflow's history holds)."""
+    return json.loads(json.dumps(value, default=str))
+
+
 class Journal(BasePlugin):
     """Replays `entries` (from earlier attempts) and `record`s the calls made now."""
 
-    def __init__(self, entries: list[dict[str, Any]], record: Record) -> None:
+    def __init__(self, entries: list[dict[str, Any]], record: Record,
+                 decisions: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         super().__init__(name="agentspec_journal")
         self.recorded = {entry["key"]: entry for entry in entries}
         self.record = record
+        #: people's answers to calls the gate stopped, by key: kind, the args they saw,
+        #: and an edit's args or a rejection's message
+        self.decisions = dict(decisions or {})
+        #: the calls the gate stopped in this attempt: what `agentspec jobs` shows a person
+        self.asked: list[dict[str, Any]] = []
         self.counts: dict[tuple[str, ...], int] = {}
         self.replayed = 0
         self.made = 0
@@ -83,6 +103,10 @@ class Journal(BasePlugin):
                 tool_context.state[name] = value
             result: dict[str, Any] = found["result"]
             return result
+        decided = self.decisions.get(key)
+        if decided is not None and decided["args"] == plain(tool_args):
+            tool_context.tool_confirmation = ToolConfirmation.model_validate(confirmation(
+                Decision(decided["kind"], decided.get("edit"), decided.get("message"))))
         self._pending[f"call:{tool_context.function_call_id}"] = key
         return None
 
@@ -90,9 +114,16 @@ class Journal(BasePlugin):
                                   tool_context: ToolContext, result: dict[str, Any]
                                   ) -> dict[str, Any] | None:
         key = self._pending.pop(f"call:{tool_context.function_call_id}", None)
-        if key is not None:
+        asked = tool_context.actions.requested_tool_confirmations.get(
+            tool_context.function_call_id or "")
+        if key is not None and asked is not None:  # stopped by the gate: not a result
+            payload = asked.payload if isinstance(asked.payload, dict) else {}
+            self.asked.append({"key": key, "agent": tool_context.agent_name,
+                               "tool": tool.name, "args": plain(tool_args),
+                               "question": str(payload.get("question") or ""),
+                               "decisions": list(payload.get("decisions") or [])})
+        elif key is not None:
             self.made += 1
             state = copy.deepcopy(dict(tool_context.actions.state_delta))
-            await self.record({"key": key, "result": json.loads(json.dumps(
-                result, default=str)), "state": json.loads(json.dumps(state, default=str))})
+            await self.record({"key": key, "result": plain(result), "state": plain(state)})
         return None

@@ -18,6 +18,9 @@ namespace that does not exist is a `StoreError` naming the server and the namesp
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
+import gc
 import hashlib
 import json
 import threading
@@ -75,6 +78,8 @@ class TemporalStore:
         self._thread.start()
         self._client: Client | None = None
         self._lock = asyncio.Lock()
+        self._closed = False
+        atexit.register(self.close)
         try:  # a server that is down or a namespace that does not exist: said when opened
             self._call(self._connect())
         except StoreError:
@@ -189,9 +194,16 @@ class TemporalStore:
         query = f"WorkflowType = '{WORKFLOW}' AND TaskQueue = '{self.target.task_queue}'"
         if open_only:
             query += " AND ExecutionStatus = 'Running'"
-        jobs: list[Job] = []
+        # a retried job is a new run of its workflow: visibility lists each run, and the
+        # job is its newest
+        newest: dict[str, Any] = {}
         async for found in client.list_workflows(query):
-            job = await self._record(found)  # type: ignore[arg-type]
+            known = newest.get(found.id)
+            if known is None or found.start_time > known.start_time:
+                newest[found.id] = found
+        jobs: list[Job] = []
+        for found in newest.values():
+            job = await self._record(found)
             if (status is None or job.status == status) and (
                     session_id is None or job.session_id == session_id):
                 jobs.append(job)
@@ -210,6 +222,49 @@ class TemporalStore:
         # a running attempt's next heartbeat finds its workflow gone and stops the agent
         await self._handle(client, job_id).terminate(reason="cancelled with agentspec jobs")
         return await self._get(job_id)
+
+    def approvals(self, job_id: str) -> list[dict[str, Any]]:
+        """The calls of the job waiting for a person (`interrupt_on`): each {key, agent, tool,
+        args, question, decisions}, in the order the job made them."""
+        return self._call(self._approvals(job_id))
+
+    async def _approvals(self, job_id: str) -> list[dict[str, Any]]:
+        found = await self._describe(job_id)
+        if found is None or found.status != WorkflowExecutionStatus.RUNNING:
+            return []
+        waiting: list[dict[str, Any]] = (await found.memo()).get("approvals") or []
+        return waiting
+
+    def answer(self, job_id: str, number: int | None, kind: str, *,
+               edit: dict[str, Any] | None = None, message: str | None = None
+               ) -> dict[str, Any]:
+        """Sends a person's decision (`kind`: approve, edit with `edit` as the arguments,
+        reject with an optional `message`) on the job's waiting call `number` (1-based;
+        None: the only one) to its workflow, which goes on once every waiting call is
+        answered; the call answered. A job with no such call, or a decision the call does
+        not offer, is a StoreError saying so."""
+        return self._call(self._answer(job_id, number, kind, edit, message))
+
+    async def _answer(self, job_id: str, number: int | None, kind: str,
+                      edit: dict[str, Any] | None, message: str | None) -> dict[str, Any]:
+        waiting = await self._approvals(job_id)
+        if not waiting:
+            raise StoreError(f"job {job_id} is not waiting for an approval")
+        if number is None and len(waiting) > 1:
+            raise StoreError(f"job {job_id} waits for {len(waiting)} approvals: say which "
+                             f"with --call 1 to {len(waiting)} (`agentspec jobs show`)")
+        index = 1 if number is None else number
+        if not 1 <= index <= len(waiting):
+            raise StoreError(f"job {job_id} has no waiting call {index} (it has "
+                             f"{len(waiting)})")
+        call = waiting[index - 1]
+        if kind not in call["decisions"]:
+            raise StoreError(f"the call to `{call['tool']}` offers "
+                             f"{', '.join(call['decisions'])}, not {kind}")
+        client = await self._connect()
+        await self._handle(client, job_id).signal("decide", {
+            "key": call["key"], "kind": kind, "edit": edit, "message": message})
+        return call
 
     def retry(self, job_id: str) -> Job | None:
         return self._call(self._retry(job_id))
@@ -262,7 +317,25 @@ class TemporalStore:
     claim_resume = renew_resume = end_resume = _worker_side
 
     def close(self) -> None:
+        """Drops the client on its own loop, then stops and joins the loop's thread. Also run
+        at exit: a process that ends with the client alive in that thread can crash in the
+        SDK's native code while the interpreter shuts down (`jobs list` exited with SIGSEGV
+        after printing its table, under load)."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+
+        async def drop() -> None:
+            self._client = None
+            gc.collect()  # the native client is freed here, on its loop, not at shutdown
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(drop(), self._loop).result(self.target.timeout)
         self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(self.target.timeout)
+        if not self._thread.is_alive():
+            self._loop.close()
 
 
 def _describe_namespace(namespace: str) -> Any:

@@ -24,7 +24,13 @@ from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.resume import Resumer
 from agentspec.runtime.jobs.temporal_journal import Journal
 from agentspec.runtime.jobs.temporal_store import TemporalStore
-from agentspec.runtime.jobs.temporal_workflow import RESUME_ACTIVITY, RUN_ACTIVITY, JobWorkflow
+from agentspec.runtime.jobs.temporal_workflow import (
+    ANSWER,
+    APPROVALS,
+    RESUME_ACTIVITY,
+    RUN_ACTIVITY,
+    JobWorkflow,
+)
 from agentspec.runtime.jobs.worker import JOB_PLUGINS, JOB_STATE, Report, _reported
 
 __all__ = ["TemporalJobs"]
@@ -71,7 +77,10 @@ class TemporalJobs:
             await stop.wait()
 
     @activity.defn(name=RUN_ACTIVITY)
-    async def run_job(self, record: dict[str, Any], entries: list[dict[str, Any]]) -> Any:
+    async def run_job(self, record: dict[str, Any], entries: list[dict[str, Any]],
+                      decisions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """An attempt: `{ANSWER: ...}`, or `{APPROVALS: [...]}` when the approval gate stopped
+        calls (the workflow waits for people's decisions, then runs another)."""
         job = job_of(record)
         if job.agent not in self.agents:
             raise ApplicationError(f"this worker runs no agent `{job.agent}`",
@@ -83,13 +92,18 @@ class TemporalJobs:
             await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
                 handle.signal("record", entry), worker_loop))
 
-        journal = Journal(entries, record_entry)
+        journal = Journal(entries, record_entry, decisions)
         self.report("claimed", job)
 
         async def attempt() -> Any:
             JOB_STATE.set(job.state)
             JOB_PLUGINS.set((journal,))
-            return await _reported(self.run(self.agents[job.agent], job.input))
+            try:
+                return await _reported(self.run(self.agents[job.agent], job.input))
+            except Exception:
+                if journal.asked:  # a paused run ends without an answer: not a failure
+                    return None
+                raise
 
         try:
             answer = await _in_thread(attempt, self.settings_heartbeat())
@@ -105,13 +119,16 @@ class TemporalJobs:
                 await notify(self.settings, Job(**{**job.to_dict(), "status": "FAILED",
                                                    "error": text}))
             raise ApplicationError(text) from None
+        if journal.asked:
+            self.report("waiting for approval", job)
+            return {APPROVALS: journal.asked}
         self.done += 1
         log.info("job %s: %d calls made, %d replayed from the journal", job.id, journal.made,
                  journal.replayed)
         finished = Job(**{**job.to_dict(), "status": "DONE", "result": answer})
         self.report("done", finished)
         await notify(self.settings, finished)
-        return answer
+        return {ANSWER: answer}
 
     def settings_heartbeat(self) -> float:
         store = self.settings.open()

@@ -11,6 +11,13 @@ attempt that starts after a worker died gets the journal and replays those answe
 instead of calling the model or the tool again (`temporal_journal.py`). A worker killed mid
 job therefore repeats at most the one call it was making when it died.
 
+A tool call that needs a person's approval (`interrupt_on`) ends the attempt with the calls
+the gate stopped (`approvals`, kept in the memo for `agentspec jobs show`); the workflow then
+waits, with no activity running, for a `decide` signal per call (sent by `agentspec jobs
+answer`, accepted by the server with or without a worker) and runs the next attempt with the
+journal and the decisions, which the journal hands to the gate (`temporal_journal.py`). The
+wait is workflow state: a worker killed meanwhile loses neither the wait nor a decision.
+
 The workflow ends only once its result is delivered: `on_done: wait` when a front end marks
 it delivered (an update, true for exactly one caller), `on_done: resume` when the resume
 activity (any worker; retried when one dies) has run the parent's turn.
@@ -27,12 +34,17 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-__all__ = ["RESUME_ACTIVITY", "RUN_ACTIVITY", "WORKFLOW", "JobWorkflow"]
+__all__ = ["ANSWER", "APPROVALS", "RESUME_ACTIVITY", "RUN_ACTIVITY", "WORKFLOW",
+           "JobWorkflow"]
 
 WORKFLOW = "agentspec_job"
 RUN_ACTIVITY = "agentspec_run_job"
 RESUME_ACTIVITY = "agentspec_resume_parent"
 MAX_BACKOFF = 60.0
+#: the keys of an attempt's outcome: the agent's answer, or the calls waiting for a person
+#: (names no answer has, so an attempt of an earlier agentspec, which returned the bare
+#: answer, still reads as its answer)
+ANSWER, APPROVALS = "agentspec_answer", "agentspec_approvals"
 
 
 def _error(error: BaseException) -> str:
@@ -49,11 +61,15 @@ class JobWorkflow:
         self.journal: list[dict[str, Any]] = []
         self.delivered = False
         self.resume_outcome = ""
+        #: the calls waiting for a person (what the gate stopped), and people's decisions
+        self.approvals: list[dict[str, Any]] = []
+        self.decisions: dict[str, dict[str, Any]] = {}
 
     def _update(self, **changes: Any) -> None:
         at = workflow.now().timestamp()
         self.job.update(changes, updated_at=at)
-        workflow.upsert_memo({"job": self.job, "deliverable": self.deliverable()})
+        workflow.upsert_memo({"job": self.job, "deliverable": self.deliverable(),
+                              "approvals": self.approvals})
 
     @workflow.run
     async def run(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -87,12 +103,16 @@ class JobWorkflow:
                 return self.job
 
     async def _attempts(self, heartbeat: timedelta) -> None:
+        answered = False  # the run goes on after a person's decision: not a new attempt
         while True:
-            self._update(status="RUNNING", attempts=self.job["attempts"] + 1,
-                         started_at=self.job.get("started_at") or workflow.now().timestamp())
+            if not answered:
+                self._update(status="RUNNING", attempts=self.job["attempts"] + 1,
+                             started_at=self.job.get("started_at") or
+                             workflow.now().timestamp())
+            answered = False
             try:
-                result = await workflow.execute_activity(
-                    RUN_ACTIVITY, args=[self.job, self.journal],
+                outcome = await workflow.execute_activity(
+                    RUN_ACTIVITY, args=[self.job, self.journal, self.decisions],
                     start_to_close_timeout=timedelta(days=1), heartbeat_timeout=heartbeat,
                     retry_policy=RetryPolicy(maximum_attempts=1),
                     cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL)
@@ -106,9 +126,42 @@ class JobWorkflow:
                 if not died:  # a worker that died is replaced at once; a failure waits
                     await workflow.sleep(min(MAX_BACKOFF, 2.0 ** self.job["attempts"]))
                 continue
-            self._update(status="DONE", result=result, error=None,
+            if isinstance(outcome, dict) and outcome.keys() == {APPROVALS}:
+                await self._wait_for_people(outcome[APPROVALS])
+                answered = True
+                continue
+            answer = outcome[ANSWER] if isinstance(outcome, dict) and \
+                outcome.keys() == {ANSWER} else outcome
+            self._update(status="DONE", result=answer, error=None,
                          finished_at=workflow.now().timestamp())
             return
+
+    async def _wait_for_people(self, asked: list[dict[str, Any]]) -> None:
+        self.approvals = asked
+        tools = ", ".join(f"`{call['tool']}`" for call in asked)
+        self._update(last_event=f"waiting for a person to answer the call to {tools} "
+                                "(agentspec jobs answer)",
+                     last_event_at=workflow.now().timestamp())
+        await workflow.wait_condition(
+            lambda: all(call["key"] in self.decisions for call in self.approvals))
+        kinds = ", ".join(self.decisions[call["key"]]["kind"] for call in self.approvals)
+        self.approvals = []
+        self._update(last_event=f"a person answered: {kinds}",
+                     last_event_at=workflow.now().timestamp())
+
+    @workflow.signal(name="decide")
+    def decide(self, decision: dict[str, Any]) -> None:
+        """A person's answer to a waiting call: {key, kind, edit?, message?}. One that names
+        no waiting call, repeats an answer or is not offered is dropped (`agentspec jobs
+        answer` checks the memo first and says so)."""
+        key = decision.get("key")
+        waiting = next((call for call in self.approvals if call["key"] == key), None)
+        if waiting is None or key in self.decisions or \
+                decision.get("kind") not in waiting["decisions"]:
+            return
+        self.decisions[str(key)] = {"kind": decision["kind"], "args": waiting["args"],
+                                    "edit": decision.get("edit"),
+                                    "message": decision.get("message")}
 
     @workflow.signal(name="record")
     def record(self, entry: dict[str, Any]) -> None:

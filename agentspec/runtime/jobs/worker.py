@@ -40,6 +40,7 @@ from google.genai import types
 
 from agentspec.contract.urls import scrubbed
 from agentspec.runtime.blame import describe
+from agentspec.runtime.harness.approvals import PendingApproval, pending_approvals
 from agentspec.runtime.jobs import Job
 from agentspec.runtime.jobs.delegation import JobSettings, notify
 from agentspec.runtime.jobs.progress import REPORTER, Latest
@@ -84,15 +85,21 @@ async def run_agent(agent: BaseAgent, request: str,
         session = await runner.session_service.create_session(
             app_name="agentspec_jobs", user_id="worker", state=copy.deepcopy(dict(state or {})))
         answer = None
+        asked: list[PendingApproval] = []
         message = types.Content(role="user", parts=[types.Part(text=request)])
         report = REPORTER.get()
         async for event in runner.run_async(user_id="worker", session_id=session.id,
                                             new_message=message):
             answer = final_text(event) or answer
+            asked += pending_approvals(event)
             if report is not None:
                 report(event)
     finally:
         await runner.close()
+    if answer is None and asked:
+        raise RuntimeError(f"{asked[0].agent} asked for a person's approval of "
+                           f"`{asked[0].tool}`, and a job waits for one only on a "
+                           "temporal:// job store")
     if answer is None:
         raise RuntimeError(f"{agent.name} finished without an answer")
     if getattr(agent, "output_schema", None) is not None:  # structured: keep the value

@@ -6,12 +6,16 @@ import re
 
 from agentspec.diagnostics import codes
 from agentspec.kindapi import kind_for_spec
-from agentspec.language.document import FractionTrigger, KeepEvents, KeepInvocations
+from agentspec.language.document import FractionTrigger, Jobs, KeepEvents, KeepInvocations
 from agentspec.language.models import ModelDef
 from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.models import check_thinking
-from agentspec.validate.semantic.temporal import check_temporal_store, is_temporal
+from agentspec.validate.semantic.temporal import (
+    check_offline_approvals,
+    check_temporal_store,
+    is_temporal,
+)
 
 __all__ = ["check_kinds", "check_sections"]
 
@@ -60,6 +64,7 @@ def check_sections(ctx: Context) -> None:
         if isinstance(model, ModelDef):
             check_thinking(ctx, model.thinking, "models", name, "thinking")
     jobs = ctx.spec.jobs
+    check_offline_approvals(ctx, (jobs or Jobs()).store)
     if jobs is not None and not has_env_ref(jobs.store) and is_temporal(jobs.store):
         check_temporal_store(ctx, jobs.store)
     elif jobs is not None and not has_env_ref(jobs.store) and not _STORE.match(jobs.store):

@@ -7,9 +7,10 @@ import importlib.util
 from agentspec.contract.extras import install
 from agentspec.contract.temporal_url import SCHEME, TemporalUrlError, parse_temporal_url
 from agentspec.diagnostics import codes
+from agentspec.resolve.interpolate import has_env_ref
 from agentspec.validate.semantic.context import Context
 
-__all__ = ["check_temporal_store", "is_temporal"]
+__all__ = ["check_offline_approvals", "check_temporal_store", "is_temporal"]
 
 
 def is_temporal(url: str) -> bool:
@@ -37,3 +38,20 @@ def check_temporal_store(ctx: Context, url: str) -> None:
         ctx.report(codes.TEMPORAL_EXTRA(
             "jobs on Temporal need the `temporal` extra, which is not installed", where,
             hint=f"run `{install('temporal')}`"))
+
+
+def check_offline_approvals(ctx: Context, store: str) -> None:
+    """AS335: an offline agent's `interrupt_on` on a job store (literal, not Temporal) where
+    its job would fail at the first approval instead of waiting."""
+    if has_env_ref(store) or is_temporal(store):
+        return
+    for name, agent in (ctx.spec.agents or {}).items():
+        asked = [tool for tool, setting in (getattr(agent, "interrupt_on", None) or {}).items()
+                 if setting is not False]
+        if getattr(agent, "execution_mode", None) == "offline" and asked:
+            ctx.report(codes.APPROVAL_IN_JOB_WITHOUT_WAIT(
+                f"`{name}` runs offline and asks for approvals (`{asked[0]}`), which a job on a "
+                f"`{store.split(':', 1)[0]}` store cannot wait for: the job fails when it asks",
+                ctx.at("agents", name, "interrupt_on"),
+                hint="put the jobs on Temporal (`jobs.store: temporal://...`), where `agentspec "
+                "jobs answer` answers them, or leave these tools out of the offline agent"))

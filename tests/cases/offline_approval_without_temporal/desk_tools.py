@@ -1,0 +1,3 @@
+def send() -> dict:
+    """Sends the mail."""
+    return {"sent": True}
