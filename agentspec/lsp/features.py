@@ -12,6 +12,7 @@ from agentspec.diagnostics import Diagnostic, Severity, lookup
 from agentspec.lsp.analysis import Analysis, is_scenario_file
 from agentspec.lsp.cursor import context_at, word_at
 from agentspec.lsp.positions import pos_of, range_of, uri_of
+from agentspec.lsp.pycomplete import python_completion
 from agentspec.lsp.schemahelp import describe, keys_at
 from agentspec.lsp.symbols import KINDS, FileIndex, Occurrence
 from agentspec.project_files import Project, resolved
@@ -176,6 +177,9 @@ def completion(analysis: Analysis, path: Path, position: lsp.Position
                ) -> list[lsp.CompletionItem]:
     lines = lines_of(analysis, path)
     ctx = context_at(lines, position.line, position.character)
+    python = python_completion(path, ctx, position.line, position.character)
+    if python is not None:
+        return python
     if ctx.line_prefix.rstrip().endswith("${vars.") or re.search(r"\$\{vars\.\w*$",
                                                                  ctx.line_prefix):
         return _names(analysis, path, "var")
