@@ -22,6 +22,7 @@ from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.parse import MAX_BYTES
 from agentspec.project_files import resolved
+from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
 
 __all__ = ["Analysis", "Checked", "is_scenario_file"]
@@ -54,6 +55,10 @@ class Checked:
     summaries: list[Diagnostic] = field(default_factory=list)
     #: the resolved `vars` (hover shows a `${vars.X}`'s value)
     variables: dict[str, object] = field(default_factory=dict)
+    #: the spec as resolved for its base environment, and its root agent (the outline's
+    #: agent tree); None when it did not parse or has no root
+    document: Document | None = None
+    root_agent: str | None = None
 
 
 class Analysis:
@@ -153,6 +158,7 @@ class Analysis:
         done.by_file.setdefault(root, [])
         self._summarize_imports(done)
         data = result.document.data if result.document is not None else {}
+        done.document, done.root_agent = result.document, result.root
         if isinstance(data.get("vars"), dict):
             done.variables = dict(data["vars"])
         done.key = self._key(files, root)
