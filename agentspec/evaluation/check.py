@@ -15,7 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.evaluation.models import JUDGED, NEEDS_REFERENCE, NEEDS_RUBRICS, EvalFile
 from agentspec.parse import Path as DataPath
-from agentspec.parse import PosNode, load
+from agentspec.parse import PosNode, load, load_text
 from agentspec.project_files import Project, display_name, resolved
 from agentspec.resolve import Document
 from agentspec.testing.check import Checked
@@ -152,15 +152,18 @@ def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
 
 
 def check_evals(path: Path, required: Mapping[str, str | None] | None = None, *,
-                project: Project | None = None, names: SpecNames | None = None) -> Checked:
+                project: Project | None = None, names: SpecNames | None = None,
+                text: str | None = None) -> Checked:
     """Check the eval file at `path`, as `agentspec.testing.check.check_scenarios` checks a
-    scenario file: `required` state keys, the `project` it must be in, the spec's `names`."""
+    scenario file: `required` state keys, the `project` it must be in, the spec's `names`,
+    `text` in place of the file on disk (an editor's unsaved buffer)."""
     if project is not None and project.judge(path) == "outside":
         return Checked(path, diagnostics=[codes.PATH_OUTSIDE_PROJECT(
             f"the eval file `{display_name(path)}` is outside the project `{project.root}` "
             "(its content is not read)", None,
             hint="keep eval files in the project; a symbolic link out of it is not followed")])
-    parsed = load(resolved(path), display=str(path))
+    parsed = load(resolved(path), display=str(path)) if text is None \
+        else load_text(text, path=resolved(path), display=str(path))
     checked = Checked(path, sources={parsed.source.name: parsed.source},
                       diagnostics=list(parsed.diagnostics), readable=parsed.readable)
     if not parsed.ok or parsed.positions is None:

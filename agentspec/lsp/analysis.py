@@ -15,17 +15,23 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentspec.diagnostics import Diagnostic, Severity
 from agentspec.diagnostics.selectors import Selection
 from agentspec.diagnostics.suppress import hear
+from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.parse import MAX_BYTES
 from agentspec.project_files import resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
 
-__all__ = ["Analysis", "Checked", "is_scenario_file"]
+if TYPE_CHECKING:
+    from agentspec.testing.names import SpecContext
+
+__all__ = ["Analysis", "Checked", "file_kind", "is_data_file", "is_eval_file",
+           "is_scenario_file"]
 
 
 #: how many files `find_importers` reads at most, and the folders it does not enter
@@ -39,6 +45,21 @@ def _digest(text: str) -> str:
 
 def is_scenario_file(path: Path) -> bool:
     return path.parent.name == "scenarios" and path.suffix in (".yaml", ".yml")
+
+
+def is_eval_file(path: Path) -> bool:
+    return path.parent.name == "evals" and path.suffix in (".yaml", ".yml")
+
+
+def is_data_file(path: Path) -> bool:
+    """A scenario or eval file: checked against the spec beside its folder, and again when
+    that spec changes."""
+    return is_scenario_file(path) or is_eval_file(path)
+
+
+def file_kind(path: Path) -> str:
+    """Which language a file is written in: `spec`, `scenario` or `eval`."""
+    return "scenario" if is_scenario_file(path) else "eval" if is_eval_file(path) else "spec"
 
 
 @dataclass
@@ -59,6 +80,9 @@ class Checked:
     #: agent tree); None when it did not parse or has no root
     document: Document | None = None
     root_agent: str | None = None
+    #: of a scenario or eval file: what its spec tells of it (the names it may use, the
+    #: state it must give); None without a spec, or one that does not compile
+    context: SpecContext | None = None
 
 
 class Analysis:
@@ -90,6 +114,8 @@ class Analysis:
         found = self._indexes.get(key)
         if found is None:
             found = index_text(text, path, display or str(path))
+            if is_eval_file(path):
+                found.occurrences += eval_occurrences(found)
             if len(self._indexes) > 256:
                 self._indexes.clear()
             self._indexes[key] = found
@@ -102,11 +128,11 @@ class Analysis:
         imported file is checked as its importers see it, not as a spec of its own."""
         roots = [root for root, done in self.checks.items() if path in done.files
                  and root != path]
-        importers = [root for root in roots if not is_scenario_file(root)]
+        importers = [root for root in roots if not is_data_file(root)]
         if importers:
             self.checks.pop(path, None)
-        # the scenario files of a spec are checked again when it changes
-        return (importers or [path]) + [root for root in roots if is_scenario_file(root)]
+        # the scenario and eval files of a spec are checked again when it changes
+        return (importers or [path]) + [root for root in roots if is_data_file(root)]
 
     def find_importers(self, path: Path, folders: list[Path]) -> None:
         """Check the specs of `folders` that may import `path` (their text names it beside
@@ -136,7 +162,7 @@ class Analysis:
         last = self.checks.get(root)
         if last is not None and last.key == self._key(last.files, root):
             return last
-        done = self._scenario(root) if is_scenario_file(root) else self._spec(root)
+        done = self._data_file(root) if is_data_file(root) else self._spec(root)
         self.checks[root] = done
         return done
 
@@ -191,8 +217,8 @@ class Analysis:
                                           else Severity.WARNING, message=summary, span=span,
                                           hint=None, related=()))
 
-    def _scenario(self, path: Path) -> Checked:
-        from agentspec.testing.check import check_scenarios
+    def _data_file(self, path: Path) -> Checked:
+        """A scenario or eval file, checked as `validate` checks the one beside a spec."""
         from agentspec.testing.names import loose_context, spec_context
 
         spec = path.parent.parent / f"{path.stem}.yaml"
@@ -204,12 +230,21 @@ class Analysis:
 
             result = check(spec, texts=dict(self.buffers))
             context, selection = spec_context(result), result.selection
-            # the spec's files are part of the key: a change in them re-checks the scenarios
+            # the spec's files are part of the key: a change in them re-checks this file
             files = {resolved(s.path): s for s in result.sources.values()}
-        found = check_scenarios(path, context.required, project=context.project,
-                                names=context.names, text=self.buffers.get(path))
+        text = self.buffers.get(path)
+        if is_eval_file(path):
+            from agentspec.evaluation.check import check_evals
+
+            found = check_evals(path, context.required, project=context.project,
+                                names=context.names, text=text)
+        else:
+            from agentspec.testing.check import check_scenarios
+
+            found = check_scenarios(path, context.required, project=context.project,
+                                    names=context.names, text=text)
         files.update({resolved(s.path): s for s in found.sources.values()})
-        done = Checked(path, (), files=files)
+        done = Checked(path, (), files=files, context=context)
         # what the spec's project chose to hear, as `validate` tells of its scenario files
         done.by_file[path] = hear(found.diagnostics, found.sources, selection)
         done.key = self._key(files, path)
