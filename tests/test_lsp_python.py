@@ -131,3 +131,18 @@ def test_elsewhere_the_names_of_the_spec_are_completed(spec: Path) -> None:
     text = SPEC.replace("    tools: [search]", "    tools: [search, ")
     found = _complete(spec, text, "tools: [search, ")
     assert [i.label for i in found] == ["search"]
+
+
+@pytest.mark.parametrize("pasted", ["x" * 200_000 + ": ", "python:" * 30_000 + " ",
+                                    "  tools: [{python: " + "a" * 200_000 + ":"])
+def test_a_long_pasted_line_is_answered(spec: Path, pasted: str) -> None:
+    """Patterns anchored at the cursor read the end of the line only: over the whole of a
+    pasted run of word characters their work grew with its square (200,000 characters:
+    about twenty minutes)."""
+    text = SPEC + pasted
+    analysis = Analysis()
+    analysis.buffers[spec] = text
+    row = len(text.splitlines()) - 1
+    for found in (features.completion(analysis, spec, lsp.Position(row, len(pasted))),
+                  features.hover(analysis, spec, lsp.Position(row, len(pasted) - 1))):
+        assert found is None or isinstance(found, (list, lsp.Hover))
