@@ -151,3 +151,31 @@ def test_hostile_eval_buffers_give_diagnostics(project: Path) -> None:
     (project / "linked.yaml").write_text(SPEC)
     linked = project / "evals" / "linked.yaml"
     assert {d.code for d in analysis.check(linked).by_file[linked]} == {"AS242"}  # not read
+
+
+def test_a_keystroke_in_an_eval_file_checks_that_file_only(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the spec tells its eval file is kept while the spec's texts are unchanged; a
+    change of the spec's buffer checks it again, and the eval file with it."""
+    from agentspec.lsp.analysis import Analysis
+    from agentspec.project_files import resolved
+    from agentspec.validate import check as validate_check
+
+    checked: list[Path] = []
+    real = validate_check.check
+
+    def counting(path: Path, **kwargs: object) -> validate_check.CheckResult:
+        checked.append(path)
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validate_check, "check", counting)
+    evals, spec = resolved(project / "evals" / "spec.yaml"), resolved(project / "spec.yaml")
+    analysis = Analysis()
+    for number in range(3):
+        analysis.buffers[evals] = EVALS + f"# edit {number}\n"
+        found = {d.code for d in analysis.check(evals).by_file[evals]}
+        assert found == {"AS724", "AS725", "AS101"}
+    assert len(checked) == 1
+    analysis.buffers[spec] = SPEC.replace("  lead:", "  led:").replace("lead", "led")
+    found = {d.code for d in analysis.check(evals).by_file[evals]}
+    assert len(checked) == 2 and found == {"AS724", "AS101"}  # `led` has a model now

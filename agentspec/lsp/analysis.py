@@ -4,8 +4,10 @@ What is incremental: a check of a spec is keyed by the hash of every text it rea
 buffers and the files on disk it imports), so a request or a change that leaves them all
 unchanged re-uses the last result; a keystroke re-runs `validate.check.check()` for the specs
 whose tree holds the changed file (all the stages, for that tree only), and re-indexes only
-the changed file's names (`symbols`, cached per text hash). Diagnostics in an imported file
-are published on that file and summarized at the `imports:` entry that brings it in.
+the changed file's names (`symbols`, cached per text hash). A keystroke in a scenario or
+eval file checks that file only: what its spec tells of it (names, required state) is kept
+while the spec's texts are unchanged. Diagnostics in an imported file are published on that
+file and summarized at the `imports:` entry that brings it in.
 """
 
 from __future__ import annotations
@@ -95,6 +97,10 @@ class Analysis:
         #: each file's last index that parsed: completion offers its names while the line
         #: being typed leaves the file unparsable
         self.last_parsed: dict[Path, FileIndex] = {}
+        #: what each spec tells its scenario and eval files, with the key of the texts it
+        #: was read from: a keystroke in such a file does not check and lower the spec again
+        self._contexts: dict[Path, tuple[tuple[tuple[str, str], ...], dict[Path, SourceFile],
+                                          SpecContext, Selection]] = {}
 
     def text_of(self, path: Path) -> str | None:
         if path in self.buffers:
@@ -225,13 +231,18 @@ class Analysis:
         context = loose_context()
         files: dict[Path, SourceFile] = {}
         selection = Selection()
-        if spec.is_file() or resolved(spec) in self.buffers:
+        last = self._contexts.get(spec)
+        if last is not None and last[0] == self._key(last[1], spec):
+            _, files, context, selection = last
+            files = dict(files)
+        elif spec.is_file() or resolved(spec) in self.buffers:
             from agentspec.validate.check import check
 
             result = check(spec, texts=dict(self.buffers))
             context, selection = spec_context(result), result.selection
             # the spec's files are part of the key: a change in them re-checks this file
             files = {resolved(s.path): s for s in result.sources.values()}
+            self._contexts[spec] = (self._key(files, spec), dict(files), context, selection)
         text = self.buffers.get(path)
         if is_eval_file(path):
             from agentspec.evaluation.check import check_evals
