@@ -208,8 +208,10 @@ def test_requests(project: Path) -> None:
     assert isinstance(keys, (list, tuple))
     assert {"output_key", "description", "model"} <= {i.label for i in keys}
     symbols = answers["symbols"]
-    assert [s.name for s in symbols] == ["agents", "tools", "models", "vars"]  # type: ignore[attr-defined]
-    assert [a.name for a in symbols[0].children] == ["boss", "helper"]  # type: ignore[index]
+    assert [s.name for s in symbols] == ["agent tree", "agents", "tools", "models", "vars"]  # type: ignore[attr-defined]
+    [boss] = symbols[0].children  # type: ignore[index]
+    assert boss.name == "boss" and boss.children is None  # `helpr` is no agent
+    assert [a.name for a in symbols[1].children] == ["boss", "helper"]  # type: ignore[index]
     titles = {a.title for a in answers["actions"]}  # type: ignore[attr-defined]
     assert {"Change to `fast`", "Change to `helper`", "Declare `topic` under `state:`"} <= titles
     code = answers["hover code"]

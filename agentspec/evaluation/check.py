@@ -135,10 +135,12 @@ def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
 
 
 def check_evals(path: Path, required: Mapping[str, str | None] | None = None, *,
-                project: Project | None = None, names: SpecNames | None = None) -> Checked:
+                project: Project | None = None, names: SpecNames | None = None,
+                text: str | None = None) -> Checked:
     """Check the eval file at `path`, as `agentspec.testing.check.check_scenarios` checks a
-    scenario file: `required` state keys, the `project` it must be in, the spec's `names`."""
+    scenario file: `required` state keys, the `project` it must be in, the spec's `names`,
+    `text` in place of the file on disk (an editor's unsaved buffer)."""
     return check_data_file(
         path, _adapter(), lambda doc: Mapper(doc, EvalFile, whole="the eval file"),
         lambda data, pos: _semantic(data, pos, required or {}, names),
-        what="eval file", shape=_SHAPE, project=project)
+        what="eval file", shape=_SHAPE, project=project, text=text)

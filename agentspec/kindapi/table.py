@@ -73,9 +73,17 @@ def kind_for(node: AgentNode) -> Kind[Any, Any]:
     return _find(lambda kind: kind.node is type(node), node)
 
 
+#: `kind_for_spec` by model class: asked for every agent by many checks, and a class keeps
+#: its kind (the table refuses a second kind claiming a model)
+_BY_SPEC: dict[type, Kind[Any, Any]] = {}
+
+
 def kind_for_spec(agent: object) -> Kind[Any, Any]:
     """The kind of an agent of the spec (its model's exact class)."""
-    return _find(lambda kind: type(agent) in kind.spec, agent)
+    found = _BY_SPEC.get(type(agent))
+    if found is None:
+        found = _BY_SPEC[type(agent)] = _find(lambda kind: type(agent) in kind.spec, agent)
+    return found
 
 
 def kind_named(name: str) -> Kind[Any, Any]:

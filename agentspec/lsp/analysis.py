@@ -4,8 +4,10 @@ What is incremental: a check of a spec is keyed by the hash of every text it rea
 buffers and the files on disk it imports), so a request or a change that leaves them all
 unchanged re-uses the last result; a keystroke re-runs `validate.check.check()` for the specs
 whose tree holds the changed file (all the stages, for that tree only), and re-indexes only
-the changed file's names (`symbols`, cached per text hash). Diagnostics in an imported file
-are published on that file and summarized at the `imports:` entry that brings it in.
+the changed file's names (`symbols`, cached per text hash). A keystroke in a scenario or
+eval file checks that file only: what its spec tells of it (names, required state) is kept
+while the spec's texts are unchanged. Diagnostics in an imported file are published on that
+file and summarized at the `imports:` entry that brings it in.
 """
 
 from __future__ import annotations
@@ -15,16 +17,23 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentspec.diagnostics import Diagnostic, Severity
 from agentspec.diagnostics.selectors import Selection
 from agentspec.diagnostics.suppress import hear
+from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.parse import MAX_BYTES
 from agentspec.project_files import resolved
+from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
 
-__all__ = ["Analysis", "Checked", "is_scenario_file"]
+if TYPE_CHECKING:
+    from agentspec.testing.names import SpecContext
+
+__all__ = ["Analysis", "Checked", "file_kind", "is_data_file", "is_eval_file",
+           "is_scenario_file"]
 
 
 #: how many files `find_importers` reads at most, and the folders it does not enter
@@ -38,6 +47,21 @@ def _digest(text: str) -> str:
 
 def is_scenario_file(path: Path) -> bool:
     return path.parent.name == "scenarios" and path.suffix in (".yaml", ".yml")
+
+
+def is_eval_file(path: Path) -> bool:
+    return path.parent.name == "evals" and path.suffix in (".yaml", ".yml")
+
+
+def is_data_file(path: Path) -> bool:
+    """A scenario or eval file: checked against the spec beside its folder, and again when
+    that spec changes."""
+    return is_scenario_file(path) or is_eval_file(path)
+
+
+def file_kind(path: Path) -> str:
+    """Which language a file is written in: `spec`, `scenario` or `eval`."""
+    return "scenario" if is_scenario_file(path) else "eval" if is_eval_file(path) else "spec"
 
 
 @dataclass
@@ -54,6 +78,13 @@ class Checked:
     summaries: list[Diagnostic] = field(default_factory=list)
     #: the resolved `vars` (hover shows a `${vars.X}`'s value)
     variables: dict[str, object] = field(default_factory=dict)
+    #: the spec as resolved for its base environment, and its root agent (the outline's
+    #: agent tree); None when it did not parse or has no root
+    document: Document | None = None
+    root_agent: str | None = None
+    #: of a scenario or eval file: what its spec tells of it (the names it may use, the
+    #: state it must give); None without a spec, or one that does not compile
+    context: SpecContext | None = None
 
 
 class Analysis:
@@ -66,6 +97,10 @@ class Analysis:
         #: each file's last index that parsed: completion offers its names while the line
         #: being typed leaves the file unparsable
         self.last_parsed: dict[Path, FileIndex] = {}
+        #: what each spec tells its scenario and eval files, with the key of the texts it
+        #: was read from: a keystroke in such a file does not check and lower the spec again
+        self._contexts: dict[Path, tuple[tuple[tuple[str, str], ...], dict[Path, SourceFile],
+                                          SpecContext, Selection]] = {}
 
     def text_of(self, path: Path) -> str | None:
         if path in self.buffers:
@@ -85,6 +120,8 @@ class Analysis:
         found = self._indexes.get(key)
         if found is None:
             found = index_text(text, path, display or str(path))
+            if is_eval_file(path):
+                found.occurrences += eval_occurrences(found)
             if len(self._indexes) > 256:
                 self._indexes.clear()
             self._indexes[key] = found
@@ -97,11 +134,11 @@ class Analysis:
         imported file is checked as its importers see it, not as a spec of its own."""
         roots = [root for root, done in self.checks.items() if path in done.files
                  and root != path]
-        importers = [root for root in roots if not is_scenario_file(root)]
+        importers = [root for root in roots if not is_data_file(root)]
         if importers:
             self.checks.pop(path, None)
-        # the scenario files of a spec are checked again when it changes
-        return (importers or [path]) + [root for root in roots if is_scenario_file(root)]
+        # the scenario and eval files of a spec are checked again when it changes
+        return (importers or [path]) + [root for root in roots if is_data_file(root)]
 
     def find_importers(self, path: Path, folders: list[Path]) -> None:
         """Check the specs of `folders` that may import `path` (their text names it beside
@@ -131,7 +168,7 @@ class Analysis:
         last = self.checks.get(root)
         if last is not None and last.key == self._key(last.files, root):
             return last
-        done = self._scenario(root) if is_scenario_file(root) else self._spec(root)
+        done = self._data_file(root) if is_data_file(root) else self._spec(root)
         self.checks[root] = done
         return done
 
@@ -153,6 +190,7 @@ class Analysis:
         done.by_file.setdefault(root, [])
         self._summarize_imports(done)
         data = result.document.data if result.document is not None else {}
+        done.document, done.root_agent = result.document, result.root
         if isinstance(data.get("vars"), dict):
             done.variables = dict(data["vars"])
         done.key = self._key(files, root)
@@ -185,25 +223,39 @@ class Analysis:
                                           else Severity.WARNING, message=summary, span=span,
                                           hint=None, related=()))
 
-    def _scenario(self, path: Path) -> Checked:
-        from agentspec.testing.check import check_scenarios
+    def _data_file(self, path: Path) -> Checked:
+        """A scenario or eval file, checked as `validate` checks the one beside a spec."""
         from agentspec.testing.names import loose_context, spec_context
 
         spec = path.parent.parent / f"{path.stem}.yaml"
         context = loose_context()
         files: dict[Path, SourceFile] = {}
         selection = Selection()
-        if spec.is_file() or resolved(spec) in self.buffers:
+        last = self._contexts.get(spec)
+        if last is not None and last[0] == self._key(last[1], spec):
+            _, files, context, selection = last
+            files = dict(files)
+        elif spec.is_file() or resolved(spec) in self.buffers:
             from agentspec.validate.check import check
 
             result = check(spec, texts=dict(self.buffers))
             context, selection = spec_context(result), result.selection
-            # the spec's files are part of the key: a change in them re-checks the scenarios
+            # the spec's files are part of the key: a change in them re-checks this file
             files = {resolved(s.path): s for s in result.sources.values()}
-        found = check_scenarios(path, context.required, project=context.project,
-                                names=context.names, text=self.buffers.get(path))
+            self._contexts[spec] = (self._key(files, spec), dict(files), context, selection)
+        text = self.buffers.get(path)
+        if is_eval_file(path):
+            from agentspec.evaluation.check import check_evals
+
+            found = check_evals(path, context.required, project=context.project,
+                                names=context.names, text=text)
+        else:
+            from agentspec.testing.check import check_scenarios
+
+            found = check_scenarios(path, context.required, project=context.project,
+                                    names=context.names, text=text)
         files.update({resolved(s.path): s for s in found.sources.values()})
-        done = Checked(path, (), files=files)
+        done = Checked(path, (), files=files, context=context)
         # what the spec's project chose to hear, as `validate` tells of its scenario files
         done.by_file[path] = hear(found.diagnostics, found.sources, selection)
         done.key = self._key(files, path)

@@ -12,6 +12,10 @@ __all__ = ["Context", "context_at", "key_path", "word_at"]
 _KEY = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z_][\w-]*)\s*:(?:\s|$)")
 _ITEM = re.compile(r"^(\s*)-(?:\s|$)")
 _WORD = re.compile(r"[\w.-]+(?::[\w.]+)*")
+#: how much of the line before the cursor the patterns read: a pattern anchored at the
+#: end (`[\w-]*$`) is tried at every start, so over a long run of word characters its work
+#: grows with the square of the length (a 40,000-character pasted word took 35 s)
+_TAIL = 1000
 
 
 def _indent(line: str) -> int:
@@ -55,13 +59,15 @@ class Context:
     value_of: str | None
     prefix: str
     in_flow: bool  # inside `[...]` or `{...}`
+    #: the line before the cursor (its last `_TAIL` characters)
     line_prefix: str
 
 
 def context_at(lines: list[str], row: int, column: int) -> Context:
     line = lines[row] if row < len(lines) else ""
     before = line[:column]
-    prefix = re.search(r"[\w-]*$", before)
+    tail = before[-_TAIL:]
+    prefix = re.search(r"[\w-]*$", tail)
     typed = prefix.group(0) if prefix else ""
     match = _KEY.match(line)
     value_of: str | None = None
@@ -72,7 +78,7 @@ def context_at(lines: list[str], row: int, column: int) -> Context:
         value_of = path[-1]
         path = path[:-1]
     in_flow = before.count("[") > before.count("]") or before.count("{") > before.count("}")
-    return Context(path, value_of, typed, in_flow, before)
+    return Context(path, value_of, typed, in_flow, tail)
 
 
 def word_at(line: str, column: int) -> tuple[str, int, int] | None:

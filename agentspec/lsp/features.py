@@ -9,9 +9,11 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from agentspec.diagnostics import Diagnostic, Severity, lookup
-from agentspec.lsp.analysis import Analysis, is_scenario_file
+from agentspec.lsp.analysis import Analysis, file_kind
 from agentspec.lsp.cursor import context_at, word_at
+from agentspec.lsp.evalfiles import eval_completion
 from agentspec.lsp.positions import pos_of, range_of, uri_of
+from agentspec.lsp.pycomplete import python_completion
 from agentspec.lsp.schemahelp import describe, keys_at
 from agentspec.lsp.symbols import KINDS, FileIndex, Occurrence
 from agentspec.project_files import Project, resolved
@@ -176,6 +178,12 @@ def completion(analysis: Analysis, path: Path, position: lsp.Position
                ) -> list[lsp.CompletionItem]:
     lines = lines_of(analysis, path)
     ctx = context_at(lines, position.line, position.character)
+    python = python_completion(path, ctx, position.line, position.character)
+    if python is not None:
+        return python
+    used = eval_completion(analysis, path, ctx) if file_kind(path) == "eval" else None
+    if used is not None:
+        return used
     if ctx.line_prefix.rstrip().endswith("${vars.") or re.search(r"\$\{vars\.\w*$",
                                                                  ctx.line_prefix):
         return _names(analysis, path, "var")
@@ -188,7 +196,7 @@ def completion(analysis: Analysis, path: Path, position: lsp.Position
     if expected:
         return _names(analysis, path, expected)
     if ctx.value_of is None:
-        keys = keys_at(ctx.path, scenario=is_scenario_file(path))
+        keys = keys_at(ctx.path, language=file_kind(path))
         return [lsp.CompletionItem(key, kind=lsp.CompletionItemKind.Property,
                                    documentation=text or None, insert_text=f"{key}: ")
                 for key, text in sorted(keys.items())]
@@ -253,7 +261,7 @@ def _about(analysis: Analysis, path: Path, position: lsp.Position,
                 return f"`vars.{here[1].name}` = `{done.variables[here[1].name]!r}`"
     ctx = context_at(lines, position.line, start)
     if line[end:end + 1] == ":" and ctx.value_of is None:
-        about = describe(ctx.path, text, scenario=is_scenario_file(path))
+        about = describe(ctx.path, text, language=file_kind(path))
         if about:
             return f"`{text}`: {about}"
     if here is not None and here[1].kind in KINDS:

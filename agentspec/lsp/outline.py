@@ -1,4 +1,5 @@
-"""Document symbols: a file's sections and names, inline sub-agents under their agent."""
+"""Document symbols: the agent tree as the spec builds it (`agenttree`), then a file's
+sections and names, inline sub-agents under their agent."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from agentspec.lsp.agenttree import agent_tree
 from agentspec.lsp.analysis import Analysis
 from agentspec.lsp.positions import range_of
 from agentspec.parse import PosNode
@@ -15,12 +17,14 @@ __all__ = ["document_symbols"]
 
 
 def document_symbols(analysis: Analysis, path: Path) -> list[lsp.DocumentSymbol]:
-    """The sections and their names; inline sub-agents nested under their agent."""
+    """The agent tree, then the sections and their names; inline sub-agents nested under
+    their agent."""
     index = analysis.index(path)
     if index is None or index.positions is None:
         return []
     lines = list(index.source.lines)
-    symbols: list[lsp.DocumentSymbol] = []
+    tree = agent_tree(analysis, path, lines)
+    symbols: list[lsp.DocumentSymbol] = [tree] if tree is not None else []
     kinds = {"agents": lsp.SymbolKind.Class, "tools": lsp.SymbolKind.Function,
              "models": lsp.SymbolKind.Object, "backends": lsp.SymbolKind.Module,
              "vars": lsp.SymbolKind.Variable, "state": lsp.SymbolKind.Field}

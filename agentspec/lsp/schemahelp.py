@@ -1,5 +1,6 @@
-"""The JSON Schema of the spec language at a key path: the keys it allows there and what a
-key means (its description), for completion and hover."""
+"""The JSON Schema of a file's language (a spec, a scenario file, an eval file) at a key
+path: the keys it allows there and what a key means (its description), for completion and
+hover."""
 
 from __future__ import annotations
 
@@ -13,11 +14,16 @@ Schema = dict[str, Any]
 
 
 @functools.cache
-def _schema(scenario: bool) -> Schema:
-    if scenario:
+def _schema(language: str) -> Schema:
+    """`language`: `spec`, `scenario` or `eval` (`analysis.file_kind`)."""
+    if language == "scenario":
         from agentspec.testing.schema import scenario_json_schema
 
         return scenario_json_schema()
+    if language == "eval":
+        from agentspec.evaluation.schema import eval_json_schema
+
+        return eval_json_schema()
     from agentspec.language.schema import json_schema
 
     return json_schema()
@@ -58,8 +64,8 @@ def _child(root: Schema, node: Schema, key: str) -> list[Schema]:
     return found
 
 
-def _at(path: list[str], scenario: bool) -> list[Schema]:
-    root = _schema(scenario)
+def _at(path: list[str], language: str) -> list[Schema]:
+    root = _schema(language)
     nodes: list[Schema] = [root]
     for key in path:
         nodes = [child for node in nodes for child in _child(root, node, key)]
@@ -68,21 +74,21 @@ def _at(path: list[str], scenario: bool) -> list[Schema]:
     return nodes
 
 
-def keys_at(path: list[str], *, scenario: bool = False) -> dict[str, str]:
+def keys_at(path: list[str], *, language: str = "spec") -> dict[str, str]:
     """The keys a mapping at `path` may hold, each with its description."""
-    root = _schema(scenario)
+    root = _schema(language)
     keys: dict[str, str] = {}
-    for node in _at(path, scenario):
+    for node in _at(path, language):
         for option in _alternatives(root, node):
             for key, sub in option.get("properties", {}).items():
                 keys.setdefault(key, _description(root, sub))
     return keys
 
 
-def describe(path: list[str], key: str, *, scenario: bool = False) -> str | None:
+def describe(path: list[str], key: str, *, language: str = "spec") -> str | None:
     """What `key` under `path` means, from the schema."""
-    root = _schema(scenario)
-    for node in _at(path, scenario):
+    root = _schema(language)
+    for node in _at(path, language):
         for sub in _child(root, node, key):
             text = _description(root, sub)
             if text:

@@ -168,7 +168,7 @@ def make_server() -> SpecServer:
     server.feature(lsp.TEXT_DOCUMENT_HOVER)(request(
         "hover", lambda ls, p, q: features.hover(ls.analysis, p, q.position), None))
     server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(
-        trigger_characters=[".", "[", " ", "{", ","]))(request(
+        trigger_characters=[".", "[", " ", "{", ",", ":"]))(request(
             "completion", lambda ls, p, q: features.completion(ls.analysis, p, q.position), []))
     server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix]))(request(

@@ -17,6 +17,7 @@ from ruamel.yaml.events import (
     SequenceStartEvent,
 )
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import Scanner
 
 __all__ = ["MAX_FLOW_DEPTH", "TooDeep", "TooMany", "compose"]
@@ -68,6 +69,20 @@ class _BoundedScanner(Scanner):
         if len(self.flow_context) >= MAX_FLOW_DEPTH:
             raise TooDeep(self.reader.get_mark())
         super().fetch_flow_collection_start(TokenClass, to_push)
+
+
+class _ResolverOnce(VersionedResolver):
+    """ruamel's resolver, choosing its YAML version's rules once per parse: libyaml's
+    composer tells it no `%YAML` directive, so the version cannot change while it composes,
+    and ruamel looked it up through two failing attribute lookups for every scalar (a fifth
+    of the parse of a large spec)."""
+
+    @property
+    def versioned_resolver(self) -> Any:
+        rules = self.__dict__.get("_rules")
+        if rules is None:
+            rules = self.__dict__["_rules"] = super().versioned_resolver
+        return rules
 
 
 _NESTING = {SequenceStartEvent: 1, MappingStartEvent: 1, SequenceEndEvent: -1,
@@ -167,6 +182,7 @@ def _compose_c(text: str) -> list[Node] | None:
     `{python: ...}` has: the colons inside words are replaced by a stand-in character of the
     same length, so marks do not move, and put back after composing."""
     fast = YAML(typ="safe")
+    fast.Resolver = _ResolverOnce
     if fast.Parser.__name__ != "CParser" or any(c in text for c in _YAML11_BREAKS):
         return None
     stand_in = _stand_in(text)

@@ -15,7 +15,7 @@ from agentspec.diagnostics import Diagnostic, Related, codes
 from agentspec.parse.compose import MAX_FLOW_DEPTH, TooDeep, TooMany, compose
 from agentspec.parse.positions import PosNode
 from agentspec.parse.syntax import mark_pos, syntax_error
-from agentspec.source import SourceFile, Span
+from agentspec.source import Pos, SourceFile, Span
 
 __all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "read_text", "type_name"]
 
@@ -29,6 +29,9 @@ _SCALAR_TAGS = {f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null", "t
 _MERGE_TAG = f"{_TAG}merge"
 #: ruamel tags the plain scalars `=` and `<<` as `value` and `merge`; as values they are text
 _TEXT_TAGS = {f"{_TAG}str", f"{_TAG}timestamp", f"{_TAG}value", _MERGE_TAG}
+_PLAIN_TAGS = _SCALAR_TAGS | _TEXT_TAGS
+_KEY_TAGS = (f"{_TAG}str", f"{_TAG}value")
+_INT_TAG, _SEQ_TAG, _MAP_TAG = f"{_TAG}int", f"{_TAG}seq", f"{_TAG}map"
 
 
 @dataclass
@@ -51,7 +54,13 @@ class _Abort(Exception):
 
 
 def _span(file: str, node: Node) -> Span:
-    return Span(file, mark_pos(node.start_mark), mark_pos(node.end_mark))
+    start, end = node.start_mark, node.end_mark  # mark_pos, inlined: a span per node
+    return Span(file, Pos(start.line + 1, start.column + 1), Pos(end.line + 1, end.column + 1))
+
+
+def _tag(node: Node) -> str:
+    """`str(node.tag)`, without the property in between (once per node)."""
+    return "None" if node.ctag is None else str(node.ctag)
 
 
 _NULLS = ("", "~", "null", "Null", "NULL")
@@ -140,12 +149,12 @@ class _Converter:
             self.active.discard(id(node))
 
     def _convert(self, node: Node) -> tuple[Any, PosNode]:
-        tag = str(node.tag)
+        tag = _tag(node)
         span = _span(self.file, node)
         if isinstance(node, ScalarNode):
-            if tag not in _SCALAR_TAGS | _TEXT_TAGS:
+            if tag not in _PLAIN_TAGS:
                 return self._custom_tag(node, span)
-            if tag == f"{_TAG}int" and _digits(node.value) > MAX_DIGITS:
+            if tag == _INT_TAG and _digits(node.value) > MAX_DIGITS:
                 self.diagnostics.append(codes.NUMBER_TOO_LARGE(
                     f"the number has {_digits(node.value):,} digits; at most {MAX_DIGITS} are "
                     "allowed", span, hint="quote it if it is text"))
@@ -163,7 +172,7 @@ class _Converter:
                 value = value.translate(self.restore)
             return value, PosNode(span)
         if isinstance(node, SequenceNode):
-            if tag != f"{_TAG}seq":
+            if tag != _SEQ_TAG:
                 return self._custom_tag(node, span)
             items, positions = [], PosNode(span)
             for index, item in enumerate(node.value):
@@ -171,7 +180,7 @@ class _Converter:
                 items.append(value)
                 positions.children[index] = pos
             return items, positions
-        if isinstance(node, MappingNode) and tag == f"{_TAG}map":
+        if isinstance(node, MappingNode) and tag == _MAP_TAG:
             return self._mapping(node, span)
         return self._custom_tag(node, span)
 
@@ -186,7 +195,7 @@ class _Converter:
         positions = PosNode(span)
         merged: list[tuple[dict[str, Any], PosNode]] = []
         for key_node, value_node in node.value:
-            if str(key_node.tag) == _MERGE_TAG:
+            if _tag(key_node) == _MERGE_TAG:
                 merged.extend(self._merge_sources(value_node))
                 continue
             key = self._key(key_node)
@@ -225,7 +234,7 @@ class _Converter:
         return sources
 
     def _key(self, node: Node) -> str | None:
-        if isinstance(node, ScalarNode) and str(node.tag) in (f"{_TAG}str", f"{_TAG}value"):
+        if isinstance(node, ScalarNode) and _tag(node) in _KEY_TAGS:
             return str(node.value).translate(self.restore)
         if isinstance(node, ScalarNode):
             self.diagnostics.append(codes.INVALID_KEY(

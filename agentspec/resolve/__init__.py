@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
+from typing import Any
 
 from agentspec.diagnostics import Diagnostic
 from agentspec.resolve.agents import apply_defaults, apply_extends, flatten_inline_agents
@@ -19,7 +19,7 @@ __all__ = ["Document", "Loaded", "check_overlays", "load_tree", "resolve"]
 def resolve(loaded: Document, *, environment: str | None, environ: Mapping[str, str],
             sources: Mapping[str, SourceFile]) -> tuple[Document, list[Diagnostic]]:
     """Turn the merged document into the one the checks read, for one environment."""
-    doc = Document(copy.deepcopy(loaded.data), loaded.pos)
+    doc = Document(_copied(loaded.data), loaded.pos)
     found: list[Diagnostic] = []
     if environment is not None:
         found += apply_environment(doc, environment)
@@ -28,3 +28,13 @@ def resolve(loaded: Document, *, environment: str | None, environ: Mapping[str, 
     found += apply_extends(doc)
     apply_defaults(doc)
     return doc, found
+
+
+def _copied(value: Any) -> Any:
+    """A copy of parsed data (mappings, lists and scalars only): `copy.deepcopy` without
+    its memo, a third of the time on a large spec."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value

@@ -30,6 +30,10 @@ class Context:
     #: agents with structural errors: parts of them were cut out before these checks
     broken: set[str] = field(default_factory=set)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: `project.spec_paths`: the spec's paths, found once for the checks that read them
+    paths: list[tuple[tuple[str | int, ...], str, str]] | None = None
+    #: `directory_of` by file name: resolving a path asks the file system, per component
+    directories: dict[str, FsPath] = field(default_factory=dict)
 
     def report(self, diagnostic: Diagnostic) -> None:
         self.diagnostics.append(diagnostic)
@@ -45,8 +49,12 @@ class Context:
 
     def directory_of(self, span: Span) -> FsPath:
         """The directory of the file a value was written in: its paths are relative to it."""
-        source = self.sources.get(span.file)
-        return resolved(source.path if source else FsPath(span.file)).parent
+        found = self.directories.get(span.file)
+        if found is None:
+            source = self.sources.get(span.file)
+            found = resolved(source.path if source else FsPath(span.file)).parent
+            self.directories[span.file] = found
+        return found
 
     def outside(self, target: FsPath, span: Span, what: str, written: str = "") -> bool:
         """Whether `target` (written `written` at `span`) leads outside the project without

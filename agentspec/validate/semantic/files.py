@@ -8,11 +8,11 @@ from pathlib import Path as FsPath
 from agentspec.contract.backend_sources import backend_path
 from agentspec.diagnostics import codes
 from agentspec.language.agents import LlmAgent, SkillsConfig
-from agentspec.parse import PosNode, load_text, read_text
+from agentspec.parse import Parsed, PosNode, load_text, read_text
 from agentspec.project_files import display_name, is_dir, is_file, list_dir
 from agentspec.source import SourceFile, Span
 from agentspec.validate.semantic.context import Context
-from agentspec.validate.semantic.project import path_fields
+from agentspec.validate.semantic.project import spec_paths
 
 __all__ = ["check_files", "existing_path", "read_text_file", "skill_dirs"]
 
@@ -90,8 +90,7 @@ def _check_skill(ctx: Context, folder: FsPath, span: Span) -> None:
         return
     end = closing[1].start()
     header = text[:end]
-    # parse what follows the opening fence, behind an empty line so line numbers match the file
-    parsed = load_text("\n" + header.split("\n", 1)[1], path=skill_md, display=source.name)
+    parsed = _frontmatter(header, skill_md, source.name)
     problems = [d for d in parsed.diagnostics if d.is_error and d.code != "AS007"]
     for problem in problems:
         ctx.report(codes.SKILL_INVALID(f"the frontmatter is not valid YAML: {problem.message}",
@@ -99,6 +98,24 @@ def _check_skill(ctx: Context, folder: FsPath, span: Span) -> None:
     if not problems:
         front = parsed.value if isinstance(parsed.value, dict) else {}
         _check_frontmatter(ctx, folder, front, parsed.positions, top)
+
+
+#: each frontmatter parsed, by its text and file: an editor checks the same skills again
+#: at every keystroke (only read, never changed, by the checks)
+_PARSED: dict[tuple[str, FsPath, str], Parsed] = {}
+
+
+def _frontmatter(header: str, skill_md: FsPath, name: str) -> Parsed:
+    """What follows the opening fence, parsed behind an empty line so that line numbers
+    match the file."""
+    key = (header, skill_md, name)
+    parsed = _PARSED.get(key)
+    if parsed is None:
+        parsed = load_text("\n" + header.split("\n", 1)[1], path=skill_md, display=name)
+        if len(_PARSED) >= 256:
+            _PARSED.clear()
+        _PARSED[key] = parsed
+    return parsed
 
 
 def _check_frontmatter(ctx: Context, folder: FsPath, front: dict[str, object],
@@ -156,7 +173,7 @@ def _skills(ctx: Context, name: str, agent: LlmAgent) -> None:
 def _fixed_directories(ctx: Context) -> None:
     """Backend roots and MCP working directories are fixed when the spec is built, so that
     validate can see where they lead."""
-    for where, text, kind in path_fields(ctx.spec):
+    for where, text, kind in spec_paths(ctx):
         if kind == "directory" and where[-1] in ("root", "cwd") and "${" in text:
             ctx.report(codes.BAD_INTERPOLATION(
                 f"`{text}` uses `${{...}}`; directories are fixed when the spec is built",

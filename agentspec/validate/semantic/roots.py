@@ -21,7 +21,7 @@ from agentspec.language.backends import FilesystemBackend, SandboxBackend, Shell
 from agentspec.parse import Path
 from agentspec.project_files import resolved
 from agentspec.validate.semantic.context import Context
-from agentspec.validate.semantic.project import SQLITE, path_fields
+from agentspec.validate.semantic.project import SQLITE, spec_paths
 from agentspec.validate.semantic.pyrefs import python_refs
 
 __all__ = ["Located", "check_roots", "located", "roots"]
@@ -130,7 +130,7 @@ def _project_files(ctx: Context) -> Iterator[tuple[FsPath, str]]:
         yield spec_dir / ctx.spec.name, "the package `agentspec build` writes"
     if (ctx.project.root / ".git").exists():
         yield ctx.project.root / ".git", "the git repository (its hooks run on the host)"
-    for where, text, kind in path_fields(ctx.spec):
+    for where, text, kind in spec_paths(ctx):
         if kind == "sqlite" and text.startswith(SQLITE) and "${" not in text:
             yield (ctx.directory_of(ctx.at(*where)) / text.removeprefix(SQLITE),
                    "an SQLite store")

@@ -3,6 +3,7 @@ take (AS406: what `agentspec.contract.adk_schemas` refuses, build would refuse t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from agentspec.contract.adk_schemas import input_schema_problems, output_schema_problems
@@ -12,11 +13,23 @@ from agentspec.validate.semantic.context import Context
 __all__ = ["check_schemas"]
 
 
-def _problems(schema: dict[str, Any]) -> list[tuple[str, tuple[str | int, ...]]]:
-    from jsonschema import Draft202012Validator  # deferred: only specs with schemas pay for it
+#: the problems of each schema met, by its JSON text: an editor checks the same schemas
+#: again at every keystroke
+_SEEN: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}
 
-    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    return [(error.message, tuple(error.path)) for error in meta.iter_errors(schema)]
+
+def _problems(schema: dict[str, Any]) -> list[tuple[str, tuple[str | int, ...]]]:
+    key = json.dumps(schema, sort_keys=True, default=repr)
+    found = _SEEN.get(key)
+    if found is None:
+        from jsonschema import Draft202012Validator  # deferred: only specs with schemas pay
+
+        meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+        found = [(error.message, tuple(error.path)) for error in meta.iter_errors(schema)]
+        if len(_SEEN) >= 256:
+            _SEEN.clear()
+        _SEEN[key] = found
+    return list(found)
 
 
 def check_schemas(ctx: Context) -> None:

@@ -10,10 +10,12 @@ from agentspec.diagnostics import Related, codes
 from agentspec.language.agents import KIND_MODELS, LlmAgent
 from agentspec.parse import Path
 from agentspec.resolve.agents import LLM_KINDS, kind_of
+from agentspec.resolve.document import Document
 from agentspec.validate.semantic.context import Context
 from agentspec.validate.semantic.offline_hint import offline_hint
 
-__all__ = ["MAX_AGENT_DEPTH", "MAX_AGENTS_BUILT", "Edge", "check_tree", "edges", "find_root"]
+__all__ = ["MAX_AGENT_DEPTH", "MAX_AGENTS_BUILT", "Edge", "check_tree", "document_edges", "edges",
+           "find_root"]
 
 #: agents nested below the root (ADK, lowering and planning walk the tree recursively)
 MAX_AGENT_DEPTH = 100
@@ -33,17 +35,17 @@ def _items(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def _tool_edges(ctx: Context, name: str, tools: object, path: Path) -> Iterator[Edge]:
+def _tool_edges(doc: Document, name: str, tools: object, path: Path) -> Iterator[Edge]:
     for index, tool in enumerate(_items(tools)):
         if isinstance(tool, dict) and isinstance(tool.get("agent"), str):
             yield Edge(name, tool["agent"], (*path, index, "agent"), False)
         elif isinstance(tool, str):
-            target = ctx.doc.section("tools").get(tool)
+            target = doc.section("tools").get(tool)
             if isinstance(target, dict) and isinstance(target.get("agent"), str):
                 yield Edge(name, target["agent"], (*path, index), False)
 
 
-def _agent_edges(ctx: Context, name: str, agent: dict[str, Any]) -> Iterator[Edge]:
+def _agent_edges(doc: Document, name: str, agent: dict[str, Any]) -> Iterator[Edge]:
     """Edges read from the resolved data, so an agent with a structural error keeps its
     place in the tree and its children are not mistaken for roots; only fields the agent's
     kind takes count (a misplaced field is reported on its own)."""
@@ -54,10 +56,10 @@ def _agent_edges(ctx: Context, name: str, agent: dict[str, Any]) -> Iterator[Edg
             if isinstance(child, str):
                 yield Edge(name, child, (*base, "sub_agents", index), True)
     if "tools" in takes:
-        yield from _tool_edges(ctx, name, agent.get("tools"), (*base, "tools"))
+        yield from _tool_edges(doc, name, agent.get("tools"), (*base, "tools"))
     worker = agent.get("worker")
     if "worker" in takes and isinstance(worker, dict):
-        yield from _tool_edges(ctx, name, worker.get("tools"), (*base, "worker", "tools"))
+        yield from _tool_edges(doc, name, worker.get("tools"), (*base, "worker", "tools"))
     task = agent.get("task")
     if "task" in takes and isinstance(task, dict):
         for index, child in enumerate(_items(task.get("agents"))):
@@ -65,10 +67,16 @@ def _agent_edges(ctx: Context, name: str, agent: dict[str, Any]) -> Iterator[Edg
                 yield Edge(name, child, (*base, "task", "agents", index), False)
 
 
+def document_edges(doc: Document) -> list[Edge]:
+    """Every delegation of a resolved document, in document order (stable reports), to
+    any name (defined or not)."""
+    agents = doc.section("agents")
+    return [edge for name, agent in agents.items()
+            for edge in _agent_edges(doc, name, agent if isinstance(agent, dict) else {})]
+
+
 def edges(ctx: Context) -> list[Edge]:
-    found = [edge for name in ctx.doc.section("agents")  # document order: stable reports
-             for edge in _agent_edges(ctx, name, ctx.raw_agent(name))]
-    return [e for e in found if e.child in ctx.defined["agents"]]
+    return [e for e in document_edges(ctx.doc) if e.child in ctx.defined["agents"]]
 
 
 def _graph(all_edges: list[Edge]) -> dict[str, list[Edge]]:
