@@ -2,7 +2,7 @@
 'A deep coding and research assistant: it plans with a todo list, works on the files in ./workspace through a sandboxed shell (every command and file write needs your approval), follows the skills in ./skills, and delegates reviews, test runs and documentation lookups to sub-agents.'
 
 from agentspec.runtime.a2a_serve import a2a_server
-from agentspec.runtime.app import compaction, resumable
+from agentspec.runtime.app import compaction, history_scope, resumable
 from agentspec.runtime.blame import Blame
 from agentspec.runtime.dangling import PatchDanglingCalls
 from agentspec.runtime.env import expand
@@ -449,7 +449,7 @@ root_agent = assistant
 app = App(
     name='dev_assistant',
     root_agent=root_agent,
-    plugins=[PatchDanglingCalls(), Blame()],
+    plugins=[history_scope(), PatchDanglingCalls(), Blame()],
     events_compaction_config=compaction(
         summarizer_model=registry_model('gemini-2.5-flash'),
         token_threshold=838860,

@@ -2,7 +2,7 @@
 'A travel desk. A concierge answers quick questions and hands travelers to a booking specialist or a visa specialist, or to a trip-planning pipeline: it normalises the request, researches weather, sights and fares in parallel, drafts a day-by-day itinerary, and reviews it against the budget until the reviewer approves it. Every tool works offline on the sample data in travel_tools/data/.'
 
 from agentspec.runtime.a2a_serve import a2a_server
-from agentspec.runtime.app import compaction
+from agentspec.runtime.app import compaction, history_scope
 from agentspec.runtime.blame import Blame
 from agentspec.runtime.dangling import PatchDanglingCalls
 from agentspec.runtime.env import expand
@@ -661,6 +661,7 @@ app = App(
                 'secure payment page.'
             ),
         ),
+        history_scope(),
         UsageMeterPlugin(
             state_key='usage',
             max_model_calls_per_run=40,
