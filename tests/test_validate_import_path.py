@@ -23,7 +23,7 @@ NEVER = ("google.adk", "google.genai", "litellm", "agentspec.runtime", "agentspe
 #: only for a spec that has a scenario file (its names come from the lowered tree)
 SCENARIOS_ONLY = ("agentspec.testing.check", "agentspec.testing.names",
                   "agentspec.testing.models", "agentspec.ir.lower")
-#: only for a spec that has JSON schemas to check
+#: only for a spec with a JSON schema the quick meta-schema check cannot vouch for
 SCHEMAS_ONLY = ("jsonschema",)
 
 _RUN = textwrap.dedent("""\
@@ -92,3 +92,5 @@ def test_the_full_example_imports_no_later_stage() -> None:
     _, modules = validate_modules(FULL_EXAMPLE)
     assert "agentspec.testing.check" in modules  # it has a scenario file
     assert imported(modules, NEVER) == []
+    # its `output_schema` is plain: the quick meta-schema check vouches for it
+    assert imported(modules, SCHEMAS_ONLY) == []

@@ -1,0 +1,92 @@
+#!/usr/bin/env python
+"""Where the start-up of `agentspec validate` goes: the CPU time of the import steps of the
+validate path, each a prefix of the next, beside the LlmAgent import it is held to.
+
+    .venv/bin/python bench/validate_floor.py [--repeat N] [--spec PATH]
+
+CPU time (user + system of the child) rather than wall time, so that a busy machine changes
+the figures less; each row is the median of `--repeat` fresh interpreters, run in turns.
+It prints figures and asserts nothing. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = "from google.adk.agents import LlmAgent"
+AIM = 0.20
+
+#: (label, what the interpreter imports); each step adds to the one before it
+STEPS: list[tuple[str, str]] = [
+    ("interpreter start-up", "pass"),
+    ("pydantic.main", "import pydantic.main"),
+    ("+ click, ruamel.yaml", "import pydantic.main, click, ruamel.yaml"),
+    ("+ agentspec.cli", "import pydantic.main, click, ruamel.yaml, agentspec.cli"),
+    ("+ agentspec.language (the models)", "import agentspec.cli, agentspec.language"),
+    ("+ agentspec.validate.check", "import agentspec.cli, agentspec.validate.check"),
+    ("+ the kinds (and the IR they import)",
+     "import agentspec.cli, agentspec.validate.check, agentspec.kinds"),
+    ("+ lowering and the scenario check",
+     "import agentspec.cli, agentspec.validate.check, agentspec.kinds, agentspec.ir.lower, "
+     "agentspec.testing.names, agentspec.testing.check"),
+]
+
+# as bench/validate.py: the children write and read .pyc files like an installed package
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def cpu_seconds(argv: list[str]) -> float:
+    """User + system CPU time of one run of `argv`, its output discarded."""
+    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    pid = os.posix_spawn(argv[0], argv, CHILD_ENV, file_actions=null)
+    _, _, usage = os.wait4(pid, 0)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=7, help="runs per row (7)")
+    parser.add_argument("--spec", type=Path, default=ROOT / "specs" / "research_desk.yaml",
+                        help="the spec the last row validates (specs/research_desk.yaml)")
+    args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if not (hasattr(os, "posix_spawn") and hasattr(os, "wait4")):
+        print("needs os.posix_spawn and os.wait4 (POSIX)", file=sys.stderr)
+        return 1
+    python = sys.executable
+    rows: list[tuple[str, list[str]]] = [("LlmAgent import (the reference)",
+                                          [python, "-c", REFERENCE])]
+    rows += [(label, [python, "-c", code]) for label, code in STEPS]
+    rows.append((f"CLI validate {args.spec.name}",
+                 [python, "-m", "agentspec", "validate", str(args.spec)]))
+    for _, argv in rows:  # warm-up: .pyc files written, caches filled
+        cpu_seconds(argv)
+    times: dict[str, list[float]] = {label: [] for label, _ in rows}
+    os.chdir(ROOT)
+    for _ in range(args.repeat):
+        for label, argv in rows:
+            times[label].append(cpu_seconds(argv))
+    reference = statistics.median(times[rows[0][0]])
+    print(f"CPU time, median of {args.repeat} (python {sys.version.split()[0]}, "
+          f"{os.cpu_count()} CPUs); budget at {AIM:.2f}: {reference * AIM * 1000:.0f} ms")
+    width = max(len(label) for label, _ in rows)
+    print(f"{'step':<{width}}  {'CPU':>9}  {'x import':>8}  {'step adds':>9}")
+    before: float | None = None
+    for label, _ in rows:
+        median = statistics.median(times[label])
+        adds = "" if before is None or label == rows[-1][0] else \
+            f"{(median - before) * 1000:7.1f} ms"
+        print(f"{label:<{width}}  {median * 1000:6.1f} ms  {median / reference:8.3f}  {adds:>9}")
+        if label != rows[0][0]:
+            before = median
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
