@@ -34,6 +34,7 @@ Either event has no content (`FAILED_KEY` in its custom metadata): no model sees
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -74,6 +75,22 @@ SESSION: ContextVar[Session | None] = ContextVar("agentspec_summarization_sessio
 #: the run in progress, whose session a failure after the turn is appended to
 _RUN: ContextVar[InvocationContext | None] = ContextVar("agentspec_summarization_run",
                                                         default=None)
+#: set on a summarizer's error once the run has reported it (an event, `run`'s warning)
+_REPORTED = "_agentspec_reported"
+
+
+class _SaidAlready(logging.Filter):
+    """Drops ADK's own log of a failed summary (a warning with a traceback, which a plain
+    `agentspec run` prints to stderr) when agentspec has reported the failure already."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not getattr(error, _REPORTED, False)
+
+
+_ADK_COMPACTION_LOG = logging.getLogger("google_adk.google.adk.apps.compaction")
+if not any(isinstance(f, _SaidAlready) for f in _ADK_COMPACTION_LOG.filters):
+    _ADK_COMPACTION_LOG.addFilter(_SaidAlready())
 
 def history_file(directory: str, session: Session) -> str:
     """The history file of a conversation, `<directory>/<user id>/<session id>.md`, each id
@@ -168,8 +185,12 @@ class ReportingSummarizer(BaseEventsSummarizer):
             noted = _FAILURES.get()
             if noted is not None:  # the check before a model call yields it
                 noted.append(failure)
+                reported = True
             else:  # ADK's check after a turn, which would only log it
-                await _record_after_turn(failure, events)
+                reported = await _record_after_turn(failure, events)
+            if reported:
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(error, _REPORTED, True)
             raise
 
 
@@ -181,21 +202,22 @@ def failure_event(context: InvocationContext, author: str, failure: str) -> Even
                      "note": "the conversation went on unsummarized"}})
 
 
-async def _record_after_turn(failure: str, events: list[Event]) -> None:
+async def _record_after_turn(failure: str, events: list[Event]) -> bool:
     """Appends the failure to the session of the run that just ended. Without the run (a
     package built before the plugin was installed with every summarization), or when the
     run published is another conversation's (an earlier run in this task, of such a
-    package), the failure is logged, as ADK does."""
+    package), the failure is logged, as ADK does. Whether it was recorded."""
     context = _RUN.get()
     ours = context is not None and bool(
         {event.id for event in events} & {event.id for event in context.session.events})
     if context is None or not ours:
         _log.warning("summarization failed after the turn, so the conversation went on "
                      "unsummarized: %s", failure)
-        return
+        return False
     author = context.agent.name if context.agent is not None else "summarizer"
     await context.session_service.append_event(
         session=context.session, event=failure_event(context, author, failure))
+    return True
 
 
 class HistoryScope(BasePlugin):
