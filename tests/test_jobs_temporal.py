@@ -374,3 +374,75 @@ def test_jobs_answer_refuses_what_it_cannot_send(tmp_path: Path) -> None:
             (("approve",), 1, "only jobs on a temporal:// store wait for approvals")):
         result = CliRunner().invoke(cli, ["jobs", "--store", store, "answer", "job-1", *args])
         assert result.exit_code == code and said in result.output, (args, result.output)
+
+
+@pytest.mark.slow
+def test_a_call_asked_again_with_other_args_waits_for_a_new_answer(temporal: str) -> None:
+    """An attempt's gate stops a call whose key a person already answered, but with other
+    arguments (the journal gave the gate no answer: the person saw other ones): the workflow
+    waits for a person again and hands the next attempt the new answer, never the old one
+    (which made the workflow run attempts without end, none of them answerable)."""
+    import asyncio
+    import threading
+
+    from temporalio import activity
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    from agentspec.runtime.jobs.temporal_workflow import (
+        ANSWER,
+        APPROVALS,
+        RUN_ACTIVITY,
+        JobWorkflow,
+    )
+
+    url = task_queue_url(temporal)
+    queue = url.split("task_queue=")[1].split("&")[0]
+    key = json.dumps(["tool", "cruncher", "write", 0])
+    given: list[dict[str, Any]] = []
+
+    def asked(args: dict[str, Any]) -> dict[str, Any]:
+        return {APPROVALS: [{"key": key, "agent": "cruncher", "tool": "write", "args": args,
+                             "question": "Write it?", "decisions": ["approve", "reject"]}]}
+
+    @activity.defn(name=RUN_ACTIVITY)
+    async def run(record: dict[str, Any], entries: list[dict[str, Any]],
+                  decisions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        given.append(dict(decisions or {}))
+        if len(given) == 1:
+            return asked({"path": "a.txt"})
+        if len(given) == 2:  # the gate saw other args than the person: it asks again
+            return asked({"path": "../b.txt"})
+        return {ANSWER: json.dumps((decisions or {}).get(key, {}).get("args"))}
+
+    stop = threading.Event()
+
+    def work() -> None:
+        async def main() -> None:
+            client = await Client.connect(temporal)
+            async with Worker(client, task_queue=queue, workflows=[JobWorkflow],
+                              activities=[run]):
+                await asyncio.to_thread(stop.wait)
+        asyncio.run(main())
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    store = open_store(url)
+    try:
+        job, _ = store.enqueue(_request())
+        wait_for(lambda: store.approvals(job.id), timeout=60, what="the first question")
+        store.answer(job.id, None, "approve")
+        [again] = wait_for(lambda: (found := store.approvals(job.id)) and
+                           found[0]["args"] != {"path": "a.txt"} and found, timeout=60,
+                           what="the question asked again with the new arguments")
+        assert again["args"] == {"path": "../b.txt"}
+        store.answer(job.id, None, "reject")
+        done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                        found.status in ("DONE", "FAILED") and found, timeout=60,
+                        what="the job to finish")
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+        store.close()
+    assert (done.status, done.result) == ("DONE", json.dumps({"path": "../b.txt"}))
+    assert len(given) == 3 and given[2][key]["kind"] == "reject", given

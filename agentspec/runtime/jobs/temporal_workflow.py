@@ -137,6 +137,10 @@ class JobWorkflow:
             return
 
     async def _wait_for_people(self, asked: list[dict[str, Any]]) -> None:
+        # a call asked again was not given its earlier answer (the person saw other
+        # arguments): that answer is spent, and the call waits for a new one
+        for call in asked:
+            self.decisions.pop(call["key"], None)
         self.approvals = asked
         tools = ", ".join(f"`{call['tool']}`" for call in asked)
         self._update(last_event=f"waiting for a person to answer the call to {tools} "
