@@ -436,6 +436,12 @@ def test_a_call_asked_again_with_other_args_waits_for_a_new_answer(temporal: str
                            found[0]["args"] != {"path": "a.txt"} and found, timeout=60,
                            what="the question asked again with the new arguments")
         assert again["args"] == {"path": "../b.txt"}
+        # an answer sent for what a person saw before the call was asked again is dropped
+        stale = {"key": key, "args": {"path": "a.txt"}, "kind": "approve"}
+        async def send_stale() -> None:
+            handle = store._handle(await store._connect(), job.id)  # type: ignore[attr-defined]
+            await handle.signal("decide", stale)
+        store._call(send_stale())  # type: ignore[attr-defined]
         store.answer(job.id, None, "reject")
         done = wait_for(lambda: (found := store.get(job.id)) is not None and
                         found.status in ("DONE", "FAILED") and found, timeout=60,

@@ -263,7 +263,8 @@ class TemporalStore:
                              f"{', '.join(call['decisions'])}, not {kind}")
         client = await self._connect()
         await self._handle(client, job_id).signal("decide", {
-            "key": call["key"], "kind": kind, "edit": edit, "message": message})
+            "key": call["key"], "args": call["args"], "kind": kind, "edit": edit,
+            "message": message})
         return call
 
     def retry(self, job_id: str) -> Job | None:

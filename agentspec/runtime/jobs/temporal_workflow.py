@@ -155,12 +155,14 @@ class JobWorkflow:
 
     @workflow.signal(name="decide")
     def decide(self, decision: dict[str, Any]) -> None:
-        """A person's answer to a waiting call: {key, kind, edit?, message?}. One that names
-        no waiting call, repeats an answer or is not offered is dropped (`agentspec jobs
-        answer` checks the memo first and says so)."""
+        """A person's answer to a waiting call: {key, args, kind, edit?, message?}, `args`
+        those the person was shown. One that names no waiting call, was shown other
+        arguments (the call was asked again meanwhile), repeats an answer or is not offered
+        is dropped (`agentspec jobs answer` checks the memo first and says so)."""
         key = decision.get("key")
         waiting = next((call for call in self.approvals if call["key"] == key), None)
         if waiting is None or key in self.decisions or \
+                decision.get("args") != waiting["args"] or \
                 decision.get("kind") not in waiting["decisions"]:
             return
         self.decisions[str(key)] = {"kind": decision["kind"], "args": waiting["args"],
