@@ -617,3 +617,36 @@ def test_an_empty_secret_stops_the_build_naming_the_scheme(
     _, problems = build_objects(compiled)
     assert [p.code for p in problems] == ["AS403"]
     assert "the `api_key` credential of a tool's `auth` is empty" in problems[0].message
+
+
+def _ref_bomb(width: int, depth: int) -> str:
+    """A few kilobytes whose schemas refer `width` times to the next, `depth` deep."""
+    schemas = {f"S{i}": {"type": "object", "properties": {
+        f"p{j}": {"$ref": f"#/components/schemas/S{i + 1}"} for j in range(width)}}
+        for i in range(depth)}
+    schemas[f"S{depth}"] = {"type": "string"}
+    return json.dumps({
+        "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/x": {"post": {"operationId": "x", "requestBody": {"content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}},
+            "responses": {"200": {"description": "ok"}}}}},
+        "components": {"schemas": schemas}})
+
+
+def test_references_that_expand_without_bound_are_refused(tmp_path: Path) -> None:
+    """ADK puts each `$ref`'s target in its place when it loads a document: 4 KB of
+    schemas referring six times to the next, twelve deep, made billions of values, and the
+    build or the app load ran for ever. Validate refuses it (AS327), the load too; a schema
+    that refers to itself (a tree) is fine."""
+    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+
+    bomb = _ref_bomb(6, 12)
+    assert _codes(tmp_path, bomb, "{openapi: api.yaml}") == ["AS327 api.yaml"]
+    with pytest.raises(OpenApiDocumentError, match="expands to more than 100,000 values"):
+        openapi_toolset(tmp_path / "api.yaml", operations=None, prefix=None, server=None,
+                        private_network=False, auth_scheme=None, auth_credential=None)
+    tree = json.loads(_ref_bomb(1, 1))
+    tree["components"]["schemas"]["S0"]["properties"]["p0"]["$ref"] = \
+        "#/components/schemas/S0"
+    assert _codes(tmp_path, json.dumps(tree), "{openapi: api.yaml}") == []

@@ -15,6 +15,8 @@ from google.adk.tools.openapi_tool import OpenAPIToolset
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from agentspec.contract.openapi import MAX_EXPANDED, expanded_size
+
 __all__ = ["OpenApiDocumentError", "openapi_toolset"]
 
 
@@ -41,6 +43,11 @@ def _read(document: str | os.PathLike[str]) -> dict[str, Any]:
                                    f"JSON: {error}") from None
     if not isinstance(data, dict):
         raise OpenApiDocumentError(f"the OpenAPI document `{path}` is not a mapping")
+    if expanded_size(data) > MAX_EXPANDED:
+        raise OpenApiDocumentError(
+            f"the OpenAPI document `{path}` expands to more than {MAX_EXPANDED:,} values "
+            "once each `$ref` is replaced by what it points at; run `agentspec validate` "
+            "on the spec")
     return data
 
 

@@ -7,7 +7,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path as FsPath
 from typing import Any
 
-from agentspec.contract.openapi import METHODS, private_host, resolve, tool_names
+from agentspec.contract.openapi import (
+    MAX_EXPANDED,
+    METHODS,
+    expanded_size,
+    private_host,
+    resolve,
+    tool_names,
+)
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.language.tools import OpenApiTool
 from agentspec.parse import PosNode, load_text
@@ -89,6 +96,13 @@ def _structure(ctx: Context, name: str, document: dict[str, Any], pos: PosNode,
                 f"`$ref: {ref}` points outside the document; ADK resolves only references "
                 "inside it", pos.value_span(where),
                 hint="inline the referenced part, or bundle the document into one file"))
+    if good and expanded_size(document) > MAX_EXPANDED:
+        ctx.report(codes.OPENAPI_DOCUMENT(
+            f"the OpenAPI document of `{name}` expands to more than {MAX_EXPANDED:,} values "
+            "once each `$ref` is replaced by what it points at, as ADK does when it loads "
+            "it", top, hint="make the schemas refer to each other less deeply, or split "
+            "the API into several documents"))
+        return False
     for path, item in paths.items():
         if isinstance(resolve(document, item), dict):
             continue
