@@ -650,3 +650,23 @@ def test_references_that_expand_without_bound_are_refused(tmp_path: Path) -> Non
     tree["components"]["schemas"]["S0"]["properties"]["p0"]["$ref"] = \
         "#/components/schemas/S0"
     assert _codes(tmp_path, json.dumps(tree), "{openapi: api.yaml}") == []
+
+
+def test_an_operation_the_document_gained_after_the_build_is_not_offered(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `operations`, the app offers the operations the spec was compiled (and its
+    approvals named, and diff reviewed) with: a document edited afterwards that renames
+    the gated `deletePet` to `removePet` gave the model an ungated `remove_pet` (the app
+    reads the document when it loads)."""
+    path = _project(tmp_path)
+    spec = path.read_text().replace("    operations: [show_pet_by_id, delete_pet]\n", "")
+    path.write_text(spec.replace("    prefix: pets\n", ""))
+    compiled = compile_spec(path, environ=_env(api, monkeypatch))
+    assert compiled.ok, [(d.code, d.message) for d in compiled.diagnostics]
+    document = tmp_path / "apis" / "petstore.yaml"
+    document.write_text(DOCUMENT.replace("deletePet", "removePet"))
+    app, problems = build_objects(compiled)
+    assert problems == []
+    [toolset] = app.root_agent.tools
+    names = sorted(tool.name for tool in asyncio.run(toolset.get_tools()))
+    assert names == ["list_pets", "show_pet_by_id"]
