@@ -258,6 +258,9 @@ class TemporalStore:
             raise StoreError(f"job {job_id} has no waiting call {index} (it has "
                              f"{len(waiting)})")
         call = waiting[index - 1]
+        if call.get("answered"):
+            raise StoreError(f"the call to `{call['tool']}` of job {job_id} was already "
+                             f"answered ({call['answered']}); a call takes one answer")
         if kind not in call["decisions"]:
             raise StoreError(f"the call to `{call['tool']}` offers "
                              f"{', '.join(call['decisions'])}, not {kind}")

@@ -168,6 +168,11 @@ class JobWorkflow:
         self.decisions[str(key)] = {"kind": decision["kind"], "args": waiting["args"],
                                     "edit": decision.get("edit"),
                                     "message": decision.get("message")}
+        if workflow.patched("agentspec-answered-in-memo"):  # replays older histories as they ran
+            # shown to `jobs answer`, which refuses a second answer instead of reporting
+            # one the workflow drops
+            waiting["answered"] = decision["kind"]
+            self._update()
 
     @workflow.signal(name="record")
     def record(self, entry: dict[str, Any]) -> None:
