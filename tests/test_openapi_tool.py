@@ -670,3 +670,28 @@ def test_an_operation_the_document_gained_after_the_build_is_not_offered(
     [toolset] = app.root_agent.tools
     names = sorted(tool.name for tool in asyncio.run(toolset.get_tools()))
     assert names == ["list_pets", "show_pet_by_id"]
+
+
+def test_a_server_url_in_a_diagnostic_shows_no_secret(tmp_path: Path) -> None:
+    """AS329/AS330 quote the server URL: its password and query values were printed as
+    written (into CI logs), from the tool's `server` and from the document's `servers`."""
+    from agentspec.validate.check import check
+
+    document = GOOD.replace("https://pets.example.com/v1",
+                            "http://admin:hunter2-pw@10.0.0.4/v1?key=qs-s3cret")
+    (tmp_path / "api.yaml").write_text(document)
+    (tmp_path / "agent.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: checked
+        tools:
+          api: {openapi: api.yaml}
+          other: {openapi: api.yaml, server: "http://bob:lit-pw-1@10.0.0.5/v1?t=qs-t0ken"}
+          bad: {openapi: api.yaml, server: "ftp://carol:ftp-pw-2@files.example.com/"}
+        agents:
+          lead: {model: gemini-2.5-flash, instruction: Go., tools: [api, other, bad]}
+        """))
+    found = check(tmp_path / "agent.yaml").diagnostics
+    assert sorted(d.code for d in found) == ["AS329", "AS330", "AS330"]
+    said = " ".join(f"{d.message} {d.hint}" for d in found)
+    for secret in ("hunter2-pw", "qs-s3cret", "lit-pw-1", "qs-t0ken", "ftp-pw-2"):
+        assert secret not in said, secret
