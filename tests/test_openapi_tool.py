@@ -695,3 +695,24 @@ def test_a_server_url_in_a_diagnostic_shows_no_secret(tmp_path: Path) -> None:
     said = " ".join(f"{d.message} {d.hint}" for d in found)
     for secret in ("hunter2-pw", "qs-s3cret", "lit-pw-1", "qs-t0ken", "ftp-pw-2"):
         assert secret not in said, secret
+
+
+def test_a_document_changed_into_a_bomb_after_validate_is_an_error_at_load(
+        tmp_path: Path) -> None:
+    """The app reads the document again when it loads: nested 200,000 deep it raised a
+    RecursionError (a traceback, not the project's file named); YAML aliases nested ten
+    deep (10^10 values from a few lines) are measured without walking each copy."""
+    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+
+    aliases = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n"
+                      for i in range(1, 11))
+    for text, problem in (
+            ('{"openapi": "3.0.0", "paths": ' + "[" * 200_000 + "]" * 200_000 + "}",
+             "nests too deeply"),
+            (f"openapi: 3.0.0\na0: &a0 x\n{aliases}paths: {{}}\n",
+             "expands to more than 100,000 values")):
+        (tmp_path / "api.yaml").write_text(text)
+        with pytest.raises(OpenApiDocumentError, match=problem):
+            openapi_toolset(tmp_path / "api.yaml", operations=None, prefix=None,
+                            server=None, private_network=False, auth_scheme=None,
+                            auth_credential=None)

@@ -60,6 +60,7 @@ def expanded_size(document: Mapping[str, Any]) -> int:
     ever when it loads the document."""
     sizes: dict[str, int] = {}
     open_refs: set[str] = set()
+    shared: dict[int, int] = {}  # by id: a YAML alias makes one node appear many times
 
     def size(value: Any) -> int:
         if isinstance(value, Mapping):
@@ -72,10 +73,14 @@ def expanded_size(document: Mapping[str, Any]) -> int:
                     sizes[ref] = size(resolve(document, {"$ref": ref}))
                     open_refs.discard(ref)
                 return 1 + sizes[ref]
-            return 1 + sum(size(item) for item in value.values())
-        if isinstance(value, list):
-            return 1 + sum(size(item) for item in value)
-        return 1
+            items: Any = value.values()
+        elif isinstance(value, list):
+            items = value
+        else:
+            return 1
+        if id(value) not in shared:
+            shared[id(value)] = 1 + sum(size(item) for item in items)
+        return shared[id(value)]
 
     return size(document)
 

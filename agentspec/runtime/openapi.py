@@ -25,6 +25,13 @@ class OpenApiDocumentError(RuntimeError):
     files, not agentspec, are at fault."""
 
 
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)  # JSON first: fast, and a YAML document is rarely JSON
+    except ValueError:  # validate read it as YAML (JSON is YAML), whatever its name
+        return YAML(typ="safe", pure=True).load(text)
+
+
 def _read(document: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(document)
     try:
@@ -33,17 +40,17 @@ def _read(document: str | os.PathLike[str]) -> dict[str, Any]:
         raise OpenApiDocumentError(f"cannot read the OpenAPI document `{path}`: {error}; "
                                    "run `agentspec validate` on the spec") from None
     try:
-        data = json.loads(text)  # JSON first: fast, and a YAML document is rarely JSON
-    except ValueError:
-        data = None
-    try:  # validate read it as YAML (JSON is YAML), whatever its name
-        data = YAML(typ="safe", pure=True).load(text) if data is None else data
+        data = _parsed(text)
+        size = expanded_size(data) if isinstance(data, dict) else 0
     except YAMLError as error:
         raise OpenApiDocumentError(f"the OpenAPI document `{path}` is not valid YAML or "
                                    f"JSON: {error}") from None
+    except RecursionError:
+        raise OpenApiDocumentError(f"the OpenAPI document `{path}` nests too deeply; run "
+                                   "`agentspec validate` on the spec") from None
     if not isinstance(data, dict):
         raise OpenApiDocumentError(f"the OpenAPI document `{path}` is not a mapping")
-    if expanded_size(data) > MAX_EXPANDED:
+    if size > MAX_EXPANDED:
         raise OpenApiDocumentError(
             f"the OpenAPI document `{path}` expands to more than {MAX_EXPANDED:,} values "
             "once each `$ref` is replaced by what it points at; run `agentspec validate` "
