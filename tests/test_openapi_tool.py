@@ -716,3 +716,28 @@ def test_a_document_changed_into_a_bomb_after_validate_is_an_error_at_load(
             openapi_toolset(tmp_path / "api.yaml", operations=None, prefix=None,
                             server=None, private_network=False, auth_scheme=None,
                             auth_credential=None)
+
+
+def test_diff_shows_a_server_without_a_token_in_its_user_part(tmp_path: Path) -> None:
+    """`https://TOKEN@host` carries its secret as the user name: diff showed it as written
+    (a redacted URL keeps the user), and so did AS330."""
+    from agentspec.review.diff import compare, load_side
+    from agentspec.validate.check import check
+
+    sides = []
+    for name, token in (("old", "ghp-t0ken-abc"), ("new", "ghp-t0ken-xyz")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "api.yaml").write_text(GOOD)
+        (folder / "agent.yaml").write_text(
+            "agentspec: 1\nname: pets\ntools:\n"
+            f"  api: {{openapi: api.yaml, server: 'https://{token}@api.example.com/v1'}}\n"
+            "agents:\n  lead: {model: gemini-2.5-flash, instruction: Go., tools: [api]}\n")
+        sides.append(load_side(folder / "agent.yaml", f"{name}/agent.yaml", environment=None,
+                               environ={}))
+    [change] = compare(*sides)
+    assert change.change == "openapi-server-changed" and "t0ken" not in change.reason
+    spec = tmp_path / "new" / "agent.yaml"
+    spec.write_text(spec.read_text().replace("api.example.com", "10.0.0.4"))
+    [problem] = check(tmp_path / "new" / "agent.yaml").diagnostics
+    assert problem.code == "AS330" and "t0ken" not in problem.message

@@ -15,7 +15,7 @@ from agentspec.contract.openapi import (
     resolve,
     tool_names,
 )
-from agentspec.contract.urls import redacted
+from agentspec.contract.urls import masked
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.language.tools import OpenApiTool
 from agentspec.parse import PosNode, load_text
@@ -179,7 +179,7 @@ def _parameters(document: dict[str, Any], at: tuple[str, ...], parameters: Any, 
 def _server(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...],
             document: dict[str, Any], pos: PosNode) -> None:
     if tool.server is not None:
-        url, span, shown = tool.server, ctx.at(*where, "server"), f"`{redacted(tool.server)}`"
+        url, span, shown = tool.server, ctx.at(*where, "server"), f"`{masked(tool.server)}`"
         if "${" in url:
             return  # read when the app is loaded
     else:
@@ -193,7 +193,7 @@ def _server(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...],
                 hint="add `servers: [{url: https://...}]` to the document, or set the "
                 "tool's `server`"))
             return
-        url, shown = found, f"`{redacted(found)}` (the first server of `{tool.openapi}`)"
+        url, shown = found, f"`{masked(found)}` (the first server of `{tool.openapi}`)"
     if not url.startswith(("http://", "https://")):
         ctx.report(codes.OPENAPI_SERVER(
             f"the server URL {shown} is not an absolute `http://` or `https://` URL", span,
