@@ -374,3 +374,130 @@ def test_jobs_answer_refuses_what_it_cannot_send(tmp_path: Path) -> None:
             (("approve",), 1, "only jobs on a temporal:// store wait for approvals")):
         result = CliRunner().invoke(cli, ["jobs", "--store", store, "answer", "job-1", *args])
         assert result.exit_code == code and said in result.output, (args, result.output)
+
+
+@pytest.mark.slow
+def test_a_call_asked_again_with_other_args_waits_for_a_new_answer(temporal: str) -> None:
+    """An attempt's gate stops a call whose key a person already answered, but with other
+    arguments (the journal gave the gate no answer: the person saw other ones): the workflow
+    waits for a person again and hands the next attempt the new answer, never the old one
+    (which made the workflow run attempts without end, none of them answerable)."""
+    from temporalio import activity
+
+    from agentspec.runtime.jobs.temporal_workflow import ANSWER, APPROVALS, RUN_ACTIVITY
+
+    url = task_queue_url(temporal)
+    queue = url.split("task_queue=")[1].split("&")[0]
+    key = json.dumps(["tool", "cruncher", "write", 0])
+    given: list[dict[str, Any]] = []
+
+    def asked(args: dict[str, Any]) -> dict[str, Any]:
+        return {APPROVALS: [{"key": key, "agent": "cruncher", "tool": "write", "args": args,
+                             "question": "Write it?", "decisions": ["approve", "reject"]}]}
+
+    @activity.defn(name=RUN_ACTIVITY)
+    async def run(record: dict[str, Any], entries: list[dict[str, Any]],
+                  decisions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        given.append(dict(decisions or {}))
+        if len(given) == 1:
+            return asked({"path": "a.txt"})
+        if len(given) == 2:  # the gate saw other args than the person: it asks again
+            return asked({"path": "../b.txt"})
+        return {ANSWER: json.dumps((decisions or {}).get(key, {}).get("args"))}
+
+    stop, thread = _in_process_worker(temporal, queue, run)
+    store = open_store(url)
+    try:
+        job, _ = store.enqueue(_request())
+        wait_for(lambda: store.approvals(job.id), timeout=60, what="the first question")
+        store.answer(job.id, None, "approve")
+        [again] = wait_for(lambda: (found := store.approvals(job.id)) and
+                           found[0]["args"] != {"path": "a.txt"} and found, timeout=60,
+                           what="the question asked again with the new arguments")
+        assert again["args"] == {"path": "../b.txt"}
+        # an answer sent for what a person saw before the call was asked again is dropped
+        stale = {"key": key, "args": {"path": "a.txt"}, "kind": "approve"}
+        async def send_stale() -> None:
+            handle = store._handle(await store._connect(), job.id)  # type: ignore[attr-defined]
+            await handle.signal("decide", stale)
+        store._call(send_stale())  # type: ignore[attr-defined]
+        store.answer(job.id, None, "reject")
+        done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                        found.status in ("DONE", "FAILED") and found, timeout=60,
+                        what="the job to finish")
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+        store.close()
+    assert (done.status, done.result) == ("DONE", json.dumps({"path": "../b.txt"}))
+    assert len(given) == 3 and given[2][key]["kind"] == "reject", given
+
+
+def _in_process_worker(temporal: str, queue: str, run: Any) -> tuple[Any, Any]:
+    """A worker of the job workflow with `run` as the attempt activity, in a thread of its
+    own until the event it returns is set."""
+    import asyncio
+    import threading
+
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    from agentspec.runtime.jobs.temporal_workflow import JobWorkflow
+
+    stop = threading.Event()
+
+    def work() -> None:
+        async def main() -> None:
+            client = await Client.connect(temporal)
+            async with Worker(client, task_queue=queue, workflows=[JobWorkflow],
+                              activities=[run]):
+                await asyncio.to_thread(stop.wait)
+        asyncio.run(main())
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    return stop, thread
+
+
+@pytest.mark.slow
+def test_a_call_answered_once_refuses_a_second_answer(temporal: str) -> None:
+    """Two calls wait; the first is approved. Until the second is answered the first is
+    still listed, and another person's `reject` of it was reported as sent while the
+    workflow dropped it (the call ran approved): now it is refused, naming the answer."""
+    from temporalio import activity
+
+    from agentspec.runtime.jobs.temporal_workflow import ANSWER, APPROVALS, RUN_ACTIVITY
+
+    url = task_queue_url(temporal)
+    queue = url.split("task_queue=")[1].split("&")[0]
+    keys = [json.dumps(["tool", "cruncher", "write", n]) for n in (0, 1)]
+
+    @activity.defn(name=RUN_ACTIVITY)
+    async def run(record: dict[str, Any], entries: list[dict[str, Any]],
+                  decisions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        if not decisions:
+            return {APPROVALS: [{"key": key, "agent": "cruncher", "tool": "write",
+                                 "args": {"n": n}, "question": "Write it?",
+                                 "decisions": ["approve", "reject"]}
+                                for n, key in enumerate(keys)]}
+        return {ANSWER: json.dumps([decisions[key]["kind"] for key in keys])}
+
+    stop, thread = _in_process_worker(temporal, queue, run)
+    store = open_store(url)
+    try:
+        job, _ = store.enqueue(_request())
+        wait_for(lambda: store.approvals(job.id), timeout=60, what="the questions")
+        store.answer(job.id, 1, "approve")
+        wait_for(lambda: store.approvals(job.id)[0].get("answered") == "approve",
+                 timeout=60, what="the answer in the memo")
+        with pytest.raises(StoreError, match=r"already answered \(approve\)"):
+            store.answer(job.id, 1, "reject")
+        store.answer(job.id, 2, "reject")
+        done = wait_for(lambda: (found := store.get(job.id)) is not None and
+                        found.status in ("DONE", "FAILED") and found, timeout=60,
+                        what="the job to finish")
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+        store.close()
+    assert (done.status, done.result) == ("DONE", json.dumps(["approve", "reject"]))

@@ -174,3 +174,36 @@ def test_a_service_account_reaches_the_server_with_its_token(
     assert server.seen and all(h.get("authorization") == f"Bearer {TOKEN}"
                                for h in server.seen)
     assert "PRIVATE KEY" not in json.dumps(said.results)
+
+
+def test_a_refusal_quoting_the_url_shows_no_secret_of_it(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A server reached at a URL that carries its key (`?api_key=...`, `user:password@`)
+    refuses it: the HTTP client's error quotes the whole URL, which reached the model's tool
+    result and the log as it was."""
+    import asyncio
+
+    import httpx
+
+    from agentspec.runtime.mcp_server import mcp_server
+
+    url = "https://bot:pa55-w0rd@mcp.example.com/mcp?api_key=s3cret-k3y-123"
+    request = httpx.Request("POST", url)
+    refused = httpx.HTTPStatusError(
+        f"Client error '401 Unauthorized' for url '{url}'", request=request,
+        response=httpx.Response(401, request=request))
+
+    class Refusing:
+        async def get_tools_with_prefix(self, context: Any) -> list[Any]:
+            try:
+                raise refused
+            except httpx.HTTPStatusError as error:
+                raise ExceptionGroup("unhandled errors in a TaskGroup", [error]) from None
+
+    toolset = mcp_server(Refusing(), name="calc", target=url,  # type: ignore[arg-type]
+                         tools=None, prefix=None)
+    [tool] = asyncio.run(toolset.get_tools())
+    result = asyncio.run(tool.run_async(args={}, tool_context=None))  # type: ignore[arg-type]
+    assert "401 Unauthorized" in result["error"]
+    for secret in ("s3cret-k3y-123", "pa55-w0rd"):
+        assert secret not in result["error"] + tool.description + caplog.text, secret

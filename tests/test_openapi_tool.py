@@ -617,3 +617,127 @@ def test_an_empty_secret_stops_the_build_naming_the_scheme(
     _, problems = build_objects(compiled)
     assert [p.code for p in problems] == ["AS403"]
     assert "the `api_key` credential of a tool's `auth` is empty" in problems[0].message
+
+
+def _ref_bomb(width: int, depth: int) -> str:
+    """A few kilobytes whose schemas refer `width` times to the next, `depth` deep."""
+    schemas = {f"S{i}": {"type": "object", "properties": {
+        f"p{j}": {"$ref": f"#/components/schemas/S{i + 1}"} for j in range(width)}}
+        for i in range(depth)}
+    schemas[f"S{depth}"] = {"type": "string"}
+    return json.dumps({
+        "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/x": {"post": {"operationId": "x", "requestBody": {"content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}},
+            "responses": {"200": {"description": "ok"}}}}},
+        "components": {"schemas": schemas}})
+
+
+def test_references_that_expand_without_bound_are_refused(tmp_path: Path) -> None:
+    """ADK puts each `$ref`'s target in its place when it loads a document: 4 KB of
+    schemas referring six times to the next, twelve deep, made billions of values, and the
+    build or the app load ran for ever. Validate refuses it (AS327), the load too; a schema
+    that refers to itself (a tree) is fine."""
+    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+
+    bomb = _ref_bomb(6, 12)
+    assert _codes(tmp_path, bomb, "{openapi: api.yaml}") == ["AS327 api.yaml"]
+    with pytest.raises(OpenApiDocumentError, match="expands to more than 100,000 values"):
+        openapi_toolset(tmp_path / "api.yaml", operations=None, prefix=None, server=None,
+                        private_network=False, auth_scheme=None, auth_credential=None)
+    tree = json.loads(_ref_bomb(1, 1))
+    tree["components"]["schemas"]["S0"]["properties"]["p0"]["$ref"] = \
+        "#/components/schemas/S0"
+    assert _codes(tmp_path, json.dumps(tree), "{openapi: api.yaml}") == []
+
+
+def test_an_operation_the_document_gained_after_the_build_is_not_offered(
+        tmp_path: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `operations`, the app offers the operations the spec was compiled (and its
+    approvals named, and diff reviewed) with: a document edited afterwards that renames
+    the gated `deletePet` to `removePet` gave the model an ungated `remove_pet` (the app
+    reads the document when it loads)."""
+    path = _project(tmp_path)
+    spec = path.read_text().replace("    operations: [show_pet_by_id, delete_pet]\n", "")
+    path.write_text(spec.replace("    prefix: pets\n", ""))
+    compiled = compile_spec(path, environ=_env(api, monkeypatch))
+    assert compiled.ok, [(d.code, d.message) for d in compiled.diagnostics]
+    document = tmp_path / "apis" / "petstore.yaml"
+    document.write_text(DOCUMENT.replace("deletePet", "removePet"))
+    app, problems = build_objects(compiled)
+    assert problems == []
+    [toolset] = app.root_agent.tools
+    names = sorted(tool.name for tool in asyncio.run(toolset.get_tools()))
+    assert names == ["list_pets", "show_pet_by_id"]
+
+
+def test_a_server_url_in_a_diagnostic_shows_no_secret(tmp_path: Path) -> None:
+    """AS329/AS330 quote the server URL: its password and query values were printed as
+    written (into CI logs), from the tool's `server` and from the document's `servers`."""
+    from agentspec.validate.check import check
+
+    document = GOOD.replace("https://pets.example.com/v1",
+                            "http://admin:hunter2-pw@10.0.0.4/v1?key=qs-s3cret")
+    (tmp_path / "api.yaml").write_text(document)
+    (tmp_path / "agent.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: checked
+        tools:
+          api: {openapi: api.yaml}
+          other: {openapi: api.yaml, server: "http://bob:lit-pw-1@10.0.0.5/v1?t=qs-t0ken"}
+          bad: {openapi: api.yaml, server: "ftp://carol:ftp-pw-2@files.example.com/"}
+        agents:
+          lead: {model: gemini-2.5-flash, instruction: Go., tools: [api, other, bad]}
+        """))
+    found = check(tmp_path / "agent.yaml").diagnostics
+    assert sorted(d.code for d in found) == ["AS329", "AS330", "AS330"]
+    said = " ".join(f"{d.message} {d.hint}" for d in found)
+    for secret in ("hunter2-pw", "qs-s3cret", "lit-pw-1", "qs-t0ken", "ftp-pw-2"):
+        assert secret not in said, secret
+
+
+def test_a_document_changed_into_a_bomb_after_validate_is_an_error_at_load(
+        tmp_path: Path) -> None:
+    """The app reads the document again when it loads: nested 200,000 deep it raised a
+    RecursionError (a traceback, not the project's file named); YAML aliases nested ten
+    deep (10^10 values from a few lines) are measured without walking each copy."""
+    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+
+    aliases = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n"
+                      for i in range(1, 11))
+    for text, problem in (
+            ('{"openapi": "3.0.0", "paths": ' + "[" * 200_000 + "]" * 200_000 + "}",
+             "nests too deeply"),
+            (f"openapi: 3.0.0\na0: &a0 x\n{aliases}paths: {{}}\n",
+             "expands to more than 100,000 values")):
+        (tmp_path / "api.yaml").write_text(text)
+        with pytest.raises(OpenApiDocumentError, match=problem):
+            openapi_toolset(tmp_path / "api.yaml", operations=None, prefix=None,
+                            server=None, private_network=False, auth_scheme=None,
+                            auth_credential=None)
+
+
+def test_diff_shows_a_server_without_a_token_in_its_user_part(tmp_path: Path) -> None:
+    """`https://TOKEN@host` carries its secret as the user name: diff showed it as written
+    (a redacted URL keeps the user), and so did AS330."""
+    from agentspec.review.diff import compare, load_side
+    from agentspec.validate.check import check
+
+    sides = []
+    for name, token in (("old", "ghp-t0ken-abc"), ("new", "ghp-t0ken-xyz")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "api.yaml").write_text(GOOD)
+        (folder / "agent.yaml").write_text(
+            "agentspec: 1\nname: pets\ntools:\n"
+            f"  api: {{openapi: api.yaml, server: 'https://{token}@api.example.com/v1'}}\n"
+            "agents:\n  lead: {model: gemini-2.5-flash, instruction: Go., tools: [api]}\n")
+        sides.append(load_side(folder / "agent.yaml", f"{name}/agent.yaml", environment=None,
+                               environ={}))
+    [change] = compare(*sides)
+    assert change.change == "openapi-server-changed" and "t0ken" not in change.reason
+    spec = tmp_path / "new" / "agent.yaml"
+    spec.write_text(spec.read_text().replace("api.example.com", "10.0.0.4"))
+    [problem] = check(tmp_path / "new" / "agent.yaml").diagnostics
+    assert problem.code == "AS330" and "t0ken" not in problem.message

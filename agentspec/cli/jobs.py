@@ -187,6 +187,9 @@ def show(ctx: click.Context, /, job_id: str, **where: Any) -> None:
             for line in call_text(call["tool"], call["args"]).splitlines():
                 click.echo(f"      {line}")
             click.echo(f"      decisions: {', '.join(call['decisions'])}")
+            if call.get("answered"):
+                click.echo(f"      answered: {call['answered']} (the job goes on once every "
+                           "call is answered)")
 
 
 @command.command()

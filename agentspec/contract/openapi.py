@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["METHODS", "Operation", "operations", "private_host", "resolve", "snake_case",
-           "tool_names"]
+__all__ = ["MAX_EXPANDED", "METHODS", "Operation", "expanded_size", "operations",
+           "private_host", "resolve", "snake_case", "tool_names"]
 
 METHODS = ("get", "post", "put", "delete", "patch", "head", "options", "trace")
 _MAX_NAME = 60
+#: the values a document may hold once ADK has put every `$ref`'s target in its place
+MAX_EXPANDED = 100_000
 
 
 def snake_case(text: str) -> str:
@@ -49,6 +51,38 @@ def resolve(document: Mapping[str, Any], value: Any) -> Any:
         for part in ref[2:].split("/"):
             value = value.get(part) if isinstance(value, Mapping) else None
     return value
+
+
+def expanded_size(document: Mapping[str, Any]) -> int:
+    """How many values `document` holds with each local `$ref` replaced by its target, as
+    ADK's parser expands it (a reference back into itself counted once): a few kilobytes of
+    references to references can expand to billions of values, which ADK would walk for
+    ever when it loads the document."""
+    sizes: dict[str, int] = {}
+    open_refs: set[str] = set()
+    shared: dict[int, int] = {}  # by id: a YAML alias makes one node appear many times
+
+    def size(value: Any) -> int:
+        if isinstance(value, Mapping):
+            ref = value.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/"):
+                if ref in open_refs:
+                    return 1
+                if ref not in sizes:
+                    open_refs.add(ref)
+                    sizes[ref] = size(resolve(document, {"$ref": ref}))
+                    open_refs.discard(ref)
+                return 1 + sizes[ref]
+            items: Any = value.values()
+        elif isinstance(value, list):
+            items = value
+        else:
+            return 1
+        if id(value) not in shared:
+            shared[id(value)] = 1 + sum(size(item) for item in items)
+        return shared[id(value)]
+
+    return size(document)
 
 
 def operations(document: Mapping[str, Any]) -> Iterator[Operation]:

@@ -242,10 +242,14 @@ def mcp_toolset(tool: McpToolNode) -> Value:
 
 
 def openapi_toolset(tool: OpenApiToolNode) -> Value:
-    """The document by its path (read when the app is loaded); secrets read then too."""
+    """The document by its path (read when the app is loaded); secrets read then too.
+    Without `operations`, the operations the document had when compiled: those the
+    approvals and diff saw (an operation the document gains or renames later is not
+    offered ungated)."""
     scheme, credential = auth_values(tool.auth) if tool.auth else (None, None)
+    chosen = tool.operations if tool.operations is not None else tool.offered or None
     return Call(Import("agentspec.runtime.openapi", "openapi_toolset"), (
-        ("operations", None if tool.operations is None else lit(list(tool.operations))),
+        ("operations", None if chosen is None else lit(list(chosen))),
         ("prefix", lit(tool.prefix)), ("server", lit(tool.server)),
         ("private_network", tool.private_network), ("auth_scheme", scheme),
         ("auth_credential", credential)), (SpecPath(tool.document),))

@@ -5,7 +5,8 @@ it logs the error and runs the agent without the toolset, so the model is told o
 the tool it calls does not exist. This toolset stands in for each tool the spec expects
 (its `filter`, prefixed; else one tool named after the spec entry) with a tool whose every
 call answers an error naming the server, and logs the failure as a warning. The server's
-URL is shown without its user, password or query; the credential is never shown.
+URL is shown without its user, password or query, also where the error quotes it; the
+credential is never shown.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from agentspec.contract.urls import redacted
+from agentspec.contract.urls import redacted, scrubbed
 
 __all__ = ["McpServerToolset", "mcp_server"]
 
@@ -68,8 +69,9 @@ class McpServerToolset(BaseToolset):
         try:
             return await self.inner.get_tools_with_prefix(readonly_context)
         except Exception as error:  # noqa: BLE001 - the server's failure, told to the model
+            cause = scrubbed(_cause(error), self.target)
             message = (f"the MCP server `{self.name}` ({redacted(self.target)}) could not "
-                       f"be used: {_cause(error)}. It may be down, or refuse the tool's "
+                       f"be used: {cause}. It may be down, or refuse the tool's "
                        "credential (`auth`, `headers`)")
             log.warning(message)
             return [_Unavailable(name, message) for name in self.names]

@@ -15,12 +15,21 @@ from google.adk.tools.openapi_tool import OpenAPIToolset
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from agentspec.contract.openapi import MAX_EXPANDED, expanded_size
+
 __all__ = ["OpenApiDocumentError", "openapi_toolset"]
 
 
 class OpenApiDocumentError(RuntimeError):
     """The document changed or went missing since the spec was checked: the project's
     files, not agentspec, are at fault."""
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)  # JSON first: fast, and a YAML document is rarely JSON
+    except ValueError:  # validate read it as YAML (JSON is YAML), whatever its name
+        return YAML(typ="safe", pure=True).load(text)
 
 
 def _read(document: str | os.PathLike[str]) -> dict[str, Any]:
@@ -31,16 +40,21 @@ def _read(document: str | os.PathLike[str]) -> dict[str, Any]:
         raise OpenApiDocumentError(f"cannot read the OpenAPI document `{path}`: {error}; "
                                    "run `agentspec validate` on the spec") from None
     try:
-        data = json.loads(text)  # JSON first: fast, and a YAML document is rarely JSON
-    except ValueError:
-        data = None
-    try:  # validate read it as YAML (JSON is YAML), whatever its name
-        data = YAML(typ="safe", pure=True).load(text) if data is None else data
+        data = _parsed(text)
+        size = expanded_size(data) if isinstance(data, dict) else 0
     except YAMLError as error:
         raise OpenApiDocumentError(f"the OpenAPI document `{path}` is not valid YAML or "
                                    f"JSON: {error}") from None
+    except RecursionError:
+        raise OpenApiDocumentError(f"the OpenAPI document `{path}` nests too deeply; run "
+                                   "`agentspec validate` on the spec") from None
     if not isinstance(data, dict):
         raise OpenApiDocumentError(f"the OpenAPI document `{path}` is not a mapping")
+    if size > MAX_EXPANDED:
+        raise OpenApiDocumentError(
+            f"the OpenAPI document `{path}` expands to more than {MAX_EXPANDED:,} values "
+            "once each `$ref` is replaced by what it points at; run `agentspec validate` "
+            "on the spec")
     return data
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agentspec.contract.urls import redacted
+from agentspec.contract.urls import masked
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
 from agentspec.ir.tree import AgentNode, OpenApiToolNode, tools_of
@@ -26,7 +26,7 @@ def _kept(pair: AgentPair) -> Iterator[tuple[str, OpenApiToolNode, OpenApiToolNo
 
 
 def _server(tool: OpenApiToolNode) -> str:
-    where = redacted(tool.server) if tool.server else "the document's server"
+    where = masked(tool.server) if tool.server else "the document's server"
     return where + (" (private network allowed)" if tool.private_network else "")
 
 

@@ -258,12 +258,16 @@ class TemporalStore:
             raise StoreError(f"job {job_id} has no waiting call {index} (it has "
                              f"{len(waiting)})")
         call = waiting[index - 1]
+        if call.get("answered"):
+            raise StoreError(f"the call to `{call['tool']}` of job {job_id} was already "
+                             f"answered ({call['answered']}); a call takes one answer")
         if kind not in call["decisions"]:
             raise StoreError(f"the call to `{call['tool']}` offers "
                              f"{', '.join(call['decisions'])}, not {kind}")
         client = await self._connect()
         await self._handle(client, job_id).signal("decide", {
-            "key": call["key"], "kind": kind, "edit": edit, "message": message})
+            "key": call["key"], "args": call["args"], "kind": kind, "edit": edit,
+            "message": message})
         return call
 
     def retry(self, job_id: str) -> Job | None:

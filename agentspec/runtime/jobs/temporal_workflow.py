@@ -137,6 +137,10 @@ class JobWorkflow:
             return
 
     async def _wait_for_people(self, asked: list[dict[str, Any]]) -> None:
+        # a call asked again was not given its earlier answer (the person saw other
+        # arguments): that answer is spent, and the call waits for a new one
+        for call in asked:
+            self.decisions.pop(call["key"], None)
         self.approvals = asked
         tools = ", ".join(f"`{call['tool']}`" for call in asked)
         self._update(last_event=f"waiting for a person to answer the call to {tools} "
@@ -151,17 +155,24 @@ class JobWorkflow:
 
     @workflow.signal(name="decide")
     def decide(self, decision: dict[str, Any]) -> None:
-        """A person's answer to a waiting call: {key, kind, edit?, message?}. One that names
-        no waiting call, repeats an answer or is not offered is dropped (`agentspec jobs
-        answer` checks the memo first and says so)."""
+        """A person's answer to a waiting call: {key, args, kind, edit?, message?}, `args`
+        those the person was shown. One that names no waiting call, was shown other
+        arguments (the call was asked again meanwhile), repeats an answer or is not offered
+        is dropped (`agentspec jobs answer` checks the memo first and says so)."""
         key = decision.get("key")
         waiting = next((call for call in self.approvals if call["key"] == key), None)
         if waiting is None or key in self.decisions or \
+                decision.get("args") != waiting["args"] or \
                 decision.get("kind") not in waiting["decisions"]:
             return
         self.decisions[str(key)] = {"kind": decision["kind"], "args": waiting["args"],
                                     "edit": decision.get("edit"),
                                     "message": decision.get("message")}
+        if workflow.patched("agentspec-answered-in-memo"):  # replays older histories as they ran
+            # shown to `jobs answer`, which refuses a second answer instead of reporting
+            # one the workflow drops
+            waiting["answered"] = decision["kind"]
+            self._update()
 
     @workflow.signal(name="record")
     def record(self, entry: dict[str, Any]) -> None:

@@ -7,7 +7,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path as FsPath
 from typing import Any
 
-from agentspec.contract.openapi import METHODS, private_host, resolve, tool_names
+from agentspec.contract.openapi import (
+    MAX_EXPANDED,
+    METHODS,
+    expanded_size,
+    private_host,
+    resolve,
+    tool_names,
+)
+from agentspec.contract.urls import masked
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.language.tools import OpenApiTool
 from agentspec.parse import PosNode, load_text
@@ -89,6 +97,13 @@ def _structure(ctx: Context, name: str, document: dict[str, Any], pos: PosNode,
                 f"`$ref: {ref}` points outside the document; ADK resolves only references "
                 "inside it", pos.value_span(where),
                 hint="inline the referenced part, or bundle the document into one file"))
+    if good and expanded_size(document) > MAX_EXPANDED:
+        ctx.report(codes.OPENAPI_DOCUMENT(
+            f"the OpenAPI document of `{name}` expands to more than {MAX_EXPANDED:,} values "
+            "once each `$ref` is replaced by what it points at, as ADK does when it loads "
+            "it", top, hint="make the schemas refer to each other less deeply, or split "
+            "the API into several documents"))
+        return False
     for path, item in paths.items():
         if isinstance(resolve(document, item), dict):
             continue
@@ -164,7 +179,7 @@ def _parameters(document: dict[str, Any], at: tuple[str, ...], parameters: Any, 
 def _server(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...],
             document: dict[str, Any], pos: PosNode) -> None:
     if tool.server is not None:
-        url, span, shown = tool.server, ctx.at(*where, "server"), f"`{tool.server}`"
+        url, span, shown = tool.server, ctx.at(*where, "server"), f"`{masked(tool.server)}`"
         if "${" in url:
             return  # read when the app is loaded
     else:
@@ -178,7 +193,7 @@ def _server(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...],
                 hint="add `servers: [{url: https://...}]` to the document, or set the "
                 "tool's `server`"))
             return
-        url, shown = found, f"`{found}` (the first server of `{tool.openapi}`)"
+        url, shown = found, f"`{masked(found)}` (the first server of `{tool.openapi}`)"
     if not url.startswith(("http://", "https://")):
         ctx.report(codes.OPENAPI_SERVER(
             f"the server URL {shown} is not an absolute `http://` or `https://` URL", span,
