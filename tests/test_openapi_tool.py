@@ -691,10 +691,35 @@ def test_a_server_url_in_a_diagnostic_shows_no_secret(tmp_path: Path) -> None:
           lead: {model: gemini-2.5-flash, instruction: Go., tools: [api, other, bad]}
         """))
     found = check(tmp_path / "agent.yaml").diagnostics
-    assert sorted(d.code for d in found) == ["AS329", "AS330", "AS330"]
+    # AS287: the tool's own `server` goes into the package as written, so its secrets are
+    # refused (the document's servers stay in the project's file)
+    assert sorted(d.code for d in found) == ["AS287", "AS287", "AS329", "AS330", "AS330"]
     said = " ".join(f"{d.message} {d.hint}" for d in found)
     for secret in ("hunter2-pw", "qs-s3cret", "lit-pw-1", "qs-t0ken", "ftp-pw-2"):
         assert secret not in said, secret
+
+
+def test_a_credential_written_in_the_server_is_refused_and_one_from_the_environment_is_not(
+        tmp_path: Path) -> None:
+    from agentspec.validate.check import check
+
+    (tmp_path / "api.yaml").write_text(GOOD)
+    for server, codes_found in (
+            ("https://svc:pw-literal@pets.example.com/v1", ["AS287"]),
+            ("https://pets.example.com/v1?api_key=k-literal", ["AS287"]),
+            ("https://svc:${env.PETS_PW}@pets.example.com/v1", []),
+            ("https://pets.example.com/v1?api_key=${env.PETS_KEY}", [])):
+        (tmp_path / "agent.yaml").write_text(textwrap.dedent(f"""\
+            agentspec: 1
+            name: checked
+            tools:
+              api: {{openapi: api.yaml, server: "{server}"}}
+            agents:
+              lead: {{model: gemini-2.5-flash, instruction: Go., tools: [api]}}
+            """))
+        found = [d for d in check(tmp_path / "agent.yaml").diagnostics
+                 if d.code not in ("AS236", "AS305")]  # AS305: the variables are unset here
+        assert [d.code for d in found] == codes_found, (server, found)
 
 
 def test_a_document_changed_into_a_bomb_after_validate_is_an_error_at_load(
@@ -718,9 +743,11 @@ def test_a_document_changed_into_a_bomb_after_validate_is_an_error_at_load(
                             auth_credential=None)
 
 
-def test_diff_shows_a_server_without_a_token_in_its_user_part(tmp_path: Path) -> None:
+def test_a_server_with_a_token_in_its_user_part_is_refused_without_showing_it(
+        tmp_path: Path) -> None:
     """`https://TOKEN@host` carries its secret as the user name: diff showed it as written
-    (a redacted URL keeps the user), and so did AS330."""
+    (a redacted URL keeps the user), and so did AS330. It is refused now (AS287: the server
+    is written into the package), so diff compares no such spec, and no message shows it."""
     from agentspec.review.diff import compare, load_side
     from agentspec.validate.check import check
 
@@ -735,9 +762,12 @@ def test_diff_shows_a_server_without_a_token_in_its_user_part(tmp_path: Path) ->
             "agents:\n  lead: {model: gemini-2.5-flash, instruction: Go., tools: [api]}\n")
         sides.append(load_side(folder / "agent.yaml", f"{name}/agent.yaml", environment=None,
                                environ={}))
-    [change] = compare(*sides)
-    assert change.change == "openapi-server-changed" and "t0ken" not in change.reason
+    assert compare(*sides) == []
+    for side in sides:
+        assert [p.code for p in side.problems] == ["AS287"]
+        assert not any("t0ken" in f"{p.message} {p.hint}" for p in side.problems)
     spec = tmp_path / "new" / "agent.yaml"
     spec.write_text(spec.read_text().replace("api.example.com", "10.0.0.4"))
-    [problem] = check(tmp_path / "new" / "agent.yaml").diagnostics
-    assert problem.code == "AS330" and "t0ken" not in problem.message
+    found = check(tmp_path / "new" / "agent.yaml").diagnostics
+    assert sorted(p.code for p in found) == ["AS287", "AS330"]
+    assert not any("t0ken" in f"{p.message} {p.hint}" for p in found)

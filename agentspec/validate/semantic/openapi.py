@@ -15,7 +15,7 @@ from agentspec.contract.openapi import (
     resolve,
     tool_names,
 )
-from agentspec.contract.urls import masked
+from agentspec.contract.urls import masked, url_secrets
 from agentspec.diagnostics import codes, did_you_mean
 from agentspec.language.tools import OpenApiTool
 from agentspec.parse import PosNode, load_text
@@ -180,6 +180,11 @@ def _server(ctx: Context, tool: OpenApiTool, where: tuple[str | int, ...],
             document: dict[str, Any], pos: PosNode) -> None:
     if tool.server is not None:
         url, span, shown = tool.server, ctx.at(*where, "server"), f"`{masked(tool.server)}`"
+        for what in url_secrets(url):  # the URL is written into the package as it stands
+            ctx.report(codes.API_KEY_LITERAL(
+                f"the `server` of `{tool.openapi}`'s tool writes {what} in the spec", span,
+                hint="write each secret part as `${env.NAME}`, or send the credential with "
+                "the tool's `auth:`"))
         if "${" in url:
             return  # read when the app is loaded
     else:
