@@ -121,6 +121,35 @@ def test_the_table_is_created_once_with_the_columns_the_docs_name(tmp_path: Path
     assert columns == ["namespace", "path", "content", "modified"]
 
 
+def test_a_commit_that_fails_leaves_no_transaction_open(tmp_path: Path) -> None:
+    """SQLite cannot commit while another connection reads (after the busy timeout: here a
+    tenth of a second): that write is a tool error and is not there, and the process's one
+    connection is not left inside its transaction (which held the database's write lock and
+    failed every later call with "cannot start a transaction within a transaction")."""
+    path = tmp_path / "files.db"
+    store = FileStore(f"sqlite:///{path}")
+    try:
+        store._connection.execute("PRAGMA busy_timeout=100")
+        files = StoreBackend(lambda: store, "app:keeper/backend:notes")
+        files.write("/a.md", "one")
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM agentspec_files").fetchall()  # holds a read lock
+        with pytest.raises(BackendError, match="locked"):
+            files.write("/b.md", "two")
+        assert files.glob("**") == ["/a.md"]  # the failed write is not seen as done
+        other = sqlite3.connect(path, isolation_level=None, timeout=0.1)
+        other.execute("BEGIN IMMEDIATE")  # nobody holds the write lock any more
+        other.execute("ROLLBACK")
+        other.close()
+        reader.execute("COMMIT")
+        reader.close()
+        files.write("/c.md", "three")
+        assert files.glob("**") == ["/a.md", "/c.md"]
+    finally:
+        store.close()
+
+
 def test_users_and_apps_do_not_see_each_others_files(database: str) -> None:
     _backend(database, "ann").write("/diary.md", "ann's")
     with pytest.raises(BackendError, match="File not found"):
