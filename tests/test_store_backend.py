@@ -192,6 +192,27 @@ def test_content_the_database_cannot_keep_is_a_tool_error(database: str, content
     assert files.read("/f.md") == "before"
 
 
+def test_an_edit_that_would_grow_a_file_past_the_limit_is_refused_before_it_is_built(
+        database: str) -> None:
+    """`replace_all` multiplies: a 1 MB file of one letter, each made 100 letters, would be
+    100 MB (a 10 MB file and a longer `new_string`, gigabytes: the process killed for its
+    memory, every user's conversation with it). The size is known from the count, so the
+    edit is refused before the text is built."""
+    import tracemalloc
+
+    files = _backend(database)
+    files.write("/big.md", "a" * 1_000_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(BackendError, match="at most"):
+            files.edit("/big.md", "a", "b" * 100, replace_all=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 30_000_000, peak
+    assert files.read("/big.md") == "a" * 1_000_000
+
+
 def test_concurrent_edits_lose_no_write(database: str) -> None:
     """Four writers, each on its own connection (as four processes would be), insert their
     marks into one file through `edit_file`, which reads and rewrites it; every mark lands.
