@@ -171,6 +171,18 @@ def test_hostile_paths_are_tool_errors(database: str, path: str) -> None:
         files.read(path)
 
 
+def test_a_path_no_database_can_keep_is_the_models_error(database: str) -> None:
+    """A lone surrogate (which JSON can carry) is the path's fault, not the database's."""
+    files = _backend(database)
+    for call in (lambda: files.write("/\ud800.md", "x"), lambda: files.read("/\ud800.md"),
+                 lambda: files.ls("/\ud800"), lambda: files.edit("/\ud800", "a", "b"),
+                 lambda: files.glob("*", "/\ud800")):
+        with pytest.raises(BackendError, match="not valid Unicode") as caught:
+            call()
+        assert "database" not in str(caught.value)
+    assert files.grep("\ud800") == []
+
+
 def test_absolute_looking_paths_stay_inside_the_namespace(database: str) -> None:
     files = _backend(database)
     files.write("/etc/passwd", "mine")
