@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from agentspec import safefs
-from agentspec.contract.backends import SandboxDef, to_data
+from agentspec.contract.backends import SandboxDef, from_data, to_data
 from agentspec.contract.extras import install
 from agentspec.contract.virtual_paths import BackendError
 from agentspec.diagnostics import Diagnostic, codes, normalize
@@ -92,6 +92,7 @@ def file_backend(compiled: Compiled, agent: str, *, user_id: str | None,
     backend's files kept in `state` (`api.open_backend`); LookupError saying why there is
     none."""
     from agentspec.runtime.harness.filesystem import backend_factory
+    from agentspec.runtime.harness.scope import register_history
 
     assert compiled.app is not None
     node = next((n for n in _walk(compiled.app.root) if n.name == agent), None)
@@ -100,20 +101,33 @@ def file_backend(compiled: Compiled, agent: str, *, user_id: str | None,
     filesystem = node.filesystem if isinstance(node, LlmFields) else None
     if filesystem is None:
         raise LookupError(f"agent `{agent}` has no file tools")
-    definitions = {}
-    for name, definition in filesystem.definitions.items():
-        data = to_data(definition)
-        for key in ("root", "sqlite"):  # relative to the spec's directory, as a build has it
-            if key in data:
-                data[key] = str(compiled.spec_dir / data[key])
-        for mount in data.get("mounts", ()):
-            mount["source"] = str(compiled.spec_dir / mount["source"])
-        definitions[name] = data
+    definitions = _located(compiled, filesystem.definitions)
+    compaction = compiled.app.compaction
+    if compaction is not None and compaction.history is not None and \
+            compaction.filesystem is not None:  # private here too, as in the app
+        register_history(compaction.history, compaction.filesystem.backend, {
+            name: from_data(data) for name, data in
+            _located(compiled, compaction.filesystem.definitions).items()})
     context = SimpleNamespace(state=state, user_id=user_id)
     try:
         return backend_factory(filesystem.backend, definitions)(context)  # type: ignore[arg-type]
     except BackendError as error:  # a store kept per user, and no user given
         raise LookupError(str(error)) from None
+
+
+def _located(compiled: Compiled, backends: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Backend definitions as plain data, their paths relative to the spec's directory (as a
+    build has them)."""
+    definitions = {}
+    for name, definition in backends.items():
+        data = to_data(definition)
+        for key in ("root", "sqlite"):
+            if key in data:
+                data[key] = str(compiled.spec_dir / data[key])
+        for mount in data.get("mounts", ()):
+            mount["source"] = str(compiled.spec_dir / mount["source"])
+        definitions[name] = data
+    return definitions
 
 
 def _sandbox_problems(app: AppNode) -> list[Diagnostic]:

@@ -86,6 +86,35 @@ def test_the_history_a_write_list_allows_is_written(spec_dir: Any, tmp_path: Pat
     assert models["summarizer"].requests
 
 
+def test_a_link_in_the_history_directory_leads_no_history_where_the_lists_deny(
+        spec_dir: Any, tmp_path: Path) -> None:
+    """alice's folder, which the `write` list allows, is a symbolic link (made by a person, or
+    by a command on a shell backend) to a folder it denies: the history is judged where it
+    would land, as the file tools judge a link, so nothing is written there."""
+    spec_dir(ALICE_ONLY)
+    history = tmp_path / "workspace" / "conversation_history"
+    history.mkdir(parents=True)
+    (tmp_path / "workspace" / "protected").mkdir()
+    (history / "alice").symlink_to("../protected")
+    models, failures = _converse("alice")
+    assert failures and all("a symbolic link to /protected/s1.md" in f for f in failures)
+    assert list((tmp_path / "workspace" / "protected").iterdir()) == []
+    assert models["summarizer"].requests == []
+
+
+def test_a_link_in_the_history_directory_leads_no_history_to_another_users_folder(
+        spec_dir: Any, tmp_path: Path) -> None:
+    """Without lists: alice's folder linked to bob's would put alice's conversation where
+    bob's file tools read it; it is refused, and bob's folder stays his own."""
+    spec_dir(SPEC)
+    history = tmp_path / "workspace" / "conversation_history"
+    (history / "bob").mkdir(parents=True)
+    (history / "alice").symlink_to("bob")
+    _, failures = _converse("alice")
+    assert failures and all("leads to /conversation_history/bob/s1.md" in f for f in failures)
+    assert list((history / "bob").iterdir()) == []
+
+
 def test_run_warns_of_a_denied_history(spec_dir: Any, tmp_path: Path) -> None:
     spec_dir(ALICE_ONLY)
     script = {"messages": TURNS, "replies": {"scribe": REPLIES["scribe"]}}

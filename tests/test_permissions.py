@@ -196,3 +196,18 @@ def test_a_memory_file_outside_write_is_shown_read_only(
     assert compiled.ok and compiled.app is not None, compiled.diagnostics
     root = compiled.app.root
     assert isinstance(root, LlmFields) and root.memory_edit_at == (edit_at,)
+
+
+def test_a_long_list_is_compiled_once_not_per_path() -> None:
+    """A `read` list of more globs than the compiled-pattern cache holds (64) was compiled
+    again for every path judged (the cache evicting each glob before its next use): 2,000
+    paths took seconds instead of a tenth, outside the call's glob budget, per `ls`, `glob`
+    or `grep`. The list is compiled once."""
+    from agentspec.contract.globs import GlobBudget, compile_glob, permits
+
+    globs = tuple(f"/area{i}/**/*.md" for i in range(100))
+    compile_glob.cache_clear()
+    budget = GlobBudget()
+    judged = [permits(globs, f"/area{i * 3}/f{i}.md", budget) for i in range(50)]
+    assert judged == [i * 3 < 100 for i in range(50)]  # the later ones try every glob
+    assert compile_glob.cache_info().misses <= len(globs)

@@ -121,6 +121,35 @@ def test_the_table_is_created_once_with_the_columns_the_docs_name(tmp_path: Path
     assert columns == ["namespace", "path", "content", "modified"]
 
 
+def test_a_commit_that_fails_leaves_no_transaction_open(tmp_path: Path) -> None:
+    """SQLite cannot commit while another connection reads (after the busy timeout: here a
+    tenth of a second): that write is a tool error and is not there, and the process's one
+    connection is not left inside its transaction (which held the database's write lock and
+    failed every later call with "cannot start a transaction within a transaction")."""
+    path = tmp_path / "files.db"
+    store = FileStore(f"sqlite:///{path}")
+    try:
+        store._connection.execute("PRAGMA busy_timeout=100")
+        files = StoreBackend(lambda: store, "app:keeper/backend:notes")
+        files.write("/a.md", "one")
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM agentspec_files").fetchall()  # holds a read lock
+        with pytest.raises(BackendError, match="locked"):
+            files.write("/b.md", "two")
+        assert files.glob("**") == ["/a.md"]  # the failed write is not seen as done
+        other = sqlite3.connect(path, isolation_level=None, timeout=0.1)
+        other.execute("BEGIN IMMEDIATE")  # nobody holds the write lock any more
+        other.execute("ROLLBACK")
+        other.close()
+        reader.execute("COMMIT")
+        reader.close()
+        files.write("/c.md", "three")
+        assert files.glob("**") == ["/a.md", "/c.md"]
+    finally:
+        store.close()
+
+
 def test_users_and_apps_do_not_see_each_others_files(database: str) -> None:
     _backend(database, "ann").write("/diary.md", "ann's")
     with pytest.raises(BackendError, match="File not found"):
@@ -142,6 +171,18 @@ def test_hostile_paths_are_tool_errors(database: str, path: str) -> None:
         files.read(path)
 
 
+def test_a_path_no_database_can_keep_is_the_models_error(database: str) -> None:
+    """A lone surrogate (which JSON can carry) is the path's fault, not the database's."""
+    files = _backend(database)
+    for call in (lambda: files.write("/\ud800.md", "x"), lambda: files.read("/\ud800.md"),
+                 lambda: files.ls("/\ud800"), lambda: files.edit("/\ud800", "a", "b"),
+                 lambda: files.glob("*", "/\ud800")):
+        with pytest.raises(BackendError, match="not valid Unicode") as caught:
+            call()
+        assert "database" not in str(caught.value)
+    assert files.grep("\ud800") == []
+
+
 def test_absolute_looking_paths_stay_inside_the_namespace(database: str) -> None:
     files = _backend(database)
     files.write("/etc/passwd", "mine")
@@ -161,6 +202,27 @@ def test_content_the_database_cannot_keep_is_a_tool_error(database: str, content
     with pytest.raises(BackendError, match=why):
         files.edit("/f.md", "before", content)
     assert files.read("/f.md") == "before"
+
+
+def test_an_edit_that_would_grow_a_file_past_the_limit_is_refused_before_it_is_built(
+        database: str) -> None:
+    """`replace_all` multiplies: a 1 MB file of one letter, each made 100 letters, would be
+    100 MB (a 10 MB file and a longer `new_string`, gigabytes: the process killed for its
+    memory, every user's conversation with it). The size is known from the count, so the
+    edit is refused before the text is built."""
+    import tracemalloc
+
+    files = _backend(database)
+    files.write("/big.md", "a" * 1_000_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(BackendError, match="at most"):
+            files.edit("/big.md", "a", "b" * 100, replace_all=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 30_000_000, peak
+    assert files.read("/big.md") == "a" * 1_000_000
 
 
 def test_concurrent_edits_lose_no_write(database: str) -> None:

@@ -135,3 +135,26 @@ def test_the_setting_reaches_the_live_app_and_the_generated_package(tmp_path: Pa
     answer = asyncio.run(read.func(file_path=f"/large_tool_results/{alice}/r.txt",
                                    tool_context=SimpleNamespace(user_id="bob", state={})))
     assert ("4417" in str(answer)) == shared, answer
+
+
+def test_open_backend_keeps_another_users_history_out_of_reach(tmp_path: Path) -> None:
+    """`api.open_backend` (a program moving a user's files in and out) applies the per-user
+    folders as the agents' file tools do: the history directory's too, which was private only
+    in a process that had built the app."""
+    from agentspec.api import open_backend
+
+    (tmp_path / "spec.yaml").write_text(
+        "agentspec: 1\nname: lockers\nmodels:\n  main: {id: gemini-2.5-flash}\n"
+        "backends:\n  files: {type: filesystem, root: ./workspace}\n"
+        "agents:\n  scribe:\n    model: main\n    instruction: Keep notes.\n"
+        "    filesystem: files\n"
+        "summarization: {trigger: {tokens: 60}, history: /conversation_history}\n")
+    bobs = tmp_path / "workspace" / "conversation_history" / "bob"
+    bobs.mkdir(parents=True)
+    (bobs / "s1.md").write_text("bob's locker code is 4417\n")
+    alice = open_backend(tmp_path / "spec.yaml", "scribe", user_id="alice")
+    [got] = alice.download_files(["/conversation_history/bob/s1.md"])
+    assert got.content is None and "another user's" in str(got.error)
+    bob = open_backend(tmp_path / "spec.yaml", "scribe", user_id="bob")
+    [own] = bob.download_files(["/conversation_history/bob/s1.md"])
+    assert own.content == b"bob's locker code is 4417\n"

@@ -297,7 +297,14 @@ def permits(globs: tuple[str, ...] | None, path: str, budget: GlobBudget | None 
     if globs is None:
         return True
     clean = normalize(path).lstrip("/")
-    return any(compile_glob(glob.lstrip("/")).matches(clean, budget) for glob in globs)
+    return any(pattern.matches(clean, budget) for pattern in _compiled(tuple(globs)))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(globs: tuple[str, ...]) -> tuple[GlobPattern, ...]:
+    """A permission list's patterns, compiled once for the list: one by one through
+    `compile_glob`, a list longer than its cache was compiled again for every path."""
+    return tuple(compile_glob(glob.lstrip("/")) for glob in globs)
 
 
 #: a piece of a set of paths (`coverage`): one character of the set, or (flag set) one or more

@@ -794,7 +794,9 @@ TEMPORAL_EXTRA = _code("AS314", "temporal-extra-missing",
 PERMISSION_GLOB = _code("AS316", "permission-glob", "A backend's `read` or `write` glob that "
                         "cannot match a path", """
     `read` and `write` list globs over the backend's own paths: each starts with `/` (the
-    backend's top), has no `.` or `..` step, and is well formed (`[a-z]`, not `[z-a]`; `{a,b}`).
+    backend's top), has no `.` or `..` step nor an empty one (`/docs/`, `/a//b`: write
+    `/docs/**` for everything under `/docs`), and is well formed (`[a-z]`, not `[z-a]`;
+    `{a,b}`).
     A glob that can match nothing would deny every path without saying so, so it is refused.""")
 PERMISSIONS_BYPASSED = _code(
     "AS317", "permissions-bypassed", "Path permissions on a backend whose commands ignore them",

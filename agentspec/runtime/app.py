@@ -9,7 +9,7 @@ from typing import Any
 
 from google.adk.apps.app import EventsCompactionConfig, ResumabilityConfig
 
-from agentspec.contract.backends import from_data, routed
+from agentspec.contract.backends import from_data
 
 __all__ = ["compaction", "history_scope", "resumable"]
 
@@ -28,15 +28,14 @@ def compaction(*, summarizer_model: Any = None, history: str | None = None,
         summarizer: Any = LlmEventSummarizer(llm=summarizer_model) if summarizer_model \
             else None
         if history is not None:
-            from agentspec.runtime.harness.scope import register_private
+            from agentspec.runtime.harness.scope import register_history
             from agentspec.runtime.summarization import HistorySummarizer, directory_backend
 
             if summarizer is None or backend is None or definitions is None:
                 raise ValueError("summarization.history needs a summarizer model and the "
                                  "backend of the root agent's file tools")
-            backends = {name: from_data(data) for name, data in definitions.items()}
-            holder, folder = routed(backend, history, backends)
-            register_private(str(getattr(backends[holder], "root", None)), folder)
+            register_history(history, backend, {name: from_data(data) for name, data
+                                                in definitions.items()})
             summarizer = HistorySummarizer(summarizer, history,
                                            directory_backend(backend, definitions))
         from agentspec.runtime.summarization import SummaryConfig, install_check

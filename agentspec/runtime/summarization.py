@@ -257,9 +257,25 @@ def directory_backend(name: str, definitions: Mapping[str, Mapping[str, Any]]
         if backend not in made:
             made[backend] = FilesystemBackend(definition.root,
                                               hard_links=definition.hard_links == "allow")
+        _linked(backend, definition, inner, made[backend].resolve(inner), budget)
         return made[backend], inner
 
     return find
+
+
+def _linked(name: str, definition: FilesystemDef, inner: str, real: str,
+            budget: GlobBudget) -> None:
+    """BackendError when history file `inner` of backend `name` is reached through a symbolic
+    link (`real`: where it leads): the `write` list judges where it leads, as for the file
+    tools, and even where the list allows it the history is not written there: only its own
+    folder is kept from other users' file tools (another user's folder, or one no one
+    registered as private, would let them read this conversation)."""
+    if real == inner:
+        return
+    check(name, "write", definition.write, inner, budget, real)
+    raise BackendError(f"{inner} leads to {real} through a symbolic link: a history is "
+                       "written only at its own path, which other users' file tools cannot "
+                       "reach; remove the link")
 
 
 # the check before each model call ---------------------------------------------------------

@@ -15,13 +15,16 @@ from typing import Protocol, runtime_checkable
 from agentspec.contract.globs import GlobBudget, glob_match, grep_glob_match
 from agentspec.contract.virtual_paths import MAX_NAME_CHARS, MAX_PATH_CHARS, BackendError, normalize
 
-__all__ = ["GREP_LIMIT", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend", "BackendError",
-           "ExecuteResult", "FileInfo", "GlobBudget", "GrepMatch", "ShellCapable", "apply_edit",
-           "glob_match", "grep_glob_match", "matching_lines", "normalize", "relative_to",
-           "require_pattern"]
+__all__ = ["GREP_LIMIT", "MAX_EDIT_CHARS", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend",
+           "BackendError", "ExecuteResult", "FileInfo", "GlobBudget", "GrepMatch", "ShellCapable",
+           "apply_edit", "glob_match", "grep_glob_match", "matching_lines", "normalize",
+           "relative_to", "require_pattern"]
 
 GREP_LIMIT = 1000
 """Backends return at most this many grep matches; the tools say when the cap was hit."""
+MAX_EDIT_CHARS = 10 * 1024 * 1024
+"""An edit whose result would be longer is refused before the text is built: `replace_all`
+multiplies (a 10 MB file of one letter, each made 1,000, is 10 GB of memory)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,11 @@ def apply_edit(content: str, path: str, old: str, new: str, replace_all: bool) -
     if count > 1 and not replace_all:
         raise BackendError(f"old_string appears {count} times in {path}. Add surrounding lines "
                            "to make it unique, or set replace_all=true to replace every one.")
+    size = len(content) + (count if replace_all else 1) * (len(new) - len(old))
+    if size > MAX_EDIT_CHARS:
+        raise BackendError(f"The edit would make {path} {size:,} characters long; an edit may "
+                           f"leave a file of at most {MAX_EDIT_CHARS:,}. Replace fewer "
+                           "occurrences, or split the file.")
     if replace_all:
         return content.replace(old, new), count
     return content.replace(old, new, 1), 1

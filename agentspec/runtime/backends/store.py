@@ -67,6 +67,23 @@ def _under(path: str) -> str:
     return path.rstrip("/") + "/"
 
 
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _clean(path: str) -> str:
+    """`normalize`d, and a BackendError naming the path when no database can keep it (a lone
+    surrogate): the model's to fix, not the database's."""
+    clean = normalize(path)
+    if not _unicode(clean):
+        raise BackendError(f"The path {path!r} is not valid Unicode text; use another name.")
+    return clean
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -115,7 +132,7 @@ class StoreBackend(Transfers):
         return str(rows[0][0]) if rows else None
 
     def ls(self, path: str) -> list[FileInfo]:
-        path = normalize(path)
+        path = _clean(path)
         size = self.files.size()
         mine = self.files.rows(f"SELECT {size} FROM {TABLE} WHERE namespace = ? AND path = ?",
                                (self.space, path))
@@ -133,7 +150,7 @@ class StoreBackend(Transfers):
         return sorted(found.values(), key=lambda f: f.path)
 
     def read(self, path: str) -> str:
-        path = normalize(path)
+        path = _clean(path)
         content = self._content(path)
         if content is None:
             if path == "/" or self._below(path, "path"):
@@ -142,7 +159,7 @@ class StoreBackend(Transfers):
         return content
 
     def write(self, path: str, content: str) -> None:
-        path = normalize(path)
+        path = _clean(path)
         if path == "/":
             raise BackendError("Cannot write to `/`; give a file path such as `/notes.md`.")
         text = _text(path, content)
@@ -166,7 +183,7 @@ class StoreBackend(Transfers):
                 raise BackendError(f"{parent} is a file, so it cannot contain {path}.")
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> int:
-        path = normalize(path)
+        path = _clean(path)
         with self.files.changing(self.space) as change:
             row = change.one(f"SELECT content FROM {TABLE} WHERE namespace = ? AND path = ?",
                              (self.space, path))
@@ -178,7 +195,7 @@ class StoreBackend(Transfers):
         return count
 
     def glob(self, pattern: str, path: str = "/") -> list[str]:
-        path = normalize(path)
+        path = _clean(path)
         budget = GlobBudget()
         out = []
         for (name,) in self._below(path, "path"):
@@ -189,10 +206,10 @@ class StoreBackend(Transfers):
 
     def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[GrepMatch]:
         require_pattern(pattern)
-        path = normalize(path)
+        path = _clean(path)
         out: list[GrepMatch] = []
-        if "\x00" in pattern:  # no file here holds one (and PostgreSQL takes no NUL text)
-            return out
+        if "\x00" in pattern or not _unicode(pattern):  # no file here holds one (and the
+            return out  # databases take neither)
         budget = GlobBudget()
         for name, content in self._below(path, "path, content",
                                          f" AND {self.files.contains()}", (pattern,)):

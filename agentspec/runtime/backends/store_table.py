@@ -136,11 +136,14 @@ class FileStore:
                     cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                                    (f"{TABLE}:{space}",))
                 yield Change(self, cursor)
+                # a COMMIT that fails (SQLite busy past its timeout while another
+                # connection reads) leaves the transaction open: rolled back below, or the
+                # shared connection would keep the write lock and fail every later call
+                cursor.execute("COMMIT")
             except BaseException:
                 with suppress(Exception):  # a connection that died has nothing to undo
                     cursor.execute("ROLLBACK")
                 raise
-            cursor.execute("COMMIT")
 
     def rows(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows a read-only query returns."""

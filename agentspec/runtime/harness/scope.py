@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 
-from agentspec.contract.backends import LARGE_RESULTS
+from agentspec.contract.backends import LARGE_RESULTS, routed
 from agentspec.runtime.backends import (
     Backend,
     BackendError,
@@ -28,7 +29,7 @@ from agentspec.runtime.backends import (
 from agentspec.runtime.backends.transfer import Transfers
 from agentspec.runtime.user_folders import path_segment
 
-__all__ = ["UserScope", "private_folders", "register_private", "scoped"]
+__all__ = ["UserScope", "private_folders", "register_history", "register_private", "scoped"]
 
 _PRIVATE: set[tuple[str, str]] = set()
 _LOCK = threading.Lock()
@@ -38,6 +39,14 @@ def register_private(root: str, folder: str) -> None:
     """Marks `folder` (a path inside the directory backend with root `root`) as per-user."""
     with _LOCK:
         _PRIVATE.add((os.path.realpath(root), normalize(folder)))
+
+
+def register_history(history: str, backend: str, backends: Mapping[str, object]) -> None:
+    """Marks `summarization.history`, a directory of backend `backend`'s file tools, per-user
+    on the directory backend that holds it (`backends`: definitions, roots absolute). Done
+    wherever the spec's backends are opened: the app, `api.open_backend`."""
+    holder, folder = routed(backend, history, backends)
+    register_private(str(getattr(backends[holder], "root", None)), folder)
 
 
 def private_folders(root: str | None) -> tuple[str, ...]:

@@ -20,6 +20,9 @@ def _problem(glob: str) -> str | None:
         return "holds a NUL byte"
     if any(step in (".", "..") for step in glob.split("/")):
         return "has a `.` or `..` step, which no normalized path has"
+    if glob != "/" and "" in glob.split("/")[1:]:
+        return ("has an empty step (a `/` at the end, or `//`), which no normalized path has "
+                "(`/docs/**` is everything under `/docs`)")
     if matches_nothing(glob):
         return "is malformed (a character range such as `[z-a]`, or an empty `[]`)"
     return None

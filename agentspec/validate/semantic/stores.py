@@ -54,7 +54,8 @@ def _check(ctx: Context, name: str, backend: StoreBackend) -> None:
     url = backend.url if own else _database(ctx)
     where = ctx.at("backends", name, "url") if own else ctx.at("backends", name, "type")
     whose = "its `url`" if own else "the `sessions` database it takes"
-    if url is None or url.startswith("memory://") or url in ("sqlite://", "sqlite:///"):
+    if url is None or url.startswith("memory://") or url == "sqlite://" or \
+            (url.startswith("sqlite:///") and url[10:].split("?")[0] in ("", ":memory:")):
         ctx.report(codes.STORE_DATABASE_MISSING(
             f"backend `{name}` keeps files that outlive sessions, and "
             + (f"{whose} (`{url}`) lasts only as long as the process" if url else
