@@ -771,3 +771,19 @@ def test_a_server_with_a_token_in_its_user_part_is_refused_without_showing_it(
     found = check(tmp_path / "new" / "agent.yaml").diagnostics
     assert sorted(p.code for p in found) == ["AS287", "AS330"]
     assert not any("t0ken" in f"{p.message} {p.hint}" for p in found)
+
+
+@pytest.mark.parametrize(("url", "private"), [
+    ("http://127.1/v1", True), ("http://0x7f000001/v1", True), ("http://2130706433/v1", True),
+    ("http://0177.0.0.1/v1", True), ("http://10.1/v1", True), ("http://[::1]/v1", True),
+    ("http://[::ffff:127.0.0.1]/v1", True), ("http://[2002:7f00:1::]/v1", True),
+    ("http://[2002:808:808::]/v1", False),
+    ("http://8.8.8.8/v1", False), ("http://134744072/v1", False),
+    ("http://deadbeef/v1", False), ("https://pets.example.com/v1", False)])
+def test_a_private_address_in_any_form_the_resolver_takes_is_private(url: str,
+                                                                      private: bool) -> None:
+    """`127.1`, hex and decimal IPv4 forms reach loopback too, and ADK refuses them when it
+    calls: validate's AS330 must see them (134744072 is 8.8.8.8)."""
+    from agentspec.contract.openapi import private_host
+
+    assert private_host(url) is private

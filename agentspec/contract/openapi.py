@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -132,6 +133,16 @@ def private_host(url: str) -> bool:
     if host in _PRIVATE_NAMES or host.endswith(_PRIVATE_SUFFIXES):
         return True
     try:
-        return not ipaddress.ip_address(host).is_global
+        address = ipaddress.ip_address(host)
     except ValueError:
-        return False
+        pass
+    else:  # an IPv6 address that carries an IPv4 one (6to4, Teredo) is judged by it too
+        carried = [address.sixtofour, *(address.teredo or ())] \
+            if isinstance(address, ipaddress.IPv6Address) else []
+        return not address.is_global or any(
+            inner is not None and not inner.is_global for inner in carried)
+    try:  # the resolver's legacy forms of IPv4: `127.1`, `0x7f000001`, `2130706433`, `0177.1`
+        packed = socket.inet_aton(host) if re.fullmatch(r"[0-9a-fx.]+", host) else None
+    except OSError:
+        packed = None
+    return packed is not None and not ipaddress.IPv4Address(packed).is_global
