@@ -4,13 +4,13 @@ spec's real models), or with the case's scripted replies, offline."""
 from __future__ import annotations
 
 import contextlib
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from agentspec.evaluation.cases import Case
+from agentspec.testing.runner import environment_set
 
 __all__ = ["SpecError", "app_factory", "case_environment"]
 
@@ -22,17 +22,9 @@ class SpecError(Exception):
 @contextlib.contextmanager
 def case_environment(case: Case) -> Iterator[None]:
     """The case's environment variables, and a job store of its own, during one run."""
-    values = {**case.env, "AGENTSPEC_JOBS_STORE": f"memory://eval-{uuid.uuid4().hex[:8]}"}
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
+    with environment_set({**case.env,
+                          "AGENTSPEC_JOBS_STORE": f"memory://eval-{uuid.uuid4().hex[:8]}"}):
         yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def app_factory(spec: Path, environment: str | None) -> Any:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from agentspec.testing.names import SpecContext
     from agentspec.testing.scenarios import Scenario
 
-__all__ = ["ScenarioFileError", "ScenarioResult", "ScenarioRun", "Scripter", "load_scenarios",
+__all__ = ["ScenarioFileError", "ScenarioResult", "ScenarioRun", "Scripter", "environment_set",
+           "load_scenarios",
            "run_scenario", "run_scenarios", "scenario_files", "scripted_models",
            "spec_context_of"]
 
@@ -128,7 +129,8 @@ async def _play(app: Any, scenario: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
+def environment_set(values: Mapping[str, str]) -> Iterator[None]:
+    """`values` set in the process's environment for one run, the old values put back."""
     saved = {key: os.environ.get(key) for key in values}
     os.environ.update(values)
     try:
@@ -187,7 +189,7 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
     store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="agentspec-files-") as scratch, \
             _scenario_files(f"sqlite:///{Path(scratch) / 'files.db'}") as files, \
-            _environment({**scenario.env, "AGENTSPEC_JOBS_STORE": store,
+            environment_set({**scenario.env, "AGENTSPEC_JOBS_STORE": store,
                           "AGENTSPEC_FILES_STORE": files}):
         compiled = compile_spec(spec, environment=environment)
         if not compiled.ok:
