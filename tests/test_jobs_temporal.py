@@ -207,10 +207,10 @@ def test_a_namespace_that_does_not_exist_is_named(temporal: str) -> None:
 
 def test_a_server_that_is_down_is_named_within_the_timeout() -> None:
     """Nothing listens on the port: a plain error naming the server, not a hang."""
-    from tests.temporalserver import _free_port
+    from tests.buildkit import free_port
 
     with pytest.raises(StoreError, match=r"cannot reach the Temporal server at 127\.0\.0\.1:\d+"):
-        open_store(f"temporal://127.0.0.1:{_free_port()}/default?task_queue=q&timeout=2")
+        open_store(f"temporal://127.0.0.1:{free_port()}/default?task_queue=q&timeout=2")
 
 
 @pytest.mark.slow
