@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +25,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # test with `@example(...)`, which every profile runs (a database would be ignored:
 # derandomize implies none). HYPOTHESIS_PROFILE=explore searches at random, with a local
 # database under .hypothesis/, to find new ones.
+# Built validators are cached between processes (agentspec/language/prebuilt.py): the tests
+# keep theirs in a directory of this run's own, never the user's cache, and the commands they
+# start inherit it (so they load what an earlier one stored, as a user's second run does).
+if "AGENTSPEC_CACHE_DIR" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="agentspec-test-cache-")
+    atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+    os.environ["AGENTSPEC_CACHE_DIR"] = _CACHE
+
 settings.register_profile("deterministic", derandomize=True, database=None, deadline=None,
                           print_blob=True)
 settings.register_profile("explore", derandomize=False, deadline=None)

@@ -6,14 +6,12 @@ spec requires). Imports no ADK, so `validate` can run it."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.evaluation.models import JUDGED, NEEDS_REFERENCE, NEEDS_RUBRICS, EvalFile
+from agentspec.language.prebuilt import validator
 from agentspec.parse import Path as DataPath
 from agentspec.parse import PosNode
 from agentspec.project_files import Project
@@ -25,11 +23,6 @@ __all__ = ["check_evals", "effective_criteria"]
 
 _SHAPE = "An eval file is a mapping: `criteria: {...}`, `cases: [...]` and, if a criterion " \
     "needs one, `judge: {model: ...}`"
-
-
-@cache
-def _adapter() -> TypeAdapter[Any]:
-    return TypeAdapter(EvalFile)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -141,6 +134,7 @@ def check_evals(path: Path, required: Mapping[str, str | None] | None = None, *,
     scenario file: `required` state keys, the `project` it must be in, the spec's `names`,
     `text` in place of the file on disk (an editor's unsaved buffer)."""
     return check_data_file(
-        path, _adapter(), lambda doc: Mapper(doc, EvalFile, whole="the eval file"),
+        path, validator("eval_file", EvalFile),
+        lambda doc: Mapper(doc, EvalFile, whole="the eval file"),
         lambda data, pos: _semantic(data, pos, required or {}, names),
         what="eval file", shape=_SHAPE, project=project, text=text)

@@ -90,14 +90,19 @@ class FilesystemConfig(Model):
         examples=[["ls", "read_file", "grep"]])
 
 
-def _bool_or(name: str, true_ok: bool) -> Any:
-    def pick(value: object) -> str | None:
+class _BoolOr:
+    """Picks `off` for a flag (`false`, or `true` where `true_ok`), `backend` for the
+    `backend` setting's name, `settings` for a mapping."""
+
+    def __init__(self, name: str, true_ok: bool) -> None:
+        self.name, self.true_ok = name, true_ok
+
+    def __call__(self, value: object) -> str | None:
         if isinstance(value, bool):
-            return "off" if (not value or true_ok) else None
-        if isinstance(value, str) and name == "backend":
+            return "off" if (not value or self.true_ok) else None
+        if isinstance(value, str) and self.name == "backend":
             return "backend"
         return "settings" if isinstance(value, dict) else None
-    return pick
 
 
 if TYPE_CHECKING:
@@ -106,7 +111,7 @@ else:
     Filesystem = keyed_union("filesystem_setting", "`filesystem` is a backend name, "
                              "`{backend: name, tools: [...]}` or `false`",
                              {"backend": str, "settings": FilesystemConfig, "off": Literal[False]},
-                             _bool_or("backend", true_ok=False))
+                             _BoolOr("backend", true_ok=False))
 
 
 class TaskConfig(Model):
@@ -123,7 +128,7 @@ if TYPE_CHECKING:
 else:
     Task = keyed_union("task_setting", "`task` is true, false or `{agents: [...], "
                        "general_purpose: ...}`", {"settings": TaskConfig, "off": bool},
-                       _bool_or("task", true_ok=True))
+                       _BoolOr("task", true_ok=True))
 
 
 class SkillsConfig(Model):
@@ -143,11 +148,15 @@ Skills = Annotated[list[DirectoryPath] | SkillsConfig, ByType(
     "lazy|eager}`", paths=list, settings=dict)]
 
 
+def _all_decisions() -> list[DecisionKind]:
+    return list(DECISIONS)
+
+
 class InterruptConfig(Model):
     """How a person may answer an interrupted tool call."""
 
     decisions: list[DecisionKind] = Field(
-        default_factory=lambda: list(DECISIONS),
+        default_factory=_all_decisions,
         min_length=1,
         description="Answers offered to the person.", examples=[["approve", "reject"]])
     hint: str | None = Field(None, description="Question shown to the person.",

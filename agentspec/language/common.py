@@ -97,20 +97,40 @@ def present_keys(value: object, keys: tuple[str, ...]) -> list[str]:
     return [k for k in keys if isinstance(value, dict) and k in value]
 
 
+class _Choose:
+    """A keyed union's discriminator: the tag of the member `pick(value)` names. A class, not
+    a closure, so that a built validator can be pickled (see `language/prebuilt.py`)."""
+
+    def __init__(self, error: str, pick: Callable[[Any], str | None]) -> None:
+        self.error, self.pick = error, pick
+        self.__name__ = f"choose_{error}"  # pydantic-core names the discriminator by it
+
+    def __call__(self, value: Any) -> str | None:
+        picked = self.pick(value)
+        return tag(self.error, picked) if picked is not None else None
+
+
+class _OneKey:
+    """Picks the member whose name is the one key of `keys` the mapping has."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+
+    def __call__(self, value: Any) -> str | None:
+        found = present_keys(value, self.keys)
+        return found[0] if len(found) == 1 else None
+
+
 def keyed_union(error: str, message: str, members: Mapping[str, Any],
                 pick: Callable[[Any], str | None]) -> Any:
-    """A union whose member is chosen by `pick(value)`, reported as `error` when none fits."""
+    """A union whose member is chosen by `pick(value)` (a module-level function or a
+    picklable object), reported as `error` when none fits."""
     for name, member in members.items():
         TAGS[tag(error, name)] = member
     UNION_MESSAGES[error] = (message, tuple(members))
     options = tuple(Annotated[member, Tag(tag(error, name))] for name, member in members.items())
-
-    def choose(value: Any) -> str | None:
-        picked = pick(value)
-        return tag(error, picked) if picked is not None else None
-
     return Annotated[Union[options], Discriminator(  # noqa: UP007 - built from a tuple
-        choose, custom_error_type=error, custom_error_message=message)]
+        _Choose(error, pick), custom_error_type=error, custom_error_message=message)]
 
 
 def one_key_union(error: str, noun: str, members: Mapping[str, Any]) -> Any:
@@ -118,12 +138,7 @@ def one_key_union(error: str, noun: str, members: Mapping[str, Any]) -> Any:
     keys = tuple(members)
     ONE_KEY_UNIONS.add(error)
     listed = ", ".join(f"`{k}`" for k in keys)
-
-    def pick(value: Any) -> str | None:
-        found = present_keys(value, keys)
-        return found[0] if len(found) == 1 else None
-
-    return keyed_union(error, f"{noun} takes exactly one of {listed}", members, pick)
+    return keyed_union(error, f"{noun} takes exactly one of {listed}", members, _OneKey(keys))
 
 
 class ByType:

@@ -96,6 +96,10 @@ def is_state_input(value: object) -> bool:
         isinstance(value, StateInput) or "required" in value)
 
 
+def _state_pick(value: Any) -> str:
+    return "input" if is_state_input(value) else "value"
+
+
 if TYPE_CHECKING:
     StateValue = StateInput | Any
 else:
@@ -103,7 +107,7 @@ else:
         "state_value", "a state entry is an initial value, or `{required: true}`",
         {"input": StateInput, "value": Annotated[Any, WithJsonSchema(
             {"not": {"type": "object", "required": ["required"]}})]},
-        lambda value: "input" if is_state_input(value) else "value")
+        _state_pick)
 
 
 class Summarization(Model):

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
+from agentspec.language.prebuilt import validator
 from agentspec.parse import Path as DataPath
 from agentspec.parse import PosNode
 from agentspec.project_files import Project
@@ -29,11 +27,6 @@ __all__ = ["Checked", "check_scenarios", "scenario_paths"]
 
 _SHAPE = "A scenario file is a mapping: `messages: [...]` and the rest of one scenario, or " \
     "`scenarios: [...]`"
-
-
-@cache
-def _adapter() -> TypeAdapter[Any]:
-    return TypeAdapter(ScenarioFile)
 
 
 def scenario_paths(data: Any) -> Iterator[tuple[DataPath, Mapping[str, Any]]]:
@@ -207,6 +200,6 @@ def check_scenarios(path: Path, required: Mapping[str, str | None] | None = None
     spec's agents and tools, which the scenarios' names must be; `text`: the file's content
     in place of the file on disk (an editor's unsaved buffer)."""
     return check_data_file(
-        path, _adapter(), _mapper,
+        path, validator("scenario_file", ScenarioFile), _mapper,
         lambda data, pos: _semantic(data, pos, required or {}, names),
         what="scenario file", shape=_SHAPE, project=project, text=text)

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
+from pydantic_core import SchemaValidator
 
 from agentspec.diagnostics import Code, Diagnostic, codes
 from agentspec.parse import Path as DataPath
@@ -42,7 +43,7 @@ class Checked:
         return self.data is not None and not any(d.is_error for d in self.diagnostics)
 
 
-def check_data_file(path: Path, adapter: TypeAdapter[Any], mapper: Callable[[Document], Mapper],
+def check_data_file(path: Path, adapter: SchemaValidator, mapper: Callable[[Document], Mapper],
                     semantic: Callable[[Any, PosNode], Iterable[Diagnostic]], *, what: str,
                     shape: str, project: Project | None, text: str | None = None) -> Checked:
     """Check the data file at `path` (`what` it is, e.g. "scenario file"): refused unread

@@ -193,10 +193,14 @@ class ScenarioSet(Model):
                                             "every scenario.")
 
 
+def _scenario_file_pick(value: Any) -> str | None:
+    return None if not isinstance(value, dict) else "set" if "scenarios" in value else "one"
+
+
 if TYPE_CHECKING:
     ScenarioFile = Scenario | ScenarioSet
 else:
     ScenarioFile = keyed_union(
         "scenario_file", "a scenario file is a mapping: one scenario, or `scenarios:`",
         {"one": Scenario, "set": ScenarioSet},
-        lambda v: None if not isinstance(v, dict) else "set" if "scenarios" in v else "one")
+        _scenario_file_pick)

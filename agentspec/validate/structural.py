@@ -11,6 +11,7 @@ from agentspec.diagnostics import Diagnostic, codes, did_you_mean
 from agentspec.language import AGENT_KINDS, Spec
 from agentspec.language.agents import KIND_MODELS, AgentBase, kinds_taking
 from agentspec.language.common import ONE_KEY_UNIONS, UNION_MESSAGES, is_reserved_word
+from agentspec.language.prebuilt import validator
 from agentspec.parse import Path
 from agentspec.parse import type_name as kind_name
 from agentspec.resolve.document import SECTIONS, Document
@@ -225,10 +226,15 @@ class Structure:
     broken: set[Path] = field(default_factory=set)
 
 
+def _validate(data: Any) -> Spec:
+    spec: Spec = validator("spec", Spec).validate_python(data)
+    return spec
+
+
 def structural(doc: Document) -> Structure:
     """Validate `doc` against the language."""
     try:
-        return Structure(Spec.model_validate(doc.data))
+        return Structure(_validate(doc.data))
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     mapper = Mapper(doc)
@@ -240,7 +246,7 @@ def structural(doc: Document) -> Structure:
         result.broken.update(p[:2] for p in paths if len(p) >= 2 and p[0] in SECTIONS)
         data = _prune(data, paths, depth)
         try:
-            result.spec = Spec.model_validate(data)
+            result.spec = _validate(data)
             break
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
