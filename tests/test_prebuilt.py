@@ -106,19 +106,20 @@ def test_a_damaged_entry_is_rebuilt_and_replaced(monkeypatch: pytest.MonkeyPatch
     assert entry.read_bytes() == whole
 
 
-def test_changed_sources_make_a_new_entry_and_drop_the_old(
+def test_entries_of_other_sources_are_kept_up_to_a_few(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two installs sharing the cache each find theirs; the oldest go past KEEP."""
     _fresh(monkeypatch, tmp_path)
-    prebuilt.validator("spec", Spec)
     prebuilt.validator("other", int)
-    [old, other] = sorted(_entries(tmp_path), key=lambda p: p.name.startswith("other"))
-    monkeypatch.setattr(prebuilt, "_KEPT", {})
-    prebuilt._fingerprint.cache_clear()
-    monkeypatch.setattr(prebuilt, "_fingerprint", lambda: "0" * 32)
-    prebuilt.validator("spec", Spec)
-    names = [p.name for p in _entries(tmp_path)]
-    assert old.name not in names and other.name in names
-    assert f"spec-{'0' * 32}.validator" in names
+    for index in range(prebuilt.KEEP + 2):
+        monkeypatch.setattr(prebuilt, "_KEPT", {})
+        monkeypatch.setattr(prebuilt, "_fingerprint", lambda index=index: f"{index:032x}")
+        prebuilt.validator("spec", Spec)
+        entry = tmp_path / f"spec-{index:032x}.validator"
+        os.utime(entry, ns=(index * 10**9, index * 10**9))
+    names = sorted(p.name for p in _entries(tmp_path) if p.name.startswith("spec-"))
+    assert names == [f"spec-{i:032x}.validator" for i in range(2, prebuilt.KEEP + 2)]
+    assert len([p for p in _entries(tmp_path) if p.name.startswith("other-")]) == 1
 
 
 def test_the_fingerprint_follows_the_package_sources(monkeypatch: pytest.MonkeyPatch,

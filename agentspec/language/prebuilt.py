@@ -31,6 +31,8 @@ __all__ = ["cache_directory", "validator"]
 
 PACKAGE = Path(__file__).resolve().parent.parent
 _SUFFIX = ".validator"
+#: entries kept per name: one per install of agentspec (or edit of its sources) in use
+KEEP = 4
 
 
 _KEPT: dict[str, SchemaValidator] = {}
@@ -125,13 +127,12 @@ def _load(entry: Path) -> SchemaValidator | None:
 
 
 def _store(directory: Path, entry: Path, built: SchemaValidator) -> None:
-    """Write `entry` whole or not at all, and remove the entries of the same name written for
-    other sources."""
+    """Write `entry` whole or not at all, and keep only the newest few entries of its name
+    (several installs of agentspec may share the directory; each keeps its own)."""
     try:
         data = pickle.dumps(built)
     except Exception:  # noqa: BLE001 - a validator that cannot be pickled is not kept
         return
-    prefix = entry.name.rsplit("-", 1)[0] + "-"
     try:
         descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
     except OSError:
@@ -144,7 +145,15 @@ def _store(directory: Path, entry: Path, built: SchemaValidator) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         return
-    for old in directory.glob(f"{prefix}*{_SUFFIX}"):
-        if old.name != entry.name and old.name[len(prefix):].count("-") == 0:
+    _prune(directory, entry.name.rsplit("-", 1)[0])
+
+
+def _prune(directory: Path, name: str) -> None:
+    entries = []
+    for found in directory.glob(f"{name}-*{_SUFFIX}"):
+        if found.name[len(name) + 1:].count("-") == 0:  # not the entry of a longer name
             with contextlib.suppress(OSError):
-                old.unlink()
+                entries.append((found.stat().st_mtime_ns, found))
+    for _, old in sorted(entries, reverse=True)[KEEP:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
