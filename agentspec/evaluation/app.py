@@ -4,13 +4,12 @@ spec's real models), or with the case's scripted replies, offline."""
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from agentspec.evaluation.cases import Case
-from agentspec.testing.runner import environment_set
+from agentspec.testing.turns import isolated
 
 __all__ = ["SpecError", "app_factory", "case_environment"]
 
@@ -21,9 +20,9 @@ class SpecError(Exception):
 
 @contextlib.contextmanager
 def case_environment(case: Case) -> Iterator[None]:
-    """The case's environment variables, and a job store of its own, during one run."""
-    with environment_set({**case.env,
-                          "AGENTSPEC_JOBS_STORE": f"memory://eval-{uuid.uuid4().hex[:8]}"}):
+    """The case's environment variables, and a job store and a database for `type: store`
+    files of its own (never the project's), during one run."""
+    with isolated(case.env, "eval"):
         yield
 
 
