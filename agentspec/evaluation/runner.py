@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentspec.evaluation.app import SpecError, app_factory, case_environment
+from agentspec.evaluation.app import SpecError, app_factory
 from agentspec.evaluation.cases import Case, expected_invocations
 from agentspec.evaluation.criteria import MissingExtra, evaluator, threshold
+from agentspec.testing.turns import isolated
 
 __all__ = ["CaseResult", "Score", "evaluate", "run_case"]
 
@@ -153,7 +154,7 @@ def run_case(case: Case, app_for: AppFactory, runs: int = 1) -> CaseResult:
     expected = expected_invocations(case)
     for _ in range(runs):
         try:
-            with case_environment(case):
+            with isolated(case.env, "eval"):  # a job store and files database of its own
                 actual = _play(app_for(case), case)
         except SpecError:
             raise  # the spec itself, not this run: the command reports it once

@@ -135,25 +135,15 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
                  script: Scripter | None = None, usage: Ledger | None = None) -> list[str]:
     """The scenario's failures (none: it passed); `script` chooses how the models answer
     (default: `scripted_models`); `usage` sums the tokens its model calls reported."""
-    from agentspec.compiler import build_objects, compile_spec
-    from agentspec.runtime.models import SCRIPTED
     from agentspec.runtime.usage import Ledger
     from agentspec.testing.scenarios import StubTools, offline_mcp
     from agentspec.testing.scripted import ScriptError
-    from agentspec.testing.turns import isolated
+    from agentspec.testing.turns import isolated, spec_app
 
     with isolated(scenario.env, f"scenario-{index}"):
-        compiled = compile_spec(spec, environment=environment)
-        if not compiled.ok:
-            return [f"{d.code} {d.message}" for d in compiled.diagnostics if d.is_error]
-        token = SCRIPTED.set(True)  # models are scripted: a missing provider is no problem
-        try:
-            app, problems = build_objects(compiled)
-        finally:
-            SCRIPTED.reset(token)
-        if problems:
-            return [f"cannot build: {p.code} {p.message}" + (f" ({p.hint})" if p.hint else "")
-                    for p in problems]
+        app, stopped = spec_app(spec, environment, scripted=True)
+        if app is None:
+            return stopped
         try:
             offline_mcp(app.root_agent)
             script_problems = (script or partial(

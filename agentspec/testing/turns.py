@@ -31,7 +31,28 @@ if TYPE_CHECKING:
     #: the answer to a call waiting for approval; None leaves it waiting
     Decide = Callable[[PendingApproval], Decision | None]
 
-__all__ = ["Played", "Unanswered", "environment_set", "isolated", "play"]
+__all__ = ["Played", "Unanswered", "environment_set", "isolated", "play", "spec_app"]
+
+
+def spec_app(spec: Path, environment: str | None, *, scripted: bool) -> tuple[Any, list[str]]:
+    """The app of `spec`, compiled and built for one run, or None and why it cannot run (the
+    compiler's errors, or the build's problems). `scripted`: its models are to be scripted,
+    so a missing provider package is no problem."""
+    from agentspec.compiler import build_objects, compile_spec
+    from agentspec.runtime.models import SCRIPTED
+
+    compiled = compile_spec(spec, environment=environment)
+    if not compiled.ok:
+        return None, [f"{d.code} {d.message}" for d in compiled.diagnostics if d.is_error]
+    token = SCRIPTED.set(scripted)
+    try:
+        app, problems = build_objects(compiled)
+    finally:
+        SCRIPTED.reset(token)
+    if problems:
+        return None, [f"cannot build: {p.code} {p.message}" + (f" ({p.hint})" if p.hint else "")
+                      for p in problems]
+    return app, []
 
 
 @contextlib.contextmanager
