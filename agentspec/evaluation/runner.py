@@ -16,7 +16,7 @@ from typing import Any
 from agentspec.evaluation.app import SpecError, app_factory
 from agentspec.evaluation.cases import Case, expected_invocations
 from agentspec.evaluation.criteria import MissingExtra, evaluator, threshold
-from agentspec.testing.turns import isolated
+from agentspec.testing.turns import isolated, play
 
 __all__ = ["CaseResult", "Score", "evaluate", "run_case"]
 
@@ -77,8 +77,6 @@ def _play(app: Any, case: Case) -> list[Any]:
     in which an agent failed (raised, or its route broke) stops with that failure: what
     the other agents made of it is no run of the case to score."""
     from google.adk.evaluation.evaluation_generator import EvaluationGenerator
-
-    from agentspec.testing.turns import play
 
     def decide(pending: Any) -> None:
         raise _Stopped(f"`{pending.tool}` of `{pending.agent}` waits for a person's "
