@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
+from tests.buildkit import project_files
 
 AGENT_TOOL = """\
     agentspec: 1
@@ -169,9 +169,4 @@ def test_a_runs_store_files_stay_out_of_the_projects_database(
     result, score = _eval(spec, "--runs", "2")
     assert result.exit_code == 0, result.output
     assert (score["scores"], score["errors"]) == ([1.0, 1.0], [])
-    database = tmp_path / ".agentspec" / "sessions.db"
-    if database.exists():
-        with sqlite3.connect(database) as db:
-            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master")]
-            assert "agentspec_files" not in tables or not list(
-                db.execute("SELECT * FROM agentspec_files"))
+    assert project_files(tmp_path) == []
