@@ -170,3 +170,31 @@ def test_a_runs_store_files_stay_out_of_the_projects_database(
     assert result.exit_code == 0, result.output
     assert (score["scores"], score["errors"]) == ([1.0, 1.0], [])
     assert project_files(tmp_path) == []
+
+
+ROUTER = """\
+    agentspec: 1
+    name: desk
+    root: front
+    agents:
+      front:
+        kind: router
+        sub_agents: [billing, general]
+        route: {state: desk}
+        default: billing
+        fallback: [general]
+      billing: {description: Bills., model: gemini-2.5-flash, instruction: Bill.}
+      general: {description: Helps., model: gemini-2.5-flash, instruction: Help.}
+    """
+
+
+def test_a_routers_failed_choice_fails_the_run_though_a_fallback_answered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a scenario: the fallback's answer is no run of the spec as written."""
+    monkeypatch.chdir(tmp_path)
+    spec = _project(tmp_path, {"billing": [{"fail": "billing is down"}],
+                               "general": [{"text": "General answers."}]}, [], ROUTER)
+    result, score = _eval(spec)
+    assert result.exit_code == 1, result.output
+    assert score["errors"] == ["the run failed: agent `billing` failed: ScriptedFailure: "
+                               "billing: billing is down"]
