@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 
 from agentspec.cli import cli
 from tests.buildkit import project_files
+from tests.test_failures import ROUTER
 
 AGENT_TOOL = """\
     agentspec: 1
@@ -170,22 +171,6 @@ def test_a_runs_store_files_stay_out_of_the_projects_database(
     assert result.exit_code == 0, result.output
     assert (score["scores"], score["errors"]) == ([1.0, 1.0], [])
     assert project_files(tmp_path) == []
-
-
-ROUTER = """\
-    agentspec: 1
-    name: desk
-    root: front
-    agents:
-      front:
-        kind: router
-        sub_agents: [billing, general]
-        route: {state: desk}
-        default: billing
-        fallback: [general]
-      billing: {description: Bills., model: gemini-2.5-flash, instruction: Bill.}
-      general: {description: Helps., model: gemini-2.5-flash, instruction: Help.}
-    """
 
 
 def test_a_routers_failed_choice_fails_the_run_though_a_fallback_answered(

@@ -15,28 +15,15 @@ from agentspec.runtime.backends.store_table import STORE_OVERRIDE as FILES
 from agentspec.runtime.harness.approvals import Decision
 from agentspec.runtime.jobs.delegation import STORE_OVERRIDE as JOBS
 from agentspec.testing.turns import Unanswered, isolated, play, spec_app
-
-SPEC = """\
-    agentspec: 1
-    name: desk
-    root: lead
-    tools:
-      wipe: {python: "desk_tools:wipe"}
-    agents:
-      lead:
-        model: gemini-2.5-flash
-        instruction: Wipe when asked.
-        tools: [wipe]
-        interrupt_on: {wipe: true}
-    """
+from tests.test_failures import APPROVAL
 
 
 def _app(tmp_path: Path, replies: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
          ) -> Any:
     from agentspec.testing.scripted import install_script
 
-    (tmp_path / "agent.yaml").write_text(textwrap.dedent(SPEC))
-    (tmp_path / "desk_tools.py").write_text('def wipe() -> str:\n    """Wipes."""\n'
+    (tmp_path / "agent.yaml").write_text(textwrap.dedent(APPROVAL))
+    (tmp_path / "approval_tools.py").write_text('def wipe() -> str:\n    """Wipes."""\n'
                                             '    return "wiped"\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     app, stopped = spec_app(tmp_path / "agent.yaml", None, scripted=True)
