@@ -9,6 +9,7 @@ import importlib
 import inspect
 import json
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -487,3 +488,15 @@ def tool_runs(log: Path) -> list[tuple[str, int]]:
     order."""
     lines = log.read_text().splitlines() if log.exists() else []
     return [(name, int(pid)) for name, pid, _ in (line.split() for line in lines)]
+
+
+def project_files(root: Path) -> list[tuple[Any, ...]]:
+    """The `type: store` files in the project's own database (`.agentspec/sessions.db`
+    under `root`, the specs' `sessions:`): none when it or its table does not exist."""
+    database = root / ".agentspec" / "sessions.db"
+    if not database.exists():
+        return []
+    with sqlite3.connect(database) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master")]
+        return list(db.execute("SELECT * FROM agentspec_files")) \
+            if "agentspec_files" in tables else []

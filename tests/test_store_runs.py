@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from agentspec.api import SpecError, open_backend
 from agentspec.cli import cli
 from agentspec.compiler import build_objects, compile_spec, emit_package, write_package
-from tests.buildkit import fingerprint, package_loader, scripted_turn
+from tests.buildkit import fingerprint, package_loader, project_files, scripted_turn
 
 SPEC = """\
 agentspec: 1
@@ -288,12 +288,7 @@ def test_agentspec_test_keeps_scenario_files_out_of_the_projects_database(
     result = CliRunner().invoke(cli, ["test", str(tmp_path / "agent.yaml"),
                                       str(tmp_path / "once.yaml")])
     assert result.exit_code == 0, result.output
-    database = tmp_path / ".agentspec" / "sessions.db"
-    if database.exists():
-        with sqlite3.connect(database) as db:
-            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master")]
-            assert "agentspec_files" not in tables or not list(
-                db.execute("SELECT * FROM agentspec_files"))
+    assert project_files(tmp_path) == []
 
 
 def test_a_url_from_the_environment_is_read_when_the_database_is_opened(

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentspec.evaluation.app import SpecError, app_factory, case_environment
+from agentspec.evaluation.app import SpecError, app_factory
 from agentspec.evaluation.cases import Case, expected_invocations
 from agentspec.evaluation.criteria import MissingExtra, evaluator, threshold
+from agentspec.testing.turns import isolated, play
 
 __all__ = ["CaseResult", "Score", "evaluate", "run_case"]
 
@@ -71,35 +72,27 @@ class CaseResult:
 AppFactory = Callable[[Case], Any]
 
 
-async def _play(app: Any, case: Case) -> list[Any]:
-    """The case's turns through a Runner; ADK's invocations of what the agents did."""
-    from google.adk.artifacts import InMemoryArtifactService
+def _play(app: Any, case: Case) -> list[Any]:
+    """The case's turns played on `app`; ADK's invocations of what the agents did. A run
+    in which an agent failed (raised, or its route broke) stops with that failure: what
+    the other agents made of it is no run of the case to score."""
     from google.adk.evaluation.evaluation_generator import EvaluationGenerator
-    from google.adk.runners import Runner
-    from google.adk.sessions import InMemorySessionService
 
-    from agentspec.testing.conversation import turn
+    def decide(pending: Any) -> None:
+        raise _Stopped(f"`{pending.tool}` of `{pending.agent}` waits for a person's "
+                       "approval, which an evaluation cannot give")
 
-    runner = Runner(app=app, session_service=InMemorySessionService(),
-                    artifact_service=InMemoryArtifactService())
-    try:
-        session = await runner.session_service.create_session(
-            app_name=app.name, user_id="user", state=dict(case.state))
-        for expected in case.turns:
-            left = await turn(runner, session.id, expected.user, decide=lambda pending: None)
-            if left:
-                raise _Stopped(f"`{left[0].tool}` of `{left[0].agent}` waits for a person's "
-                               "approval, which an evaluation cannot give")
-        stored = await runner.session_service.get_session(
-            app_name=app.name, user_id="user", session_id=session.id)
-    finally:
-        await runner.close()
-    events = list(stored.events) if stored else []
-    return EvaluationGenerator.convert_events_to_eval_invocations(events)
+    played = play(app, [expected.user for expected in case.turns], state=case.state,
+                  decide=decide)
+    failed = [failure for failure in played.outcome.failures if failure.tool is None]
+    if failed:
+        raise _Stopped("; ".join(dict.fromkeys(map(str, failed))))
+    return EvaluationGenerator.convert_events_to_eval_invocations(played.events)
 
 
 class _Stopped(Exception):
-    """The run cannot go on for a reason of the case (not of the agents)."""
+    """The run cannot go on, or cannot be scored, for a reason of the case or the agents
+    (not of agentspec)."""
 
 
 class _Warnings(logging.Handler):
@@ -145,7 +138,9 @@ async def _scored(name: str, value: Any, case: Case, actual: list[Any],
 def _describe(exc: BaseException) -> str:
     from agentspec.runtime.blame import describe
 
-    return describe(exc) if isinstance(exc, Exception) else str(exc)
+    if isinstance(exc, _Stopped) or not isinstance(exc, Exception):
+        return str(exc)
+    return describe(exc)
 
 
 def run_case(case: Case, app_for: AppFactory, runs: int = 1) -> CaseResult:
@@ -157,8 +152,8 @@ def run_case(case: Case, app_for: AppFactory, runs: int = 1) -> CaseResult:
     expected = expected_invocations(case)
     for _ in range(runs):
         try:
-            with case_environment(case):
-                actual = asyncio.run(_play(app_for(case), case))
+            with isolated(case.env, "eval"):  # a job store and files database of its own
+                actual = _play(app_for(case), case)
         except SpecError:
             raise  # the spec itself, not this run: the command reports it once
         except Exception as exc:  # noqa: BLE001 - the agents' failure fails this run only

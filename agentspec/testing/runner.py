@@ -4,13 +4,8 @@ models, plays its turns and checks its expectations. `agentspec test`, `agentspe
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
-import os
-import tempfile
-import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -24,8 +19,7 @@ if TYPE_CHECKING:
     from agentspec.testing.names import SpecContext
     from agentspec.testing.scenarios import Scenario
 
-__all__ = ["ScenarioFileError", "ScenarioResult", "ScenarioRun", "Scripter", "environment_set",
-           "load_scenarios",
+__all__ = ["ScenarioFileError", "ScenarioResult", "ScenarioRun", "Scripter", "load_scenarios",
            "run_scenario", "run_scenarios", "scenario_files", "scripted_models",
            "spec_context_of"]
 
@@ -85,62 +79,26 @@ def load_scenarios(path: Path, context: SpecContext | None = None) -> list[Scena
     return scenarios
 
 
-async def _play(app: Any, scenario: Any) -> Any:
-    from google.adk.artifacts import InMemoryArtifactService
-    from google.adk.runners import Runner
-    from google.adk.sessions import InMemorySessionService
-
+def _played(app: Any, scenario: Any, usage: Ledger) -> Any:
+    """The scenario's messages played on `app`, its approvals answered by its decisions;
+    what the run did (an `Outcome`), with the jobs it queued."""
     from agentspec.runtime.jobs.delegation import app_job_settings
-    from agentspec.testing.conversation import turn
-    from agentspec.testing.scenarios import Outcome
+    from agentspec.testing.turns import play
 
-    outcome = Outcome()
-    decisions = None if scenario.decisions is None else list(scenario.decisions)
+    decisions = list(scenario.decisions or [])
 
     def decide(pending: Any) -> Any:
         if not decisions:
             raise AssertionError(f"{pending.agent} asked to approve {pending.tool}, and the "
                                  "scenario has no decision left for it")
-        decision = decisions.pop(0)
-        if decision.kind == "reject":
-            outcome.settled.add(pending.call_id)  # its error result is the person's no
-        return decision
+        return decisions.pop(0)
 
-    runner = Runner(app=app, session_service=InMemorySessionService(),
-                    artifact_service=InMemoryArtifactService())
-    try:
-        session = await runner.session_service.create_session(
-            app_name=app.name, user_id="user", state=dict(scenario.state))
-        for message in scenario.messages:
-            left = await turn(runner, session.id, message, decide=decide,
-                              on_event=outcome.record)
-            if left:
-                raise AssertionError(f"{left[0].tool} is still waiting for approval")
-        stored = await runner.session_service.get_session(app_name=app.name, user_id="user",
-                                                          session_id=session.id)
-        outcome.after_turns(stored.events if stored else [])
-    finally:
-        await runner.close()
-    outcome.state = dict(stored.state) if stored else {}
+    outcome = play(app, scenario.messages, state=scenario.state, decide=decide,
+                   usage=usage).outcome
     settings = app_job_settings(app)
     if settings is not None:
         outcome.jobs = [job.to_dict() for job in settings.open().recent()]
     return outcome
-
-
-@contextlib.contextmanager
-def environment_set(values: Mapping[str, str]) -> Iterator[None]:
-    """`values` set in the process's environment for one run, the old values put back."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 #: gives the agents under an app's root agent their scripted replies; returns what tells the
@@ -177,31 +135,15 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
                  script: Scripter | None = None, usage: Ledger | None = None) -> list[str]:
     """The scenario's failures (none: it passed); `script` chooses how the models answer
     (default: `scripted_models`); `usage` sums the tokens its model calls reported."""
-    from agentspec.compiler import build_objects, compile_spec
-    from agentspec.runtime.models import SCRIPTED
-    from agentspec.runtime.observing import collecting, observer_of
     from agentspec.runtime.usage import Ledger
     from agentspec.testing.scenarios import StubTools, offline_mcp
     from agentspec.testing.scripted import ScriptError
+    from agentspec.testing.turns import isolated, spec_app
 
-    # jobs go to a store of the scenario's own, and `type: store` files to a database of its
-    # own (never the project's), gone with the scenario
-    store = f"memory://scenario-{index}-{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory(prefix="agentspec-files-") as scratch, \
-            _scenario_files(f"sqlite:///{Path(scratch) / 'files.db'}") as files, \
-            environment_set({**scenario.env, "AGENTSPEC_JOBS_STORE": store,
-                          "AGENTSPEC_FILES_STORE": files}):
-        compiled = compile_spec(spec, environment=environment)
-        if not compiled.ok:
-            return [f"{d.code} {d.message}" for d in compiled.diagnostics if d.is_error]
-        token = SCRIPTED.set(True)  # models are scripted: a missing provider is no problem
-        try:
-            app, problems = build_objects(compiled)
-        finally:
-            SCRIPTED.reset(token)
-        if problems:
-            return [f"cannot build: {p.code} {p.message}" + (f" ({p.hint})" if p.hint else "")
-                    for p in problems]
+    with isolated(scenario.env, f"scenario-{index}"):
+        app, stopped = spec_app(spec, environment, scripted=True)
+        if app is None:
+            return stopped
         try:
             offline_mcp(app.root_agent)
             script_problems = (script or partial(
@@ -211,9 +153,7 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
             return [str(exc)]
         if scenario.stubs:
             app.plugins.append(StubTools(scenario.stubs))
-        observer_of(app)
-        with collecting(usage if usage is not None else Ledger()):
-            failed = _judged(app, scenario)
+        failed = _judged(app, scenario, usage if usage is not None else Ledger())
         # the script's own problems first, however the run went on after them; then what
         # went wrong, and replies the run never asked for (it went otherwise than scripted)
         unused = script_problems.unused() if isinstance(script_problems, _ScriptReport) \
@@ -221,34 +161,17 @@ def run_scenario(spec: Path, environment: str | None, scenario: Any, index: int,
         return script_problems() or failed + unused
 
 
-@contextlib.contextmanager
-def _scenario_files(url: str) -> Iterator[str]:
-    """`url`, its database closed when the scenario is done."""
-    from agentspec.runtime.backends.store import close_files
-
-    try:
-        yield url
-    finally:
-        close_files(url)
-
-
-def _judged(app: Any, scenario: Any) -> list[str]:
+def _judged(app: Any, scenario: Any, usage: Ledger) -> list[str]:
     """What went wrong in the scenario's run: the run failing, or its expectations."""
-    from agentspec.runtime.nodes import FAILURES_REPORTED
     from agentspec.testing.scenarios import check
 
-    reported = FAILURES_REPORTED.set(True)  # the scenario's report names each failure
     try:
-        return check(scenario.expect, asyncio.run(_play(app, scenario)))
+        return check(scenario.expect, _played(app, scenario, usage))
     except Exception as exc:  # noqa: BLE001 - an agent's failure fails the scenario
         from agentspec.runtime.blame import describe
 
         return [str(exc) if isinstance(exc, AssertionError)
                 else f"the run failed: {describe(exc)}"]
-    finally:
-        FAILURES_REPORTED.reset(reported)
-
-
 
 
 @dataclass(frozen=True)
