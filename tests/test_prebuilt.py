@@ -197,3 +197,84 @@ def test_validate_does_not_look_for_pydantic_plugins() -> None:
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                               cwd=ROOT, env=env, check=True)
         assert done.stdout.split()[-1] == expected, done.stderr
+
+
+def test_every_union_the_diagnostics_read_is_registered_without_a_build() -> None:
+    """A process that loads its validators from the cache generates no schema, so every
+    union tag and message must be registered by importing the models (`register_unions`):
+    building all three validators afterwards registers nothing new."""
+    probe = """
+import json
+from agentspec.language import Spec
+from agentspec.language.common import TAGS, UNION_MESSAGES
+from agentspec.testing.models import ScenarioFile
+from agentspec.evaluation.models import EvalFile
+from pydantic import TypeAdapter
+before = (dict(TAGS), dict(UNION_MESSAGES))
+for kind in (Spec, ScenarioFile, EvalFile):
+    TypeAdapter(kind).rebuild(force=True)
+print(json.dumps([sorted(set(TAGS) - set(before[0])),
+                  sorted(set(UNION_MESSAGES) - set(before[1])),
+                  sorted(k for k in before[0] if TAGS[k] is not before[0][k])]))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True, env={**os.environ, "AGENTSPEC_CACHE_DIR": ""})
+    assert json.loads(done.stdout) == [[], [], []]
+
+
+def test_diagnostics_from_a_cached_scenario_validator_keep_their_hints(tmp_path: Path) -> None:
+    """A misspelled key under a union chosen by type (`expect.final`) is named with its
+    did-you-mean whether the scenario file's validator was built or loaded."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("agentspec: 1\nname: s\nagents:\n  root: {kind: llm, model: m, "
+                    "instruction: hi}\nmodels:\n  m: gemini-2.5-flash\n")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "spec.yaml").write_text(
+        "messages: [Hi]\nexpect: {final: {contans: Goodbye}}\n")
+    cache = tmp_path / "cache"
+    outputs = [_validate(spec, cache) for _ in range(2)] + [_validate(spec, "")]
+    assert "Did you mean `contains`?" in outputs[0][1]
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert any(p.name.startswith("scenario_file-") for p in _entries(cache))
+
+
+_EVERY_CASE = """
+import re
+import sys
+from pathlib import Path
+from agentspec.diagnostics import normalize
+from agentspec.evaluation.check import check_evals
+from agentspec.testing.check import check_scenarios
+from agentspec.validate.check import check
+
+root = Path(sys.argv[1])
+specs = sorted([*root.glob("tests/cases/*/spec.yaml"), *root.glob("specs/*.yaml"),
+                *root.glob("examples/*/*.yaml")])
+found = [(p, check(p).diagnostics) for p in specs]
+found += [(p, check_scenarios(p).diagnostics)
+          for p in sorted([*root.glob("tests/scenario_cases/*/scenario.yaml"),
+                           *root.glob("specs/scenarios/*.yaml")])]
+found += [(p, check_evals(p).diagnostics) for p in sorted(root.glob("tests/eval_cases/*/*.yaml"))]
+for path, diagnostics in found:
+    for d in normalize(diagnostics):
+        line = f"{path.relative_to(root)} {d.code} {d.span} {d.message} {d.hint}"
+        print(re.sub(r"/proc/[0-9]+/", "/proc/PID/", line))  # a case names its own process
+print(len(found), "files")
+"""
+
+
+@pytest.mark.slow
+def test_every_case_reads_the_same_with_the_validators_built_loaded_or_uncached(
+        tmp_path: Path) -> None:
+    """Every golden case, shipped spec, scenario and eval file: the diagnostics of a process
+    that builds and stores the validators, one that loads them, and one without the cache."""
+    def run(cache: Path | str) -> str:
+        env = {**os.environ, "AGENTSPEC_CACHE_DIR": str(cache)}
+        return subprocess.run([sys.executable, "-c", _EVERY_CASE, str(ROOT)], cwd=ROOT,
+                              capture_output=True, text=True, env=env, check=True).stdout
+
+    built = run(tmp_path)
+    assert {p.name.split("-")[0] for p in _entries(tmp_path)} >= {"spec", "scenario_file"}
+    assert int(built.split()[-2]) > 200 and "Did you mean" in built
+    assert run(tmp_path) == built
+    assert run("") == built

@@ -16,6 +16,7 @@ from agentspec.language.common import (
     Model,
     PythonRef,
     keyed_union,
+    register_unions,
 )
 from agentspec.language.models import GenerateConfig, ThinkingConfig
 from agentspec.language.prompts import Prompts
@@ -435,3 +436,6 @@ AgentEntry = Annotated[str | Agent, ByType(
 def kinds_taking(field: str) -> list[str]:
     """The agent kinds that take `field`."""
     return [kind for kind, model in KIND_MODELS.items() if field in model.model_fields]
+
+
+register_unions(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, get_args
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -22,7 +22,7 @@ from pydantic_core import CoreSchema
 
 __all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Arguments",
            "ByType", "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model", "PathField",
-           "PythonRef", "is_reserved_word", "keyed_union", "one_key_union",
+           "PythonRef", "is_reserved_word", "keyed_union", "one_key_union", "register_unions",
            "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -121,13 +121,17 @@ class _OneKey:
         return found[0] if len(found) == 1 else None
 
 
+def _register(error: str, message: str, members: Mapping[str, Any]) -> None:
+    for name, member in members.items():
+        TAGS[tag(error, name)] = member
+    UNION_MESSAGES[error] = (message, tuple(members))
+
+
 def keyed_union(error: str, message: str, members: Mapping[str, Any],
                 pick: Callable[[Any], str | None]) -> Any:
     """A union whose member is chosen by `pick(value)` (a module-level function or a
     picklable object), reported as `error` when none fits."""
-    for name, member in members.items():
-        TAGS[tag(error, name)] = member
-    UNION_MESSAGES[error] = (message, tuple(members))
+    _register(error, message, members)
     options = tuple(Annotated[member, Tag(tag(error, name))] for name, member in members.items())
     return Annotated[Union[options], Discriminator(  # noqa: UP007 - built from a tuple
         _Choose(error, pick), custom_error_type=error, custom_error_message=message)]
@@ -156,8 +160,25 @@ class ByType:
                     next((name for name, kind in self.kinds.items()
                           if isinstance(value, kind)), None))
 
+    def members(self, source: Any) -> dict[str, Any]:
+        return dict(zip(self.kinds, get_args(source), strict=True))
+
     def __get_pydantic_core_schema__(self, source: Any,
                                      handler: GetCoreSchemaHandler) -> CoreSchema:
-        members = dict(zip(self.kinds, get_args(source), strict=True))
+        members = self.members(source)
         return handler.generate_schema(keyed_union(self.error, self.message, members,
                                                    self._pick))
+
+
+def register_unions(namespace: Mapping[str, object]) -> None:
+    """Registers the tags and messages of the `ByType` unions named in a module's namespace
+    (call it at the end of a module that defines any): a `keyed_union` registers its own when
+    written, a `ByType` only when its schema is generated, which does not happen in a process
+    that loads its validator from the cache (`language/prebuilt.py`)."""
+    for value in namespace.values():
+        if get_origin(value) is not Annotated:
+            continue
+        source, *metadata = get_args(value)
+        for found in metadata:
+            if isinstance(found, ByType):
+                _register(found.error, found.message, found.members(source))
