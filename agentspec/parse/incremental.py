@@ -1,0 +1,194 @@
+"""Parsing a file again after an edit, reusing what the edit did not touch.
+
+A spec is a mapping of top-level keys, and its sections (`agents`, `tools`, ...) mappings of
+names, each written on lines of its own. `Reparser.load_text` cuts the text at the lines
+that start a top-level key, and a section's lines at the lines that start one of its names,
+parses each piece alone, and keeps the result keyed by the piece's text: a keystroke parses
+one piece again, and a piece that only moved (lines added above it) has its positions moved.
+
+The pieces give exactly what a parse of the whole text gives, or the whole text is parsed:
+any piece with a problem, a key written twice, anything YAML could read across pieces
+(`---`, directives, merge keys `<<`, tabs in indentation, carriage returns) or that is not
+one mapping of the one key its first line names, and the whole file is parsed as before, so
+every diagnostic comes from that parse. What is kept is keyed by content, never by time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from agentspec.parse.loader import MAX_BYTES, MAX_NODES, Parsed, load_piece, load_text
+from agentspec.parse.positions import PosNode
+from agentspec.source import Pos, SourceFile, Span
+
+__all__ = ["Reparser"]
+
+#: a line starting a plain key (`name:`), and one holding nothing else (a block value follows)
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)")
+_BARE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:[ \t]*(?:#.*)?$")
+#: what YAML could read across pieces, or counts as a line break where `\n` does not
+_ACROSS = re.compile(r"^(?:%|---|\.\.\.)|<<|^ *\t|[\r\x85\u2028\u2029\ufeff]", re.M)
+#: pieces and files kept: enough for a few large specs and their imports
+_PIECES, _FILES = 8192, 64
+
+Piece = tuple[dict[str, Any], PosNode, int]
+#: a top-level entry: its key, value, position, how many values it holds, where it ends
+_Found = tuple[str, Any, PosNode, int, Pos | None]
+
+
+@dataclass
+class _Kept:
+    value: dict[str, Any]
+    pos: PosNode  # at line 0
+    count: int
+    moved: tuple[int, PosNode] | None = None  # the last line it was moved to, and how
+
+
+def _content(line: str) -> bool:
+    stripped = line.strip(" \t\n")
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _moved(node: PosNode, lines: int) -> PosNode:
+    return PosNode(_span_moved(node.value, lines),
+                   None if node.key is None else _span_moved(node.key, lines),
+                   {k: _moved(c, lines) for k, c in node.children.items()})
+
+
+def _span_moved(span: Span, lines: int) -> Span:
+    end = span.end
+    return Span(span.file, Pos(span.start.line + lines, span.start.col),
+                None if end is None else Pos(end.line + lines, end.col))
+
+
+class Reparser:
+    """Parses files as `loader.load_text` does, keeping the pieces of the last texts."""
+
+    def __init__(self) -> None:
+        self._pieces: OrderedDict[tuple[str, str, int], _Kept] = OrderedDict()
+        self._files: OrderedDict[tuple[str, str, str], Parsed] = OrderedDict()
+        #: how many pieces were parsed (not found kept): what a test of reuse counts
+        self.parsed_pieces = 0
+
+    def load_text(self, text: str, *, path: Path, display: str | None = None) -> Parsed:
+        name = display or str(path)
+        key = (str(path), name, text)
+        parsed = self._files.get(key)
+        if parsed is None:
+            parsed = self._pieced(text, path, name) or load_text(text, path=path, display=name)
+            self._files[key] = parsed
+            if len(self._files) > _FILES:
+                self._files.popitem(last=False)
+        else:
+            self._files.move_to_end(key)
+        return _fresh(parsed)
+
+    def _piece(self, text: str, file: str, line: int, next_col: int) -> Piece | None:
+        key = (text, file, next_col)
+        kept = self._pieces.get(key)
+        if kept is None:
+            self.parsed_pieces += 1
+            piece = load_piece(text, file, next_col)
+            if piece is None:
+                return None
+            kept = self._pieces[key] = _Kept(*piece)
+            if len(self._pieces) > _PIECES:
+                self._pieces.popitem(last=False)
+        else:
+            self._pieces.move_to_end(key)
+        if not line:
+            return kept.value, kept.pos, kept.count
+        if kept.moved is None or kept.moved[0] != line:
+            kept.moved = (line, _moved(kept.pos, line))
+        return kept.value, kept.moved[1], kept.count
+
+    def _pieced(self, text: str, path: Path, name: str) -> Parsed | None:
+        """`text` parsed piece by piece, or None when it must be parsed whole."""
+        if len(text) * 4 > MAX_BYTES or _ACROSS.search(text):
+            return None  # a text near the size limit is measured (in bytes) by the loader
+        lines = text.split("\n")
+        lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+        starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "#", "\n")]
+        if not starts or not _KEY.match(lines[starts[0]]) or \
+                any(_content(line) for line in lines[:starts[0]]):
+            return None  # a top level that does not start with a key
+        heads = [i for i in starts if _KEY.match(lines[i])]
+        data: dict[str, Any] = {}
+        root = PosNode(Span(name, Pos(heads[0] + 1, 1)))
+        count = 1
+        for index, start in enumerate(heads):
+            end = heads[index + 1] if index + 1 < len(heads) else len(lines)
+            found = self._section(lines, start, end, name) or \
+                self._entry(lines, start, end, name, _KEY.match(lines[start]))
+            if found is None:
+                return None
+            key, value, pos, values, piece_end = found
+            if key in data:
+                return None  # the loader reports the duplicate
+            data[key], root.children[key] = value, pos
+            count += values
+            # the top-level mapping ends where the text, and so its last piece, does
+            root.value = Span(name, root.value.start, piece_end)
+        if count > MAX_NODES:
+            return None
+        return Parsed(SourceFile(path, text, name), data, root)
+
+    def _entry(self, lines: list[str], start: int, end: int, name: str,
+               head: re.Match[str] | None) -> _Found | None:
+        piece = self._piece("".join(lines[start:end]), name, start, 0)
+        if piece is None or head is None or list(piece[0]) != [head.group(1)]:
+            return None
+        key = head.group(1)
+        return key, piece[0][key], piece[1].children[key], piece[2] - 1, piece[1].value.end
+
+    def _section(self, lines: list[str], start: int, end: int,
+                 name: str) -> _Found | None:
+        """A top-level key whose value is a block mapping, one piece per entry."""
+        head = _BARE_KEY.match(lines[start])
+        body = [i for i in range(start + 1, end) if _content(lines[i])]
+        if head is None or not body:
+            return None
+        indent = _indent(lines[body[0]])
+        if indent == 0 or any(_indent(lines[i]) < indent for i in body):
+            return None
+        firsts = [i for i in body if _indent(lines[i]) == indent
+                  and _KEY.match(lines[i], indent)]
+        if not firsts or firsts[0] != body[0]:
+            return None
+        value: dict[str, Any] = {}
+        key = head.group(1)
+        pos = PosNode(Span(name, Pos(body[0] + 1, indent + 1)),
+                      Span(name, Pos(start + 1, 1), Pos(start + 1, 1 + len(key))))
+        count = 1
+        for index, first in enumerate(firsts):
+            last = index + 1 == len(firsts)
+            stop = end if last else firsts[index + 1]
+            piece = self._piece("".join(lines[first:stop]), name, first, 0 if last else indent)
+            entry = _KEY.match(lines[first], indent)
+            if piece is None or entry is None or list(piece[0]) != [entry.group(1)] or \
+                    entry.group(1) in value:
+                return None
+            value[entry.group(1)] = piece[0][entry.group(1)]
+            pos.children[entry.group(1)] = piece[1].children[entry.group(1)]
+            count += piece[2] - 1
+            if last:
+                pos.value = Span(name, pos.value.start, piece[1].value.end)
+        return key, value, pos, count, pos.value.end
+
+
+def _fresh(parsed: Parsed) -> Parsed:
+    """A kept parse, safe to hand out: imports are merged into the root file's sections in
+    place, so the mapping and its sections are new; the values below are never changed
+    (resolution copies them)."""
+    value = parsed.value
+    if isinstance(value, dict):
+        value = {k: dict(v) if isinstance(v, dict) else v for k, v in value.items()}
+    return replace(parsed, value=value, diagnostics=list(parsed.diagnostics))
