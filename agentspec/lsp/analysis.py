@@ -25,6 +25,7 @@ from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.parse import MAX_BYTES
+from agentspec.parse.incremental import Reparser
 from agentspec.project_files import resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
@@ -93,6 +94,8 @@ class Analysis:
     def __init__(self) -> None:
         self.buffers: dict[Path, str] = {}
         self.checks: dict[Path, Checked] = {}
+        #: parses a spec again piece by piece, keeping the pieces of the last texts
+        self.reparser = Reparser()
         self._indexes: dict[tuple[Path, str], FileIndex] = {}
         #: each file's last index that parsed: completion offers its names while the line
         #: being typed leaves the file unparsable
@@ -180,7 +183,7 @@ class Analysis:
         from agentspec.validate.check import check
 
         texts = {p: t for p, t in self.buffers.items()}
-        result = check(root, texts=texts)
+        result = check(root, texts=texts, reparser=self.reparser)
         files = {resolved(s.path): s for s in result.sources.values()}
         by_name = {s.name: resolved(s.path) for s in result.sources.values()}
         done = Checked(root, (), files=files)
@@ -238,7 +241,7 @@ class Analysis:
         elif spec.is_file() or resolved(spec) in self.buffers:
             from agentspec.validate.check import check
 
-            result = check(spec, texts=dict(self.buffers))
+            result = check(spec, texts=dict(self.buffers), reparser=self.reparser)
             context, selection = spec_context(result), result.selection
             # the spec's files are part of the key: a change in them re-checks this file
             files = {resolved(s.path): s for s in result.sources.values()}
