@@ -27,7 +27,6 @@ from agentspec.lsp import features  # noqa: E402
 from agentspec.lsp.analysis import Analysis  # noqa: E402
 from agentspec.project_files import resolved  # noqa: E402
 
-
 #: an edit of a spec's text: the keystroke number and the text before it, the text after
 Edit = Callable[[int, str], str]
 

@@ -1,0 +1,198 @@
+"""The Reparser (a re-parse after an edit parses the edited piece only) gives exactly what
+a parse of the whole text gives: values (with their key order), every position (ends
+included) and diagnostics, on every spec of the repository, on texts built to cross its
+cuts, and on seeded random edits of them; and it does reuse what an edit left alone."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentspec.parse import PosNode, load_text
+from agentspec.parse.incremental import Reparser
+from agentspec.source import Span
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _utf8(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):  # a case of the loader's own errors
+        return None
+
+
+CORPUS = [text for folder in ("specs", "examples", "tests/cases")
+          for path in sorted((REPO / folder).rglob("*.y*ml")) if (text := _utf8(path))]
+FILE = Path("/project/spec.yaml")
+
+AGENTS = "".join(f"""\
+  agent_{i}:
+    description: Agent {i}.
+    instruction: |
+      Do step {i} for ${{vars.company}}.
+      Read {{step_{i}?}}.
+    tools: [search]
+""" for i in range(12))
+BIG = f"""\
+# a header comment
+agentspec: 1
+name: many
+vars: {{company: Acme}}
+agents:
+{AGENTS}
+environments:
+  prod: {{models: {{fast: gemini-2.5-pro}}}}
+"""
+
+#: texts where a cut between pieces could be read differently from the whole text
+TRICKY = [
+    BIG,
+    BIG.rstrip("\n"),  # no final line break
+    "agents:\n  a:\n    instruction: |\n      text\n  b:\n    instruction: x\n",
+    "agents:\n  a:\n    instruction: >-\n      folded\n\n  # comment\n\n  b: {kind: llm}\n",
+    "agents:\n  a:\n    tools:\n    - x\n    - y\n  b:\n  - 1\nname: n\n",
+    "agents:\n  a: [1,\n2]\n  b: 1\n",  # a flow list continued at column 0
+    "agents:\n  a: {x: 1,\n  b: 2}\n",  # ... continued on a line that looks like a key
+    'agents:\n  a: "two\n  b: lines"\n',
+    "agents:\n  a: &x {k: 1}\n  b: *x\n",  # an alias to another piece
+    "agents:\n  a: &x {k: 1}\n  b:\n    <<: *x\n",
+    "agents:\n  a: 1\n  a: 2\n",  # a duplicate across pieces
+    "a: 1\nb: 2\na: 3\n",
+    "agentspec: 1\n---\nagentspec: 1\n",
+    "%YAML 1.2\n---\nagentspec: 1\n",
+    "  indented: 1\nname: x\n",
+    "- a\nname: x\n",
+    "name: x\n- a\n",
+    "imports:\n- a.yaml\n- b.yaml\nname: x\n",
+    "agents:\n\ta: 1\n",
+    "agents:\r\n  a: 1\r\n",
+    "agents:\n  a: 1\n b: 2\n",  # a line less indented than the entries
+    "agents:\n  a: 1\n    b: 2\n",
+    'agents:\n  a: 1\n  "b": 2\n',
+    "agents:\n  a: 1\n  true: 2\n",
+    "agents:  # comment\n  # comment\n  a: 1\n\n# trailing\n",
+    "agents:\n  a:\n    x: !!int nope\n",
+    "agents:\n  a: {b: [[[[1]]]]}\nname: x\n",
+    "a: |\n  text\n# comment at column 0\n  more\nb: 1\n",
+    "a: 'it''s'\nb: \"\\u00e9\"\nc: .nan\nd: 0x1F\ne: ~\n",
+    "agents: {}\ntools:\n",
+    "",
+    "# only a comment\n",
+]
+
+
+def same_span(a: Span | None, b: Span | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.file, a.start, a.end) == (b.file, b.start, b.end)  # `end` is not in Span's ==
+
+
+def differences(a: PosNode, b: PosNode, path: tuple[object, ...] = ()) -> list[str]:
+    if not same_span(a.value, b.value) or not same_span(a.key, b.key):
+        return [f"{path}: {a.value} {a.key} != {b.value} {b.key}"]
+    if list(a.children) != list(b.children):
+        return [f"{path}: children {list(a.children)} != {list(b.children)}"]
+    return [d for k in a.children for d in differences(a.children[k], b.children[k],
+                                                        (*path, k))]
+
+
+def identical(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def assert_as_whole(reparser: Reparser, text: str) -> None:
+    whole = load_text(text, path=FILE, display="spec.yaml")
+    got = reparser.load_text(text, path=FILE, display="spec.yaml")
+    assert [repr(d) for d in got.diagnostics] == [repr(d) for d in whole.diagnostics], text
+    assert identical(got.value, whole.value), text
+    assert (got.positions is None) == (whole.positions is None), text
+    if whole.positions is not None and got.positions is not None:
+        assert differences(got.positions, whole.positions) == [], text
+    assert got.source.text == text and got.readable == whole.readable
+
+
+def test_every_spec_of_the_repository_parses_as_whole() -> None:
+    assert len(CORPUS) > 100
+    reparser = Reparser()
+    for text in CORPUS:
+        assert_as_whole(reparser, text)
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_texts_that_cross_the_cuts_parse_as_whole(text: str) -> None:
+    assert_as_whole(Reparser(), text)
+
+
+#: what the random edits insert: YAML's structure characters and lines
+INSERTS = ["|", "|-", ">", '"', "'", "[", "]", "{", "}", "&a ", "*a", "<<: *a", "---", ": ",
+           "#", "- ", "\n", "\n  ", "\n    ", "  ", "x: 1\n", "\n  y:\n    z: 1\n",
+           "\nagents:\n", "\t", "!!int ", "? ", ",", "\n# c\n", "\n\n", "b: |\n  t\n",
+           "\nq: [1,\n2]\n", '"\n', "\n...\n"]
+
+
+def edited(rng: random.Random, text: str) -> str:
+    at = rng.randint(0, len(text))
+    roll = rng.random()
+    if roll < 0.5:
+        return text[:at] + rng.choice(INSERTS) + text[at:]
+    if roll < 0.75:
+        return text[:at] + text[at + rng.randint(1, 6):]
+    lines = text.split("\n")
+    if roll < 0.9:
+        lines.insert(rng.randrange(len(lines)), rng.choice(lines))
+    else:
+        del lines[rng.randrange(len(lines))]
+    return "\n".join(lines)
+
+
+def test_random_edits_parse_as_whole() -> None:
+    """Edits in a row through one Reparser, as keystrokes arrive: what it kept from the
+    texts before never shows through."""
+    rng = random.Random(26)
+    small = [text for text in CORPUS if len(text) < 6000]
+    for _ in range(80):
+        reparser = Reparser()
+        text = rng.choice([*small, BIG])
+        for _ in range(4):
+            text = edited(rng, text)
+            assert_as_whole(reparser, text)
+
+
+def test_an_edit_parses_the_edited_piece_only() -> None:
+    reparser = Reparser()
+    reparser.load_text(BIG, path=FILE)
+    first = reparser.parsed_pieces
+    assert first == 12 + 4  # each agent, and the other top-level keys
+    reparser.load_text(BIG.replace("Do step 7", "Do step seven"), path=FILE)
+    assert reparser.parsed_pieces == first + 1
+    # a line added above every piece: they move, none is parsed again
+    moved = reparser.load_text("# one more line\n" + BIG, path=FILE)
+    assert reparser.parsed_pieces == first + 1
+    assert moved.positions is not None
+    assert moved.positions.find(("agents", "agent_3", "tools")) is not None
+    reparser.load_text(BIG, path=FILE)  # the same text again: nothing is parsed
+    assert reparser.parsed_pieces == first + 1
+
+
+def test_what_it_hands_out_can_be_merged_into() -> None:
+    """load_tree merges imported sections into the root file's mappings: a kept parse must
+    not see what an earlier caller added to it."""
+    reparser = Reparser()
+    first = reparser.load_text(BIG, path=FILE)
+    first.value["agents"]["imported"] = {}
+    first.value["tools"] = {"added": {}}
+    again = reparser.load_text(BIG, path=FILE)
+    assert "imported" not in again.value["agents"] and "tools" not in again.value
