@@ -15,6 +15,7 @@ every diagnostic comes from that parse. What is kept is keyed by content, never 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -27,11 +28,13 @@ from agentspec.source import Pos, SourceFile, Span
 
 __all__ = ["Reparser"]
 
-#: a line starting a plain key (`name:`), and one holding nothing else (a block value follows)
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)")
+#: a line holding a key and nothing else (a block value follows), one holding more than a
+#: comment (its indentation: tabs there are refused by _ACROSS)
 _BARE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:[ \t]*(?:#.*)?$")
 #: what YAML could read across pieces, or counts as a line break where `\n` does not
-_ACROSS = re.compile(r"^(?:%|---|\.\.\.)|<<|^ *\t|[\r\x85\u2028\u2029\ufeff]", re.M)
+_CONTENT = re.compile(r"\n( *)[^ \n#]")
+_ACROSS = ("<<", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "\n%", "\n---", "\n...")
+_TAB_INDENT = re.compile(r"^ *\t", re.M)
 #: pieces and files kept: enough for a few large specs and their imports
 _PIECES, _FILES = 8192, 64
 
@@ -48,13 +51,21 @@ class _Kept:
     moved: tuple[int, PosNode] | None = None  # the last line it was moved to, and how
 
 
-def _content(line: str) -> bool:
-    stripped = line.strip(" \t\n")
-    return bool(stripped) and not stripped.startswith("#")
+@functools.cache
+def _entries(indent: int) -> re.Pattern[str]:
+    """The lines starting a plain key (`name:`) `indent` spaces in."""
+    return re.compile(rf"\n {{{indent}}}([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)", re.M)
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
+@functools.cache
+def _shallower(indent: int) -> re.Pattern[str]:
+    """The lines holding more than a comment, fewer than `indent` spaces in."""
+    return re.compile(rf"\n {{0,{indent - 1}}}[^ \n#]")
+
+
+def _across(text: str) -> bool:
+    return any(mark in text for mark in _ACROSS) or text.startswith(("%", "---", "...")) \
+        or ("\t" in text and _TAB_INDENT.search(text) is not None)
 
 
 def _moved(node: PosNode, lines: int) -> PosNode:
@@ -112,22 +123,22 @@ class Reparser:
 
     def _pieced(self, text: str, path: Path, name: str) -> Parsed | None:
         """`text` parsed piece by piece, or None when it must be parsed whole."""
-        if len(text) * 4 > MAX_BYTES or _ACROSS.search(text):
+        if len(text) * 4 > MAX_BYTES or _across(text):
             return None  # a text near the size limit is measured (in bytes) by the loader
-        lines = text.split("\n")
-        lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-        starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "#", "\n")]
-        if not starts or not _KEY.match(lines[starts[0]]) or \
-                any(_content(line) for line in lines[:starts[0]]):
+        # the patterns find lines by the break before them (fast): `lined[i]` is the break
+        # before the line starting at `text[i]`
+        lined = "\n" + text
+        heads = list(_entries(0).finditer(lined))
+        if not heads or _CONTENT.search(lined, 0, heads[0].start()):
             return None  # a top level that does not start with a key
-        heads = [i for i in starts if _KEY.match(lines[i])]
         data: dict[str, Any] = {}
-        root = PosNode(Span(name, Pos(heads[0] + 1, 1)))
+        line = text.count("\n", 0, heads[0].start())
+        root = PosNode(Span(name, Pos(line + 1, 1)))
         count = 1
-        for index, start in enumerate(heads):
-            end = heads[index + 1] if index + 1 < len(heads) else len(lines)
-            found = self._section(lines, start, end, name) or \
-                self._entry(lines, start, end, name, _KEY.match(lines[start]))
+        for index, head in enumerate(heads):
+            end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
+            found = self._section(text, lined, head, end, line, name) or \
+                self._entry(text[head.start():end], head.group(1), line, name)
             if found is None:
                 return None
             key, value, pos, values, piece_end = found
@@ -137,48 +148,46 @@ class Reparser:
             count += values
             # the top-level mapping ends where the text, and so its last piece, does
             root.value = Span(name, root.value.start, piece_end)
+            line += text.count("\n", head.start(), end)
         if count > MAX_NODES:
             return None
         return Parsed(SourceFile(path, text, name), data, root)
 
-    def _entry(self, lines: list[str], start: int, end: int, name: str,
-               head: re.Match[str] | None) -> _Found | None:
-        piece = self._piece("".join(lines[start:end]), name, start, 0)
-        if piece is None or head is None or list(piece[0]) != [head.group(1)]:
+    def _entry(self, text: str, key: str, line: int, name: str) -> _Found | None:
+        piece = self._piece(text, name, line, 0)
+        if piece is None or list(piece[0]) != [key]:
             return None
-        key = head.group(1)
         return key, piece[0][key], piece[1].children[key], piece[2] - 1, piece[1].value.end
 
-    def _section(self, lines: list[str], start: int, end: int,
+    def _section(self, text: str, lined: str, head: re.Match[str], end: int, line: int,
                  name: str) -> _Found | None:
         """A top-level key whose value is a block mapping, one piece per entry."""
-        head = _BARE_KEY.match(lines[start])
-        body = [i for i in range(start + 1, end) if _content(lines[i])]
-        if head is None or not body:
+        eol = text.find("\n", head.start(), end)
+        first = _CONTENT.search(lined, eol + 1, end + 1) if eol >= 0 else None
+        if first is None or not _BARE_KEY.match(text, head.start(), eol):
             return None
-        indent = _indent(lines[body[0]])
-        if indent == 0 or any(_indent(lines[i]) < indent for i in body):
+        indent = len(first.group(1))
+        if indent == 0 or _shallower(indent).search(lined, eol + 1, end + 1):
             return None
-        firsts = [i for i in body if _indent(lines[i]) == indent
-                  and _KEY.match(lines[i], indent)]
-        if not firsts or firsts[0] != body[0]:
+        entries = list(_entries(indent).finditer(lined, first.start(), end + 1))
+        if not entries or entries[0].start() != first.start():
             return None
         value: dict[str, Any] = {}
         key = head.group(1)
-        pos = PosNode(Span(name, Pos(body[0] + 1, indent + 1)),
-                      Span(name, Pos(start + 1, 1), Pos(start + 1, 1 + len(key))))
+        at = line + text.count("\n", head.start(), first.start())
+        pos = PosNode(Span(name, Pos(at + 1, indent + 1)),
+                      Span(name, Pos(line + 1, 1), Pos(line + 1, 1 + len(key))))
         count = 1
-        for index, first in enumerate(firsts):
-            last = index + 1 == len(firsts)
-            stop = end if last else firsts[index + 1]
-            piece = self._piece("".join(lines[first:stop]), name, first, 0 if last else indent)
-            entry = _KEY.match(lines[first], indent)
-            if piece is None or entry is None or list(piece[0]) != [entry.group(1)] or \
-                    entry.group(1) in value:
+        for index, entry in enumerate(entries):
+            last = index + 1 == len(entries)
+            stop = end if last else entries[index + 1].start()
+            piece = self._piece(text[entry.start():stop], name, at, 0 if last else indent)
+            name_ = entry.group(1)
+            if piece is None or list(piece[0]) != [name_] or name_ in value:
                 return None
-            value[entry.group(1)] = piece[0][entry.group(1)]
-            pos.children[entry.group(1)] = piece[1].children[entry.group(1)]
+            value[name_], pos.children[name_] = piece[0][name_], piece[1].children[name_]
             count += piece[2] - 1
+            at += text.count("\n", entry.start(), stop)
             if last:
                 pos.value = Span(name, pos.value.start, piece[1].value.end)
         return key, value, pos, count, pos.value.end
