@@ -122,7 +122,7 @@ class Analysis:
         key = (path, _digest(text))
         found = self._indexes.get(key)
         if found is None:
-            found = index_text(text, path, display or str(path))
+            found = index_text(text, path, display or str(path), self.reparser.load_text)
             if is_eval_file(path):
                 found.occurrences += eval_occurrences(found)
             if len(self._indexes) > 256:
