@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentspec.parse import PosNode, load_text
-from agentspec.parse.incremental import Reparser
+from agentspec.parse.incremental import MAX_PIECES, Reparser
 from agentspec.source import Span
 
 REPO = Path(__file__).resolve().parent.parent
@@ -163,7 +163,7 @@ def test_random_edits_parse_as_whole() -> None:
     texts before never shows through."""
     rng = random.Random(26)
     small = [text for text in CORPUS if len(text) < 6000]
-    for _ in range(80):
+    for _ in range(40):
         reparser = Reparser()
         text = rng.choice([*small, BIG])
         for _ in range(4):
@@ -196,3 +196,12 @@ def test_what_it_hands_out_can_be_merged_into() -> None:
     first.value["tools"] = {"added": {}}
     again = reparser.load_text(BIG, path=FILE)
     assert "imported" not in again.value["agents"] and "tools" not in again.value
+
+
+def test_a_file_of_too_many_pieces_is_parsed_whole() -> None:
+    """Each piece costs a parser's set-up, and more than the Reparser keeps would be parsed
+    again at every keystroke: such a file is parsed as one."""
+    text = "agents:\n" + "".join(f"  a{i}: {{}}\n" for i in range(MAX_PIECES + 1))
+    reparser = Reparser()
+    assert_as_whole(reparser, text)
+    assert reparser.parsed_pieces <= 1

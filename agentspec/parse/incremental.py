@@ -26,7 +26,7 @@ from agentspec.parse.loader import MAX_BYTES, MAX_NODES, Parsed, load_piece, loa
 from agentspec.parse.positions import PosNode
 from agentspec.source import Pos, SourceFile, Span
 
-__all__ = ["Reparser"]
+__all__ = ["MAX_PIECES", "Reparser"]
 
 #: a line holding a key and nothing else (a block value follows), one holding more than a
 #: comment (its indentation: tabs there are refused by _ACROSS)
@@ -35,8 +35,10 @@ _BARE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:[ \t]*(?:#.*)?$")
 _CONTENT = re.compile(r"\n( *)[^ \n#]")
 _ACROSS = ("<<", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "\n%", "\n---", "\n...")
 _TAB_INDENT = re.compile(r"^ *\t", re.M)
-#: pieces and files kept: enough for a few large specs and their imports
+#: pieces and files kept: enough for a few large specs and their imports; a file of more
+#: pieces is parsed whole (each piece costs a parser's set-up, and they would not all stay)
 _PIECES, _FILES = 8192, 64
+MAX_PIECES = _PIECES // 4
 
 Piece = tuple[dict[str, Any], PosNode, int]
 #: a top-level entry: its key, value, position, how many values it holds, where it ends
@@ -46,9 +48,9 @@ _Found = tuple[str, Any, PosNode, int, Pos | None]
 @dataclass
 class _Kept:
     value: dict[str, Any]
-    pos: PosNode  # at line 0
+    pos: PosNode
     count: int
-    moved: tuple[int, PosNode] | None = None  # the last line it was moved to, and how
+    line: int  # where `pos` puts it: a piece that moved is moved there
 
 
 @functools.cache
@@ -88,6 +90,7 @@ class Reparser:
         self._files: OrderedDict[tuple[str, str, str], Parsed] = OrderedDict()
         #: how many pieces were parsed (not found kept): what a test of reuse counts
         self.parsed_pieces = 0
+        self._left = MAX_PIECES  # how many more pieces the file being parsed may have
 
     def load_text(self, text: str, *, path: Path, display: str | None = None) -> Parsed:
         name = display or str(path)
@@ -107,19 +110,17 @@ class Reparser:
         kept = self._pieces.get(key)
         if kept is None:
             self.parsed_pieces += 1
-            piece = load_piece(text, file, next_col)
+            piece = load_piece(text, file, next_col, line)
             if piece is None:
                 return None
-            kept = self._pieces[key] = _Kept(*piece)
+            kept = self._pieces[key] = _Kept(*piece, line)
             if len(self._pieces) > _PIECES:
                 self._pieces.popitem(last=False)
         else:
             self._pieces.move_to_end(key)
-        if not line:
-            return kept.value, kept.pos, kept.count
-        if kept.moved is None or kept.moved[0] != line:
-            kept.moved = (line, _moved(kept.pos, line))
-        return kept.value, kept.moved[1], kept.count
+        if kept.line != line:
+            kept.pos, kept.line = _moved(kept.pos, line - kept.line), line
+        return kept.value, kept.pos, kept.count
 
     def _pieced(self, text: str, path: Path, name: str) -> Parsed | None:
         """`text` parsed piece by piece, or None when it must be parsed whole."""
@@ -129,7 +130,8 @@ class Reparser:
         # before the line starting at `text[i]`
         lined = "\n" + text
         heads = list(_entries(0).finditer(lined))
-        if not heads or _CONTENT.search(lined, 0, heads[0].start()):
+        self._left = MAX_PIECES - len(heads)
+        if not heads or self._left < 0 or _CONTENT.search(lined, 0, heads[0].start()):
             return None  # a top level that does not start with a key
         data: dict[str, Any] = {}
         line = text.count("\n", 0, heads[0].start())
@@ -139,7 +141,7 @@ class Reparser:
             end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
             found = self._section(text, lined, head, end, line, name) or \
                 self._entry(text[head.start():end], head.group(1), line, name)
-            if found is None:
+            if found is None or self._left < 0:
                 return None
             key, value, pos, values, piece_end = found
             if key in data:
@@ -170,7 +172,8 @@ class Reparser:
         if indent == 0 or _shallower(indent).search(lined, eol + 1, end + 1):
             return None
         entries = list(_entries(indent).finditer(lined, first.start(), end + 1))
-        if not entries or entries[0].start() != first.start():
+        self._left -= len(entries)
+        if not entries or entries[0].start() != first.start() or self._left < 0:
             return None
         value: dict[str, Any] = {}
         key = head.group(1)

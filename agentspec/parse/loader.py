@@ -380,28 +380,31 @@ class _PieceConverter(_Converter):
     where the piece does ends, in the whole file, at the next piece's first token,
     `next_col` spaces into the line (a scalar ends at the start of the line either way)."""
 
-    def __init__(self, file: str, lines: int, next_col: int) -> None:
+    def __init__(self, file: str, lines: int, next_col: int, line: int) -> None:
         super().__init__(file, {})
-        self.lines, self.next_col = lines, next_col
+        self.lines, self.next_col, self.line = lines, next_col, line + 1
 
     def span(self, node: Node) -> Span:
         start, end = node.start_mark, node.end_mark
         col = self.next_col if end.line == self.lines and end.column == 0 and not isinstance(
             node, ScalarNode) else end.column
-        return Span(self.file, Pos(start.line + 1, start.column + 1), Pos(end.line + 1, col + 1))
+        return Span(self.file, Pos(start.line + self.line, start.column + 1),
+                    Pos(end.line + self.line, col + 1))
 
 
-def load_piece(text: str, file: str, next_col: int) -> tuple[dict[str, Any], PosNode, int] | None:
-    """A run of whole lines of a spec (`incremental`), parsed as if it stood at the top of
-    its file: its mapping, positions and how many values it holds; None on any problem, or
-    when it is not one mapping (the whole file is then parsed, and its problems reported)."""
+def load_piece(text: str, file: str, next_col: int,
+               line: int) -> tuple[dict[str, Any], PosNode, int] | None:
+    """A run of whole lines of a spec (`incremental`) that starts at 0-based `line` of its
+    file, parsed alone: its mapping, positions and how many values it holds; None on any
+    problem, or when it is not one mapping (the whole file is then parsed, and its
+    problems reported)."""
     try:
         documents = [d for d in compose(text, MAX_NODES) if not _is_empty_document(d)]
     except (YAMLError, RecursionError, TooMany, TooDeep):
         return None
     if len(documents) != 1:
         return None
-    converter = _PieceConverter(file, text.count("\n"), next_col)
+    converter = _PieceConverter(file, text.count("\n"), next_col, line)
     try:
         value, positions = converter.convert(documents[0])
     except (_Abort, RecursionError):
