@@ -3,8 +3,11 @@
 What is incremental: a check of a spec is keyed by the hash of every text it read (the open
 buffers and the files on disk it imports), so a request or a change that leaves them all
 unchanged re-uses the last result; a keystroke re-runs `validate.check.check()` for the specs
-whose tree holds the changed file (all the stages, for that tree only), and re-indexes only
-the changed file's names (`symbols`, cached per text hash). A keystroke in a scenario or
+whose tree holds the changed file (all the stages after parsing, for that tree only), and
+re-indexes only the changed file's names (`symbols`, cached per text hash). Parsing, for the
+checks and the indexes, goes through one `Reparser` (`parse.incremental`): an unchanged file
+is not parsed again, and a changed one only in the piece (a top-level key, or one agent,
+tool, model or backend) the edit is in. A keystroke in a scenario or
 eval file checks that file only: what its spec tells of it (names, required state) is kept
 while the spec's texts are unchanged. Diagnostics in an imported file are published on that
 file and summarized at the `imports:` entry that brings it in.
