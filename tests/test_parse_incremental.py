@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentspec.parse import PosNode, load_text
+from agentspec.parse import incremental
 from agentspec.parse.incremental import MAX_PIECES, Reparser
 from agentspec.source import Span
 
@@ -205,3 +206,15 @@ def test_a_file_of_too_many_pieces_is_parsed_whole() -> None:
     reparser = Reparser()
     assert_as_whole(reparser, text)
     assert reparser.parsed_pieces <= 1
+
+
+def test_what_it_keeps_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keystrokes in a large piece make a new piece each: the oldest go, by count and by
+    size, and each file keeps one last text."""
+    monkeypatch.setattr(incremental, "_PIECE_CHARS", 2000)
+    reparser = Reparser()
+    for index in range(60):
+        reparser.load_text(BIG.replace("Do step 7", f"Do step {index}"), path=FILE)
+    assert 0 < reparser._chars <= 2000
+    assert sum(len(key[0]) for key in reparser._pieces) == reparser._chars
+    assert len(reparser._files) == 1

@@ -35,9 +35,12 @@ _BARE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:[ \t]*(?:#.*)?$")
 _CONTENT = re.compile(r"\n( *)[^ \n#]")
 _ACROSS = ("<<", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "\n%", "\n---", "\n...")
 _TAB_INDENT = re.compile(r"^ *\t", re.M)
-#: pieces and files kept: enough for a few large specs and their imports; a file of more
-#: pieces is parsed whole (each piece costs a parser's set-up, and they would not all stay)
-_PIECES, _FILES = 8192, 64
+#: pieces kept, and the characters they hold at most: enough for a few large specs and
+#: their imports, bounded whatever is typed; a file of more pieces than MAX_PIECES is parsed
+#: whole (each piece costs a parser's set-up, and they would not all stay)
+_PIECES, _PIECE_CHARS = 8192, 4 * MAX_BYTES
+#: files whose last parse is kept
+_FILES = 256
 MAX_PIECES = _PIECES // 4
 
 Piece = tuple[dict[str, Any], PosNode, int]
@@ -87,22 +90,23 @@ class Reparser:
 
     def __init__(self) -> None:
         self._pieces: OrderedDict[tuple[str, str, int], _Kept] = OrderedDict()
-        self._files: OrderedDict[tuple[str, str, str], Parsed] = OrderedDict()
+        self._chars = 0  # in the texts of `_pieces`
+        #: each file's last text and parse (an editor holds one text of a file)
+        self._files: dict[tuple[str, str], tuple[str, Parsed]] = {}
         #: how many pieces were parsed (not found kept): what a test of reuse counts
         self.parsed_pieces = 0
         self._left = MAX_PIECES  # how many more pieces the file being parsed may have
 
     def load_text(self, text: str, *, path: Path, display: str | None = None) -> Parsed:
         name = display or str(path)
-        key = (str(path), name, text)
-        parsed = self._files.get(key)
-        if parsed is None:
-            parsed = self._pieced(text, path, name) or load_text(text, path=path, display=name)
-            self._files[key] = parsed
-            if len(self._files) > _FILES:
-                self._files.popitem(last=False)
-        else:
-            self._files.move_to_end(key)
+        last = self._files.get((str(path), name))
+        if last is not None and last[0] == text:
+            return _fresh(last[1])
+        parsed = self._pieced(text, path, name) or load_text(text, path=path, display=name)
+        self._files.pop((str(path), name), None)
+        self._files[str(path), name] = (text, parsed)
+        if len(self._files) > _FILES:  # the file parsed longest ago
+            del self._files[next(iter(self._files))]
         return _fresh(parsed)
 
     def _piece(self, text: str, file: str, line: int, next_col: int) -> Piece | None:
@@ -114,8 +118,9 @@ class Reparser:
             if piece is None:
                 return None
             kept = self._pieces[key] = _Kept(*piece, line)
-            if len(self._pieces) > _PIECES:
-                self._pieces.popitem(last=False)
+            self._chars += len(text)
+            while len(self._pieces) > _PIECES or self._chars > _PIECE_CHARS:
+                self._chars -= len(self._pieces.popitem(last=False)[0][0])
         else:
             self._pieces.move_to_end(key)
         if kept.line != line:
