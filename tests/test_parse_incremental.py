@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentspec.parse import PosNode, load_text
-from agentspec.parse import incremental
+from agentspec.parse import PosNode, incremental, load_text
 from agentspec.parse.incremental import MAX_PIECES, Reparser
 from agentspec.source import Span
 
