@@ -96,25 +96,56 @@ class Reparser:
         #: how many pieces were parsed (not found kept): what a test of reuse counts
         self.parsed_pieces = 0
         self._left = MAX_PIECES  # how many more pieces the file being parsed may have
+        #: while a file seen for the first time is cut: its whole parse, the pieces' source,
+        #: and the pieces cut from it
+        self._whole: Parsed | None = None
+        self._cut: list[tuple[str, str, int]] = []
 
     def load_text(self, text: str, *, path: Path, display: str | None = None) -> Parsed:
         name = display or str(path)
         last = self._files.get((str(path), name))
         if last is not None and last[0] == text:
             return _fresh(last[1])
-        parsed = self._pieced(text, path, name) or load_text(text, path=path, display=name)
+        if last is None:  # a file opened: parsed whole (faster), its pieces cut from that
+            parsed = load_text(text, path=path, display=name)
+            # an alias takes its value from another piece, which the piece alone would not
+            if parsed.ok and not parsed.diagnostics and "&" not in text:
+                self._cut_from(parsed, text, path, name)
+        else:
+            parsed = self._pieced(text, path, name) or load_text(text, path=path, display=name)
         self._files.pop((str(path), name), None)
         self._files[str(path), name] = (text, parsed)
         if len(self._files) > _FILES:  # the file parsed longest ago
             del self._files[next(iter(self._files))]
         return _fresh(parsed)
 
-    def _piece(self, text: str, file: str, line: int, next_col: int) -> Piece | None:
+    def _cut_from(self, whole: Parsed, text: str, path: Path, name: str) -> None:
+        """Keep the pieces of `text` as cut from its `whole` parse. The cut is kept only when
+        its pieces hold the whole file's keys, its sections' too, in their order: a key line
+        the pieces do not start at (`"quoted": ...`) would be inside another's piece."""
+        self._whole, self._cut = whole, []
+        try:
+            pieced = self._pieced(text, path, name)
+        finally:
+            self._whole = None
+        if pieced is None or not _same_keys(pieced.value, whole.value):
+            for key in self._cut:
+                if self._pieces.pop(key, None) is not None:
+                    self._chars -= len(key[0])
+
+    def _piece(self, text: str, file: str, line: int, next_col: int,
+               where: tuple[str, ...]) -> Piece | None:
+        """The piece `text` at 0-based `line`: the one-key mapping of `where` (a top-level
+        key, or a section's and an entry's)."""
         key = (text, file, next_col)
         kept = self._pieces.get(key)
         if kept is None:
-            self.parsed_pieces += 1
-            piece = load_piece(text, file, next_col, line)
+            if self._whole is None:
+                self.parsed_pieces += 1
+                piece = load_piece(text, file, next_col, line)
+            else:
+                piece = _cut(self._whole, where, text, line, next_col)
+                self._cut.append(key)
             if piece is None:
                 return None
             kept = self._pieces[key] = _Kept(*piece, line)
@@ -129,8 +160,11 @@ class Reparser:
 
     def _pieced(self, text: str, path: Path, name: str) -> Parsed | None:
         """`text` parsed piece by piece, or None when it must be parsed whole."""
-        if len(text) * 4 > MAX_BYTES or _across(text):
-            return None  # a text near the size limit is measured (in bytes) by the loader
+        # a text near the size limit is measured (in bytes) by the loader; where a text ends
+        # without a line break, the two parsers of `compose` put the end of what is open
+        # there in different places, and the whole text may take the other one
+        if len(text) * 4 > MAX_BYTES or not text.endswith("\n") or _across(text):
+            return None
         # the patterns find lines by the break before them (fast): `lined[i]` is the break
         # before the line starting at `text[i]`
         lined = "\n" + text
@@ -161,7 +195,7 @@ class Reparser:
         return Parsed(SourceFile(path, text, name), data, root)
 
     def _entry(self, text: str, key: str, line: int, name: str) -> _Found | None:
-        piece = self._piece(text, name, line, 0)
+        piece = self._piece(text, name, line, 0, (key,))
         if piece is None or list(piece[0]) != [key]:
             return None
         return key, piece[0][key], piece[1].children[key], piece[2] - 1, piece[1].value.end
@@ -189,8 +223,9 @@ class Reparser:
         for index, entry in enumerate(entries):
             last = index + 1 == len(entries)
             stop = end if last else entries[index + 1].start()
-            piece = self._piece(text[entry.start():stop], name, at, 0 if last else indent)
             name_ = entry.group(1)
+            piece = self._piece(text[entry.start():stop], name, at, 0 if last else indent,
+                                (key, name_))
             if piece is None or list(piece[0]) != [name_] or name_ in value:
                 return None
             value[name_], pos.children[name_] = piece[0][name_], piece[1].children[name_]
@@ -199,6 +234,41 @@ class Reparser:
             if last:
                 pos.value = Span(name, pos.value.start, piece[1].value.end)
         return key, value, pos, count, pos.value.end
+
+
+def _cut(whole: Parsed, where: tuple[str, ...], text: str, line: int,
+         next_col: int) -> Piece | None:
+    """The piece `text` of `where`, taken from the parse of its whole file (`whole`, without
+    problems): what parsing it alone gives, as the pieces of a file give its whole parse.
+    The piece's own mapping ends where its text does (the whole file's end for the last)."""
+    data: Any = whole.value
+    pos: PosNode | None = whole.positions
+    for step in where[:-1]:
+        data, pos = data.get(step), pos.children.get(step) if pos else None
+        if not isinstance(data, dict):
+            return None
+    node = pos.children.get(where[-1]) if pos else None
+    if node is None or node.key is None or where[-1] not in data:
+        return None
+    end = Pos(line + text.count("\n") + 1, next_col + 1)  # every piece ends with a break
+    value = data[where[-1]]
+    return ({where[-1]: value}, PosNode(Span(node.key.file, node.key.start, end),
+                                        children={where[-1]: node}), 1 + _count(value))
+
+
+def _same_keys(pieced: dict[str, Any], whole: dict[str, Any]) -> bool:
+    return list(pieced) == list(whole) and all(
+        list(value) == list(whole[key]) for key, value in pieced.items()
+        if isinstance(value, dict) and isinstance(whole[key], dict))
+
+
+def _count(value: Any) -> int:
+    """How many values the converter made of `value` (itself and everything in it)."""
+    if isinstance(value, dict):
+        return 1 + sum(_count(item) for item in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_count(item) for item in value)
+    return 1
 
 
 def _fresh(parsed: Parsed) -> Parsed:
