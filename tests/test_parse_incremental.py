@@ -52,8 +52,15 @@ environments:
   prod: {{models: {{fast: gemini-2.5-pro}}}}
 """
 
+#: an entry nested 200 deep: alone it is parsed by libyaml, the whole text (one deeper) by the
+#: pure-Python parser; without a final line break the two end the top level differently
+DEEP = "agentspec: 1\nagents:\n  a:\n" + "".join(
+    f"{' ' * (4 + 2 * depth)}k{depth}:\n" for depth in range(199)) + f"{' ' * 402}k: 1\n  b: 1"
+
 #: texts where a cut between pieces could be read differently from the whole text
 TRICKY = [
+    DEEP,
+    DEEP + "\n",
     BIG,
     BIG.rstrip("\n"),  # no final line break
     "agents:\n  a:\n    instruction: |\n      text\n  b:\n    instruction: x\n",
