@@ -5,12 +5,15 @@ names, each written on lines of its own. `Reparser.load_text` cuts the text at t
 that start a top-level key, and a section's lines at the lines that start one of its names,
 parses each piece alone, and keeps the result keyed by the piece's text: a keystroke parses
 one piece again, and a piece that only moved (lines added above it) has its positions moved.
+A file seen for the first time is parsed whole (one parser set-up, not one per piece) and
+its pieces are cut from that parse.
 
 The pieces give exactly what a parse of the whole text gives, or the whole text is parsed:
 any piece with a problem, a key written twice, anything YAML could read across pieces
-(`---`, directives, merge keys `<<`, tabs in indentation, carriage returns) or that is not
-one mapping of the one key its first line names, and the whole file is parsed as before, so
-every diagnostic comes from that parse. What is kept is keyed by content, never by time.
+(`---`, directives, merge keys `<<`, tabs in indentation, carriage returns), a text that
+does not end with a line break, or a piece that is not one mapping of the one key its first
+line names, and the whole file is parsed as before, so every diagnostic comes from that
+parse. What is kept is keyed by content, never by time.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ from agentspec.source import Pos, SourceFile, Span
 
 __all__ = ["MAX_PIECES", "Reparser"]
 
-#: a line holding a key and nothing else (a block value follows), one holding more than a
-#: comment (its indentation: tabs there are refused by _ACROSS)
+#: a line holding a key and nothing else (a block value follows)
 _BARE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:[ \t]*(?:#.*)?$")
-#: what YAML could read across pieces, or counts as a line break where `\n` does not
+#: a line holding more than a comment, by the break before it, with its indentation (tabs
+#: there are refused by _ACROSS)
 _CONTENT = re.compile(r"\n( *)[^ \n#]")
+#: what YAML could read across pieces, or counts as a line break where `\n` does not
 _ACROSS = ("<<", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "\n%", "\n---", "\n...")
 _TAB_INDENT = re.compile(r"^ *\t", re.M)
 #: pieces kept, and the characters they hold at most: enough for a few large specs and
@@ -240,7 +244,7 @@ def _cut(whole: Parsed, where: tuple[str, ...], text: str, line: int,
          next_col: int) -> Piece | None:
     """The piece `text` of `where`, taken from the parse of its whole file (`whole`, without
     problems): what parsing it alone gives, as the pieces of a file give its whole parse.
-    The piece's own mapping ends where its text does (the whole file's end for the last)."""
+    The piece's own mapping ends where its text does, as `load_piece` ends it."""
     data: Any = whole.value
     pos: PosNode | None = whole.positions
     for step in where[:-1]:
