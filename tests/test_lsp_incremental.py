@@ -5,6 +5,7 @@ an error that appears and then goes away; and the keystroke re-parses only what 
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from agentspec.lsp import features
 from agentspec.lsp.analysis import Analysis
 from agentspec.project_files import resolved
 from agentspec.validate.check import check
+from tests.test_parse_incremental import edited
 
 AGENTS = "".join(f"""\
   helper_{i}:
@@ -147,3 +149,35 @@ def test_a_keystroke_parses_the_edited_agent_only(paths: tuple[Path, Path]) -> N
     analysis.buffers[shared] = SHARED + "    # a comment\n"
     analysis.check(spec)
     assert analysis.reparser.parsed_pieces == parsed + 2  # the import's `tools`
+
+
+def test_edits_in_an_import_that_does_not_parse_are_checked_again(
+        paths: tuple[Path, Path]) -> None:
+    """An imported file that does not parse is no source of the check (validate shows
+    nothing of it but its problem), yet a change in it must re-check its importer."""
+    spec, shared = paths
+    analysis = Analysis()
+    analysis.buffers[spec] = SPEC
+    analysis.buffers[shared] = SHARED.replace("  fetch:", '  "fetch:')
+    first = assert_same(analysis, spec)
+    assert spec in analysis.roots_of(shared)
+    analysis.buffers[shared] = SHARED.replace("  fetch:", "  fetch: [")
+    assert assert_same(analysis, spec) != first
+    analysis.buffers[shared] = SHARED
+    assert "AS004" not in str(assert_same(analysis, spec))
+
+
+def test_random_edits_give_what_a_fresh_check_gives(paths: tuple[Path, Path]) -> None:
+    """Seeded random keystrokes in the root and its import, through one analysis."""
+    spec, shared = paths
+    rng = random.Random(26)
+    for _ in range(25):
+        analysis = Analysis()
+        texts = {spec: SPEC, shared: SHARED}
+        analysis.buffers[spec] = SPEC
+        for _ in range(5):
+            target = spec if rng.random() < 0.75 else shared
+            texts[target] = analysis.buffers[target] = edited(rng, texts[target])
+            done = analysis.check(spec)
+            assert {path: shown(diags) for path, diags in done.by_file.items() if diags} \
+                == fresh(spec, analysis.buffers)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,6 +78,9 @@ class Checked:
     by_file: dict[Path, list[Diagnostic]] = field(default_factory=dict)
     #: every file of the tree, by resolved path, with how diagnostics name it
     files: dict[Path, SourceFile] = field(default_factory=dict)
+    #: the other files the check read: imports that did not parse or are not specs (not
+    #: shown, as `validate` shows nothing of them), which a change must still re-check
+    read: frozenset[Path] = frozenset()
     #: on the root: what each imported file's problems are, at its `imports:` entry
     summaries: list[Diagnostic] = field(default_factory=list)
     #: the resolved `vars` (hover shows a `${vars.X}`'s value)
@@ -138,8 +141,8 @@ class Analysis:
     def roots_of(self, path: Path) -> list[Path]:
         """The specs last checked whose tree holds `path` (itself when none does): an
         imported file is checked as its importers see it, not as a spec of its own."""
-        roots = [root for root, done in self.checks.items() if path in done.files
-                 and root != path]
+        roots = [root for root, done in self.checks.items()
+                 if (path in done.files or path in done.read) and root != path]
         importers = [root for root in roots if not is_data_file(root)]
         if importers:
             self.checks.pop(path, None)
@@ -150,7 +153,8 @@ class Analysis:
         """Check the specs of `folders` that may import `path` (their text names it beside
         `imports`), so that it is checked as imported; at most `_SCAN` files are read,
         none under a hidden folder or a virtual environment."""
-        if any(path in done.files for root, done in self.checks.items() if root != path):
+        if any(path in done.files or path in done.read
+               for root, done in self.checks.items() if root != path):
             return
         read = 0
         for folder in folders:
@@ -172,13 +176,13 @@ class Analysis:
         """The check of `root` with the open buffers in place of the files on disk; the last
         one when none of the texts it read has changed."""
         last = self.checks.get(root)
-        if last is not None and last.key == self._key(last.files, root):
+        if last is not None and last.key == self._key([*last.files, *last.read], root):
             return last
         done = self._data_file(root) if is_data_file(root) else self._spec(root)
         self.checks[root] = done
         return done
 
-    def _key(self, files: Mapping[Path, SourceFile], root: Path) -> tuple[tuple[str, str], ...]:
+    def _key(self, files: Iterable[Path], root: Path) -> tuple[tuple[str, str], ...]:
         paths = sorted({root, *files})
         return tuple((str(p), _digest(self.text_of(p) or "")) for p in paths)
 
@@ -186,10 +190,16 @@ class Analysis:
         from agentspec.validate.check import check
 
         texts = {p: t for p, t in self.buffers.items()}
-        result = check(root, texts=texts, reparser=self.reparser)
+        loaded: list[Path] = []
+        self.reparser.loaded = loaded
+        try:
+            result = check(root, texts=texts, reparser=self.reparser)
+        finally:
+            self.reparser.loaded = None
         files = {resolved(s.path): s for s in result.sources.values()}
+        read = frozenset(resolved(p) for p in loaded) - files.keys()
         by_name = {s.name: resolved(s.path) for s in result.sources.values()}
-        done = Checked(root, (), files=files)
+        done = Checked(root, (), files=files, read=read)
         for diag in result.diagnostics:
             where = by_name.get(diag.span.file) if diag.span else None
             done.by_file.setdefault(where or root, []).append(diag)
@@ -199,7 +209,7 @@ class Analysis:
         done.document, done.root_agent = result.document, result.root
         if isinstance(data.get("vars"), dict):
             done.variables = dict(data["vars"])
-        done.key = self._key(files, root)
+        done.key = self._key([*files, *read], root)
         return done
 
     def _summarize_imports(self, done: Checked) -> None:
