@@ -65,13 +65,13 @@ def shown(found: list[Diagnostic]) -> list[str]:
 
 
 def fresh(spec: Path, buffers: dict[Path, str]) -> dict[Path, list[str]]:
-    """validate's diagnostics, by file: no analysis, nothing kept."""
+    """validate's diagnostics, by the file each names (as `--format json` places them): no
+    analysis, nothing kept."""
     result = check(spec, texts=dict(buffers))
-    by_name = {s.name: resolved(s.path) for s in result.sources.values()}
     found: dict[Path, list[Diagnostic]] = {}
     for diag in result.diagnostics:
-        where = by_name.get(diag.span.file) if diag.span else None
-        found.setdefault(where or spec, []).append(diag)
+        where = resolved(Path(diag.span.file)) if diag.span else spec
+        found.setdefault(where, []).append(diag)
     return {path: shown(diags) for path, diags in found.items() if diags}
 
 
@@ -160,6 +160,7 @@ def test_edits_in_an_import_that_does_not_parse_are_checked_again(
     analysis.buffers[spec] = SPEC
     analysis.buffers[shared] = SHARED.replace("  fetch:", '  "fetch:')
     first = assert_same(analysis, spec)
+    assert "AS004" in codes(first, shared)  # published on the file it is in
     assert spec in analysis.roots_of(shared)
     analysis.buffers[shared] = SHARED.replace("  fetch:", "  fetch: [")
     assert assert_same(analysis, spec) != first

@@ -190,15 +190,17 @@ class Analysis:
         from agentspec.validate.check import check
 
         texts = {p: t for p, t in self.buffers.items()}
-        loaded: list[Path] = []
+        loaded: list[tuple[Path, str]] = []
         self.reparser.loaded = loaded
         try:
             result = check(root, texts=texts, reparser=self.reparser)
         finally:
             self.reparser.loaded = None
         files = {resolved(s.path): s for s in result.sources.values()}
-        read = frozenset(resolved(p) for p in loaded) - files.keys()
-        by_name = {s.name: resolved(s.path) for s in result.sources.values()}
+        read = frozenset(resolved(p) for p, _ in loaded) - files.keys()
+        # an import that did not parse: its problem is published on it, as validate names it
+        by_name = {name: resolved(p) for p, name in loaded if resolved(p) in read}
+        by_name.update({s.name: resolved(s.path) for s in result.sources.values()})
         done = Checked(root, (), files=files, read=read)
         for diag in result.diagnostics:
             where = by_name.get(diag.span.file) if diag.span else None

@@ -99,8 +99,8 @@ class Reparser:
         self._files: dict[tuple[str, str], tuple[str, Parsed]] = {}
         #: how many pieces were parsed (not found kept): what a test of reuse counts
         self.parsed_pieces = 0
-        #: when a list: every file it is given is added (what a check reads)
-        self.loaded: list[Path] | None = None
+        #: when a list: every file it is given is added, with its name (what a check reads)
+        self.loaded: list[tuple[Path, str]] | None = None
         self._left = MAX_PIECES  # how many more pieces the file being parsed may have
         #: while a file seen for the first time is cut: its whole parse, the pieces' source,
         #: and the pieces cut from it
@@ -110,7 +110,7 @@ class Reparser:
     def load_text(self, text: str, *, path: Path, display: str | None = None) -> Parsed:
         name = display or str(path)
         if self.loaded is not None:
-            self.loaded.append(path)
+            self.loaded.append((path, name))
         last = self._files.get((str(path), name))
         if last is not None and last[0] == text:
             return _fresh(last[1])
