@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +37,21 @@ class SourceFile:
 
     def __post_init__(self) -> None:
         # YAML's line breaks only: str.splitlines would also split on U+2028, form feeds, ...
-        lines = [m.group(0) for m in _LINE.finditer(self.text) if m.group(0)]
+        if "\r" not in self.text:  # the usual case, without a regex match per line
+            lines = self.text.split("\n")
+            if not lines[-1]:
+                lines.pop()
+            starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
+            if lines and not self.text.endswith("\n"):
+                starts[-1] -= 1
+            object.__setattr__(self, "lines", tuple(lines))
+            object.__setattr__(self, "line_starts", tuple(starts))
+            return
+        found = [m.group(0) for m in _LINE.finditer(self.text) if m.group(0)]
         starts = [0]
-        for line in lines:
+        for line in found:
             starts.append(starts[-1] + len(line))
-        object.__setattr__(self, "lines", tuple(line.rstrip("\r\n") for line in lines))
+        object.__setattr__(self, "lines", tuple(line.rstrip("\r\n") for line in found))
         object.__setattr__(self, "line_starts", tuple(starts))
 
     @property

@@ -3,8 +3,11 @@
 What is incremental: a check of a spec is keyed by the hash of every text it read (the open
 buffers and the files on disk it imports), so a request or a change that leaves them all
 unchanged re-uses the last result; a keystroke re-runs `validate.check.check()` for the specs
-whose tree holds the changed file (all the stages, for that tree only), and re-indexes only
-the changed file's names (`symbols`, cached per text hash). A keystroke in a scenario or
+whose tree holds the changed file (all the stages after parsing, for that tree only), and
+re-indexes only the changed file's names (`symbols`, cached per text hash). Parsing, for the
+checks and the indexes, goes through one `Reparser` (`parse.incremental`): an unchanged file
+is not parsed again, and a changed one only in the piece (a top-level key, or one agent,
+tool, model or backend) the edit is in. A keystroke in a scenario or
 eval file checks that file only: what its spec tells of it (names, required state) is kept
 while the spec's texts are unchanged. Diagnostics in an imported file are published on that
 file and summarized at the `imports:` entry that brings it in.
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +28,7 @@ from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.parse import MAX_BYTES
+from agentspec.parse.incremental import Reparser
 from agentspec.project_files import resolved
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span
@@ -74,6 +78,9 @@ class Checked:
     by_file: dict[Path, list[Diagnostic]] = field(default_factory=dict)
     #: every file of the tree, by resolved path, with how diagnostics name it
     files: dict[Path, SourceFile] = field(default_factory=dict)
+    #: the other files the check read: imports that did not parse or are not specs (not
+    #: shown, as `validate` shows nothing of them), which a change must still re-check
+    read: frozenset[Path] = frozenset()
     #: on the root: what each imported file's problems are, at its `imports:` entry
     summaries: list[Diagnostic] = field(default_factory=list)
     #: the resolved `vars` (hover shows a `${vars.X}`'s value)
@@ -93,6 +100,8 @@ class Analysis:
     def __init__(self) -> None:
         self.buffers: dict[Path, str] = {}
         self.checks: dict[Path, Checked] = {}
+        #: parses a spec again piece by piece, keeping the pieces of the last texts
+        self.reparser = Reparser()
         self._indexes: dict[tuple[Path, str], FileIndex] = {}
         #: each file's last index that parsed: completion offers its names while the line
         #: being typed leaves the file unparsable
@@ -119,7 +128,7 @@ class Analysis:
         key = (path, _digest(text))
         found = self._indexes.get(key)
         if found is None:
-            found = index_text(text, path, display or str(path))
+            found = index_text(text, path, display or str(path), self.reparser.load_text)
             if is_eval_file(path):
                 found.occurrences += eval_occurrences(found)
             if len(self._indexes) > 256:
@@ -132,8 +141,8 @@ class Analysis:
     def roots_of(self, path: Path) -> list[Path]:
         """The specs last checked whose tree holds `path` (itself when none does): an
         imported file is checked as its importers see it, not as a spec of its own."""
-        roots = [root for root, done in self.checks.items() if path in done.files
-                 and root != path]
+        roots = [root for root, done in self.checks.items()
+                 if (path in done.files or path in done.read) and root != path]
         importers = [root for root in roots if not is_data_file(root)]
         if importers:
             self.checks.pop(path, None)
@@ -144,7 +153,8 @@ class Analysis:
         """Check the specs of `folders` that may import `path` (their text names it beside
         `imports`), so that it is checked as imported; at most `_SCAN` files are read,
         none under a hidden folder or a virtual environment."""
-        if any(path in done.files for root, done in self.checks.items() if root != path):
+        if any(path in done.files or path in done.read
+               for root, done in self.checks.items() if root != path):
             return
         read = 0
         for folder in folders:
@@ -166,13 +176,13 @@ class Analysis:
         """The check of `root` with the open buffers in place of the files on disk; the last
         one when none of the texts it read has changed."""
         last = self.checks.get(root)
-        if last is not None and last.key == self._key(last.files, root):
+        if last is not None and last.key == self._key([*last.files, *last.read], root):
             return last
         done = self._data_file(root) if is_data_file(root) else self._spec(root)
         self.checks[root] = done
         return done
 
-    def _key(self, files: Mapping[Path, SourceFile], root: Path) -> tuple[tuple[str, str], ...]:
+    def _key(self, files: Iterable[Path], root: Path) -> tuple[tuple[str, str], ...]:
         paths = sorted({root, *files})
         return tuple((str(p), _digest(self.text_of(p) or "")) for p in paths)
 
@@ -180,10 +190,18 @@ class Analysis:
         from agentspec.validate.check import check
 
         texts = {p: t for p, t in self.buffers.items()}
-        result = check(root, texts=texts)
+        loaded: list[tuple[Path, str]] = []
+        self.reparser.loaded = loaded
+        try:
+            result = check(root, texts=texts, reparser=self.reparser)
+        finally:
+            self.reparser.loaded = None
         files = {resolved(s.path): s for s in result.sources.values()}
-        by_name = {s.name: resolved(s.path) for s in result.sources.values()}
-        done = Checked(root, (), files=files)
+        read = frozenset(resolved(p) for p, _ in loaded) - files.keys()
+        # an import that did not parse: its problem is published on it, as validate names it
+        by_name = {name: resolved(p) for p, name in loaded if resolved(p) in read}
+        by_name.update({s.name: resolved(s.path) for s in result.sources.values()})
+        done = Checked(root, (), files=files, read=read)
         for diag in result.diagnostics:
             where = by_name.get(diag.span.file) if diag.span else None
             done.by_file.setdefault(where or root, []).append(diag)
@@ -193,7 +211,7 @@ class Analysis:
         done.document, done.root_agent = result.document, result.root
         if isinstance(data.get("vars"), dict):
             done.variables = dict(data["vars"])
-        done.key = self._key(files, root)
+        done.key = self._key([*files, *read], root)
         return done
 
     def _summarize_imports(self, done: Checked) -> None:
@@ -238,7 +256,7 @@ class Analysis:
         elif spec.is_file() or resolved(spec) in self.buffers:
             from agentspec.validate.check import check
 
-            result = check(spec, texts=dict(self.buffers))
+            result = check(spec, texts=dict(self.buffers), reparser=self.reparser)
             context, selection = spec_context(result), result.selection
             # the spec's files are part of the key: a change in them re-checks this file
             files = {resolved(s.path): s for s in result.sources.values()}

@@ -6,7 +6,7 @@ import tree and on half-valid files."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,9 +62,11 @@ class FileIndex:
         return {o.name: o for o in self.occurrences if o.kind == kind and o.definition}
 
 
-def index_text(text: str, path: Any, display: str) -> FileIndex:
-    """The index of `text` (the file at `path`, named `display` in diagnostics)."""
-    parsed: Parsed = load_text(text, path=path, display=display)
+def index_text(text: str, path: Any, display: str,
+               parse: Callable[..., Parsed] = load_text) -> FileIndex:
+    """The index of `text` (the file at `path`, named `display` in diagnostics), parsed
+    by `parse` (the analysis' Reparser: only what changed since its last text)."""
+    parsed = parse(text, path=path, display=display)
     found: list[Occurrence] = []
     if parsed.positions is not None and isinstance(parsed.value, dict):
         found = list(_walk(parsed.source, parsed.value, parsed.positions))

@@ -17,7 +17,8 @@ from agentspec.parse.positions import PosNode
 from agentspec.parse.syntax import mark_pos, syntax_error
 from agentspec.source import Pos, SourceFile, Span
 
-__all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_text", "read_text", "type_name"]
+__all__ = ["MAX_BYTES", "MAX_NODES", "Parsed", "load", "load_piece", "load_text", "read_text",
+           "type_name"]
 
 MAX_BYTES = 2 * 1024 * 1024
 MAX_NODES = 100_000
@@ -123,6 +124,9 @@ class _Converter:
         self.aliased = False
         self.diagnostics: list[Diagnostic] = []
 
+    def span(self, node: Node) -> Span:
+        return _span(self.file, node)
+
     def convert(self, node: Node) -> tuple[Any, PosNode]:
         self.budget -= 1
         self.aliased |= id(node) in self.seen
@@ -131,15 +135,15 @@ class _Converter:
             if self.aliased:
                 self.diagnostics.append(codes.ALIAS_EXPANSION(
                     f"expanding anchors and aliases produces more than {MAX_NODES:,} values",
-                    _span(self.file, node), hint="remove the nested aliases"))
+                    self.span(node), hint="remove the nested aliases"))
             else:
                 self.diagnostics.append(codes.FILE_TOO_LARGE(
-                    f"the file holds more than {MAX_NODES:,} values", _span(self.file, node),
+                    f"the file holds more than {MAX_NODES:,} values", self.span(node),
                     hint="split the spec with `imports`"))
             raise _Abort
         if id(node) in self.active:
             self.diagnostics.append(codes.ALIAS_EXPANSION(
-                "an alias refers to a node that contains it", _span(self.file, node),
+                "an alias refers to a node that contains it", self.span(node),
                 hint="YAML aliases must not be recursive"))
             raise _Abort
         self.active.add(id(node))
@@ -150,7 +154,7 @@ class _Converter:
 
     def _convert(self, node: Node) -> tuple[Any, PosNode]:
         tag = _tag(node)
-        span = _span(self.file, node)
+        span = self.span(node)
         if isinstance(node, ScalarNode):
             if tag not in _PLAIN_TAGS:
                 return self._custom_tag(node, span)
@@ -201,7 +205,7 @@ class _Converter:
             key = self._key(key_node)
             if key is None:
                 continue
-            key_span = _span(self.file, key_node)
+            key_span = self.span(key_node)
             if key in data:
                 first = positions.children[key].key
                 self.diagnostics.append(codes.DUPLICATE_KEY(
@@ -230,7 +234,7 @@ class _Converter:
             else:
                 self.diagnostics.append(codes.WRONG_TYPE(
                     "a `<<` merge key takes a mapping or a list of mappings",
-                    _span(self.file, item)))
+                    self.span(item)))
         return sources
 
     def _key(self, node: Node) -> str | None:
@@ -238,12 +242,12 @@ class _Converter:
             return str(node.value).translate(self.restore)
         if isinstance(node, ScalarNode):
             self.diagnostics.append(codes.INVALID_KEY(
-                f"the key `{node.value}` is not a string", _span(self.file, node),
+                f"the key `{node.value}` is not a string", self.span(node),
                 hint=f'quote it: "{node.value}"'))
         else:
             kind = "list" if isinstance(node, SequenceNode) else "mapping"
             self.diagnostics.append(codes.INVALID_KEY(
-                f"a {kind} is used as a key", _span(self.file, node),
+                f"a {kind} is used as a key", self.span(node),
                 hint="keys are names: write one word, quoted if it holds special characters"))
         return None
 
@@ -369,6 +373,45 @@ def load_text(text: str, *, path: Path, display: str | None = None) -> Parsed:
         return parsed
     parsed.value, parsed.positions = value, positions
     return parsed
+
+
+class _PieceConverter(_Converter):
+    """A converter for a piece of a file (`load_piece`): a block mapping or list ending
+    where the piece does ends, in the whole file, at the next piece's first token,
+    `next_col` spaces into the line (a scalar ends at the start of the line either way)."""
+
+    def __init__(self, file: str, lines: int, next_col: int, line: int) -> None:
+        super().__init__(file, {})
+        self.lines, self.next_col, self.line = lines, next_col, line + 1
+
+    def span(self, node: Node) -> Span:
+        start, end = node.start_mark, node.end_mark
+        col = self.next_col if end.line == self.lines and end.column == 0 and not isinstance(
+            node, ScalarNode) else end.column
+        return Span(self.file, Pos(start.line + self.line, start.column + 1),
+                    Pos(end.line + self.line, col + 1))
+
+
+def load_piece(text: str, file: str, next_col: int,
+               line: int) -> tuple[dict[str, Any], PosNode, int] | None:
+    """A run of whole lines of a spec (`incremental`) that starts at 0-based `line` of its
+    file, parsed alone: its mapping, positions and how many values it holds; None on any
+    problem, or when it is not one mapping (the whole file is then parsed, and its
+    problems reported)."""
+    try:
+        documents = [d for d in compose(text, MAX_NODES) if not _is_empty_document(d)]
+    except (YAMLError, RecursionError, TooMany, TooDeep):
+        return None
+    if len(documents) != 1:
+        return None
+    converter = _PieceConverter(file, text.count("\n"), next_col, line)
+    try:
+        value, positions = converter.convert(documents[0])
+    except (_Abort, RecursionError):
+        return None
+    if converter.diagnostics or not isinstance(value, dict):
+        return None
+    return value, positions, MAX_NODES - converter.budget
 
 
 def _is_empty_document(node: Node | None) -> bool:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from agentspec.diagnostics import Diagnostic, Related, codes, did_you_mean
 from agentspec.language.document import TOP_LEVEL_KEYS
-from agentspec.parse import Parsed, PosNode, load
+from agentspec.parse import Parsed, PosNode, load, read_text
+from agentspec.parse.incremental import Reparser
 from agentspec.parse.loader import load_text
 from agentspec.project_files import Project, display_name, is_dir, is_file, resolved
 from agentspec.resolve.document import SECTIONS, Document
@@ -37,24 +38,27 @@ class Loaded:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def _read(path: Path, display: str, texts: Mapping[Path, str]) -> Parsed:
+def _read(path: Path, display: str, texts: Mapping[Path, str],
+          reparser: Reparser | None = None) -> Parsed:
     """A spec file parsed: from `texts` (an editor's unsaved buffers, by resolved path) when
-    it is there, else from disk."""
+    it is there, else from disk; by `reparser` when given (it keeps what it parsed)."""
     text = texts.get(resolved(path)) if texts else None
+    if reparser is not None:
+        if text is None:
+            text, _ = read_text(path, display)
+        if text is not None:
+            return reparser.load_text(text, path=path, display=display)
     return load(path, display=display) if text is None else \
         load_text(text, path=path, display=display)
 
 
 class _Importer:
-    def __init__(self, project: Project, texts: Mapping[Path, str]) -> None:
+    def __init__(self, project: Project, texts: Mapping[Path, str],
+                 reparser: Reparser | None) -> None:
         self.result = Loaded(None, project)
         self.done: set[Path] = set()
         self.texts = texts
-
-    def load(self, path: Path, display: str) -> Parsed:
-        parsed = _read(path, display, self.texts)
-        self.register(parsed)
-        return parsed
+        self.reparser = reparser
 
     def register(self, parsed: Parsed) -> None:
         self.result.sources[parsed.source.name] = parsed.source
@@ -84,7 +88,7 @@ class _Importer:
     def parse_spec(self, child: Path, entry: str, span: Span) -> Parsed | None:
         """The imported file parsed, when it is a spec; a file that is not one is refused
         without its content appearing anywhere (no message quotes it, no excerpt shows it)."""
-        parsed = _read(child, display_name(child), self.texts)
+        parsed = _read(child, display_name(child), self.texts, self.reparser)
         if parsed.positions is not None and _SPEC_KEYS & set(parsed.value):
             self.register(parsed)
             return parsed
@@ -198,14 +202,17 @@ class _Importer:
 
 
 def load_tree(path: Path, *, project: Path | None = None,
-              texts: Mapping[Path, str] | None = None) -> Loaded:
+              texts: Mapping[Path, str] | None = None,
+              reparser: Reparser | None = None) -> Loaded:
     """Load `path` and merge its imports (depth first, each file once, none from outside
     the project: the git work tree holding `path`, its directory, or `project`). `texts`
-    stands in for files on disk, by resolved path (an editor's unsaved buffers)."""
+    stands in for files on disk, by resolved path (an editor's unsaved buffers); a
+    `reparser` parses what changed since its last texts only (the language server's)."""
     texts = {resolved(p): t for p, t in (texts or {}).items()}
-    parsed = _read(path, display_name(path) if path.is_absolute() else str(path), texts)
+    parsed = _read(path, display_name(path) if path.is_absolute() else str(path), texts,
+                   reparser)
     entries = parsed.value.get("outside_project") if isinstance(parsed.value, dict) else None
-    importer = _Importer(Project.of(path, entries, root=project), texts)
+    importer = _Importer(Project.of(path, entries, root=project), texts, reparser)
     importer.register(parsed)
     root_path = resolved(path)
     importer.result.readable = parsed.readable

@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentspec.diagnostics import Diagnostic, codes, did_you_mean
-from agentspec.parse import Path, PosNode
+from agentspec.parse import PosNode
 from agentspec.resolve.document import Document
 from agentspec.source import SourceFile, Span, find_in, occurrence
 
-__all__ = ["ENV_REF", "TOKEN", "has_env_ref", "interpolate"]
+__all__ = ["ENV_REF", "TOKEN", "UNINTERPOLATED", "has_env_ref", "interpolate"]
+
+#: the top-level keys whose strings are not interpolated (`outside_project` is literal)
+UNINTERPOLATED = ("vars", "environments", "outside_project")
 
 TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 ENV_REF = re.compile(r"^env\.([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
@@ -131,15 +134,16 @@ class _Interpolator:
                 f"the environment variable `{name}` is not set", span,
                 hint=f"set it, or give a default: `${{env.{name}:-value}}`"))
 
-    def walk(self, value: Any, pos: PosNode, path: Path) -> Any:
+    def walk(self, value: Any, pos: PosNode) -> Any:
+        """`value` with its strings interpolated, every mapping and list a new one."""
         if isinstance(value, str):
             return self.string(value, pos.value) if "${" in value else value
         if isinstance(value, dict):
-            return {k: self.walk(v, pos.children.get(k) or pos, (*path, k))
-                    for k, v in value.items()}
+            children = pos.children
+            return {k: self.walk(v, children.get(k) or pos) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.walk(v, pos.children.get(i) or pos, (*path, i))
-                    for i, v in enumerate(value)]
+            children = pos.children
+            return [self.walk(v, children.get(i) or pos) for i, v in enumerate(value)]
         return value
 
 
@@ -162,9 +166,9 @@ def interpolate(doc: Document, environ: Mapping[str, str],
     ctx = _Context(doc, environ, raw_vars if isinstance(raw_vars, dict) else {})
     interpolator = _Interpolator(ctx, sources)
     for key in list(doc.data):
-        if key in ("vars", "environments", "outside_project"):  # the last is literal
+        if key in UNINTERPOLATED:
             continue
-        doc.data[key] = interpolator.walk(doc.data[key], doc.pos.children[key], (key,))
+        doc.data[key] = interpolator.walk(doc.data[key], doc.pos.children[key])
     for name in ctx.vars:  # report problems in unused variables too
         interpolator.var(name, doc.value_span("vars", name))
     return ctx.diagnostics

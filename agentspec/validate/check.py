@@ -12,6 +12,7 @@ from agentspec.diagnostics.config import Config, find_config, load_config
 from agentspec.diagnostics.selectors import Selection, Selector
 from agentspec.diagnostics.suppress import hear
 from agentspec.language import Spec
+from agentspec.parse.incremental import Reparser
 from agentspec.project_files import Project, resolved
 from agentspec.resolve import Document, check_overlays, load_tree, resolve
 from agentspec.source import SourceFile
@@ -53,10 +54,12 @@ def check(path: Path, *, environment: str | None = None,
           environ: Mapping[str, str] | None = None, all_environments: bool = True,
           project: Path | None = None, texts: Mapping[Path, str] | None = None,
           select: tuple[Selector, ...] | None = None,
-          ignore: tuple[Selector, ...] = ()) -> CheckResult:
-    """Validate `path`, reporting what the user chose to hear (`heard`)."""
+          ignore: tuple[Selector, ...] = (), reparser: Reparser | None = None) -> CheckResult:
+    """Validate `path`, reporting what the user chose to hear (`heard`). A `reparser`
+    parses only what changed since the texts it last parsed (the language server's)."""
     return heard(_check(path, environment=environment, environ=environ,
-                        all_environments=all_environments, project=project, texts=texts),
+                        all_environments=all_environments, project=project, texts=texts,
+                        reparser=reparser),
                  select, ignore,
                  project=project)
 
@@ -84,7 +87,7 @@ def heard(result: CheckResult, select: tuple[Selector, ...] | None = None,
 
 def _check(path: Path, *, environment: str | None, environ: Mapping[str, str] | None,
            all_environments: bool, project: Path | None,
-           texts: Mapping[Path, str] | None) -> CheckResult:
+           texts: Mapping[Path, str] | None, reparser: Reparser | None) -> CheckResult:
     """Validate `path`.
 
     With `environment`, the spec is checked with that overlay applied. Without it the base spec
@@ -94,7 +97,7 @@ def _check(path: Path, *, environment: str | None, environ: Mapping[str, str] | 
     for spec files on disk, by path (an editor's unsaved buffers; `check_text`).
     """
     environ = os.environ if environ is None else environ
-    loaded = load_tree(path, project=project, texts=texts)
+    loaded = load_tree(path, project=project, texts=texts, reparser=reparser)
     result = CheckResult(path, loaded.project, sources=loaded.sources,
                          diagnostics=list(loaded.diagnostics), readable=loaded.readable)
     if loaded.document is None:
