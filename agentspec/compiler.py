@@ -6,7 +6,7 @@ import difflib
 import os
 import posixpath
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
 from typing import Any
@@ -69,11 +69,19 @@ def compile_spec(path: Path, *, environment: str | None = None,
         return compiled
     app, problems = lower(result)
     if app is not None:
-        problems += _sandbox_problems(app)
+        problems += _as_shown(path, _sandbox_problems(app))
     compiled.diagnostics = normalize(diagnostics + problems)
     if app is not None:
         compiled.app, compiled.plan = app, make_plan(app)
     return compiled
+
+
+def _as_shown(spec: Path, problems: list[Diagnostic]) -> list[Diagnostic]:
+    """Problems placed at an agent node, whose file is relative to the spec's directory (as
+    generated code names it), placed as validate places them: from where the command runs."""
+    return [replace(d, span=replace(d.span, file=os.path.normpath(
+                os.path.join(spec.parent, d.span.file)))) if d.span is not None else d
+            for d in problems]
 
 
 def _walk(node: AgentNode) -> list[AgentNode]:
@@ -181,7 +189,7 @@ def _construction_problem(error: Any) -> Diagnostic:
     from agentspec.runtime.schemas import UnsupportedSchema
 
     binding, cause = error.binding, error.cause
-    span = Span.at(binding.file or "spec", binding.line or 1, 1)
+    span = Span.at(binding.file, binding.line or 1, 1) if binding.file else None
     if isinstance(cause, StdlibObject):
         return codes.PYTHON_OBJECT_STDLIB(
             f"building `{binding.var}`: {cause}", span,
@@ -202,13 +210,13 @@ def build_objects(compiled: Compiled) -> tuple[Any, list[Diagnostic]]:
     from agentspec.emit.objects import ConstructionError, objects
 
     assert compiled.plan is not None and compiled.app is not None
-    problems = _model_problems(compiled.app)
+    problems = _as_shown(compiled.check.path, _model_problems(compiled.app))
     if problems:
         return None, problems
     try:
         app = objects(compiled.plan, spec_dir=compiled.spec_dir)
     except ConstructionError as error:
-        return None, [_construction_problem(error)]
+        return None, _as_shown(compiled.check.path, [_construction_problem(error)])
     from agentspec.emit.callbacks import callback_problems
 
     problems = callback_problems(compiled.app, compiled.check.document)
