@@ -8,10 +8,12 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+import yaml
 
 from agentspec.language.schema import json_schema
 from agentspec.testing.schema import scenario_json_schema
@@ -109,3 +111,113 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "site" / "language" / "agents" / "index.html").is_file()
+
+
+# Doc examples a user follows literally: what the page shows is what the tool prints.
+
+def _blocks(page: Path, lang: str = "") -> list[str]:
+    """The fenced blocks of a page with this info string (`` for a bare fence)."""
+    found: list[tuple[str, str]] = []
+    inside = False
+    for line in page.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.startswith("```"):
+            if not inside:
+                found.append((line[3:].strip(), ""))
+            inside = not inside
+        elif inside:
+            found[-1] = (found[-1][0], found[-1][1] + line)
+    return [text for info, text in found if info == lang]
+
+
+def _agentspec(*args: str) -> str:
+    from click.testing import CliRunner
+
+    from agentspec.cli import cli
+    return CliRunner().invoke(cli, list(args), prog_name="agentspec").output
+
+
+def test_the_first_agent_guides_spec_and_typo_are_what_init_and_validate_give(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    guide = DOCS / "guides" / "first-agent.md"
+    project = tmp_path / "weekly_digest"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    _agentspec("init", "--template", "pipeline")
+    made = yaml.safe_load((project / "weekly_digest.yaml").read_text())
+    shown = yaml.safe_load(_blocks(guide, "yaml")[0])  # "shortened here": a subset
+    for section in ("tools", "agents"):
+        for name, fields in shown[section].items():
+            assert {k: made[section][name][k] for k in fields} == fields, (section, name)
+    spec = project / "weekly_digest.yaml"
+    spec.write_text(spec.read_text().replace("Polish {draft}", "Polish {drfat}"))
+    typo = next(b for b in _blocks(guide) if "AS223" in b).strip()
+    assert _agentspec("validate", "weekly_digest.yaml").splitlines()[0] == typo
+
+
+def test_the_readmes_diagnostics_are_what_validate_prints(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = _blocks(ROOT / "README.md")[0].splitlines()
+    assert shown[0] in _blocks(DOCS / "index.md")[0]
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "desk.yaml").write_text(textwrap.dedent("""\
+        agentspec: 1
+        name: desk
+        root: coordinator
+        models:
+          fast: gemini-2.5-flash
+        backends:
+          files: {type: filesystem, root: ./files}
+        agents:
+          writer: {description: Writes., model: fast, instruction: Write.}
+          helper:
+            description: Helps.
+            instruction: Help.
+            tools: [{agent: writer}]
+            model: fsat
+          coordinator:
+            kind: deep
+            model: fast
+            instruction: Coordinate.
+            sub_agents: [helper]
+            filesystem: files
+            interrupt_on: {wirte_file: true}
+        """))
+    monkeypatch.chdir(tmp_path)
+    assert _agentspec("validate", "specs/desk.yaml").splitlines()[:2] == shown
+
+
+def test_the_evaluating_guides_export_writes_the_folders_its_adk_eval_command_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    guide = DOCS / "guides" / "evaluating.md"
+    weather = ROOT / "examples" / "weather"
+    (tmp_path / "weather.yaml").write_text((weather / "agent.yaml").read_text())
+    for name in ("weather_tools.py", "cities.json"):
+        (tmp_path / name).write_text((weather / name).read_text())
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "weather.yaml").write_text(_blocks(guide, "yaml")[0])
+    monkeypatch.chdir(tmp_path)
+    assert "ok: 1 spec, 1 eval file, 0 errors" in _agentspec("validate", "weather.yaml")
+    steps = next(b for b in _blocks(guide, "sh") if "--export-adk" in b)
+    _agentspec(*steps.splitlines()[0].split()[1:])
+    named = re.findall(r"adk_evals/\S+", steps)
+    assert named and all((tmp_path / path).is_file() for path in named), named
+
+
+def test_the_commands_the_offline_jobs_guide_names_parse(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each `agentspec jobs ...` in backquotes is complete: a missing option is exit 2, usage
+    monkeypatch.delenv("AGENTSPEC_JOBS_STORE")  # the store comes from the spec, as for a user
+    text = (DOCS / "guides" / "offline-jobs.md").read_text(encoding="utf-8")
+    spec = tmp_path / "deal_desk.yaml"
+    spec.write_text(_blocks(DOCS / "guides" / "offline-jobs.md", "yaml")[0].replace(
+        "sqlite:///.agentspec/jobs.db", f"sqlite:///{tmp_path}/jobs.db"))
+    from click.testing import CliRunner
+
+    from agentspec.cli import cli
+    commands = re.findall(r"`(agentspec jobs [^`]+)`", text.replace("\n", " "))
+    assert commands
+    for command in commands:
+        args = command.replace("deal_desk.yaml", str(spec)).replace(
+            "sqlite:///chat.db", f"sqlite:///{tmp_path}/chat.db").split()[1:]
+        done = CliRunner().invoke(cli, args, prog_name="agentspec")
+        assert done.exit_code == 0, (command, done.output)
