@@ -221,3 +221,24 @@ def test_the_commands_the_offline_jobs_guide_names_parse(
             "sqlite:///chat.db", f"sqlite:///{tmp_path}/chat.db").split()[1:]
         done = CliRunner().invoke(cli, args, prog_name="agentspec")
         assert done.exit_code == 0, (command, done.output)
+
+
+def test_the_migration_guides_imports_write_specs_whose_tools_import(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `folder.tools.fn` imports from beside the folder, so a spec written elsewhere (the
+    # guide once said `-o specs/my_agent.yaml`) cannot find the folder's tools (AS222)
+    agent = tmp_path / "my_agent"
+    agent.mkdir()
+    (agent / "__init__.py").write_text("")
+    (agent / "tools.py").write_text("def count(text: str) -> int:\n    return len(text)\n")
+    (agent / "root_agent.yaml").write_text(
+        "name: helper\nmodel: gemini-2.5-flash\ninstruction: Help.\n"
+        "tools:\n  - name: my_agent.tools.count\n")
+    monkeypatch.chdir(tmp_path)
+    steps = _blocks(DOCS / "guides" / "migrating-from-adk.md", "sh")[0]
+    commands = [line.split("#")[0].split() for line in steps.splitlines()]
+    assert len(commands) == 2
+    for command in commands:
+        written = _agentspec(*command[1:]).splitlines()[-1]
+        assert written.startswith("wrote "), written
+        assert "ok: 1 spec, 0 errors, 0 warnings" in _agentspec("validate", written[6:])
