@@ -25,7 +25,7 @@ from agentspec.project_files import resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult, check
 
-__all__ = ["BUNDLED", "Compiled", "build_objects", "compile_spec", "emit_package",
+__all__ = ["BUNDLED", "Compiled", "agent_tree", "build_objects", "compile_spec", "emit_package",
            "stale_files", "write_package"]
 
 #: the directory of a bundle (`build --bundle`) that holds the copied project files
@@ -84,7 +84,7 @@ def _as_shown(spec: Path, problems: list[Diagnostic]) -> list[Diagnostic]:
             for d in problems]
 
 
-def _walk(node: AgentNode) -> list[AgentNode]:
+def agent_tree(node: AgentNode) -> list[AgentNode]:
     """Every agent the tree builds: children, agents called as tools, agents `task` starts."""
     found, todo = [], [node]
     while todo:
@@ -103,7 +103,7 @@ def file_backend(compiled: Compiled, agent: str, *, user_id: str | None,
     from agentspec.runtime.harness.scope import register_history
 
     assert compiled.app is not None
-    node = next((n for n in _walk(compiled.app.root) if n.name == agent), None)
+    node = next((n for n in agent_tree(compiled.app.root) if n.name == agent), None)
     if node is None:
         raise LookupError(f"agent `{agent}` is not in the spec's tree")
     filesystem = node.filesystem if isinstance(node, LlmFields) else None
@@ -142,7 +142,7 @@ def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
     """A sandbox backend needs bubblewrap where the app is built and run."""
     from agentspec.runtime.backends import sandbox
 
-    for node in _walk(app.root):
+    for node in agent_tree(app.root):
         definitions = dict(node.filesystem.definitions) \
             if isinstance(node, LlmFields) and node.filesystem else {}
         executor = node.code_executor if isinstance(node, LlmFields) else None
@@ -165,7 +165,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
     from google.adk.models import LLMRegistry
 
     problems = []
-    for node in _walk(app.root):
+    for node in agent_tree(app.root):
         model = node.model if isinstance(node, LlmFields) else None
         todo = [model] if model is not None else []
         while todo:
