@@ -242,3 +242,27 @@ def test_the_migration_guides_imports_write_specs_whose_tools_import(
         written = _agentspec(*command[1:]).splitlines()[-1]
         assert written.startswith("wrote "), written
         assert "ok: 1 spec, 0 errors, 0 warnings" in _agentspec("validate", written[6:])
+
+
+def _ranges(text: str) -> set[str]:
+    found = set()
+    for low, high in re.findall(r"AS(\d{3})–AS(\d{3})", text):
+        found |= {f"AS{n}" for n in range(int(low), int(high) + 1)}
+    return found
+
+
+def test_the_diff_docs_name_every_diff_code() -> None:
+    from agentspec.diagnostics import codes
+
+    diff_codes = {c.code: c.name for c in vars(codes).values()
+                  if isinstance(c, codes.Code) and c.code.startswith("AS5")}
+    commands = (DOCS / "commands.md").read_text(encoding="utf-8")
+    table = commands[commands.index("| risk | changes |"):]
+    table = table[:table.index("\n\n")]
+    named = set(re.findall(r"`([a-z-]+)`", table))
+    shorthand = {"callback-removed", "callback-changed", "plugin-removed", "plugin-changed",
+                 "output-schema-changed", "input-schema-changed", "output-key-changed"}
+    assert set(diff_codes.values()) - named - shorthand == set()  # "/ -removed / -changed"
+    for page in (commands, (DOCS / "guides" / "review-in-ci.md").read_text(encoding="utf-8")):
+        line = next(p for p in page.split("\n\n") if "AS501–" in p)
+        assert _ranges(line.replace("\n", " ")) >= set(diff_codes)
