@@ -21,7 +21,7 @@ from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
 from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called, members_of
-from agentspec.project_files import resolved
+from agentspec.project_files import display_name, resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult, check
 
@@ -69,19 +69,25 @@ def compile_spec(path: Path, *, environment: str | None = None,
         return compiled
     app, problems = lower(result)
     if app is not None:
-        problems += _as_shown(path, _sandbox_problems(app))
+        problems += _as_shown(result, _sandbox_problems(app))
     compiled.diagnostics = normalize(diagnostics + problems)
     if app is not None:
         compiled.app, compiled.plan = app, make_plan(app)
     return compiled
 
 
-def _as_shown(spec: Path, problems: list[Diagnostic]) -> list[Diagnostic]:
+def _as_shown(result: CheckResult, problems: list[Diagnostic]) -> list[Diagnostic]:
     """Problems placed at an agent node, whose file is relative to the spec's directory (as
-    generated code names it), placed as validate places them: from where the command runs."""
-    return [replace(d, span=replace(d.span, file=os.path.normpath(
-                os.path.join(spec.parent, d.span.file)))) if d.span is not None else d
-            for d in problems]
+    generated code names it), named as validate names the file (its source's name)."""
+    spec_dir = resolved(result.path).parent
+    names = {resolved(source.path): name for name, source in result.sources.items()}
+
+    def shown(file: str) -> str:
+        path = resolved(spec_dir / file)
+        return names.get(path, display_name(path))
+
+    return [replace(d, span=replace(d.span, file=shown(d.span.file)))
+            if d.span is not None else d for d in problems]
 
 
 def agent_tree(node: AgentNode) -> list[AgentNode]:
@@ -210,13 +216,13 @@ def build_objects(compiled: Compiled) -> tuple[Any, list[Diagnostic]]:
     from agentspec.emit.objects import ConstructionError, objects
 
     assert compiled.plan is not None and compiled.app is not None
-    problems = _as_shown(compiled.check.path, _model_problems(compiled.app))
+    problems = _as_shown(compiled.check, _model_problems(compiled.app))
     if problems:
         return None, problems
     try:
         app = objects(compiled.plan, spec_dir=compiled.spec_dir)
     except ConstructionError as error:
-        return None, _as_shown(compiled.check.path, [_construction_problem(error)])
+        return None, _as_shown(compiled.check, [_construction_problem(error)])
     from agentspec.emit.callbacks import callback_problems
 
     problems = callback_problems(compiled.app, compiled.check.document)
