@@ -266,3 +266,21 @@ def test_the_diff_docs_name_every_diff_code() -> None:
     for page in (commands, (DOCS / "guides" / "review-in-ci.md").read_text(encoding="utf-8")):
         line = next(p for p in page.split("\n\n") if "AS501–" in p)
         assert _ranges(line.replace("\n", " ")) >= set(diff_codes)
+
+
+def test_the_evaluating_guides_table_is_what_eval_prints_for_its_file() -> None:
+    # the guide's two cases; paris's judge agrees in two runs of three
+    from agentspec.evaluation.report import table
+    from agentspec.evaluation.runner import CaseResult, Score
+
+    def case(name: str, **scores: tuple[float, list[float | None]]) -> CaseResult:
+        return CaseResult(name, "evals/weather.yaml", {
+            criterion: Score(criterion, threshold, runs)
+            for criterion, (threshold, runs) in scores.items()})
+
+    results = [case("paris", tool_trajectory_avg_score=(1.0, [1, 1, 1]),
+                    final_response_match_v2=(0.8, [1, 1, 0])),
+               case("units", tool_trajectory_avg_score=(1.0, [1, 1, 1]),
+                    rubric_based_final_response_quality_v1=(1.0, [1, 1, 1]))]
+    shown = next(b for b in _blocks(DOCS / "guides" / "evaluating.md") if "CRITERION" in b)
+    assert table(results, 3) == shown
