@@ -27,6 +27,12 @@ def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
 
     if not spec.is_file():
         raise click.UsageError(f"{spec} does not exist")
+    from agentspec.validate.check import check
+
+    checked = check(spec, environment=environment, all_environments=False)
+    if any(d.is_error for d in checked.diagnostics):  # no scenario can run: said once, placed
+        print_diagnostics([d for d in checked.diagnostics if d.is_error], checked.sources)
+        sys.exit(1)
     started = time.monotonic()
 
     def report(result: ScenarioResult) -> None:
@@ -43,8 +49,9 @@ def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
         if not exc.diagnostics:
             raise click.UsageError(f"no scenarios given and no {exc.path} beside the "
                                    "spec") from None
-        print_diagnostics(exc.diagnostics, exc.sources)
-        raise click.UsageError(str(exc)) from None
+        print_diagnostics(exc.diagnostics, exc.sources)  # the file's fault, not the command's
+        click.echo(f"agentspec: {exc}", err=True)
+        sys.exit(2)
     if output == "json":
         scenarios = [{"file": str(r.file), "scenario": r.name, "passed": r.passed,
                       "failures": list(r.failures), "usage": r.usage.as_json()}
