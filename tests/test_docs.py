@@ -284,3 +284,13 @@ def test_the_evaluating_guides_table_is_what_eval_prints_for_its_file() -> None:
                     rubric_based_final_response_quality_v1=(1.0, [1, 1, 1]))]
     shown = next(b for b in _blocks(DOCS / "guides" / "evaluating.md") if "CRITERION" in b)
     assert table(results, 3) == shown
+
+
+def test_the_install_docs_name_every_extra() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = set(project["optional-dependencies"]) - {"dev"}
+    for page in (ROOT / "README.md", DOCS / "guides" / "first-agent.md"):
+        install = page.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ")[0]
+        assert {e for e in extras if f"`{e}`" not in install} == set(), page.name
