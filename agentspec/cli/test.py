@@ -27,12 +27,6 @@ def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
 
     if not spec.is_file():
         raise click.UsageError(f"{spec} does not exist")
-    from agentspec.validate.check import check
-
-    checked = check(spec, environment=environment, all_environments=False)
-    if any(d.is_error for d in checked.diagnostics):  # no scenario can run: said once, placed
-        print_diagnostics([d for d in checked.diagnostics if d.is_error], checked.sources)
-        sys.exit(1)
     started = time.monotonic()
 
     def report(result: ScenarioResult) -> None:
@@ -63,4 +57,18 @@ def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
         summary = f"{run.passed} passed" + (f", {run.failed} failed" if run.failed else "")
         click.echo(f"{'=' * 10} {summary} in {time.monotonic() - started:.2f}s {'=' * 10}")
     if run.failed:
+        _spec_errors(spec, environment)
         sys.exit(1)
+
+
+def _spec_errors(spec: Path, environment: str | None) -> None:
+    """A failed run on a spec with errors: where to fix them, with their hints (a scenario
+    names only the code and message). Only after the run: each scenario compiles the spec in
+    its own `env:`, which the command's environment may lack."""
+    from agentspec.validate.check import check
+
+    checked = check(spec, environment=environment, all_environments=False)
+    errors = [d for d in checked.diagnostics if d.is_error]
+    if errors:
+        click.echo(f"agentspec: {spec} has errors:", err=True)
+        print_diagnostics(errors, checked.sources)
