@@ -6,7 +6,7 @@ import difflib
 import os
 import posixpath
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
 from typing import Any
@@ -21,11 +21,11 @@ from agentspec.ir.lower import lower
 from agentspec.ir.plan import Plan
 from agentspec.ir.planning import plan as make_plan
 from agentspec.ir.tree import AgentNode, AppNode, LlmFields, agents_called, members_of
-from agentspec.project_files import resolved
+from agentspec.project_files import display_name, resolved
 from agentspec.source import Span
 from agentspec.validate.check import CheckResult, check
 
-__all__ = ["BUNDLED", "Compiled", "build_objects", "compile_spec", "emit_package",
+__all__ = ["BUNDLED", "Compiled", "agent_tree", "build_objects", "compile_spec", "emit_package",
            "stale_files", "write_package"]
 
 #: the directory of a bundle (`build --bundle`) that holds the copied project files
@@ -69,14 +69,28 @@ def compile_spec(path: Path, *, environment: str | None = None,
         return compiled
     app, problems = lower(result)
     if app is not None:
-        problems += _sandbox_problems(app)
+        problems += _as_shown(result, _sandbox_problems(app))
     compiled.diagnostics = normalize(diagnostics + problems)
     if app is not None:
         compiled.app, compiled.plan = app, make_plan(app)
     return compiled
 
 
-def _walk(node: AgentNode) -> list[AgentNode]:
+def _as_shown(result: CheckResult, problems: list[Diagnostic]) -> list[Diagnostic]:
+    """Problems placed at an agent node, whose file is relative to the spec's directory (as
+    generated code names it), named as validate names the file (its source's name)."""
+    spec_dir = resolved(result.path).parent
+    names = {resolved(source.path): name for name, source in result.sources.items()}
+
+    def shown(file: str) -> str:
+        path = resolved(spec_dir / file)
+        return names.get(path, display_name(path))
+
+    return [replace(d, span=replace(d.span, file=shown(d.span.file)))
+            if d.span is not None else d for d in problems]
+
+
+def agent_tree(node: AgentNode) -> list[AgentNode]:
     """Every agent the tree builds: children, agents called as tools, agents `task` starts."""
     found, todo = [], [node]
     while todo:
@@ -95,7 +109,7 @@ def file_backend(compiled: Compiled, agent: str, *, user_id: str | None,
     from agentspec.runtime.harness.scope import register_history
 
     assert compiled.app is not None
-    node = next((n for n in _walk(compiled.app.root) if n.name == agent), None)
+    node = next((n for n in agent_tree(compiled.app.root) if n.name == agent), None)
     if node is None:
         raise LookupError(f"agent `{agent}` is not in the spec's tree")
     filesystem = node.filesystem if isinstance(node, LlmFields) else None
@@ -134,7 +148,7 @@ def _sandbox_problems(app: AppNode) -> list[Diagnostic]:
     """A sandbox backend needs bubblewrap where the app is built and run."""
     from agentspec.runtime.backends import sandbox
 
-    for node in _walk(app.root):
+    for node in agent_tree(app.root):
         definitions = dict(node.filesystem.definitions) \
             if isinstance(node, LlmFields) and node.filesystem else {}
         executor = node.code_executor if isinstance(node, LlmFields) else None
@@ -157,7 +171,7 @@ def _model_problems(app: AppNode) -> list[Diagnostic]:
     from google.adk.models import LLMRegistry
 
     problems = []
-    for node in _walk(app.root):
+    for node in agent_tree(app.root):
         model = node.model if isinstance(node, LlmFields) else None
         todo = [model] if model is not None else []
         while todo:
@@ -181,7 +195,7 @@ def _construction_problem(error: Any) -> Diagnostic:
     from agentspec.runtime.schemas import UnsupportedSchema
 
     binding, cause = error.binding, error.cause
-    span = Span.at(binding.file or "spec", binding.line or 1, 1)
+    span = Span.at(binding.file, binding.line or 1, 1) if binding.file else None
     if isinstance(cause, StdlibObject):
         return codes.PYTHON_OBJECT_STDLIB(
             f"building `{binding.var}`: {cause}", span,
@@ -202,13 +216,13 @@ def build_objects(compiled: Compiled) -> tuple[Any, list[Diagnostic]]:
     from agentspec.emit.objects import ConstructionError, objects
 
     assert compiled.plan is not None and compiled.app is not None
-    problems = _model_problems(compiled.app)
+    problems = _as_shown(compiled.check, _model_problems(compiled.app))
     if problems:
         return None, problems
     try:
         app = objects(compiled.plan, spec_dir=compiled.spec_dir)
     except ConstructionError as error:
-        return None, [_construction_problem(error)]
+        return None, _as_shown(compiled.check, [_construction_problem(error)])
     from agentspec.emit.callbacks import callback_problems
 
     problems = callback_problems(compiled.app, compiled.check.document)

@@ -63,6 +63,10 @@ def test_golden_import(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert all(d.severity is not Severity.ERROR for d in result.diagnostics)
         for code in {line.split()[-1] for line in expected} - {"AS615"}:
             assert f"({code}, --allow-loss)" in text
+        # a hint says what to do about it ("dropped (--allow-loss)" only said what happened)
+        losses = {line.split()[-1] for line in expected} - {"AS615", "AS618"}
+        assert all((d.hint or "").startswith("Check that the agent does without it")
+                   for d in result.diagnostics if d.code in losses)
 
 
 @pytest.mark.parametrize(("adk", "spec"), [

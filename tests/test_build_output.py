@@ -112,3 +112,20 @@ def test_a_fresh_output_directory_is_created(spec: Path, tmp_path: Path) -> None
         "__init__.py", "agent.py"]
     again = invoke("build", str(spec), "-o", "new/dir")
     assert again.exit_code == 0 and "internal error" not in again.output
+
+
+def test_a_build_failure_is_placed_where_validate_places_the_spec(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the agent nodes name files relative to the spec's directory (as generated code does);
+    # run from above it, the diagnostic must still name `specs/app.yaml`, not `app.yaml`
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "app.yaml").write_text(SPEC.replace(
+        "instruction: Hi.}", "instruction: Hi., tools: [boom]}\ntools:\n"
+        "  boom: {python: broken_tools:boom}"))
+    (tmp_path / "specs" / "broken_tools.py").write_text(
+        "raise RuntimeError('no')\n\n\ndef boom() -> None:\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    for spec in ("specs/app.yaml", str(tmp_path / "specs" / "app.yaml")):  # as validate
+        result = invoke("build", spec, "-o", str(tmp_path / "out"))
+        assert result.exit_code == 1, result.output
+        assert result.output.startswith("specs/app.yaml:4:1: AS403"), result.output

@@ -248,6 +248,8 @@ def test_a_bundle_goes_to_dist_beside_the_spec_by_default(project: Path) -> None
     assert done.exit_code == 0, done.output
     assert (project / "agents/dist/desk/_project/agents/AGENTS.md").is_file()
     assert not (project / "agents/desk/_project").exists()  # the package beside it stays
+    # no offline agent, no worker to start: `agentspec worker` would refuse this spec
+    assert "background jobs" not in done.output and "agentspec worker" not in done.output
 
 
 def _with_root(project: Path, root: str, summarization: str = "") -> Path:

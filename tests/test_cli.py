@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -396,3 +397,18 @@ def test_subprocess_internal_failure_exits_2(workdir: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2, done.stderr
+
+
+def test_a_reader_that_leaves_early_is_no_internal_error(tmp_path: Path) -> None:
+    # `agentspec explain --all | head`: the pipe's reader is gone before the output is
+    # written (here, before the command starts); that is the reader's choice, not a bug
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "agentspec", "explain", "--all"],
+                              cwd=tmp_path, stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    finally:
+        os.close(write)
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1

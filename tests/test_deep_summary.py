@@ -69,3 +69,14 @@ def test_known_windows_cover_releases_of_a_known_model() -> None:
     assert known_window("gemini-1.5-pro-002") == 2097152
     assert known_window("gemini-2.5-flash-lite") == 1048576
     assert known_window("claude-sonnet") is None
+
+
+def test_a_name_for_a_known_model_id_is_summarized(tmp_path: Path) -> None:
+    # `models: {smart: gemini-2.5-pro}` (the deep-agent guide's spelling) names a known id
+    path = tmp_path / "named.yaml"
+    path.write_text(textwrap.dedent(SPEC).replace("MODEL", "smart").replace(
+        "models:\n", "models:\n  smart: gemini-2.5-pro\n"))
+    assert [d.code for d in check(path, environ={}).diagnostics] == []
+    app, problems = build_objects(compile_spec(path, environ={}))
+    assert problems == []
+    assert app.events_compaction_config.token_threshold == int(0.85 * 1048576)

@@ -380,3 +380,18 @@ def test_a_file_name_is_one_code_span(text: str) -> None:
     if len(inside) >= 2 and inside[0] == inside[-1] == " " and inside.strip(" "):
         inside = inside[1:-1]
     assert inside == re.sub(r"\r\n|\r|\n", " ", text)
+
+
+def test_a_route_change_says_what_changed(tmp_path: Path) -> None:
+    # "the route changed" alone sent the reviewer to read both specs
+    base = (CASES / "route_changed" / "new.yaml").read_text()
+    (tmp_path / "old.yaml").write_text(base)
+    (tmp_path / "new.yaml").write_text(base.replace(
+        "route: {model: gemini-2.5-flash}",
+        "route: {model: gemini-2.5-pro, instruction: Bills go to billing.}"))
+    (tmp_path / "state.yaml").write_text((CASES / "route_changed" / "old.yaml").read_text())
+    reasons = [json.loads(invoke(str(tmp_path / "old.yaml"), str(tmp_path / new),
+                                 "--format", "json").output)["changes"][0]["reason"]
+               for new in ("new.yaml", "state.yaml")]
+    assert reasons == ["the route changed: model gemini-2.5-flash -> gemini-2.5-pro, "
+                       "instruction", "the route changed: model gemini-2.5-flash -> state topic"]

@@ -82,3 +82,16 @@ def test_the_cli_writes_text_and_explains_a_missing_graphviz(
     monkeypatch.setattr(shutil, "which", lambda name: None)
     svg = CliRunner().invoke(cli, ["graph", spec, "-o", str(tmp_path / "g.svg")])
     assert svg.exit_code == 2 and "apt-get install graphviz" in svg.output
+
+
+def test_the_output_files_name_chooses_its_format(tmp_path: Path) -> None:
+    # the missing-Graphviz hint says `-o FILE.dot / FILE.mmd`: each must hold what it says
+    spec = str(ROOT / "specs" / "pipeline.yaml")
+    for name, start in (("g.dot", "digraph"), ("g.gv", "digraph"), ("g.mmd", "flowchart TD"),
+                        ("g.md", "flowchart TD")):
+        done = CliRunner().invoke(cli, ["graph", spec, "-o", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        assert (tmp_path / name).read_text().startswith(start), name
+    done = CliRunner().invoke(cli, ["graph", spec, "--format", "mermaid", "-o",
+                                    str(tmp_path / "m.dot")])
+    assert (tmp_path / "m.dot").read_text().startswith("flowchart TD")  # asked for: kept

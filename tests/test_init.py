@@ -173,3 +173,19 @@ def test_an_existing_schema_is_kept_and_a_gitignore_link_is_refused(tmp_path: Pa
     assert refused.exit_code == 1 and ".gitignore" in refused.output, refused.output
     assert "internal error" not in refused.output
     assert _written(project) == [".gitignore"] and outside.read_text() == "mine\n"
+
+
+def test_the_next_step_is_a_command_that_runs_as_shown(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # in the current directory (the first-agent guide's way) there is nothing to `cd` into;
+    # elsewhere the directory is quoted for the shell
+    here = tmp_path / "digest"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    made = invoke("init", "--template", "pipeline")
+    assert made.exit_code == 0, made.output
+    assert made.output.splitlines()[-1] == "next: agentspec test digest.yaml"
+    made = invoke("init", str(tmp_path / "my project"), "--template", "router")
+    assert made.exit_code == 0, made.output
+    assert made.output.splitlines()[-1] == \
+        f"next: cd '{tmp_path / 'my project'}' && agentspec test my_project.yaml"

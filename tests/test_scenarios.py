@@ -166,6 +166,18 @@ def test_a_malformed_scenario_file_is_a_usage_error(desk: Path, tmp_path: Path, 
     done = invoke(str(desk / "spec.yaml"), str(tmp_path / "bad.yaml"))
     assert done.exit_code == 2 and message in done.output, done.output
     assert "bad.yaml is not a valid scenario file" in done.output
+    assert "Usage:" not in done.output  # the file is wrong, not the command line
+
+
+def test_a_spec_with_errors_is_shown_where_to_fix_it(desk: Path) -> None:
+    # each scenario fails with `AS203 No tool named ...`, without place or hint
+    spec = desk / "spec.yaml"
+    spec.write_text(spec.read_text().replace("tools: [lookup, wipe]", "tools: [lookup, wpie]"))
+    done = invoke(str(spec))
+    assert done.exit_code == 1, done.output
+    assert done.output.splitlines()[-2:] == [
+        f"agentspec: {spec} has errors:",
+        f"{spec}:10:21: AS203 No tool named `wpie` (hint: Did you mean `wipe`?)"]
 
 
 def test_every_scenario_file_is_checked_before_any_scenario_runs(desk: Path,

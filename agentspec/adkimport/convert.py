@@ -86,8 +86,9 @@ class Converter:
         if not self.allow_loss:
             self.refuse(code(message, span, hint="pass --allow-loss to convert without it"))
             return
-        self.diagnostics.append(replace(code(message, span, hint="dropped (--allow-loss)"),
-                                        severity=Severity.WARNING))
+        kept = code(message, span, hint="check that the agent does without it: --allow-loss "
+                    "left it out, with a comment above the agent")
+        self.diagnostics.append(replace(kept, severity=Severity.WARNING))
         self.note(agent, f"{note} ({code.code}, --allow-loss)")
 
     def note(self, agent: str, text: str) -> None:

@@ -52,6 +52,8 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:  # the reader left (`explain --all | head`): click exits 1
+            raise
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if os.environ.get("AGENTSPEC_DEBUG"):
                 traceback.print_exc()

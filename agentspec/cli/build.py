@@ -88,6 +88,7 @@ def command(spec: Path, out_dir: Path | None, environment: str | None, check_onl
 
 def _bundle(compiled: Compiled, target: Path, include: tuple[Path, ...]) -> None:
     from agentspec.bundle import write_bundle
+    from agentspec.compiler import agent_tree
 
     written, refused = write_bundle(compiled, target, include)
     if written is None:
@@ -98,7 +99,9 @@ def _bundle(compiled: Compiled, target: Path, include: tuple[Path, ...]) -> None
     for path, why in written.copied.left_out:
         click.echo(f"left out `{path}`: {why}", err=True)
     extras = ", ".join(sorted(written.contents.extras)) or "none"
-    click.echo(f"background jobs: cd {written.package} && agentspec worker {written.spec}")
+    if compiled.app is not None and any(
+            agent.offline for agent in agent_tree(compiled.app.root)):
+        click.echo(f"background jobs: cd {written.package} && agentspec worker {written.spec}")
     click.echo(f"wrote the bundle {written.package}: {written.copied.files} project files "
                f"({written.copied.size} bytes), {written.wheel} (extras: {extras})")
 

@@ -14,12 +14,14 @@ from agentspec.cli.common import environment_option, print_diagnostics
 
 @click.command(name="graph")
 @click.argument("spec", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot"]),
+              help="Default: dot for -o FILE.dot or FILE.gv (and rendered images), else "
+                   "mermaid.")
 @click.option("--output", "-o", type=click.Path(path_type=Path),
               help="Write to this file; .svg, .png or .pdf renders with Graphviz (`dot`).")
 @environment_option
-def command(spec: Path, fmt: str, output: Path | None, environment: str | None) -> None:
+def command(spec: Path, fmt: str | None, output: Path | None,
+            environment: str | None) -> None:
     """Draw SPEC's agents: kinds, models, tools (approvals marked), backends, offline
     agents, and how they connect."""
     from agentspec.compiler import compile_spec
@@ -30,8 +32,10 @@ def command(spec: Path, fmt: str, output: Path | None, environment: str | None) 
         print_diagnostics(compiled.diagnostics, compiled.check.sources)
         sys.exit(1)
     drawn = graph(compiled.app)
-    rendered = output is not None and output.suffix.lower() in (".svg", ".png", ".pdf")
-    text = to_dot(drawn) if fmt == "dot" or rendered else to_mermaid(drawn)
+    suffix = output.suffix.lower() if output is not None else ""
+    rendered = suffix in (".svg", ".png", ".pdf")
+    dot_text = fmt == "dot" or rendered or (fmt is None and suffix in (".dot", ".gv"))
+    text = to_dot(drawn) if dot_text else to_mermaid(drawn)
     if output is None:
         click.echo(text, nl=False)
         return

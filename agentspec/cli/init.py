@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 import unicodedata
 from importlib import resources
@@ -85,7 +86,9 @@ def command(directory: Path, template: str, name: str | None) -> None:
     except OSError as exc:
         _fail(str(exc) if isinstance(exc, safefs.UnsafePath)
               else f"cannot write in {directory}: {exc.strerror or exc}")
-    click.echo(f"next: cd {directory} && agentspec test {name}.yaml")
+    here = directory.resolve() == Path.cwd().resolve()
+    click.echo("next: " + ("" if here else f"cd {shlex.quote(str(directory))} && ")
+               + f"agentspec test {name}.yaml")
 
 
 def _write(directory: Path, files: dict[PurePosixPath, str], section: str) -> None:

@@ -43,8 +43,9 @@ def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
         if not exc.diagnostics:
             raise click.UsageError(f"no scenarios given and no {exc.path} beside the "
                                    "spec") from None
-        print_diagnostics(exc.diagnostics, exc.sources)
-        raise click.UsageError(str(exc)) from None
+        print_diagnostics(exc.diagnostics, exc.sources)  # the file's fault, not the command's
+        click.echo(f"agentspec: {exc}", err=True)
+        sys.exit(2)
     if output == "json":
         scenarios = [{"file": str(r.file), "scenario": r.name, "passed": r.passed,
                       "failures": list(r.failures), "usage": r.usage.as_json()}
@@ -56,4 +57,18 @@ def command(spec: Path, scenario_files: tuple[Path, ...], output: str,
         summary = f"{run.passed} passed" + (f", {run.failed} failed" if run.failed else "")
         click.echo(f"{'=' * 10} {summary} in {time.monotonic() - started:.2f}s {'=' * 10}")
     if run.failed:
+        _spec_errors(spec, environment)
         sys.exit(1)
+
+
+def _spec_errors(spec: Path, environment: str | None) -> None:
+    """A failed run on a spec with errors: where to fix them, with their hints (a scenario
+    names only the code and message). Only after the run: each scenario compiles the spec in
+    its own `env:`, which the command's environment may lack."""
+    from agentspec.validate.check import check
+
+    checked = check(spec, environment=environment, all_environments=False)
+    errors = [d for d in checked.diagnostics if d.is_error]
+    if errors:
+        click.echo(f"agentspec: {spec} has errors:", err=True)
+        print_diagnostics(errors, checked.sources)

@@ -81,19 +81,34 @@ def plan(builder: PlanBuilder, node: RouterNode, children: list[Value]) -> Call:
         mode=node.mode, **builder.callbacks(node)))
 
 
+def _how(route: RouteNode) -> str:
+    return (f"state {route.state}" if route.state else f"python {route.python.ref}"
+            if route.python else f"model {route.model.id if route.model else '?'}")
+
+
 def label(node: RouterNode) -> list[str]:
-    route = node.route
-    how = (f"state {route.state}" if route.state else f"python {route.python.ref}"
-           if route.python else f"model {route.model.id if route.model else '?'}")
     return [node.name, "router", *(["offline (background job)"] if node.offline else []),
-            f"route: {how}"]
+            f"route: {_how(node.route)}"]
+
+
+def _route_change(was: RouteNode | None, now: RouteNode | None) -> str:
+    """What a reviewer needs to look at: how it routes, and which other settings moved."""
+    if was is None or now is None:
+        return "the route changed"
+    before, after = _how(was), _how(now)
+    same_way = before.split()[0] == after.split()[0]  # `model a -> b`, not `model a -> model b`
+    parts = [] if before == after else [
+        f"{before} -> {after.split(maxsplit=1)[1] if same_way else after}"]
+    parts += [field for field in ("map", "instruction", "default", "fallback")
+              if getattr(was, field) != getattr(now, field)]
+    return "the route changed" + (f": {', '.join(parts)}" if parts else "")
 
 
 def _route_changed(pair: AgentPair) -> Iterator[Found]:
     was = pair.before.route if isinstance(pair.before, RouterNode) else None
     now = pair.after.route if isinstance(pair.after, RouterNode) else None
     if was != now:
-        yield Found(Risk.MEDIUM, "the route changed", ("route",), ("route",))
+        yield Found(Risk.MEDIUM, _route_change(was, now), ("route",), ("route",))
 
 
 def _models(node: RouterNode) -> tuple[ModelNode | None]:

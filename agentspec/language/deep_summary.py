@@ -32,6 +32,8 @@ def _windows(spec: Spec) -> tuple[list[int], list[Unknown]]:
         window = None
         if isinstance(definition, ModelDef):
             window = definition.context_window or known_window(definition.id)
+        elif isinstance(definition, str):  # a name for a model id: `smart: gemini-2.5-pro`
+            window = known_window(definition)
         elif agent.model is not None and agent.model not in models:
             window = known_window(agent.model)
         if window is None:
