@@ -196,3 +196,44 @@ def test_validate_does_not_look_for_pydantic_plugins() -> None:
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                               cwd=ROOT, env=env, check=True)
         assert done.stdout.split()[-1] == expected, done.stderr
+
+
+def _plugin_dist(folder: Path, seen: Path) -> None:
+    """An installed distribution registering a pydantic plugin that notes each schema it
+    is given (as logfire's does), found on PYTHONPATH."""
+    (folder / "seeplug-1.0.dist-info").mkdir(parents=True)
+    (folder / "seeplug-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: seeplug\nVersion: 1.0\n")
+    (folder / "seeplug-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pydantic]\nseeplug = seeplug:plugin\n")
+    (folder / "seeplug.py").write_text(
+        "class _Plugin:\n"
+        "    def new_schema_validator(self, schema, schema_type, path, *args, **kwargs):\n"
+        f"        with open({str(seen)!r}, 'a') as noted:\n"
+        "            noted.write(str(path.name) + '\\n')\n"
+        "        return None, None, None\n"
+        "plugin = _Plugin()\n")
+
+
+def test_an_installed_pydantic_plugin_sees_the_validation_and_nothing_is_cached(
+        tmp_path: Path) -> None:
+    """A plugin wraps every validator pydantic builds: checking a spec (the API, build, test,
+    the language server) goes on with the wrapped one, which is never stored or replaced by
+    one from the cache."""
+    seen = tmp_path / "seen"
+    _plugin_dist(tmp_path / "site", seen)
+    cache = tmp_path / "cache"
+    probe = ("import json, agentspec\n"
+             "result = agentspec.check('specs/research_desk.yaml')\n"
+             "print(json.dumps([result.ok, [d.code for d in result.diagnostics]]))")
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    runs = []
+    for setting in (str(cache), str(cache), ""):
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=False,
+            env={**env, "PYTHONPATH": str(tmp_path / "site"), "AGENTSPEC_CACHE_DIR": setting})
+        assert done.returncode == 0, done.stderr
+        runs.append(done.stdout)
+    assert runs[0] == runs[1] == runs[2] and json.loads(runs[0])[0] is True
+    assert sum(line.endswith(".Spec'>") for line in seen.read_text().splitlines()) == 3
+    assert not cache.exists() or _entries(cache) == []

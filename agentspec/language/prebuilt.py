@@ -20,23 +20,28 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pydantic
 import pydantic_core
 from pydantic import TypeAdapter
 from pydantic_core import SchemaValidator
 
-__all__ = ["cache_directory", "validator"]
+if TYPE_CHECKING:
+    from pydantic.plugin._schema_validator import PluggableSchemaValidator
+
+    Validator: TypeAlias = SchemaValidator | PluggableSchemaValidator
+
+__all__ = ["Validator", "cache_directory", "validator"]
 
 PACKAGE = Path(__file__).resolve().parent.parent
 _SUFFIX = ".validator"
 
 
-_KEPT: dict[str, SchemaValidator] = {}
+_KEPT: dict[str, Validator] = {}
 
 
-def validator(name: str, kind: Any) -> SchemaValidator:
+def validator(name: str, kind: Any) -> Validator:
     """The built validator of `kind` (a model class or an annotated type): from the cache
     when an entry for these sources is there, else built (and stored). `name` names the
     entry (letters and underscores); each `kind` has its own name."""
@@ -46,26 +51,34 @@ def validator(name: str, kind: Any) -> SchemaValidator:
     return kept
 
 
-def _cached(name: str, kind: Any) -> SchemaValidator:
+def _cached(name: str, kind: Any) -> Validator:
     directory = cache_directory()
-    if directory is None:
+    if directory is None or _plugins_on():
         return _build(kind)
     entry = directory / f"{name}-{_fingerprint()}{_SUFFIX}"
     loaded = _load(entry)
     if loaded is not None:
         return loaded
     built = _build(kind)
-    _store(directory, entry, built)
+    if isinstance(built, SchemaValidator):
+        _store(directory, entry, built)
     return built
 
 
-def _build(kind: Any) -> SchemaValidator:
+def _plugins_on() -> bool:
+    """Whether pydantic's plugins (installed distributions' `pydantic` entry points) see
+    validations in this process: they wrap each validator they are given, so a cached one,
+    built without them, would hide the spec's validation from them."""
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in ("__all__", "1", "true"):
+        return False  # pydantic's own test, without importing its loader
+    from pydantic.plugin._loader import get_plugins
+    return bool(tuple(get_plugins()))
+
+
+def _build(kind: Any) -> Validator:
     adapter: TypeAdapter[Any] = TypeAdapter(kind)
     adapter.rebuild(force=True)  # the models defer their build to first use
-    built = adapter.validator
-    if not isinstance(built, SchemaValidator):  # a pydantic plugin wraps it: not ours to keep
-        raise TypeError(f"expected a SchemaValidator, got {type(built).__name__}")
-    return built
+    return adapter.validator
 
 
 def cache_directory() -> Path | None:
