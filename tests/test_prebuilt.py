@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -237,3 +238,70 @@ def test_an_installed_pydantic_plugin_sees_the_validation_and_nothing_is_cached(
     assert runs[0] == runs[1] == runs[2] and json.loads(runs[0])[0] is True
     assert sum(line.endswith(".Spec'>") for line in seen.read_text().splitlines()) == 3
     assert not cache.exists() or _entries(cache) == []
+
+
+#: every diagnostic of the given scenario and eval case folders, in a fresh process
+_DATA_FILES_PROBE = """
+import json, sys
+from pathlib import Path
+from agentspec.evaluation.check import check_evals
+from agentspec.testing.check import check_scenarios
+from agentspec.testing.names import spec_context
+from agentspec.validate.check import check
+found = {}
+for case in map(Path, sys.argv[1:]):
+    context = None
+    if (case / "spec.yaml").is_file():
+        result = check(case / "spec.yaml")
+        context = spec_context(result) if result.spec is not None else None
+    checker, name = (check_evals, "evals.yaml") if (case / "evals.yaml").is_file() \\
+        else (check_scenarios, "scenario.yaml")
+    checked = checker(
+        case / name, context.required if context else None,
+        names=context.names if context else None)
+    found[str(case)] = [[d.code, d.message, d.hint, str(d.span)] for d in checked.diagnostics]
+print(json.dumps(found))
+"""
+
+
+def _reports(specs: list[Path], data_cases: list[Path], cache: Path | str) -> tuple[str, str]:
+    env = {**os.environ, "AGENTSPEC_CACHE_DIR": str(cache)}
+    validated = subprocess.run(
+        [sys.executable, "-m", "agentspec", "validate", "--format", "json", *map(str, specs)],
+        capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    probed = subprocess.run([sys.executable, "-c", _DATA_FILES_PROBE, *map(str, data_cases)],
+                            capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+    return re.sub(r"/proc/\d+/", "/proc/N/", validated.stdout), probed.stdout
+
+
+def _same_cold_warm_and_off(tmp_path: Path, specs: list[Path], data_cases: list[Path]) -> None:
+    cold = _reports(specs, data_cases, tmp_path)
+    assert sorted(p.name.split("-")[0] for p in _entries(tmp_path)) == \
+        ["eval_file", "scenario_file", "spec"]
+    warm = _reports(specs, data_cases, tmp_path)
+    assert json.loads(warm[0]) == json.loads(cold[0])
+    assert json.loads(warm[1]) == json.loads(cold[1])
+    assert _reports(specs, data_cases, "") == cold
+
+
+def test_union_errors_are_reported_the_same_by_a_loaded_validator(tmp_path: Path) -> None:
+    """A union chosen by the value's type (`ByType`) named its members only while its schema
+    was built, which a loaded validator skips: `vars: {x: [a list]}` was AS104 instead of
+    AS103, an inline agent's bad name was reported on the whole entry as `None`, and a
+    scenario's unknown key lost its did-you-mean."""
+    specs = [ROOT / "tests" / "cases" / case / "spec.yaml" for case in
+             ("inline_agent_invalid_name", "tag_like_keys", "invalid_inline_tool_no_cascade")]
+    data_cases = [ROOT / "tests" / "scenario_cases" / "wrong_types",
+                  ROOT / "tests" / "scenario_cases" / "unknown_keys",
+                  ROOT / "tests" / "eval_cases" / "wrong_types"]
+    _same_cold_warm_and_off(tmp_path, specs, data_cases)
+
+
+@pytest.mark.slow
+def test_every_case_is_reported_the_same_with_the_cache_cold_warm_and_off(
+        tmp_path: Path) -> None:
+    specs = [*CASES, *sorted((ROOT / "specs").glob("*.yaml")),
+             *sorted((ROOT / "examples").glob("*/*.yaml"))]
+    data_cases = sorted(p for folder in ("scenario_cases", "eval_cases")
+                        for p in (ROOT / "tests" / folder).iterdir() if p.is_dir())
+    _same_cold_warm_and_off(tmp_path, specs, data_cases)

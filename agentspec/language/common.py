@@ -30,7 +30,7 @@ _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 PYTHON_REF = rf"^{_DOTTED}:{_DOTTED}$"
 
 #: every union tag -> the type it selects, for walking validation error locations (a `ByType`
-#: union's are added when its schema is first built, before anything is validated with it)
+#: union's only once its schema is built, which a cached validator skips: `ByType.tags`)
 TAGS: dict[str, Any] = {}
 #: custom error type of each keyed union -> (message, keys it chooses between)
 UNION_MESSAGES: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -150,6 +150,12 @@ class ByType:
 
     def __init__(self, error: str, message: str, **kinds: type) -> None:
         self.error, self.message, self.kinds = error, message, kinds
+        UNION_MESSAGES[error] = (message, tuple(kinds))
+
+    def tags(self, source: Any) -> dict[str, Any]:
+        """Each tag of the union `source` this annotates -> its member."""
+        return {tag(self.error, name): member
+                for name, member in zip(self.kinds, get_args(source), strict=True)}
 
     def _pick(self, value: Any) -> str | None:
         return next((name for name, kind in self.kinds.items() if type(value) is kind),
