@@ -305,3 +305,35 @@ def test_every_case_is_reported_the_same_with_the_cache_cold_warm_and_off(
     data_cases = sorted(p for folder in ("scenario_cases", "eval_cases")
                         for p in (ROOT / "tests" / folder).iterdir() if p.is_dir())
     _same_cold_warm_and_off(tmp_path, specs, data_cases)
+
+
+def test_a_folder_swapped_after_its_check_is_not_read(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """Whoever can write the cache folder's parent (a shared `AGENTSPEC_CACHE_DIR`, a
+    `~/.cache` linked to a team disk) can put their own folder in its place between the check
+    and the read; in theirs, a hard link to any file of ours they chose the content of (a
+    download; hard links to others' files are allowed on macOS and without Linux's
+    protected_hardlinks) passes the file's own checks. The folder is judged and read through
+    one descriptor."""
+    shared = tmp_path / "shared"
+    (shared / "cache").mkdir(parents=True, mode=0o700)
+    marker = tmp_path / "planted"
+    download = _hostile_entry(tmp_path, marker)
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.link(download, theirs / download.name)
+    if os.getuid() == 0:
+        os.chown(shared, 65534, 65534)  # nobody's
+        os.chown(theirs, 65534, 65534)
+    fingerprint = prebuilt._fingerprint()
+
+    def swap_then_fingerprint() -> str:
+        (shared / "cache").rename(shared / "ours")
+        (shared / "cache").symlink_to(theirs)
+        return fingerprint
+
+    _fresh(monkeypatch, shared / "cache")
+    monkeypatch.setattr(prebuilt, "_fingerprint", swap_then_fingerprint)
+    assert isinstance(prebuilt.validator("spec", Spec), SchemaValidator)
+    assert not marker.exists()
+    assert [p.name for p in _entries(shared / "ours")] == [download.name]

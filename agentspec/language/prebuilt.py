@@ -16,9 +16,9 @@ import functools
 import hashlib
 import os
 import pickle
+import secrets
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -55,14 +55,20 @@ def _cached(name: str, kind: Any) -> Validator:
     directory = cache_directory()
     if directory is None or _plugins_on():
         return _build(kind)
-    entry = directory / f"{name}-{_fingerprint()}{_SUFFIX}"
-    loaded = _load(entry)
-    if loaded is not None:
-        return loaded
-    built = _build(kind)
-    if isinstance(built, SchemaValidator):
-        _store(directory, entry, built)
-    return built
+    folder = _open_private(directory)
+    if folder is None:
+        return _build(kind)
+    try:  # by the descriptor from here on: the folder judged is the folder read and written
+        entry = f"{name}-{_fingerprint()}{_SUFFIX}"
+        loaded = _load(folder, entry)
+        if loaded is not None:
+            return loaded
+        built = _build(kind)
+        if isinstance(built, SchemaValidator):
+            _store(folder, entry, built)
+        return built
+    finally:
+        os.close(folder)
 
 
 def _plugins_on() -> bool:
@@ -122,9 +128,28 @@ def _fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _load(entry: Path) -> SchemaValidator | None:
+def _open_private(directory: Path) -> int | None:
+    """A descriptor of `directory` when it is private (see `_private`), else None: a folder
+    swapped for another after this check (by whoever can write its parent) is not the one
+    used."""
+    if not {os.open, os.rename, os.unlink} <= os.supports_dir_fd:
+        return None
     try:
-        descriptor = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except (OSError, ValueError):
+        return None
+    try:
+        if _private(os.fstat(folder), stat.S_ISDIR):
+            return folder
+    except OSError:
+        pass
+    os.close(folder)
+    return None
+
+
+def _load(folder: int, entry: str) -> SchemaValidator | None:
+    try:
+        descriptor = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
     except OSError:
         return None
     try:
@@ -137,27 +162,31 @@ def _load(entry: Path) -> SchemaValidator | None:
     return loaded if isinstance(loaded, SchemaValidator) else None
 
 
-def _store(directory: Path, entry: Path, built: SchemaValidator) -> None:
+def _store(folder: int, entry: str, built: SchemaValidator) -> None:
     """Write `entry` whole or not at all, and remove the entries of the same name written for
     other sources."""
     try:
         data = pickle.dumps(built)
     except Exception:  # noqa: BLE001 - a validator that cannot be pickled is not kept
         return
-    prefix = entry.name.rsplit("-", 1)[0] + "-"
+    prefix = entry.rsplit("-", 1)[0] + "-"
+    temporary = f".{entry}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o600, dir_fd=folder)
     except OSError:
         return
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
-        os.replace(temporary, entry)
+        os.rename(temporary, entry, src_dir_fd=folder, dst_dir_fd=folder)  # POSIX: replaces
+        names = os.listdir(folder)
     except OSError:
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
+            os.unlink(temporary, dir_fd=folder)
         return
-    for old in directory.glob(f"{prefix}*{_SUFFIX}"):
-        if old.name != entry.name and old.name[len(prefix):].count("-") == 0:
+    for old in names:
+        if old != entry and old.startswith(prefix) and old.endswith(_SUFFIX) and \
+                old[len(prefix):].count("-") == 0:
             with contextlib.suppress(OSError):
-                old.unlink()
+                os.unlink(old, dir_fd=folder)
