@@ -337,3 +337,29 @@ def test_a_folder_swapped_after_its_check_is_not_read(monkeypatch: pytest.Monkey
     assert isinstance(prebuilt.validator("spec", Spec), SchemaValidator)
     assert not marker.exists()
     assert [p.name for p in _entries(shared / "ours")] == [download.name]
+
+
+@pytest.mark.parametrize("package", ["a zip", "sourceless"])
+def test_sources_that_cannot_be_seen_are_never_a_key(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path, package: str) -> None:
+    """In a zip or frozen application the package's folder holds no modules to judge: every
+    version would share one entry (the first stored, used by all). An install of compiled
+    modules only (`module.pyc` beside `__init__.pyc`) is judged by those."""
+    folder = tmp_path / "agentspec"
+    monkeypatch.setattr(prebuilt, "PACKAGE", folder if package == "sourceless"
+                        else tmp_path / "app.pyz" / "agentspec")
+    prebuilt._fingerprint.cache_clear()
+    cache = tmp_path / "cache"
+    _fresh(monkeypatch, cache)
+    if package == "a zip":
+        assert prebuilt._fingerprint() is None
+        prebuilt.validator("other", int)
+        assert _entries(cache) == []
+    else:
+        folder.mkdir()
+        (folder / "models.pyc").write_bytes(b"one")
+        first = prebuilt._fingerprint()
+        (folder / "models.pyc").write_bytes(b"other")
+        prebuilt._fingerprint.cache_clear()
+        assert None is not first != prebuilt._fingerprint()
+    prebuilt._fingerprint.cache_clear()

@@ -59,7 +59,10 @@ def _cached(name: str, kind: Any) -> Validator:
     if folder is None:
         return _build(kind)
     try:  # by the descriptor from here on: the folder judged is the folder read and written
-        entry = f"{name}-{_fingerprint()}{_SUFFIX}"
+        fingerprint = _fingerprint()
+        if fingerprint is None:
+            return _build(kind)
+        entry = f"{name}-{fingerprint}{_SUFFIX}"
         loaded = _load(folder, entry)
         if loaded is not None:
             return loaded
@@ -115,17 +118,25 @@ def _private(info: os.stat_result, kind: Any) -> bool:
 
 
 @functools.cache
-def _fingerprint() -> str:
+def _fingerprint() -> str | None:
+    """What the built validators depend on; None when the package's modules cannot be seen
+    (a zip or frozen application, a module removed while they are read), as an entry of
+    another version could not be told apart then."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}|"
                   f"{pickle.DEFAULT_PROTOCOL}".encode())
+    modules = 0
     for root, folders, files in os.walk(PACKAGE):
         folders[:] = sorted(f for f in folders if f != "__pycache__")
         for file in sorted(files):
-            if file.endswith(".py"):
-                info = os.stat(os.path.join(root, file))
+            if file.endswith((".py", ".pyc")):  # a `.pyc` here: an install without sources
+                try:
+                    info = os.stat(os.path.join(root, file))
+                except OSError:
+                    return None
+                modules += 1
                 digest.update(f"{root}/{file}|{info.st_size}|{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    return digest.hexdigest() if modules else None
 
 
 def _open_private(directory: Path) -> int | None:
