@@ -114,12 +114,34 @@ def test_changed_sources_make_a_new_entry_and_drop_the_old(
     prebuilt.validator("other", int)
     [old, other] = sorted(_entries(tmp_path), key=lambda p: p.name.startswith("other"))
     monkeypatch.setattr(prebuilt, "_KEPT", {})
+    place = old.name.split("-")[1]
     prebuilt._fingerprint.cache_clear()
-    monkeypatch.setattr(prebuilt, "_fingerprint", lambda: "0" * 32)
+    monkeypatch.setattr(prebuilt, "_fingerprint", lambda: f"{place}-{'0' * 32}")
     prebuilt.validator("spec", Spec)
     names = [p.name for p in _entries(tmp_path)]
     assert old.name not in names and other.name in names
-    assert f"spec-{'0' * 32}.validator" in names
+    assert f"spec-{place}-{'0' * 32}.validator" in names
+
+
+def test_two_installs_sharing_the_cache_keep_their_own_entries(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two virtual environments (two projects, a pipx install and a project's) share the
+    user's cache: each storing its entry must not remove the other's, or every run of either
+    after a run of the other is a first run."""
+    _fresh(monkeypatch, tmp_path / "cache")
+    stored = []
+    for install in ("one", "two"):
+        package = tmp_path / install / "agentspec"
+        package.mkdir(parents=True)
+        (package / "models.py").write_text("A = 1\n")
+        monkeypatch.setattr(prebuilt, "PACKAGE", package)
+        prebuilt._fingerprint.cache_clear()
+        monkeypatch.setattr(prebuilt, "_KEPT", {})
+        prebuilt.validator("other", int)
+        stored.append(prebuilt._fingerprint())
+    prebuilt._fingerprint.cache_clear()
+    assert [p.name for p in _entries(tmp_path / "cache")] == \
+        sorted(f"other-{key}.validator" for key in stored)
 
 
 def test_the_fingerprint_follows_the_package_sources(monkeypatch: pytest.MonkeyPatch,

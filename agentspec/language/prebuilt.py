@@ -119,9 +119,11 @@ def _private(info: os.stat_result, kind: Any) -> bool:
 
 @functools.cache
 def _fingerprint() -> str | None:
-    """What the built validators depend on; None when the package's modules cannot be seen
+    """The install (where the package is: each virtual environment keeps its own entries),
+    then what its built validators depend on; None when the package's modules cannot be seen
     (a zip or frozen application, a module removed while they are read), as an entry of
     another version could not be told apart then."""
+    place = hashlib.blake2b(str(PACKAGE).encode(), digest_size=6).hexdigest()
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}|"
                   f"{pickle.DEFAULT_PROTOCOL}".encode())
@@ -136,7 +138,7 @@ def _fingerprint() -> str | None:
                     return None
                 modules += 1
                 digest.update(f"{root}/{file}|{info.st_size}|{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest() if modules else None
+    return f"{place}-{digest.hexdigest()}" if modules else None
 
 
 def _open_private(directory: Path) -> int | None:
@@ -174,8 +176,8 @@ def _load(folder: int, entry: str) -> SchemaValidator | None:
 
 
 def _store(folder: int, entry: str, built: SchemaValidator) -> None:
-    """Write `entry` whole or not at all, and remove the entries of the same name written for
-    other sources."""
+    """Write `entry` whole or not at all, and remove the entries of the same name and install
+    written for its former sources."""
     try:
         data = pickle.dumps(built)
     except Exception:  # noqa: BLE001 - a validator that cannot be pickled is not kept
