@@ -96,6 +96,27 @@ def test_rename_refuses_what_is_not_a_name(spec: Path) -> None:
     assert renamed is not None and renamed.changes is not None
 
 
+def test_rename_refuses_a_name_taken_or_reserved(spec: Path) -> None:
+    """Renaming `boss` to `helper` (another agent) made two `helper:` keys and merged their
+    uses; to `class`, a name generated code cannot use (AS106)."""
+    text = ("agentspec: 1\nname: desk\nroot: boss\nmodels: {fast: gemini-2.5-flash}\n"
+            "agents:\n  boss: {instruction: Hi., model: fast, sub_agents: [helper]}\n"
+            "  helper: {instruction: Help., model: fast}\n")
+    analysis = _analysis(spec, text)
+    at = _where(text, "boss:", 1)
+    assert features.rename(analysis, spec, at, "helper") is None
+    assert features.rename(analysis, spec, at, "class") is None
+    assert features.rename(analysis, spec, at, "None") is None
+    same = features.rename(analysis, spec, at, "boss")
+    assert same is not None and same.changes is not None
+    chief = features.rename(analysis, spec, at, "chief")
+    assert chief is not None and chief.changes is not None
+    assert len(chief.changes[spec.as_uri()]) == 2  # `root:` and the key
+    fast = _where(text, "fast:", 1)
+    other_kind = features.rename(analysis, spec, fast, "helper")  # a model may be `helper`
+    assert other_kind is not None and other_kind.changes is not None
+
+
 def test_symbols_nest_inline_sub_agents(spec: Path) -> None:
     symbols = outline.document_symbols(_analysis(spec), spec)
     agents = next(s for s in symbols if s.name == "agents")
