@@ -143,13 +143,13 @@ def graph(path: PathLike, format: GraphFormat = "mermaid", *,  # noqa: A002 - th
     return to_dot(drawn) if format == "dot" else to_mermaid(drawn)
 
 
-def run_scenarios(path: PathLike, scenario_files: Sequence[PathLike] = (), *,
+def run_scenarios(path: PathLike, scenario_files: PathLike | Sequence[PathLike] = (), *,
                   environment: str | None = None,
                   on_result: Callable[[ScenarioResult], None] | None = None) -> ScenarioRun:
-    """Run the spec's scenarios offline with scripted models, as `agentspec test` does
-    (default: `scenarios/<spec stem>.yaml` beside it). The result lists each scenario with its
-    failures; a spec or scenario file with errors raises `SpecError` before any scenario
-    runs."""
+    """Run the spec's scenarios offline with scripted models, as `agentspec test` does: those
+    of `scenario_files` (one file, or several), by default `scenarios/<spec stem>.yaml`
+    beside it. The result lists each scenario with its failures; a spec or scenario file
+    with errors raises `SpecError` before any scenario runs."""
     from agentspec.testing.runner import ScenarioFileError
     from agentspec.testing.runner import run_scenarios as run
     from agentspec.validate.check import check as validate
@@ -160,7 +160,9 @@ def run_scenarios(path: PathLike, scenario_files: Sequence[PathLike] = (), *,
         raise SpecError(f"{path}: the spec has errors", _errors(checked.diagnostics),
                         checked.sources)
     try:
-        return run(Path(path), [Path(f) for f in scenario_files], environment=environment,
+        files = [scenario_files] if isinstance(scenario_files, (str, os.PathLike)) \
+            else list(scenario_files)  # a str is a sequence too: of one-letter file names
+        return run(Path(path), [Path(f) for f in files], environment=environment,
                    on_result=on_result)
     except ScenarioFileError as exc:
         if not exc.diagnostics:

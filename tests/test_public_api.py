@@ -136,6 +136,15 @@ def test_run_scenarios_refuses_a_scenario_file_with_errors(tmp_path: Path) -> No
         agentspec.run_scenarios(spec)
 
 
+def test_run_scenarios_takes_one_scenario_file_as_a_path() -> None:
+    """A str is a sequence too: `run_scenarios(spec, "file.yaml")` ran the files `f`, `i`,
+    `l`, ... ("No such file `f`")."""
+    given = SPECS / "scenarios" / "pipeline.yaml"
+    for one in (str(given), given):
+        run = agentspec.run_scenarios(SPECS / "pipeline.yaml", one)
+        assert run.ok and len(run.results) > 0
+
+
 @pytest.mark.parametrize("text", [None, "agents: [\n", "agentspec: 1\nname: x\nroot: nobody\n"])
 def test_run_scenarios_refuses_a_missing_or_broken_spec(tmp_path: Path,
                                                          text: str | None) -> None:
