@@ -109,20 +109,25 @@ def build_package(path: PathLike, out: PathLike | None = None, *,
 def diff(old: PathLike, new: PathLike, *, environment: str | None = None) -> list[Change]:
     """What changes from the spec `old` to the spec `new` (two files on disk), as `agentspec
     diff` reports it: each `Change` has its code, risk, place and description. A missing
-    file is a spec added or removed; a spec with errors raises `SpecError`."""
+    file is a spec added or removed (both missing: `SpecError`, as nothing can be
+    compared); a spec with errors, or a file that cannot be read, raises `SpecError`."""
+    from agentspec.diagnostics import codes
     from agentspec.review.diff import absent_side, compare, load_side
 
-    sides = []
+    sides, missing = [], []
     for given in (old, new):
         where = Path(given)
-        if not where.exists():
+        side = load_side(where, str(given), environment=environment)
+        if side.app is None and [d.code for d in side.problems] == [codes.FILE_NOT_FOUND.code]:
+            missing += side.problems
             sides.append(absent_side(where, str(given)))
             continue
-        side = load_side(where, str(given), environment=environment)
         if side.app is None:
             raise SpecError(f"{given}: cannot be compared; it has errors", side.problems,
                             side.result.sources)
         sides.append(side)
+    if len(missing) == 2:  # two mistyped paths are no "nothing changed"
+        raise SpecError(f"neither {old} nor {new} exists", missing)
     return compare(sides[0], sides[1])
 
 

@@ -110,6 +110,18 @@ def test_diff_lists_changes_and_refuses_a_side_with_errors(tmp_path: Path) -> No
         agentspec.diff(old, _spec(tmp_path, "agents: 1\n", "broken.yaml"))
 
 
+def test_diff_refuses_two_missing_files_and_one_that_cannot_be_read(tmp_path: Path) -> None:
+    """Two mistyped paths were `[]` ("nothing changed", a gate passing); a path no file can
+    have (a NUL byte) was a spec added."""
+    new = _spec(tmp_path, name="new.yaml")
+    with pytest.raises(agentspec.SpecError, match="neither") as raised:
+        agentspec.diff(tmp_path / "old.yml", tmp_path / "new.yml")
+    assert [d.code for d in raised.value.diagnostics] == ["AS001", "AS001"]
+    with pytest.raises(agentspec.SpecError) as unreadable:
+        agentspec.diff(str(tmp_path / "old\x00.yaml"), new)
+    assert [d.code for d in unreadable.value.diagnostics] == ["AS002"]
+
+
 def test_graph_draws_mermaid_and_dot(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     assert agentspec.graph(spec).startswith("flowchart")
