@@ -61,6 +61,9 @@ def check_text(text: str, path: PathLike = "agentspec.yaml", *,
     instruction files and modules are looked up beside `path`, and diagnostics name it."""
     from agentspec.validate.check import check as validate
 
+    if not isinstance(text, str):  # bytes failed deep in the reader
+        raise TypeError(f"text must be str (decode the file's bytes first), not "
+                        f"{type(text).__name__}")
     where = Path(path)
     return validate(where, environment=environment, texts={where: text})
 

@@ -72,6 +72,11 @@ def test_check_text_sees_what_check_sees_on_disk(tmp_path: Path) -> None:
     assert broken.diagnostics[0].span.file == "spec.yaml"
 
 
+def test_check_text_refuses_bytes_with_a_type_error_saying_so() -> None:
+    with pytest.raises(TypeError, match="text must be str"):
+        agentspec.check_text(SPEC.encode(), "spec.yaml")  # type: ignore[arg-type]
+
+
 def test_build_returns_the_app_or_a_spec_error_carrying_the_diagnostics(
         tmp_path: Path) -> None:
     app = agentspec.build(_spec(tmp_path))
