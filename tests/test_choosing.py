@@ -213,6 +213,8 @@ def test_a_pyproject_without_the_table_is_passed_over(tmp_path: Path) -> None:
     ("[diff]\nexcept = [1]\n", 2, 1),
     ("diff = 3\n", 1, 1),
     ("\n\nselect = [\n  'AS2',\n  'AS9',\n]\n", 5, 3),
+    # U+2028 and U+0085 are text in a TOML comment, not line breaks (str.splitlines's are)
+    ("# a note \u2028 and \x85 more\nselect = ['AS9']\n", 2, 11),
 ])
 def test_config_problems_are_diagnostics_at_their_line(tmp_path: Path, text: str, line: int,
                                                        col: int) -> None:
