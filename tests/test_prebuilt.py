@@ -385,3 +385,21 @@ def test_sources_that_cannot_be_seen_are_never_a_key(monkeypatch: pytest.MonkeyP
         prebuilt._fingerprint.cache_clear()
         assert None is not first != prebuilt._fingerprint()
     prebuilt._fingerprint.cache_clear()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,
+                    reason="making a folder another user's needs root")
+@pytest.mark.parametrize("what", ["folder", "entry"])
+def test_a_folder_or_entry_of_another_user_is_never_loaded(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, what: str) -> None:
+    """Root's cache in a folder (or an entry) that `nobody` owns, private as it may look
+    (0700, 0600): its owner could have written anything there."""
+    directory = tmp_path / "cache"
+    directory.mkdir(mode=0o700)
+    marker = tmp_path / "planted"
+    entry = _hostile_entry(directory, marker)
+    entry.chmod(0o600)
+    os.chown(directory if what == "folder" else entry, 65534, 65534)
+    _fresh(monkeypatch, directory)
+    assert isinstance(prebuilt.validator("spec", Spec), SchemaValidator)
+    assert not marker.exists()
