@@ -72,6 +72,7 @@ def drive(folder: Path, steps: Callable[[Session], Awaitable[None]],
     session = asyncio.run(main())
     assert "Traceback" not in session.stderr, session.stderr
     assert not [log for log in session.logs if "internal error" in log], session.logs
+    assert not session.shown, session.shown  # an error pop-up reads as the server failing
     return session
 
 
@@ -272,6 +273,28 @@ def test_hostile_input_gives_diagnostics_or_nothing(project: Path, tmp_path_fact
     assert "AS302" in codes["cycle"]  # import-cycle, on the imported file
     assert seen["outside"] == [] and hovered[-1] is None
     assert "AS201" in {d.code for d in seen["after outside"]}  # the server still works
+
+
+def test_a_change_to_a_document_never_opened_is_ignored_quietly(project: Path) -> None:
+    """pygls answered a `didChange` for a document the editor never opened (whole or in
+    part, in the project or not) with an error pop-up, "Error in server: KeyError: 'file:
+    ...'", as if the server had failed; `drive` asserts there is none."""
+    spec = project / "spec.yaml"
+    seen: dict[str, list[lsp.Diagnostic]] = {}
+
+    async def steps(s: Session) -> None:
+        for uri in (s.uri(project / "common" / "shared.yaml"), s.uri(project / "absent.yaml"),
+                    "file:///etc/hostname"):
+            for change in (lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)), text="Z"),
+                    lsp.TextDocumentContentChangeWholeDocument("agents: {}\n")):
+                s.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                    lsp.VersionedTextDocumentIdentifier(2, uri), [change]))
+        seen["spec"] = await s.open(spec)  # and the server goes on
+
+    session = drive(project, steps)
+    assert "AS202" in {d.code for d in seen["spec"]}
+    assert len([log for log in session.logs if "was not applied" in log]) == 6
 
 
 def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:

@@ -8,15 +8,19 @@ import asyncio
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from agentspec.lsp import actions, features, outline
 from agentspec.lsp.analysis import Analysis
 from agentspec.lsp.positions import path_of, uri_of
 from agentspec.project_files import resolved
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
 
 __all__ = ["DEBOUNCE", "make_server"]
 
@@ -39,6 +43,15 @@ class SpecServer(LanguageServer):
     def inside(self, path: Path) -> bool:
         """A file of the workspace (every file, when the editor named no folder)."""
         return not self.folders or any(path.is_relative_to(f) for f in self.folders)
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """A notification pygls could not apply (a change to a document the editor never
+        opened, a message it cannot read) goes to the editor's log: pygls's own report is an
+        error pop-up, which reads as the server failing. A failed request is answered."""
+        if source is not FeatureRequestError:
+            self.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Warning,
+                f"agentspec: a message from the editor was not applied ({error})"))
 
     def safely(self, what: str, run: Callable[[], T], fallback: T) -> T:
         try:
