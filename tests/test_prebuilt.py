@@ -403,3 +403,20 @@ def test_a_folder_or_entry_of_another_user_is_never_loaded(
     _fresh(monkeypatch, directory)
     assert isinstance(prebuilt.validator("spec", Spec), SchemaValidator)
     assert not marker.exists()
+
+
+def test_the_union_tags_known_do_not_depend_on_the_cache(tmp_path: Path) -> None:
+    """Building a `ByType` union's schema added its tags to `TAGS`, loading a validator did
+    not: the test modules that read `TAGS` at collection (test_hypothesis) collected other
+    tests in each pytest-xdist worker ("Different tests were collected")."""
+    probe = ("import json\nfrom agentspec.language.common import TAGS\n"
+             "from agentspec.validate.check import check\n"
+             "from agentspec.testing.check import check_scenarios\n"
+             "check(__import__('pathlib').Path('specs/research_desk.yaml'))\n"
+             "check_scenarios(__import__('pathlib').Path('specs/scenarios/research_desk.yaml'))\n"
+             "print(json.dumps(sorted(TAGS)))")
+    env = {**os.environ, "AGENTSPEC_CACHE_DIR": str(tmp_path)}
+    cold, warm = (subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                 cwd=ROOT, env=env, check=True).stdout for _ in range(2))
+    assert len(_entries(tmp_path)) == 2
+    assert json.loads(warm) == json.loads(cold)

@@ -20,18 +20,20 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema
 
-__all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Arguments",
-           "ByType", "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model", "PathField",
-           "PythonRef", "is_reserved_word", "keyed_union", "one_key_union",
+__all__ = ["BY_TYPE_TAGS", "IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES",
+           "Arguments", "ByType", "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model",
+           "PathField", "PythonRef", "is_reserved_word", "keyed_union", "one_key_union",
            "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 PYTHON_REF = rf"^{_DOTTED}:{_DOTTED}$"
 
-#: every union tag -> the type it selects, for walking validation error locations (a `ByType`
-#: union's only once its schema is built, which a cached validator skips: `ByType.tags`)
+#: every keyed union's tag -> the type it selects, for walking validation error locations
 TAGS: dict[str, Any] = {}
+#: the tags of the unions chosen by value type: their members are known from the annotated
+#: union only (`ByType.tags`), never from its built schema, which a cached validator skips
+BY_TYPE_TAGS: set[str] = set()
 #: custom error type of each keyed union -> (message, keys it chooses between)
 UNION_MESSAGES: dict[str, tuple[str, tuple[str, ...]]] = {}
 #: unions told apart by which one of their member names is a key of the mapping
@@ -128,6 +130,11 @@ def keyed_union(error: str, message: str, members: Mapping[str, Any],
     for name, member in members.items():
         TAGS[tag(error, name)] = member
     UNION_MESSAGES[error] = (message, tuple(members))
+    return _union(error, message, members, pick)
+
+
+def _union(error: str, message: str, members: Mapping[str, Any],
+           pick: Callable[[Any], str | None]) -> Any:
     options = tuple(Annotated[member, Tag(tag(error, name))] for name, member in members.items())
     return Annotated[Union[options], Discriminator(  # noqa: UP007 - built from a tuple
         _Choose(error, pick), custom_error_type=error, custom_error_message=message)]
@@ -151,6 +158,7 @@ class ByType:
     def __init__(self, error: str, message: str, **kinds: type) -> None:
         self.error, self.message, self.kinds = error, message, kinds
         UNION_MESSAGES[error] = (message, tuple(kinds))
+        BY_TYPE_TAGS.update(tag(error, name) for name in kinds)
 
     def tags(self, source: Any) -> dict[str, Any]:
         """Each tag of the union `source` this annotates -> its member."""
@@ -165,5 +173,4 @@ class ByType:
     def __get_pydantic_core_schema__(self, source: Any,
                                      handler: GetCoreSchemaHandler) -> CoreSchema:
         members = dict(zip(self.kinds, get_args(source), strict=True))
-        return handler.generate_schema(keyed_union(self.error, self.message, members,
-                                                   self._pick))
+        return handler.generate_schema(_union(self.error, self.message, members, self._pick))
