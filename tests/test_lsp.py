@@ -249,6 +249,7 @@ def test_hostile_input_gives_diagnostics_or_nothing(project: Path, tmp_path_fact
                         lsp.DocumentSymbolParams(text_document=s.doc(spec)))
         await s.change(spec, SPEC)
         for uri in ("file:///tmp/%00nul.yaml", "untitled:Untitled-1", "file:///",
+                    s.uri(project) + "/\ud800.yaml",  # a lone surrogate: no file's name
                     s.uri(project) + "/%00inside.yaml", s.uri(project) + "/%ff%fe.yaml"):
             s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
                 lsp.TextDocumentItem(uri, "yaml", 1, SPEC)))

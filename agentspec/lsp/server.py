@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -103,11 +104,12 @@ def _version(distribution: str) -> str:
 
 def _path(uri: str) -> Path | None:
     """The file `uri` names, resolved; None for another scheme or a name no file can have
-    (a NUL byte, say)."""
+    (a NUL byte, a lone surrogate the file system cannot encode)."""
     path = path_of(uri)
     if path is None or "\x00" in str(path):
         return None
     try:
+        os.fsencode(path)
         return resolved(path)
     except (ValueError, OSError):
         return None
