@@ -87,6 +87,39 @@ def test_state_references_and_the_declare_fix(spec: Path) -> None:
     assert (edit.range.start.line, edit.new_text) == (3, '  topic: ""\n')  # under `state:`
 
 
+def _apply(text: str, edits: list[lsp.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                       reverse=True):
+        start = sum(map(len, lines[:edit.range.start.line])) + edit.range.start.character
+        end = sum(map(len, lines[:edit.range.end.line])) + edit.range.end.character
+        text = text[:start] + edit.new_text + text[end:]
+        lines = text.splitlines(keepends=True)
+    return text
+
+
+@pytest.mark.parametrize("state", [
+    "state: {draft: \"\"}\n",  # a flow mapping: a second `state:` block was added after it
+    "state: {}\n",
+    "state:\n    draft: \"\"\n",  # four spaces: the key was added at two, a YAML error
+    "state:  # initial values\n  draft: \"\"\n",
+    "",
+])
+def test_the_declare_fix_leaves_a_spec_without_the_problem(spec: Path, state: str) -> None:
+    text = ("agentspec: 1\nname: desk\n" + state + "agents:\n  boss:\n    model: "
+            "gemini-2.5-flash\n    instruction: Write {draft?} on {topic}.\n")
+    analysis = _analysis(spec, text)
+    shown = features.diagnostics_of(analysis, spec, analysis.checks[spec].by_file[spec])
+    topic = [d for d in shown if d.code == "AS223"]
+    params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(spec.as_uri()), topic[0].range,
+                                  lsp.CodeActionContext(diagnostics=topic))
+    [action] = actions.code_actions(analysis, spec, params)
+    assert action.edit is not None and action.edit.changes is not None
+    fixed = _apply(text, list(action.edit.changes[spec.as_uri()]))
+    after = _analysis(spec, fixed).checks[spec].by_file.get(spec, [])
+    assert not [d for d in after if d.is_error or d.code == "AS223"], (fixed, after)
+
+
 def test_rename_refuses_what_is_not_a_name(spec: Path) -> None:
     analysis = _analysis(spec)
     at = _where(SPEC, "boss:", 1)
