@@ -120,6 +120,26 @@ def test_the_declare_fix_leaves_a_spec_without_the_problem(spec: Path, state: st
     assert not [d for d in after if d.is_error or d.code == "AS223"], (fixed, after)
 
 
+def test_a_did_you_mean_fix_replaces_the_misspelled_name_only(spec: Path) -> None:
+    """AS304's range is the whole `${vars.compny}`: the fix replaced it with `company`, so
+    the instruction said "company" instead of the variable's value, and nothing was reported
+    after it."""
+    text = ("agentspec: 1\nname: desk\nvars: {company: Acme}\nagents:\n  boss:\n"
+            "    model: gemini-2.5-flash\n    instruction: Work for ${vars.compny}.\n"
+            "    tools: [\"serch\"]\ntools:\n  search: {builtin: google_search}\n")
+    analysis = _analysis(spec, text)
+    shown = features.diagnostics_of(analysis, spec, analysis.checks[spec].by_file[spec])
+    fixed = text
+    for diag in [d for d in shown if d.code in ("AS304", "AS203")]:
+        params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(spec.as_uri()), diag.range,
+                                      lsp.CodeActionContext(diagnostics=[diag]))
+        [action] = actions.code_actions(analysis, spec, params)
+        assert action.edit is not None and action.edit.changes is not None
+        fixed = _apply(fixed, list(action.edit.changes[spec.as_uri()]))
+    assert "instruction: Work for ${vars.company}.\n" in fixed
+    assert 'tools: ["search"]' in fixed
+
+
 def test_rename_refuses_what_is_not_a_name(spec: Path) -> None:
     analysis = _analysis(spec)
     at = _where(SPEC, "boss:", 1)

@@ -9,6 +9,8 @@ from lsprotocol import types as lsp
 
 from agentspec.lsp.analysis import Analysis
 from agentspec.lsp.features import lines_of
+from agentspec.lsp.positions import pos_of, range_of
+from agentspec.source import Pos, Span
 
 __all__ = ["code_actions"]
 
@@ -24,7 +26,8 @@ def code_actions(analysis: Analysis, path: Path, params: lsp.CodeActionParams
         hint = str(data.get("hint") or "")
         match = _DID_YOU_MEAN.search(hint)
         if match:
-            edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(diag.range, match.group(1))]})
+            where = _misspelled(lines_of(analysis, path), diag)
+            edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(where, match.group(1))]})
             actions.append(lsp.CodeAction(f"Change to `{match.group(1)}`",
                                           kind=lsp.CodeActionKind.QuickFix,
                                           diagnostics=[diag], edit=edit, is_preferred=True))
@@ -34,6 +37,25 @@ def code_actions(analysis: Analysis, path: Path, params: lsp.CodeActionParams
             if declare is not None:
                 actions.append(declare)
     return actions
+
+
+def _misspelled(lines: list[str], diag: lsp.Diagnostic) -> lsp.Range:
+    """The misspelled name in the diagnostic's range: the first name its message quotes that
+    the range holds (`compny` in `${vars.compny}`, which replacing whole made the placeholder
+    plain text), else the whole range."""
+    start, end = pos_of(diag.range.start, lines), pos_of(diag.range.end, lines)
+    if start.line != end.line or not 0 < start.line <= len(lines):
+        return diag.range
+    text = lines[start.line - 1][start.col - 1:end.col - 1]
+    for name in re.findall(r"`([^`\n]+)`", diag.message):
+        at = text.find(name)
+        if at >= 0 and name != text:
+            col = start.col + at
+            return range_of(Span("", Pos(start.line, col), Pos(start.line, col + len(name))),
+                            lines)
+        if at >= 0:
+            break
+    return diag.range
 
 
 def _declare_state(analysis: Analysis, path: Path, uri: str, key: str,
