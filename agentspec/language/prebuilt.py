@@ -145,7 +145,8 @@ def _open_private(directory: Path) -> int | None:
     """A descriptor of `directory` when it is private (see `_private`), else None: a folder
     swapped for another after this check (by whoever can write its parent) is not the one
     used."""
-    if not {os.open, os.rename, os.unlink} <= os.supports_dir_fd:
+    if not {os.open, os.rename, os.unlink} <= os.supports_dir_fd \
+            or os.listdir not in os.supports_fd:
         return None
     try:
         folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
