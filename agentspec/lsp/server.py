@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
-from pygls.exceptions import FeatureRequestError
+from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from agentspec.lsp import actions, features, outline
 from agentspec.lsp.analysis import Analysis
@@ -30,11 +31,25 @@ DEBOUNCE = 0.15
 T = TypeVar("T")
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's, but a request whose parameters do not fit the protocol's types (a negative
+    line, a position past 2**31) is answered with an error: pygls answered nothing, so the
+    editor waited for it forever."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcInvalidParams as error:
+            if "id" in data and "method" in data:
+                self._send_response(data["id"], None, error.to_response_error())
+            raise
+
+
 class SpecServer(LanguageServer):
     def __init__(self) -> None:
         from agentspec.contract.extras import DISTRIBUTION
 
-        super().__init__("agentspec", _version(DISTRIBUTION))
+        super().__init__("agentspec", _version(DISTRIBUTION), protocol_cls=_Protocol)
         self.analysis = Analysis()
         self.pending: asyncio.TimerHandle | None = None
         self.dirty: set[Path] = set()
