@@ -61,6 +61,9 @@ def check_text(text: str, path: PathLike = "agentspec.yaml", *,
     instruction files and modules are looked up beside `path`, and diagnostics name it."""
     from agentspec.validate.check import check as validate
 
+    if not isinstance(text, str):  # bytes failed deep in the reader
+        raise TypeError(f"text must be str (decode the file's bytes first), not "
+                        f"{type(text).__name__}")
     where = Path(path)
     return validate(where, environment=environment, texts={where: text})
 
@@ -109,20 +112,25 @@ def build_package(path: PathLike, out: PathLike | None = None, *,
 def diff(old: PathLike, new: PathLike, *, environment: str | None = None) -> list[Change]:
     """What changes from the spec `old` to the spec `new` (two files on disk), as `agentspec
     diff` reports it: each `Change` has its code, risk, place and description. A missing
-    file is a spec added or removed; a spec with errors raises `SpecError`."""
+    file is a spec added or removed (both missing: `SpecError`, as nothing can be
+    compared); a spec with errors, or a file that cannot be read, raises `SpecError`."""
+    from agentspec.diagnostics import codes
     from agentspec.review.diff import absent_side, compare, load_side
 
-    sides = []
+    sides, missing = [], []
     for given in (old, new):
         where = Path(given)
-        if not where.exists():
+        side = load_side(where, str(given), environment=environment)
+        if side.app is None and [d.code for d in side.problems] == [codes.FILE_NOT_FOUND.code]:
+            missing += side.problems
             sides.append(absent_side(where, str(given)))
             continue
-        side = load_side(where, str(given), environment=environment)
         if side.app is None:
             raise SpecError(f"{given}: cannot be compared; it has errors", side.problems,
                             side.result.sources)
         sides.append(side)
+    if len(missing) == 2:  # two mistyped paths are no "nothing changed"
+        raise SpecError(f"neither {old} nor {new} exists", missing)
     return compare(sides[0], sides[1])
 
 
@@ -143,13 +151,13 @@ def graph(path: PathLike, format: GraphFormat = "mermaid", *,  # noqa: A002 - th
     return to_dot(drawn) if format == "dot" else to_mermaid(drawn)
 
 
-def run_scenarios(path: PathLike, scenario_files: Sequence[PathLike] = (), *,
+def run_scenarios(path: PathLike, scenario_files: PathLike | Sequence[PathLike] = (), *,
                   environment: str | None = None,
                   on_result: Callable[[ScenarioResult], None] | None = None) -> ScenarioRun:
-    """Run the spec's scenarios offline with scripted models, as `agentspec test` does
-    (default: `scenarios/<spec stem>.yaml` beside it). The result lists each scenario with its
-    failures; a spec or scenario file with errors raises `SpecError` before any scenario
-    runs."""
+    """Run the spec's scenarios offline with scripted models, as `agentspec test` does: those
+    of `scenario_files` (one file, or several), by default `scenarios/<spec stem>.yaml`
+    beside it. The result lists each scenario with its failures; a spec or scenario file
+    with errors raises `SpecError` before any scenario runs."""
     from agentspec.testing.runner import ScenarioFileError
     from agentspec.testing.runner import run_scenarios as run
     from agentspec.validate.check import check as validate
@@ -160,7 +168,9 @@ def run_scenarios(path: PathLike, scenario_files: Sequence[PathLike] = (), *,
         raise SpecError(f"{path}: the spec has errors", _errors(checked.diagnostics),
                         checked.sources)
     try:
-        return run(Path(path), [Path(f) for f in scenario_files], environment=environment,
+        files = [scenario_files] if isinstance(scenario_files, (str, os.PathLike)) \
+            else list(scenario_files)  # a str is a sequence too: of one-letter file names
+        return run(Path(path), [Path(f) for f in files], environment=environment,
                    on_result=on_result)
     except ScenarioFileError as exc:
         if not exc.diagnostics:

@@ -25,6 +25,7 @@ class Session:
         self.counts: dict[str, int] = {}
         self.changed = asyncio.Condition()
         self.logs: list[str] = []
+        self.shown: list[str] = []
         self.versions: dict[str, int] = {}
 
         @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -33,6 +34,10 @@ class Session:
                 self.diagnostics[params.uri] = params.diagnostics
                 self.counts[params.uri] = self.counts.get(params.uri, 0) + 1
                 self.changed.notify_all()
+
+        @self.client.feature(lsp.WINDOW_SHOW_MESSAGE)
+        def shown(params: lsp.ShowMessageParams) -> None:  # a pop-up in the editor
+            self.shown.append(params.message)
 
         @self.client.feature(lsp.WINDOW_LOG_MESSAGE)
         def logged(params: lsp.LogMessageParams) -> None:

@@ -213,6 +213,8 @@ def test_a_pyproject_without_the_table_is_passed_over(tmp_path: Path) -> None:
     ("[diff]\nexcept = [1]\n", 2, 1),
     ("diff = 3\n", 1, 1),
     ("\n\nselect = [\n  'AS2',\n  'AS9',\n]\n", 5, 3),
+    # U+2028 and U+0085 are text in a TOML comment, not line breaks (str.splitlines's are)
+    ("# a note \u2028 and \x85 more\nselect = ['AS9']\n", 2, 11),
 ])
 def test_config_problems_are_diagnostics_at_their_line(tmp_path: Path, text: str, line: int,
                                                        col: int) -> None:
@@ -270,6 +272,25 @@ def test_except_leaves_changes_out_of_the_output_and_the_verdict() -> None:
                 "AS572", "--except", "sandbox-mount-added").exit_code == 0
     assert diff("sandbox_network_and_mount", "--fail-on", "high", "--except",
                 "AS572").exit_code == 1
+
+
+def test_what_except_leaves_out_is_always_said() -> None:
+    """A config file's `except` (one beside the new file, which the reader of the output may
+    never have seen) left high-risk changes out with only "0 change(s)" shown."""
+    text = diff("sandbox_network_and_mount", "--except", "security", "--fail-on", "high")
+    assert text.exit_code == 0
+    assert text.output.splitlines()[-1].endswith(
+        "; 2 more left out by `except` (2 high): `security`"), text.output
+    data = json.loads(diff("sandbox_network_and_mount", "--except", "security",
+                           "--format", "json").output)
+    assert data["left_out"] == {"high": 2, "medium": 0, "low": 0}
+    shown = diff("sandbox_network_and_mount", "--except", "AS572", "--except", "AS574",
+                 "--format", "markdown").output
+    assert shown.rstrip().endswith("2 more left out by `except` (2 high): `AS572`, "
+                                   "`AS574`"), shown
+    nothing = diff("sandbox_network_and_mount", "--format", "json").output
+    assert json.loads(nothing)["left_out"] == {"high": 0, "medium": 0, "low": 0}
+    assert "left out" not in diff("sandbox_network_and_mount").output
 
 
 def test_an_unknown_entry_is_a_usage_error() -> None:

@@ -21,7 +21,7 @@ from ruamel.yaml import YAML
 
 from agentspec.diagnostics import REGISTRY
 from agentspec.language import TOP_LEVEL_KEYS, Spec
-from agentspec.language.common import TAGS
+from agentspec.language.common import BY_TYPE_TAGS, TAGS
 from agentspec.parse import load_text
 from agentspec.validate.check import CheckResult, check
 from tests.conftest import located
@@ -60,7 +60,7 @@ Spec.model_json_schema()  # builds the schema, which registers every union's tag
 #: tags (ours and its own member names), the marker of a bad mapping key, validator names
 TAG_LIKE = ["<x>", "<>", "<", ">", "[key]", "[0]", "str", "int", "float", "bool", "none",
             "function-after[f(), str]", "function-plain[f()]", "literal['a']", "model-fields",
-            "dict[str,any]", "list[str]", *sorted(TAGS)]
+            "dict[str,any]", "list[str]", *sorted({*TAGS, *BY_TYPE_TAGS})]
 keys = st.one_of(st.sampled_from(VOCABULARY), st.sampled_from(TAG_LIKE), st.text(max_size=12),
                  st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
 documents = st.recursive(

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import select
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -72,6 +74,7 @@ def drive(folder: Path, steps: Callable[[Session], Awaitable[None]],
     session = asyncio.run(main())
     assert "Traceback" not in session.stderr, session.stderr
     assert not [log for log in session.logs if "internal error" in log], session.logs
+    assert not session.shown, session.shown  # an error pop-up reads as the server failing
     return session
 
 
@@ -248,6 +251,7 @@ def test_hostile_input_gives_diagnostics_or_nothing(project: Path, tmp_path_fact
                         lsp.DocumentSymbolParams(text_document=s.doc(spec)))
         await s.change(spec, SPEC)
         for uri in ("file:///tmp/%00nul.yaml", "untitled:Untitled-1", "file:///",
+                    s.uri(project) + "/\ud800.yaml",  # a lone surrogate: no file's name
                     s.uri(project) + "/%00inside.yaml", s.uri(project) + "/%ff%fe.yaml"):
             s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
                 lsp.TextDocumentItem(uri, "yaml", 1, SPEC)))
@@ -272,6 +276,92 @@ def test_hostile_input_gives_diagnostics_or_nothing(project: Path, tmp_path_fact
     assert "AS302" in codes["cycle"]  # import-cycle, on the imported file
     assert seen["outside"] == [] and hovered[-1] is None
     assert "AS201" in {d.code for d in seen["after outside"]}  # the server still works
+
+
+def test_a_change_to_a_document_never_opened_is_ignored_quietly(project: Path) -> None:
+    """pygls answered a `didChange` for a document the editor never opened (whole or in
+    part, in the project or not) with an error pop-up, "Error in server: KeyError: 'file:
+    ...'", as if the server had failed; `drive` asserts there is none."""
+    spec = project / "spec.yaml"
+    seen: dict[str, list[lsp.Diagnostic]] = {}
+
+    async def steps(s: Session) -> None:
+        for uri in (s.uri(project / "common" / "shared.yaml"), s.uri(project / "absent.yaml"),
+                    "file:///etc/hostname"):
+            for change in (lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)), text="Z"),
+                    lsp.TextDocumentContentChangeWholeDocument("agents: {}\n")):
+                s.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                    lsp.VersionedTextDocumentIdentifier(2, uri), [change]))
+        seen["spec"] = await s.open(spec)  # and the server goes on
+
+    session = drive(project, steps)
+    assert "AS202" in {d.code for d in seen["spec"]}
+    assert len([log for log in session.logs if "was not applied" in log]) == 6
+
+
+class _Frames:
+    """The server's messages as they come; a server that never answers fails the test after
+    a generous wait instead of hanging it."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        self.fd, self.buffer = process.stdout.fileno(), b""
+
+    def until(self, wanted: int) -> dict[str, object]:
+        while True:
+            head, found, rest = self.buffer.partition(b"\r\n\r\n")
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length")), -1)
+            if found and len(rest) >= length:
+                self.buffer = rest[length:]
+                message = json.loads(rest[:length])
+                if message.get("id") == wanted:
+                    return dict(message)
+                continue
+            ready, _, _ = select.select([self.fd], [], [], 120)
+            assert ready, f"no answer to request {wanted}"
+            chunk = os.read(self.fd, 65536)
+            assert chunk, "the server ended"
+            self.buffer += chunk
+
+
+def test_a_request_with_parameters_out_of_the_protocol_is_answered(project: Path) -> None:
+    """A negative line or one past 2**31 does not fit the protocol's types (a typed client
+    cannot even send it; a raw one can): pygls answered nothing, so the editor waited
+    forever. It is answered with an "invalid params" error, and the server goes on."""
+    process = subprocess.Popen([AGENTSPEC, "lsp"], cwd=project, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stderr is not None
+
+    def send(message: dict[str, object]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert process.stdin is not None
+        process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        process.stdin.flush()
+
+    uri = (project / "spec.yaml").resolve().as_uri()
+    frames = _Frames(process)
+    try:
+        send({"id": 1, "method": "initialize", "params": {"capabilities": {},
+                                                           "rootUri": project.as_uri()}})
+        frames.until(1)
+        send({"method": "initialized", "params": {}})
+        for number, line in ((2, -1), (3, 2 ** 32)):
+            send({"id": number, "method": "textDocument/hover", "params": {
+                "textDocument": {"uri": uri}, "position": {"line": line, "character": 0}}})
+            answer = frames.until(number)
+            assert answer["error"] == {"code": -32602, "message": "Invalid Params"}, answer
+        send({"id": 4, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": uri}, "position": {"line": 1, "character": 3}}})
+        assert "result" in frames.until(4)
+        send({"id": 5, "method": "shutdown"})
+        frames.until(5)
+        send({"method": "exit"})
+        assert process.wait(timeout=60) == 0
+        assert "Traceback" not in process.stderr.read().decode()
+    finally:
+        process.kill()
 
 
 def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:

@@ -87,6 +87,59 @@ def test_state_references_and_the_declare_fix(spec: Path) -> None:
     assert (edit.range.start.line, edit.new_text) == (3, '  topic: ""\n')  # under `state:`
 
 
+def _apply(text: str, edits: list[lsp.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                       reverse=True):
+        start = sum(map(len, lines[:edit.range.start.line])) + edit.range.start.character
+        end = sum(map(len, lines[:edit.range.end.line])) + edit.range.end.character
+        text = text[:start] + edit.new_text + text[end:]
+        lines = text.splitlines(keepends=True)
+    return text
+
+
+@pytest.mark.parametrize("state", [
+    "state: {draft: \"\"}\n",  # a flow mapping: a second `state:` block was added after it
+    "state: {}\n",
+    "state:\n    draft: \"\"\n",  # four spaces: the key was added at two, a YAML error
+    "state:  # initial values\n  draft: \"\"\n",
+    "",
+])
+def test_the_declare_fix_leaves_a_spec_without_the_problem(spec: Path, state: str) -> None:
+    text = ("agentspec: 1\nname: desk\n" + state + "agents:\n  boss:\n    model: "
+            "gemini-2.5-flash\n    instruction: Write {draft?} on {topic}.\n")
+    analysis = _analysis(spec, text)
+    shown = features.diagnostics_of(analysis, spec, analysis.checks[spec].by_file[spec])
+    topic = [d for d in shown if d.code == "AS223"]
+    params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(spec.as_uri()), topic[0].range,
+                                  lsp.CodeActionContext(diagnostics=topic))
+    [action] = actions.code_actions(analysis, spec, params)
+    assert action.edit is not None and action.edit.changes is not None
+    fixed = _apply(text, list(action.edit.changes[spec.as_uri()]))
+    after = _analysis(spec, fixed).checks[spec].by_file.get(spec, [])
+    assert not [d for d in after if d.is_error or d.code == "AS223"], (fixed, after)
+
+
+def test_a_did_you_mean_fix_replaces_the_misspelled_name_only(spec: Path) -> None:
+    """AS304's range is the whole `${vars.compny}`: the fix replaced it with `company`, so
+    the instruction said "company" instead of the variable's value, and nothing was reported
+    after it."""
+    text = ("agentspec: 1\nname: desk\nvars: {company: Acme}\nagents:\n  boss:\n"
+            "    model: gemini-2.5-flash\n    instruction: Work for ${vars.compny}.\n"
+            "    tools: [\"serch\"]\ntools:\n  search: {builtin: google_search}\n")
+    analysis = _analysis(spec, text)
+    shown = features.diagnostics_of(analysis, spec, analysis.checks[spec].by_file[spec])
+    fixed = text
+    for diag in [d for d in shown if d.code in ("AS304", "AS203")]:
+        params = lsp.CodeActionParams(lsp.TextDocumentIdentifier(spec.as_uri()), diag.range,
+                                      lsp.CodeActionContext(diagnostics=[diag]))
+        [action] = actions.code_actions(analysis, spec, params)
+        assert action.edit is not None and action.edit.changes is not None
+        fixed = _apply(fixed, list(action.edit.changes[spec.as_uri()]))
+    assert "instruction: Work for ${vars.company}.\n" in fixed
+    assert 'tools: ["search"]' in fixed
+
+
 def test_rename_refuses_what_is_not_a_name(spec: Path) -> None:
     analysis = _analysis(spec)
     at = _where(SPEC, "boss:", 1)
@@ -94,6 +147,27 @@ def test_rename_refuses_what_is_not_a_name(spec: Path) -> None:
     assert features.rename(analysis, spec, at, "${env.X}") is None
     renamed = features.rename(analysis, spec, at, "chief")
     assert renamed is not None and renamed.changes is not None
+
+
+def test_rename_refuses_a_name_taken_or_reserved(spec: Path) -> None:
+    """Renaming `boss` to `helper` (another agent) made two `helper:` keys and merged their
+    uses; to `class`, a name generated code cannot use (AS106)."""
+    text = ("agentspec: 1\nname: desk\nroot: boss\nmodels: {fast: gemini-2.5-flash}\n"
+            "agents:\n  boss: {instruction: Hi., model: fast, sub_agents: [helper]}\n"
+            "  helper: {instruction: Help., model: fast}\n")
+    analysis = _analysis(spec, text)
+    at = _where(text, "boss:", 1)
+    assert features.rename(analysis, spec, at, "helper") is None
+    assert features.rename(analysis, spec, at, "class") is None
+    assert features.rename(analysis, spec, at, "None") is None
+    same = features.rename(analysis, spec, at, "boss")
+    assert same is not None and same.changes is not None
+    chief = features.rename(analysis, spec, at, "chief")
+    assert chief is not None and chief.changes is not None
+    assert len(chief.changes[spec.as_uri()]) == 2  # `root:` and the key
+    fast = _where(text, "fast:", 1)
+    other_kind = features.rename(analysis, spec, fast, "helper")  # a model may be `helper`
+    assert other_kind is not None and other_kind.changes is not None
 
 
 def test_symbols_nest_inline_sub_agents(spec: Path) -> None:

@@ -72,6 +72,11 @@ def test_check_text_sees_what_check_sees_on_disk(tmp_path: Path) -> None:
     assert broken.diagnostics[0].span.file == "spec.yaml"
 
 
+def test_check_text_refuses_bytes_with_a_type_error_saying_so() -> None:
+    with pytest.raises(TypeError, match="text must be str"):
+        agentspec.check_text(SPEC.encode(), "spec.yaml")  # type: ignore[arg-type]
+
+
 def test_build_returns_the_app_or_a_spec_error_carrying_the_diagnostics(
         tmp_path: Path) -> None:
     app = agentspec.build(_spec(tmp_path))
@@ -110,6 +115,18 @@ def test_diff_lists_changes_and_refuses_a_side_with_errors(tmp_path: Path) -> No
         agentspec.diff(old, _spec(tmp_path, "agents: 1\n", "broken.yaml"))
 
 
+def test_diff_refuses_two_missing_files_and_one_that_cannot_be_read(tmp_path: Path) -> None:
+    """Two mistyped paths were `[]` ("nothing changed", a gate passing); a path no file can
+    have (a NUL byte) was a spec added."""
+    new = _spec(tmp_path, name="new.yaml")
+    with pytest.raises(agentspec.SpecError, match="neither") as raised:
+        agentspec.diff(tmp_path / "old.yml", tmp_path / "new.yml")
+    assert [d.code for d in raised.value.diagnostics] == ["AS001", "AS001"]
+    with pytest.raises(agentspec.SpecError) as unreadable:
+        agentspec.diff(str(tmp_path / "old\x00.yaml"), new)
+    assert [d.code for d in unreadable.value.diagnostics] == ["AS002"]
+
+
 def test_graph_draws_mermaid_and_dot(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     assert agentspec.graph(spec).startswith("flowchart")
@@ -134,6 +151,15 @@ def test_run_scenarios_refuses_a_scenario_file_with_errors(tmp_path: Path) -> No
     assert raised.value.diagnostics
     with pytest.raises(agentspec.SpecError, match="no scenario files"):
         agentspec.run_scenarios(spec)
+
+
+def test_run_scenarios_takes_one_scenario_file_as_a_path() -> None:
+    """A str is a sequence too: `run_scenarios(spec, "file.yaml")` ran the files `f`, `i`,
+    `l`, ... ("No such file `f`")."""
+    given = SPECS / "scenarios" / "pipeline.yaml"
+    for one in (str(given), given):
+        run = agentspec.run_scenarios(SPECS / "pipeline.yaml", one)
+        assert run.ok and len(run.results) > 0
 
 
 @pytest.mark.parametrize("text", [None, "agents: [\n", "agentspec: 1\nname: x\nroot: nobody\n"])

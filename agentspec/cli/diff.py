@@ -145,6 +145,15 @@ def _text(changes: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def _left_out(counts: Counter[Risk], excepted: tuple[ChangeSelector, ...]) -> str:
+    total = sum(counts.values())
+    if not total:
+        return ""
+    risks = ", ".join(f"{counts[r]} {r}" for r in Risk if counts[r])
+    return f"{total} more left out by `except` ({risks}): " + \
+        ", ".join(f"`{e.text}`" for e in excepted)
+
+
 @click.command(name="diff")
 @click.argument("old", required=False)
 @click.argument("new", required=False)
@@ -220,19 +229,25 @@ def command(old: str | None, new: str | None, base: str | None, fmt: str,
         changes = compare(sides[0], sides[1])
     failing = failing if failing is not None else config.fail_on or ()
     excepted = (*config.except_, *excepted)
+    left_out = Counter(c.risk for c in changes
+                       if any(e.matches(c.code, c.risk, c.category) for e in excepted))
     changes = [c for c in changes if not any(e.matches(c.code, c.risk, c.category)
                                              for e in excepted)]
     counts = Counter(c.risk for c in changes)
+    # what `except` left out is always said: a config file's may be one the reader never saw
+    said = _left_out(left_out, excepted)
     if fmt == "json":
         click.echo(json.dumps({"changes": [c.to_dict() for c in changes],
-                               "summary": {r: counts[r] for r in RISKS}}, indent=2))
+                               "summary": {r: counts[r] for r in RISKS},
+                               "left_out": {r: left_out[r] for r in RISKS}}, indent=2))
     elif fmt == "markdown":
-        click.echo(markdown(changes, counts, new))
+        click.echo(markdown(changes, counts, new) + (f"\n\n{said}" if said else ""))
     else:
         if changes:
             click.echo(_text(changes))
         click.echo(f"{len(changes)} change(s): {counts[Risk.HIGH]} high, "
-                   f"{counts[Risk.MEDIUM]} medium, {counts[Risk.LOW]} low")
+                   f"{counts[Risk.MEDIUM]} medium, {counts[Risk.LOW]} low"
+                   + (f"; {said}" if said else ""))
     if any(f.matches(c.code, c.risk, c.category, or_higher=True) for f in failing
            for c in changes):
         sys.exit(1)

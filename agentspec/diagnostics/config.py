@@ -230,7 +230,7 @@ class _Reader:
     def _where(self, section: tuple[str, ...], key: str | None, entry: str | None) -> Span:
         """The entry's position: after the table's header, the key's line, the entry's
         string on it; the nearest of them that is found."""
-        lines = self.source.text.splitlines()
+        lines = list(self.source.lines)  # TOML's line breaks only, as the parser counts
         header = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(map(re.escape, section))
                             + r"\s*\]") if section else None
         start = 0

@@ -16,7 +16,6 @@ from agentspec.language.common import (
     Model,
     PythonRef,
     keyed_union,
-    register_unions,
 )
 from agentspec.language.models import GenerateConfig, ThinkingConfig
 from agentspec.language.prompts import Prompts
@@ -436,6 +435,3 @@ AgentEntry = Annotated[str | Agent, ByType(
 def kinds_taking(field: str) -> list[str]:
     """The agent kinds that take `field`."""
     return [kind for kind, model in KIND_MODELS.items() if field in model.model_fields]
-
-
-register_unions(globals())

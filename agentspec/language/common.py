@@ -5,7 +5,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args
 
 from pydantic import (
     AfterValidator,
@@ -20,18 +20,20 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema
 
-__all__ = ["IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES", "Arguments",
-           "ByType", "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model", "PathField",
-           "PythonRef", "is_reserved_word", "keyed_union", "one_key_union", "register_unions",
+__all__ = ["BY_TYPE_TAGS", "IDENTIFIER", "ONE_KEY_UNIONS", "PYTHON_REF", "TAGS", "UNION_MESSAGES",
+           "Arguments", "ByType", "CodeName", "DirectoryPath", "FilePath", "Identifier", "Model",
+           "PathField", "PythonRef", "is_reserved_word", "keyed_union", "one_key_union",
            "present_keys", "tag"]
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 PYTHON_REF = rf"^{_DOTTED}:{_DOTTED}$"
 
-#: every union tag -> the type it selects, for walking validation error locations (a `ByType`
-#: union's are added when its schema is first built, before anything is validated with it)
+#: every keyed union's tag -> the type it selects, for walking validation error locations
 TAGS: dict[str, Any] = {}
+#: the tags of the unions chosen by value type: their members are known from the annotated
+#: union only (`ByType.tags`), never from its built schema, which a cached validator skips
+BY_TYPE_TAGS: set[str] = set()
 #: custom error type of each keyed union -> (message, keys it chooses between)
 UNION_MESSAGES: dict[str, tuple[str, tuple[str, ...]]] = {}
 #: unions told apart by which one of their member names is a key of the mapping
@@ -121,17 +123,18 @@ class _OneKey:
         return found[0] if len(found) == 1 else None
 
 
-def _register(error: str, message: str, members: Mapping[str, Any]) -> None:
-    for name, member in members.items():
-        TAGS[tag(error, name)] = member
-    UNION_MESSAGES[error] = (message, tuple(members))
-
-
 def keyed_union(error: str, message: str, members: Mapping[str, Any],
                 pick: Callable[[Any], str | None]) -> Any:
     """A union whose member is chosen by `pick(value)` (a module-level function or a
     picklable object), reported as `error` when none fits."""
-    _register(error, message, members)
+    for name, member in members.items():
+        TAGS[tag(error, name)] = member
+    UNION_MESSAGES[error] = (message, tuple(members))
+    return _union(error, message, members, pick)
+
+
+def _union(error: str, message: str, members: Mapping[str, Any],
+           pick: Callable[[Any], str | None]) -> Any:
     options = tuple(Annotated[member, Tag(tag(error, name))] for name, member in members.items())
     return Annotated[Union[options], Discriminator(  # noqa: UP007 - built from a tuple
         _Choose(error, pick), custom_error_type=error, custom_error_message=message)]
@@ -154,31 +157,20 @@ class ByType:
 
     def __init__(self, error: str, message: str, **kinds: type) -> None:
         self.error, self.message, self.kinds = error, message, kinds
+        UNION_MESSAGES[error] = (message, tuple(kinds))
+        BY_TYPE_TAGS.update(tag(error, name) for name in kinds)
+
+    def tags(self, source: Any) -> dict[str, Any]:
+        """Each tag of the union `source` this annotates -> its member."""
+        return {tag(self.error, name): member
+                for name, member in zip(self.kinds, get_args(source), strict=True)}
 
     def _pick(self, value: Any) -> str | None:
         return next((name for name, kind in self.kinds.items() if type(value) is kind),
                     next((name for name, kind in self.kinds.items()
                           if isinstance(value, kind)), None))
 
-    def members(self, source: Any) -> dict[str, Any]:
-        return dict(zip(self.kinds, get_args(source), strict=True))
-
     def __get_pydantic_core_schema__(self, source: Any,
                                      handler: GetCoreSchemaHandler) -> CoreSchema:
-        members = self.members(source)
-        return handler.generate_schema(keyed_union(self.error, self.message, members,
-                                                   self._pick))
-
-
-def register_unions(namespace: Mapping[str, object]) -> None:
-    """Registers the tags and messages of the `ByType` unions named in a module's namespace
-    (call it at the end of a module that defines any): a `keyed_union` registers its own when
-    written, a `ByType` only when its schema is generated, which does not happen in a process
-    that loads its validator from the cache (`language/prebuilt.py`)."""
-    for value in namespace.values():
-        if get_origin(value) is not Annotated:
-            continue
-        source, *metadata = get_args(value)
-        for found in metadata:
-            if isinstance(found, ByType):
-                _register(found.error, found.message, found.members(source))
+        members = dict(zip(self.kinds, get_args(source), strict=True))
+        return handler.generate_schema(_union(self.error, self.message, members, self._pick))

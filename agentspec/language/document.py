@@ -20,7 +20,6 @@ from agentspec.language.common import (
     PythonRef,
     keyed_union,
     one_key_union,
-    register_unions,
 )
 from agentspec.language.models import ModelEntry
 from agentspec.language.observing import Budget, Telemetry
@@ -266,6 +265,3 @@ def state_inputs(spec: Spec | None) -> dict[str, str | None]:
     descriptions (none for no spec)."""
     return {key: value.description for key, value in (spec.state or {} if spec else {}).items()
             if isinstance(value, StateInput) and value.required}
-
-
-register_unions(globals())

@@ -16,29 +16,32 @@ import functools
 import hashlib
 import os
 import pickle
+import secrets
 import stat
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pydantic
 import pydantic_core
 from pydantic import TypeAdapter
 from pydantic_core import SchemaValidator
 
-__all__ = ["cache_directory", "validator"]
+if TYPE_CHECKING:
+    from pydantic.plugin._schema_validator import PluggableSchemaValidator
+
+    Validator: TypeAlias = SchemaValidator | PluggableSchemaValidator
+
+__all__ = ["Validator", "cache_directory", "validator"]
 
 PACKAGE = Path(__file__).resolve().parent.parent
 _SUFFIX = ".validator"
-#: entries kept per name: one per install of agentspec (or edit of its sources) in use
-KEEP = 4
 
 
-_KEPT: dict[str, SchemaValidator] = {}
+_KEPT: dict[str, Validator] = {}
 
 
-def validator(name: str, kind: Any) -> SchemaValidator:
+def validator(name: str, kind: Any) -> Validator:
     """The built validator of `kind` (a model class or an annotated type): from the cache
     when an entry for these sources is there, else built (and stored). `name` names the
     entry (letters and underscores); each `kind` has its own name."""
@@ -48,26 +51,43 @@ def validator(name: str, kind: Any) -> SchemaValidator:
     return kept
 
 
-def _cached(name: str, kind: Any) -> SchemaValidator:
+def _cached(name: str, kind: Any) -> Validator:
     directory = cache_directory()
-    if directory is None:
+    if directory is None or _plugins_on():
         return _build(kind)
-    entry = directory / f"{name}-{_fingerprint()}{_SUFFIX}"
-    loaded = _load(entry)
-    if loaded is not None:
-        return loaded
-    built = _build(kind)
-    _store(directory, entry, built)
-    return built
+    folder = _open_private(directory)
+    if folder is None:
+        return _build(kind)
+    try:  # by the descriptor from here on: the folder judged is the folder read and written
+        fingerprint = _fingerprint()
+        if fingerprint is None:
+            return _build(kind)
+        entry = f"{name}-{fingerprint}{_SUFFIX}"
+        loaded = _load(folder, entry)
+        if loaded is not None:
+            return loaded
+        built = _build(kind)
+        if isinstance(built, SchemaValidator):
+            _store(folder, entry, built)
+        return built
+    finally:
+        os.close(folder)
 
 
-def _build(kind: Any) -> SchemaValidator:
+def _plugins_on() -> bool:
+    """Whether pydantic's plugins (installed distributions' `pydantic` entry points) see
+    validations in this process: they wrap each validator they are given, so a cached one,
+    built without them, would hide the spec's validation from them."""
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in ("__all__", "1", "true"):
+        return False  # pydantic's own test, without importing its loader
+    from pydantic.plugin._loader import get_plugins
+    return bool(tuple(get_plugins()))
+
+
+def _build(kind: Any) -> Validator:
     adapter: TypeAdapter[Any] = TypeAdapter(kind)
     adapter.rebuild(force=True)  # the models defer their build to first use
-    built = adapter.validator
-    if not isinstance(built, SchemaValidator):  # a pydantic plugin wraps it: not ours to keep
-        raise TypeError(f"expected a SchemaValidator, got {type(built).__name__}")
-    return built
+    return adapter.validator
 
 
 def cache_directory() -> Path | None:
@@ -98,22 +118,52 @@ def _private(info: os.stat_result, kind: Any) -> bool:
 
 
 @functools.cache
-def _fingerprint() -> str:
+def _fingerprint() -> str | None:
+    """The install (where the package is: each virtual environment keeps its own entries),
+    then what its built validators depend on; None when the package's modules cannot be seen
+    (a zip or frozen application, a module removed while they are read), as an entry of
+    another version could not be told apart then."""
+    place = hashlib.blake2b(str(PACKAGE).encode(), digest_size=6).hexdigest()
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}|"
                   f"{pickle.DEFAULT_PROTOCOL}".encode())
+    modules = 0
     for root, folders, files in os.walk(PACKAGE):
         folders[:] = sorted(f for f in folders if f != "__pycache__")
         for file in sorted(files):
-            if file.endswith(".py"):
-                info = os.stat(os.path.join(root, file))
+            if file.endswith((".py", ".pyc")):  # a `.pyc` here: an install without sources
+                try:
+                    info = os.stat(os.path.join(root, file))
+                except OSError:
+                    return None
+                modules += 1
                 digest.update(f"{root}/{file}|{info.st_size}|{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    return f"{place}-{digest.hexdigest()}" if modules else None
 
 
-def _load(entry: Path) -> SchemaValidator | None:
+def _open_private(directory: Path) -> int | None:
+    """A descriptor of `directory` when it is private (see `_private`), else None: a folder
+    swapped for another after this check (by whoever can write its parent) is not the one
+    used."""
+    if not {os.open, os.rename, os.unlink} <= os.supports_dir_fd \
+            or os.listdir not in os.supports_fd:
+        return None
     try:
-        descriptor = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except (OSError, ValueError):
+        return None
+    try:
+        if _private(os.fstat(folder), stat.S_ISDIR):
+            return folder
+    except OSError:
+        pass
+    os.close(folder)
+    return None
+
+
+def _load(folder: int, entry: str) -> SchemaValidator | None:
+    try:
+        descriptor = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
     except OSError:
         return None
     try:
@@ -126,34 +176,31 @@ def _load(entry: Path) -> SchemaValidator | None:
     return loaded if isinstance(loaded, SchemaValidator) else None
 
 
-def _store(directory: Path, entry: Path, built: SchemaValidator) -> None:
-    """Write `entry` whole or not at all, and keep only the newest few entries of its name
-    (several installs of agentspec may share the directory; each keeps its own)."""
+def _store(folder: int, entry: str, built: SchemaValidator) -> None:
+    """Write `entry` whole or not at all, and remove the entries of the same name and install
+    written for its former sources."""
     try:
         data = pickle.dumps(built)
     except Exception:  # noqa: BLE001 - a validator that cannot be pickled is not kept
         return
+    prefix = entry.rsplit("-", 1)[0] + "-"
+    temporary = f".{entry}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o600, dir_fd=folder)
     except OSError:
         return
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
-        os.replace(temporary, entry)
+        os.rename(temporary, entry, src_dir_fd=folder, dst_dir_fd=folder)  # POSIX: replaces
+        names = os.listdir(folder)
     except OSError:
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
+            os.unlink(temporary, dir_fd=folder)
         return
-    _prune(directory, entry.name.rsplit("-", 1)[0])
-
-
-def _prune(directory: Path, name: str) -> None:
-    entries = []
-    for found in directory.glob(f"{name}-*{_SUFFIX}"):
-        if found.name[len(name) + 1:].count("-") == 0:  # not the entry of a longer name
+    for old in names:
+        if old != entry and old.startswith(prefix) and old.endswith(_SUFFIX) and \
+                old[len(prefix):].count("-") == 0:
             with contextlib.suppress(OSError):
-                entries.append((found.stat().st_mtime_ns, found))
-    for _, old in sorted(entries, reverse=True)[KEEP:]:
-        with contextlib.suppress(OSError):
-            old.unlink()
+                os.unlink(old, dir_fd=folder)

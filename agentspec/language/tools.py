@@ -15,7 +15,6 @@ from agentspec.language.common import (
     Model,
     PythonRef,
     one_key_union,
-    register_unions,
 )
 
 __all__ = ["BUILTIN_TOOLS", "AgentTool", "BuiltinTool", "McpRemote", "McpStdio", "McpTool",
@@ -128,6 +127,3 @@ else:
 
 ToolEntry = Annotated[str | ToolDef, ByType(
     "tool_entry", "a tool entry is a tool name or a tool mapping", name=str, inline=dict)]
-
-
-register_unions(globals())

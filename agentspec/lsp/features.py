@@ -9,6 +9,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from agentspec.diagnostics import Diagnostic, Severity, lookup
+from agentspec.language.common import is_reserved_word
 from agentspec.lsp.analysis import Analysis, file_kind
 from agentspec.lsp.cursor import context_at, word_at
 from agentspec.lsp.evalfiles import eval_completion
@@ -155,11 +156,17 @@ def rename(analysis: Analysis, path: Path, position: lsp.Position,
            new_name: str) -> lsp.WorkspaceEdit | None:
     here = _at(analysis, path, position)
     if here is None or here[1].kind not in _RENAMABLE \
-            or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", new_name):
+            or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", new_name) \
+            or is_reserved_word(new_name):
         return None
     occ = here[1]
+    tree = _tree(analysis, path)
+    if new_name != occ.name and any(
+            o.definition and o.kind == occ.kind and o.name == new_name
+            for _, index in tree for o in index.occurrences):
+        return None  # two definitions of one name: the edit would merge them
     changes: dict[str, list[lsp.TextEdit]] = {}
-    for file, index in _tree(analysis, path):
+    for file, index in tree:
         lines = list(index.source.lines)
         for other in index.occurrences:
             if other.kind == occ.kind and other.name == occ.name:

@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
+from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from agentspec.lsp import actions, features, outline
 from agentspec.lsp.analysis import Analysis
 from agentspec.lsp.positions import path_of, uri_of
 from agentspec.project_files import resolved
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
 
 __all__ = ["DEBOUNCE", "make_server"]
 
@@ -25,11 +31,25 @@ DEBOUNCE = 0.15
 T = TypeVar("T")
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's, but a request whose parameters do not fit the protocol's types (a negative
+    line, a position past 2**31) is answered with an error: pygls answered nothing, so the
+    editor waited for it forever."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcInvalidParams as error:
+            if "id" in data and "method" in data:
+                self._send_response(data["id"], None, error.to_response_error())
+            raise
+
+
 class SpecServer(LanguageServer):
     def __init__(self) -> None:
         from agentspec.contract.extras import DISTRIBUTION
 
-        super().__init__("agentspec", _version(DISTRIBUTION))
+        super().__init__("agentspec", _version(DISTRIBUTION), protocol_cls=_Protocol)
         self.analysis = Analysis()
         self.pending: asyncio.TimerHandle | None = None
         self.dirty: set[Path] = set()
@@ -39,6 +59,15 @@ class SpecServer(LanguageServer):
     def inside(self, path: Path) -> bool:
         """A file of the workspace (every file, when the editor named no folder)."""
         return not self.folders or any(path.is_relative_to(f) for f in self.folders)
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """A notification pygls could not apply (a change to a document the editor never
+        opened, a message it cannot read) goes to the editor's log: pygls's own report is an
+        error pop-up, which reads as the server failing. A failed request is answered."""
+        if source is not FeatureRequestError:
+            self.window_log_message(lsp.LogMessageParams(
+                lsp.MessageType.Warning,
+                f"agentspec: a message from the editor was not applied ({error})"))
 
     def safely(self, what: str, run: Callable[[], T], fallback: T) -> T:
         try:
@@ -90,11 +119,12 @@ def _version(distribution: str) -> str:
 
 def _path(uri: str) -> Path | None:
     """The file `uri` names, resolved; None for another scheme or a name no file can have
-    (a NUL byte, say)."""
+    (a NUL byte, a lone surrogate the file system cannot encode)."""
     path = path_of(uri)
     if path is None or "\x00" in str(path):
         return None
     try:
+        os.fsencode(path)
         return resolved(path)
     except (ValueError, OSError):
         return None

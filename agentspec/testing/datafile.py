@@ -8,10 +8,9 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from pydantic_core import SchemaValidator
 
 from agentspec.diagnostics import Code, Diagnostic, codes
 from agentspec.parse import Path as DataPath
@@ -20,6 +19,9 @@ from agentspec.project_files import Project, display_name, resolved
 from agentspec.resolve import Document
 from agentspec.source import SourceFile
 from agentspec.validate.structural import Mapper
+
+if TYPE_CHECKING:
+    from agentspec.language.prebuilt import Validator
 
 __all__ = ["Checked", "check_data_file", "listed", "missing_state"]
 
@@ -43,7 +45,7 @@ class Checked:
         return self.data is not None and not any(d.is_error for d in self.diagnostics)
 
 
-def check_data_file(path: Path, adapter: SchemaValidator, mapper: Callable[[Document], Mapper],
+def check_data_file(path: Path, adapter: Validator, mapper: Callable[[Document], Mapper],
                     semantic: Callable[[Any, PosNode], Iterable[Diagnostic]], *, what: str,
                     shape: str, project: Project | None, text: str | None = None) -> Checked:
     """Check the data file at `path` (`what` it is, e.g. "scenario file"): refused unread

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agentspec.language.common import ByType, Model, keyed_union, one_key_union, register_unions
+from agentspec.language.common import ByType, Model, keyed_union, one_key_union
 from agentspec.language.document import StateKey, VarValue
 
 __all__ = ["DECISION_WORDS", "JOB_FIELDS", "CallReply", "EditDecision", "Expect",
@@ -204,6 +204,3 @@ else:
         "scenario_file", "a scenario file is a mapping: one scenario, or `scenarios:`",
         {"one": Scenario, "set": ScenarioSet},
         _scenario_file_pick)
-
-
-register_unions(globals())

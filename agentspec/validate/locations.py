@@ -18,7 +18,7 @@ from typing import Any, Union
 from pydantic import BaseModel
 
 from agentspec.language import Spec
-from agentspec.language.common import TAGS
+from agentspec.language.common import TAGS, ByType
 from agentspec.parse import Path
 
 __all__ = ["Location", "locate"]
@@ -36,12 +36,17 @@ class Location:
     model: type[BaseModel] | None = None
 
 
-def _unwrap(tp: Any) -> Any:
-    """`tp` without `Annotated` and without `None` as a union member."""
+def _unwrap(tp: Any, tags: dict[str, Any] | None = None) -> Any:
+    """`tp` without `Annotated` and without `None` as a union member; the tags of the `ByType`
+    unions it is annotated with are added to `tags`."""
     while True:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
-            tp = typing.get_args(tp)[0]
+            source, *notes = typing.get_args(tp)
+            for note in notes:
+                if tags is not None and isinstance(note, ByType):
+                    tags.update(note.tags(source))
+            tp = source
         elif origin in (Union, types.UnionType):
             members = [a for a in typing.get_args(tp) if a is not type(None)]
             if len(members) != 1:
@@ -81,10 +86,11 @@ def locate(loc: tuple[int | str, ...], root: Any = Spec) -> Location:
     model: type[BaseModel] | None = None
     index = 0
     while index < len(loc):
-        element, base = loc[index], _unwrap(tp)
+        tags: dict[str, Any] = {}
+        element, base = loc[index], _unwrap(tp, tags)
         index += 1
         if _is_union(base):  # a tag: which member was being validated
-            tp = _member(base, element)
+            tp = tags[element] if element in tags else _member(base, element)
             continue
         path.append(element)
         model = base if isinstance(base, type) and issubclass(base, BaseModel) else None
