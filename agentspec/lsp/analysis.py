@@ -15,7 +15,6 @@ file and summarized at the `imports:` entry that brings it in.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -27,6 +26,7 @@ from agentspec.diagnostics.selectors import Selection
 from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
+from agentspec.lsp.texts import Texts
 from agentspec.parse import MAX_BYTES
 from agentspec.parse.incremental import Reparser
 from agentspec.project_files import resolved
@@ -43,10 +43,6 @@ __all__ = ["Analysis", "Checked", "file_kind", "is_data_file", "is_eval_file",
 #: how many files `find_importers` reads at most, and the folders it does not enter
 _SCAN = 400
 _SKIP = {"node_modules", "venv", "__pycache__", "site-packages"}
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def is_scenario_file(path: Path) -> bool:
@@ -98,7 +94,8 @@ class Analysis:
     """The open buffers and the checks made of them."""
 
     def __init__(self) -> None:
-        self.buffers: dict[Path, str] = {}
+        #: the open buffers and the files on disk, each read again only when it changed
+        self.texts = Texts()
         self.checks: dict[Path, Checked] = {}
         #: parses a spec again piece by piece, keeping the pieces of the last texts
         self.reparser = Reparser()
@@ -111,21 +108,23 @@ class Analysis:
         self._contexts: dict[Path, tuple[tuple[tuple[str, str], ...], dict[Path, SourceFile],
                                           SpecContext, Selection]] = {}
 
+    @property
+    def buffers(self) -> dict[Path, str]:
+        """The open documents' texts, by resolved path (the server sets them)."""
+        return self.texts.buffers
+
+    @buffers.setter
+    def buffers(self, texts: dict[Path, str]) -> None:
+        self.texts.buffers = texts
+
     def text_of(self, path: Path) -> str | None:
-        if path in self.buffers:
-            return self.buffers[path]
-        try:
-            if path.stat().st_size > MAX_BYTES:
-                return None
-            return path.read_text(encoding="utf-8")
-        except (OSError, ValueError):  # unreadable, not UTF-8
-            return None
+        return self.texts.text(path)
 
     def index(self, path: Path, display: str | None = None) -> FileIndex | None:
         text = self.text_of(path)
         if text is None or len(text) > MAX_BYTES:
             return None
-        key = (path, _digest(text))
+        key = (path, self.texts.digest(path))
         found = self._indexes.get(key)
         if found is None:
             found = index_text(text, path, display or str(path), self.reparser.load_text)
@@ -184,7 +183,7 @@ class Analysis:
 
     def _key(self, files: Iterable[Path], root: Path) -> tuple[tuple[str, str], ...]:
         paths = sorted({root, *files})
-        return tuple((str(p), _digest(self.text_of(p) or "")) for p in paths)
+        return tuple((str(p), self.texts.digest(p)) for p in paths)
 
     def _spec(self, root: Path) -> Checked:
         from agentspec.validate.check import check
