@@ -27,6 +27,7 @@ from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.lsp.texts import Texts
+from agentspec.lsp.workspace import yaml_files
 from agentspec.parse import MAX_BYTES
 from agentspec.parse.incremental import Reparser
 from agentspec.project_files import resolved
@@ -40,9 +41,8 @@ __all__ = ["Analysis", "Checked", "file_kind", "is_data_file", "is_eval_file",
            "is_scenario_file"]
 
 
-#: how many files `find_importers` reads at most, and the folders it does not enter
+#: how many files `find_importers` reads at most
 _SCAN = 400
-_SKIP = {"node_modules", "venv", "__pycache__", "site-packages"}
 
 
 def is_scenario_file(path: Path) -> bool:
@@ -150,18 +150,17 @@ class Analysis:
 
     def find_importers(self, path: Path, folders: list[Path]) -> None:
         """Check the specs of `folders` that may import `path` (their text names it beside
-        `imports`), so that it is checked as imported; at most `_SCAN` files are read,
-        none under a hidden folder or a virtual environment."""
+        `imports`), so that it is checked as imported; at most `_SCAN` files are read, the
+        nearest the top first (`workspace.yaml_files`)."""
         if any(path in done.files or path in done.read
                for root, done in self.checks.items() if root != path):
             return
         read = 0
         for folder in folders:
-            for candidate in sorted(folder.rglob("*.y*ml")):
+            for candidate in yaml_files(folder):
                 if read >= _SCAN:
                     return
-                parts = candidate.relative_to(folder).parts
-                if candidate == path or any(p.startswith(".") or p in _SKIP for p in parts):
+                if candidate == path:
                     continue
                 target = resolved(candidate)
                 if not target.is_relative_to(folder):  # a link out of the workspace
