@@ -26,7 +26,7 @@ from agentspec.diagnostics.selectors import Selection
 from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
-from agentspec.lsp.texts import Texts
+from agentspec.lsp.texts import Texts, digest
 from agentspec.lsp.workspace import yaml_files
 from agentspec.parse import MAX_BYTES
 from agentspec.parse.incremental import Reparser
@@ -180,9 +180,11 @@ class Analysis:
         self.checks[root] = done
         return done
 
-    def _key(self, files: Iterable[Path], root: Path) -> tuple[tuple[str, str], ...]:
+    def _key(self, files: Iterable[Path], root: Path, read: dict[Path, str] | None = None
+             ) -> tuple[tuple[str, str], ...]:
         paths = sorted({root, *files})
-        return tuple((str(p), self.texts.digest(p)) for p in paths)
+        return tuple((str(p), digest(read[p]) if read and p in read else self.texts.digest(p))
+                     for p in paths)
 
     def _spec(self, root: Path) -> Checked:
         from agentspec.validate.check import check
@@ -209,7 +211,9 @@ class Analysis:
         done.document, done.root_agent = result.document, result.root
         if isinstance(data.get("vars"), dict):
             done.variables = dict(data["vars"])
-        done.key = self._key([*files, *read], root)
+        # keyed by the texts the check read, not by a read after it: a file changed while
+        # it was checked is checked again at the next request
+        done.key = self._key([*files, *read], root, {p: s.text for p, s in files.items()})
         return done
 
     def _summarize_imports(self, done: Checked) -> None:

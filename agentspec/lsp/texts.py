@@ -53,6 +53,7 @@ class Texts:
             if last is None or last[0] is not text:
                 last = self._hashed[path] = (text, digest(text))
             return last[1]
+        self._hashed.pop(path, None)  # a buffer closed
         return self._read(path)[1]
 
     def _read(self, path: Path) -> tuple[str | None, str]:
