@@ -172,3 +172,16 @@ def test_a_file_changed_while_it_is_checked_is_checked_again(
     offered = _tools_offered(analysis, desk)
     assert "fetcx" in offered and "fetch" not in offered
     assert "fetcx" in analysis.check(desk).files[tools].text
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_or_a_folder_is_no_text_and_never_blocks(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / "folder.yaml").mkdir()
+    (tmp_path / "latin1.yaml").write_bytes(b"name: caf\xe9\n")
+    (tmp_path / "bom.yaml").write_bytes(b"\xef\xbb\xbfname: a\n")
+    analysis = Analysis()
+    for name in ("pipe.yaml", "folder.yaml", "latin1.yaml", "missing.yaml"):
+        assert analysis.text_of(tmp_path / name) is None
+    assert analysis.text_of(tmp_path / "bom.yaml") == "name: a\n"
+    analysis.find_importers(tmp_path / "other.yaml", [resolved(tmp_path)])

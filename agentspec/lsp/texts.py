@@ -66,6 +66,7 @@ class Texts:
             return last[1], last[2]
         started = time.time_ns()
         stamp, text = self._load(path) if now is not None else (None, None)
+        stamp = stamp or now  # not opened (no permission): tried again when its stamp changes
         if stamp is not None and stamp[1] + _SETTLED_NS > started:
             stamp = None  # written as recently as it was read: judged by content next time
         if len(self._disk) > 4096:
