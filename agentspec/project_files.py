@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["Project", "display_name", "is_dir", "is_file", "list_dir", "project_root",
@@ -58,10 +59,18 @@ def _is_work_tree(directory: Path) -> bool:
             return (marker / "HEAD").is_file()
         if not marker.is_file():  # absent, or a FIFO that would block
             return False
-        with marker.open("rb") as handle:
-            return handle.read(7) == b"gitdir:"
+        info = marker.stat()
+        # read again only when the file changed: the language server asks on every request
+        return _names_gitdir(str(marker), (info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                                           info.st_ino, info.st_dev))
     except OSError:
         return False
+
+
+@lru_cache(maxsize=256)
+def _names_gitdir(marker: str, stamp: tuple[int, ...]) -> bool:
+    with open(marker, "rb") as handle:
+        return handle.read(7) == b"gitdir:"
 
 
 def project_root(spec: Path) -> Path:

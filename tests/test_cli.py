@@ -291,6 +291,25 @@ def test_explain_unknown_code_exits_2() -> None:
     assert "ASX" in result.stderr
 
 
+@pytest.mark.parametrize("prefix", ["AS2", "as21", "AS20", "AS0"])
+def test_explain_a_prefix_lists_the_codes_under_it(prefix: str) -> None:
+    """`AS2` names every 2xx code to `--select`; `explain` lists them, as `--all` does."""
+    result = run("explain", prefix)
+    assert result.exit_code == 0, result.stderr
+    listed = re.findall(r"^(AS\d{3})\s+(\S+)", result.stdout, flags=re.MULTILINE)
+    under = [(code, e.name) for code, e in REGISTRY.items() if code.startswith(prefix.upper())]
+    assert listed == under and len(under) > 1
+    assert run("explain", "ALL").stdout == run("explain", "--all").stdout
+
+
+def test_explain_a_prefix_of_no_code_exits_2() -> None:
+    free = next(f"AS{n}" for n in range(10, 100) if not any(
+        c.startswith(f"AS{n}") for c in REGISTRY))
+    result = run("explain", free)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"unknown code `{free}`" in result.stderr
+
+
 def test_explain_all_lists_every_code() -> None:
     result = run("explain", "--all")
     assert result.exit_code == 0

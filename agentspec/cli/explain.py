@@ -14,18 +14,24 @@ from agentspec.diagnostics.model import State
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every code.")
 def command(code: str | None, show_all: bool) -> None:
-    """Explain a diagnostic CODE (`AS201` or its name `unknown-agent`)."""
+    """Explain a diagnostic CODE (`AS201` or its name `unknown-agent`); a prefix such as
+    `AS2` or `AS21` (as `--select` takes) lists the codes that start with it."""
+    from agentspec.diagnostics.selectors import selector
     from agentspec.kindapi import kinds
 
     kinds()  # the codes the agent kinds define in their own modules
-    if show_all or code is None:
+    found = lookup(code) if code is not None and not show_all else None
+    chosen = selector(code) if code is not None and found is None else None
+    if show_all or code is None or chosen is not None:
+        prefix = chosen.prefix if chosen is not None and not show_all else "AS"
         for entry in REGISTRY.values():
+            if not entry.code.startswith(prefix):
+                continue
             level = f" (diff, risk: {entry.risk}, {entry.category})" if entry.risk else \
                 "" if entry.severity.value == "error" else f" ({entry.severity.value})"
             state = "" if entry.state is State.STABLE else f" [{entry.state}]"
             click.echo(f"{entry.code}  {entry.name:<30} {entry.summary}{level}{state}")
         return
-    found = lookup(code)
     if found is None:
         names = [*REGISTRY, *(c.name for c in REGISTRY.values())]
         hint = did_you_mean(code.upper() if code[:2].lower() == "as" else code, names)

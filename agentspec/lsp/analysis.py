@@ -15,7 +15,6 @@ file and summarized at the `imports:` entry that brings it in.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -27,6 +26,8 @@ from agentspec.diagnostics.selectors import Selection
 from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.evalfiles import eval_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
+from agentspec.lsp.texts import Texts, digest
+from agentspec.lsp.workspace import yaml_files
 from agentspec.parse import MAX_BYTES
 from agentspec.parse.incremental import Reparser
 from agentspec.project_files import resolved
@@ -40,13 +41,8 @@ __all__ = ["Analysis", "Checked", "file_kind", "is_data_file", "is_eval_file",
            "is_scenario_file"]
 
 
-#: how many files `find_importers` reads at most, and the folders it does not enter
+#: how many files `find_importers` reads at most
 _SCAN = 400
-_SKIP = {"node_modules", "venv", "__pycache__", "site-packages"}
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def is_scenario_file(path: Path) -> bool:
@@ -98,7 +94,8 @@ class Analysis:
     """The open buffers and the checks made of them."""
 
     def __init__(self) -> None:
-        self.buffers: dict[Path, str] = {}
+        #: the open buffers and the files on disk, each read again only when it changed
+        self.texts = Texts()
         self.checks: dict[Path, Checked] = {}
         #: parses a spec again piece by piece, keeping the pieces of the last texts
         self.reparser = Reparser()
@@ -111,21 +108,23 @@ class Analysis:
         self._contexts: dict[Path, tuple[tuple[tuple[str, str], ...], dict[Path, SourceFile],
                                           SpecContext, Selection]] = {}
 
+    @property
+    def buffers(self) -> dict[Path, str]:
+        """The open documents' texts, by resolved path (the server sets them)."""
+        return self.texts.buffers
+
+    @buffers.setter
+    def buffers(self, texts: dict[Path, str]) -> None:
+        self.texts.buffers = texts
+
     def text_of(self, path: Path) -> str | None:
-        if path in self.buffers:
-            return self.buffers[path]
-        try:
-            if path.stat().st_size > MAX_BYTES:
-                return None
-            return path.read_text(encoding="utf-8")
-        except (OSError, ValueError):  # unreadable, not UTF-8
-            return None
+        return self.texts.text(path)
 
     def index(self, path: Path, display: str | None = None) -> FileIndex | None:
         text = self.text_of(path)
         if text is None or len(text) > MAX_BYTES:
             return None
-        key = (path, _digest(text))
+        key = (path, self.texts.digest(path))
         found = self._indexes.get(key)
         if found is None:
             found = index_text(text, path, display or str(path), self.reparser.load_text)
@@ -151,18 +150,17 @@ class Analysis:
 
     def find_importers(self, path: Path, folders: list[Path]) -> None:
         """Check the specs of `folders` that may import `path` (their text names it beside
-        `imports`), so that it is checked as imported; at most `_SCAN` files are read,
-        none under a hidden folder or a virtual environment."""
+        `imports`), so that it is checked as imported; at most `_SCAN` files are read, the
+        nearest the top first (`workspace.yaml_files`)."""
         if any(path in done.files or path in done.read
                for root, done in self.checks.items() if root != path):
             return
         read = 0
         for folder in folders:
-            for candidate in sorted(folder.rglob("*.y*ml")):
+            for candidate in yaml_files(folder):
                 if read >= _SCAN:
                     return
-                parts = candidate.relative_to(folder).parts
-                if candidate == path or any(p.startswith(".") or p in _SKIP for p in parts):
+                if candidate == path:
                     continue
                 target = resolved(candidate)
                 if not target.is_relative_to(folder):  # a link out of the workspace
@@ -182,9 +180,11 @@ class Analysis:
         self.checks[root] = done
         return done
 
-    def _key(self, files: Iterable[Path], root: Path) -> tuple[tuple[str, str], ...]:
+    def _key(self, files: Iterable[Path], root: Path, read: dict[Path, str] | None = None
+             ) -> tuple[tuple[str, str], ...]:
         paths = sorted({root, *files})
-        return tuple((str(p), _digest(self.text_of(p) or "")) for p in paths)
+        return tuple((str(p), digest(read[p]) if read and p in read else self.texts.digest(p))
+                     for p in paths)
 
     def _spec(self, root: Path) -> Checked:
         from agentspec.validate.check import check
@@ -211,7 +211,9 @@ class Analysis:
         done.document, done.root_agent = result.document, result.root
         if isinstance(data.get("vars"), dict):
             done.variables = dict(data["vars"])
-        done.key = self._key([*files, *read], root)
+        # keyed by the texts the check read, not by a read after it: a file changed while
+        # it was checked is checked again at the next request
+        done.key = self._key([*files, *read], root, {p: s.text for p, s in files.items()})
         return done
 
     def _summarize_imports(self, done: Checked) -> None:
