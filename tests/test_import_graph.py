@@ -86,6 +86,7 @@ def test_the_architecture_page_lists_the_graph() -> None:
         "run `python tools/import_graph.py --write`"
 
 
+@pytest.mark.slow  # the whole package's import graph, three times (about 6 s of CPU)
 def test_a_stale_page_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     page = tmp_path / "architecture.md"

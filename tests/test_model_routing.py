@@ -71,6 +71,7 @@ async def _ask(app: Any, text: str, streaming: bool = False,
         await runner.close()
 
 
+@pytest.mark.slow  # two fake servers and a refused connection per case (about 5 s of CPU)
 @pytest.mark.parametrize("streaming", [False, True], ids=["json", "sse"])
 def test_chain_answers_through_second_server_when_first_is_down(
         spec_dir: Any, monkeypatch: pytest.MonkeyPatch, streaming: bool) -> None:
