@@ -10,7 +10,7 @@ from lsprotocol import types as lsp
 
 from agentspec.diagnostics import Diagnostic, Severity, lookup
 from agentspec.language.common import is_reserved_word
-from agentspec.lsp.analysis import Analysis, file_kind
+from agentspec.lsp.analysis import Analysis, file_kind, is_data_file
 from agentspec.lsp.cursor import context_at, word_at
 from agentspec.lsp.evalfiles import eval_completion
 from agentspec.lsp.positions import pos_of, range_of, uri_of
@@ -69,6 +69,7 @@ def _tree(analysis: Analysis, path: Path, *, last_parsed: bool = False
         for file in done.files if done else ():
             if file.suffix in (".yaml", ".yml"):
                 files[file] = None
+        files.update(dict.fromkeys(_data_files(root)))
     found: list[tuple[Path, FileIndex]] = []
     for file in files:
         index = analysis.index(file)
@@ -76,6 +77,20 @@ def _tree(analysis: Analysis, path: Path, *, last_parsed: bool = False
             index = analysis.last_parsed.get(file, index)
         if index is not None:
             found.append((file, index))
+    return found
+
+
+def _data_files(root: Path) -> list[Path]:
+    """The scenario and eval files on disk beside the spec `root` is (or is a data file
+    of), open or not: each checks against the spec, so its names are the spec's. None
+    outside the project."""
+    spec = root.parent.parent / f"{root.stem}.yaml" if is_data_file(root) else root
+    project = Project.of(spec, None)
+    found = []
+    for folder in ("scenarios", "evals"):
+        candidate = spec.parent / folder / f"{spec.stem}.yaml"
+        if candidate.is_file() and project.judge(candidate) != "outside":
+            found.append(resolved(candidate))
     return found
 
 
