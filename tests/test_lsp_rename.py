@@ -210,6 +210,7 @@ replies:
 stubs: {search: helper}
 expect:
   agents: [helper]
+  not_tools: [exit_loop]
   errors: [{tool: search, contains: helper}]
 """
 
@@ -255,3 +256,8 @@ def test_rename_edits_the_names_of_the_scenario_beside_the_spec_only(tmp_path: P
     assert {(Path(r.uri).parent.name, r.range.start.line) for r in again} == {
         ("project", 10), ("project", 11), ("scenarios", 4), ("scenarios", 5),
         ("scenarios", 8)}
+    # a name the spec does not define (a built-in tool, a toolset's): renaming its uses
+    # would only break them
+    builtin = _at(SMALL_SCENARIO, "exit_loop")
+    assert features.rename(analysis, resolved(scenario), builtin, "stop") is None
+    assert features.rename(analysis, resolved(scenario), transfer, "aide") is not None

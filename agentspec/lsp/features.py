@@ -176,9 +176,11 @@ def rename(analysis: Analysis, path: Path, position: lsp.Position,
         return None
     occ = here[1]
     tree = _tree(analysis, path)
-    if new_name != occ.name and any(
-            o.definition and o.kind == occ.kind and o.name == new_name
-            for _, index in tree for o in index.occurrences):
+    defined = {o.name for _, index in tree for o in index.occurrences
+               if o.definition and o.kind == occ.kind}
+    if occ.name not in defined:
+        return None  # a built-in tool or a toolset's: renaming its uses only breaks them
+    if new_name != occ.name and new_name in defined:
         return None  # two definitions of one name: the edit would merge them
     changes: dict[str, list[lsp.TextEdit]] = {}
     for file, index in tree:
