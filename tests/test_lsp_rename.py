@@ -261,3 +261,24 @@ def test_rename_edits_the_names_of_the_scenario_beside_the_spec_only(tmp_path: P
     builtin = _at(SMALL_SCENARIO, "exit_loop")
     assert features.rename(analysis, resolved(scenario), builtin, "stop") is None
     assert features.rename(analysis, resolved(scenario), transfer, "aide") is not None
+
+
+def test_rename_reaches_a_scenario_file_named_after_the_spec_name(tmp_path: Path) -> None:
+    """`validate` and `test` find `scenarios/<name>.yaml` when no file of the stem is
+    there: so does rename."""
+    from agentspec.lsp import features
+    from agentspec.lsp.analysis import Analysis
+    from agentspec.project_files import resolved
+
+    (tmp_path / "scenarios").mkdir()
+    spec = resolved(tmp_path / "spec.yaml")
+    spec.write_text(SMALL)
+    scenario = resolved(tmp_path / "scenarios" / "desk.yaml")  # SMALL's `name:`
+    scenario.write_text(SMALL_SCENARIO)
+    analysis = Analysis()
+    analysis.check(spec)
+    helper = _at(SMALL, "  helper:")
+    helper.character += 2
+    edit = features.rename(analysis, spec, helper, "aide")
+    assert edit is not None and edit.changes is not None
+    assert len(edit.changes[scenario.as_uri()]) == 3

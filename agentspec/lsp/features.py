@@ -69,7 +69,7 @@ def _tree(analysis: Analysis, path: Path, *, last_parsed: bool = False
         for file in done.files if done else ():
             if file.suffix in (".yaml", ".yml"):
                 files[file] = None
-        files.update(dict.fromkeys(_data_files(root)))
+        files.update(dict.fromkeys(_data_files(analysis, root)))
     found: list[tuple[Path, FileIndex]] = []
     for file in files:
         index = analysis.index(file)
@@ -80,15 +80,21 @@ def _tree(analysis: Analysis, path: Path, *, last_parsed: bool = False
     return found
 
 
-def _data_files(root: Path) -> list[Path]:
+def _data_files(analysis: Analysis, root: Path) -> list[Path]:
     """The scenario and eval files on disk beside the spec `root` is (or is a data file
-    of), open or not: each checks against the spec, so its names are the spec's. None
-    outside the project."""
+    of), open or not, as `validate` finds them: each checks against the spec, so its names
+    are the spec's. None outside the project."""
+    from agentspec.testing.discover import scenarios_by_name
+
     spec = root.parent.parent / f"{root.stem}.yaml" if is_data_file(root) else root
     project = Project.of(spec, None)
+    scenarios = spec.parent / "scenarios" / f"{spec.stem}.yaml"
+    if not scenarios.is_file():  # named after the spec's `name:`, as the check read it
+        done = analysis.checks.get(spec)
+        data = done.document.data if done is not None and done.document is not None else {}
+        scenarios = scenarios_by_name(spec, data.get("name")) or scenarios
     found = []
-    for folder in ("scenarios", "evals"):
-        candidate = spec.parent / folder / f"{spec.stem}.yaml"
+    for candidate in (scenarios, spec.parent / "evals" / f"{spec.stem}.yaml"):
         if candidate.is_file() and project.judge(candidate) != "outside":
             found.append(resolved(candidate))
     return found
