@@ -206,6 +206,8 @@ replies:
   boss:
     - {call: search, args: {helper: helper}}
     - {transfer: helper}
+    - {call: transfer_to_agent, args: {agent_name: helper}}
+    - {call: search, args: {subagent_type: helper}}
   helper: [{text: helper done}]
 stubs: {search: helper}
 expect:
@@ -240,6 +242,7 @@ def test_rename_edits_the_names_of_the_scenario_beside_the_spec_only(tmp_path: P
     assert set(edit.changes) == {spec.as_uri(), resolved(scenario).as_uri()}
     assert _apply(SMALL_SCENARIO, edit.changes[resolved(scenario).as_uri()]) == \
         SMALL_SCENARIO.replace("{transfer: helper}", "{transfer: aide}") \
+        .replace("agent_name: helper", "agent_name: aide") \
         .replace("  helper: [{text", "  aide: [{text").replace("[helper]", "[aide]")
     search = _at(SMALL, "  search:")
     search.character += 2
@@ -255,7 +258,7 @@ def test_rename_edits_the_names_of_the_scenario_beside_the_spec_only(tmp_path: P
     again = features.references(analysis, resolved(scenario), transfer, True)
     assert {(Path(r.uri).parent.name, r.range.start.line) for r in again} == {
         ("project", 10), ("project", 11), ("scenarios", 4), ("scenarios", 5),
-        ("scenarios", 8)}
+        ("scenarios", 7), ("scenarios", 10)}
     # a name the spec does not define (a built-in tool, a toolset's): renaming its uses
     # would only break them
     builtin = _at(SMALL_SCENARIO, "exit_loop")
@@ -281,4 +284,4 @@ def test_rename_reaches_a_scenario_file_named_after_the_spec_name(tmp_path: Path
     helper.character += 2
     edit = features.rename(analysis, spec, helper, "aide")
     assert edit is not None and edit.changes is not None
-    assert len(edit.changes[scenario.as_uri()]) == 3
+    assert len(edit.changes[scenario.as_uri()]) == 4

@@ -1,8 +1,9 @@
 """Scenario files (`scenarios/<spec>.yaml`) in the server: the agents and tools a scenario
 names, where they are written, so that references and rename of a spec's name reach them.
 The names `validate` checks (`testing.check.scenario_names`), and those of the replies
-scripted for the models: a `call`'s tool, a `transfer`'s agent, a `subagent_type` argument
-(the agent the deep `task` tool delegates to). A text that merely contains a name is none."""
+scripted for the models: a `call`'s tool, a `transfer`'s agent, the agent argument of a
+call of `task` (the agent a deep agent delegates to) or `transfer_to_agent`. A text that
+merely contains a name is none."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ __all__ = ["expected_tool_arguments", "reply_occurrences", "scenario_occurrences
 
 #: `scenario_names`' kinds of name as the spec's
 _KINDS = {"scripted": "agent", "agent": "agent", "tool": "tool"}
-#: the argument of a call that names an agent
-_AGENT_ARGUMENT = "subagent_type"
+#: the argument that names an agent, of the tools that take one: the deep agents' `task`
+#: and ADK's `transfer_to_agent` (the tool a `transfer` reply calls)
+_AGENT_ARGUMENTS = {"task": "subagent_type", "transfer_to_agent": "agent_name"}
 
 
 def _list(value: Any) -> list[Any]:
@@ -44,11 +46,13 @@ def scenario_occurrences(index: FileIndex) -> list[Occurrence]:
                 found.append(Occurrence(_KINDS[kind], name, span, False, where))
         found += reply_occurrences(scenario, at, pos)
         for number, decision in enumerate(_list(scenario.get("decisions"))):
-            found += _arguments(_mapping(decision).get("edit"),
+            # the call it edits is not named: `subagent_type` is only `task`'s
+            found += _arguments("task", _mapping(decision).get("edit"),
                                 (*at, "decisions", number, "edit"), pos)
         tools = _mapping(scenario.get("expect")).get("tools")
         for number, tool in enumerate(_list(tools)):
-            found += _arguments(_mapping(tool).get("args"),
+            tool = _mapping(tool)
+            found += _arguments(tool.get("name"), tool.get("args"),
                                 (*at, "expect", "tools", number, "args"), pos)
     return found
 
@@ -56,7 +60,7 @@ def scenario_occurrences(index: FileIndex) -> list[Occurrence]:
 def reply_occurrences(case: Mapping[str, Any], at: DataPath, pos: PosNode
                       ) -> list[Occurrence]:
     """The names in the replies a scenario (or an eval case) scripts: each `call`'s tool,
-    each `transfer`'s agent and each call's `subagent_type`."""
+    each `transfer`'s agent and the agent a call of `task` or `transfer_to_agent` names."""
     found: list[Occurrence] = []
     for agent, replies in _mapping(case.get("replies")).items():
         for number, reply in enumerate(_list(replies)):
@@ -67,22 +71,24 @@ def reply_occurrences(case: Mapping[str, Any], at: DataPath, pos: PosNode
                 if isinstance(reply.get(key), str) and node is not None:
                     found.append(Occurrence(kind, reply[key], node.value, False,
                                             (*where, key)))
-            found += _arguments(reply.get("args"), (*where, "args"), pos)
+            found += _arguments(reply.get("call"), reply.get("args"), (*where, "args"), pos)
     return found
 
 
-def _arguments(args: Any, where: DataPath, pos: PosNode) -> list[Occurrence]:
-    """The agent a call's arguments name (`subagent_type`), if any."""
-    name = _mapping(args).get(_AGENT_ARGUMENT)
-    node = pos.find((*where, _AGENT_ARGUMENT))
-    if not isinstance(name, str) or node is None:
+def _arguments(tool: Any, args: Any, where: DataPath, pos: PosNode) -> list[Occurrence]:
+    """The agent the arguments of a call of `tool` name, if it takes one."""
+    key = _AGENT_ARGUMENTS.get(tool) if isinstance(tool, str) else None
+    name = _mapping(args).get(key) if key else None
+    node = pos.find((*where, key)) if key else None
+    if key is None or not isinstance(name, str) or node is None:
         return []
-    return [Occurrence("agent", name, node.value, False, (*where, _AGENT_ARGUMENT))]
+    return [Occurrence("agent", name, node.value, False, (*where, key))]
 
 
 def expected_tool_arguments(turn: Mapping[str, Any], where: DataPath, pos: PosNode
                             ) -> Iterator[Occurrence]:
     """The agents the expected calls of an eval turn name in their arguments."""
     for number, tool in enumerate(_list(turn.get("tools"))):
-        yield from _arguments(_mapping(tool).get("args"), (*where, "tools", number, "args"),
-                              pos)
+        tool = _mapping(tool)
+        yield from _arguments(tool.get("name"), tool.get("args"),
+                              (*where, "tools", number, "args"), pos)
