@@ -96,9 +96,11 @@ def test_a_sweep_of_requests_reads_no_unchanged_file_again(desk: Path) -> None:
             if path.startswith(str(desk.parent.parent))}
     # each file at most once: the tree's (the check is keyed by the texts it read; the first
     # request reads them to learn their stamps), a python module a definition opens, `.git`
-    # (which tells where the project is)
+    # (which tells where the project is), the scenario file beside the spec (references and
+    # rename reach its names)
     assert all(n == 1 for n in ours.values()), ours
     assert ours.keys() - tree <= {str(desk.parent.parent / ".git"),
+                                  str(desk.parent / "scenarios" / "research_desk.yaml"),
                                   *(str(p) for p in (desk.parent / "research_tools").iterdir())}
 
 

@@ -25,6 +25,7 @@ from agentspec.diagnostics import Diagnostic, Severity
 from agentspec.diagnostics.selectors import Selection
 from agentspec.diagnostics.suppress import hear
 from agentspec.lsp.evalfiles import eval_occurrences
+from agentspec.lsp.scenariofiles import scenario_occurrences
 from agentspec.lsp.symbols import FileIndex, index_text
 from agentspec.lsp.texts import Texts, digest
 from agentspec.lsp.workspace import yaml_files
@@ -130,6 +131,8 @@ class Analysis:
             found = index_text(text, path, display or str(path), self.reparser.load_text)
             if is_eval_file(path):
                 found.occurrences += eval_occurrences(found)
+            elif is_scenario_file(path):
+                found.occurrences += scenario_occurrences(found)
             if len(self._indexes) > 256:
                 self._indexes.clear()
             self._indexes[key] = found

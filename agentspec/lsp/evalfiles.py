@@ -1,5 +1,6 @@
 """Eval files (`evals/<spec>.yaml`) in the server: the names a case uses (the tools of its
-turns and its stubs, the agents its replies script, the state keys it gives), for
+turns and its stubs, the agents its replies script, the tools and agents those replies
+call, transfer to and delegate to, the state keys it gives), for
 definition and references into the spec beside the `evals/` folder, and their completion
 from what that spec really builds (`testing.names.SpecNames`, as `evaluation.check` judges
 them)."""
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from agentspec.lsp.cursor import Context
+from agentspec.lsp.scenariofiles import expected_tool_arguments, reply_occurrences
 from agentspec.lsp.symbols import FileIndex, Occurrence
 from agentspec.parse import PosNode
 
@@ -45,7 +47,10 @@ def _cases(data: Mapping[str, Any], pos: PosNode) -> Iterator[Occurrence]:
     for number, case in enumerate(_list(data.get("cases"))):
         at = ("cases", number)
         case = _mapping(case)
+        yield from reply_occurrences(case, at, pos)
         for turn_number, turn in enumerate(_list(case.get("turns"))):
+            yield from expected_tool_arguments(_mapping(turn), (*at, "turns", turn_number),
+                                               pos)
             for tool_number, tool in enumerate(_list(_mapping(turn).get("tools"))):
                 where: tuple[str | int, ...] = (*at, "turns", turn_number, "tools",
                                                 tool_number)

@@ -10,7 +10,7 @@ from lsprotocol import types as lsp
 
 from agentspec.diagnostics import Diagnostic, Severity, lookup
 from agentspec.language.common import is_reserved_word
-from agentspec.lsp.analysis import Analysis, file_kind
+from agentspec.lsp.analysis import Analysis, file_kind, is_data_file
 from agentspec.lsp.cursor import context_at, word_at
 from agentspec.lsp.evalfiles import eval_completion
 from agentspec.lsp.positions import pos_of, range_of, uri_of
@@ -69,6 +69,7 @@ def _tree(analysis: Analysis, path: Path, *, last_parsed: bool = False
         for file in done.files if done else ():
             if file.suffix in (".yaml", ".yml"):
                 files[file] = None
+        files.update(dict.fromkeys(_data_files(analysis, root)))
     found: list[tuple[Path, FileIndex]] = []
     for file in files:
         index = analysis.index(file)
@@ -76,6 +77,26 @@ def _tree(analysis: Analysis, path: Path, *, last_parsed: bool = False
             index = analysis.last_parsed.get(file, index)
         if index is not None:
             found.append((file, index))
+    return found
+
+
+def _data_files(analysis: Analysis, root: Path) -> list[Path]:
+    """The scenario and eval files on disk beside the spec `root` is (or is a data file
+    of), open or not, as `validate` finds them: each checks against the spec, so its names
+    are the spec's. None outside the project."""
+    from agentspec.testing.discover import scenarios_by_name
+
+    spec = root.parent.parent / f"{root.stem}.yaml" if is_data_file(root) else root
+    project = Project.of(spec, None)
+    scenarios = spec.parent / "scenarios" / f"{spec.stem}.yaml"
+    if not scenarios.is_file():  # named after the spec's `name:`, as the check read it
+        done = analysis.checks.get(spec)
+        data = done.document.data if done is not None and done.document is not None else {}
+        scenarios = scenarios_by_name(spec, data.get("name")) or scenarios
+    found = []
+    for candidate in (scenarios, spec.parent / "evals" / f"{spec.stem}.yaml"):
+        if candidate.is_file() and project.judge(candidate) != "outside":
+            found.append(resolved(candidate))
     return found
 
 
@@ -161,9 +182,11 @@ def rename(analysis: Analysis, path: Path, position: lsp.Position,
         return None
     occ = here[1]
     tree = _tree(analysis, path)
-    if new_name != occ.name and any(
-            o.definition and o.kind == occ.kind and o.name == new_name
-            for _, index in tree for o in index.occurrences):
+    defined = {o.name for _, index in tree for o in index.occurrences
+               if o.definition and o.kind == occ.kind}
+    if occ.name not in defined:
+        return None  # a built-in tool or a toolset's: renaming its uses only breaks them
+    if new_name != occ.name and new_name in defined:
         return None  # two definitions of one name: the edit would merge them
     changes: dict[str, list[lsp.TextEdit]] = {}
     for file, index in tree:

@@ -22,7 +22,7 @@ from agentspec.testing.names import SpecNames
 from agentspec.validate.locations import locate
 from agentspec.validate.structural import Mapper
 
-__all__ = ["Checked", "check_scenarios", "scenario_paths"]
+__all__ = ["Checked", "check_scenarios", "scenario_names", "scenario_paths"]
 
 
 _SHAPE = "A scenario file is a mapping: `messages: [...]` and the rest of one scenario, or " \
@@ -136,8 +136,8 @@ def _semantic(data: Any, pos: PosNode, required: Mapping[str, str | None],
             yield from _names(scenario, at, pos, names)
 
 
-def _named(scenario: Mapping[str, Any], at: DataPath) -> Iterator[tuple[str, Any, DataPath,
-                                                                          bool]]:
+def scenario_names(scenario: Mapping[str, Any], at: DataPath
+                   ) -> Iterator[tuple[str, Any, DataPath, bool]]:
     """Each name a scenario uses: (`agent`, `scripted` or `tool`; the name; where; whether
     the span is the key)."""
     for agent in _mapping(scenario.get("replies")):
@@ -164,7 +164,7 @@ def _names(scenario: Mapping[str, Any], at: DataPath, pos: PosNode, names: SpecN
            ) -> Iterator[Diagnostic]:
     """Every agent and tool a scenario names is one the spec has: a misspelt name in
     `not_tools` or `stubs` would make a scenario that cannot fail, or run the real tool."""
-    for kind, name, where, is_key in _named(scenario, at):
+    for kind, name, where, is_key in scenario_names(scenario, at):
         if not isinstance(name, str):
             continue  # the models reported it
         span = pos.key_span(where) if is_key else pos.value_span(where)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentspec.parse import load
 
-__all__ = ["default_scenarios"]
+__all__ = ["default_scenarios", "scenarios_by_name"]
 
 
 def default_scenarios(spec: Path) -> Path | None:
@@ -20,10 +20,15 @@ def default_scenarios(spec: Path) -> Path | None:
     if by_stem.is_file():
         return by_stem
     parsed = load(spec)
-    name = parsed.value.get("name") if isinstance(parsed.value, dict) else None
+    return scenarios_by_name(spec, parsed.value.get("name") if isinstance(parsed.value, dict)
+                             else None)
+
+
+def scenarios_by_name(spec: Path, name: object) -> Path | None:
+    """The scenario file named after the spec's `name:` (a name that is one file name)."""
     if isinstance(name, str) and name and "/" not in name and "\\" not in name \
             and not name.startswith("."):
-        by_name = folder / f"{name}.yaml"
+        by_name = spec.parent / "scenarios" / f"{name}.yaml"
         if by_name.is_file():
             return by_name
     return None
