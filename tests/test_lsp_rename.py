@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -97,6 +98,20 @@ def _test(folder: Path) -> tuple[int, str]:
 def _at(text: str, needle: str) -> lsp.Position:
     row = next(i for i, line in enumerate(text.splitlines()) if needle in line)
     return lsp.Position(row, text.splitlines()[row].index(needle))
+
+
+def _helper_renamed(spec: Path) -> tuple[Any, dict[str, list[lsp.TextEdit]]]:
+    """The analysis of `spec` (SMALL) and the edits renaming its agent `helper` to `aide`."""
+    from agentspec.lsp import features
+    from agentspec.lsp.analysis import Analysis
+
+    analysis = Analysis()
+    analysis.check(spec)
+    helper = _at(SMALL, "  helper:")
+    helper.character += 2
+    edit = features.rename(analysis, spec, helper, "aide")
+    assert edit is not None and edit.changes is not None
+    return analysis, {uri: list(edits) for uri, edits in edit.changes.items()}
 
 
 def _apply(text: str, edits: list[lsp.TextEdit]) -> str:
@@ -219,7 +234,6 @@ expect:
 
 def test_rename_edits_the_names_of_the_scenario_beside_the_spec_only(tmp_path: Path) -> None:
     from agentspec.lsp import features
-    from agentspec.lsp.analysis import Analysis
     from agentspec.project_files import resolved
 
     project = tmp_path / "project"
@@ -233,14 +247,9 @@ def test_rename_edits_the_names_of_the_scenario_beside_the_spec_only(tmp_path: P
     outside.write_text("cases:\n  - name: x\n    turns: [{user: hi}]\n"
                        "    replies: {helper: [{text: hi}]}\n")
     (project / "evals" / "spec.yaml").symlink_to(outside)
-    analysis = Analysis()
-    analysis.check(spec)
-    helper = _at(SMALL, "  helper:")
-    helper.character += 2
-    edit = features.rename(analysis, spec, helper, "aide")
-    assert edit is not None and edit.changes is not None
-    assert set(edit.changes) == {spec.as_uri(), resolved(scenario).as_uri()}
-    assert _apply(SMALL_SCENARIO, edit.changes[resolved(scenario).as_uri()]) == \
+    analysis, changes = _helper_renamed(spec)
+    assert set(changes) == {spec.as_uri(), resolved(scenario).as_uri()}
+    assert _apply(SMALL_SCENARIO, changes[resolved(scenario).as_uri()]) == \
         SMALL_SCENARIO.replace("{transfer: helper}", "{transfer: aide}") \
         .replace("agent_name: helper", "agent_name: aide") \
         .replace("  helper: [{text", "  aide: [{text").replace("[helper]", "[aide]")
@@ -269,8 +278,6 @@ def test_rename_edits_the_names_of_the_scenario_beside_the_spec_only(tmp_path: P
 def test_rename_reaches_a_scenario_file_named_after_the_spec_name(tmp_path: Path) -> None:
     """`validate` and `test` find `scenarios/<name>.yaml` when no file of the stem is
     there: so does rename."""
-    from agentspec.lsp import features
-    from agentspec.lsp.analysis import Analysis
     from agentspec.project_files import resolved
 
     (tmp_path / "scenarios").mkdir()
@@ -278,10 +285,5 @@ def test_rename_reaches_a_scenario_file_named_after_the_spec_name(tmp_path: Path
     spec.write_text(SMALL)
     scenario = resolved(tmp_path / "scenarios" / "desk.yaml")  # SMALL's `name:`
     scenario.write_text(SMALL_SCENARIO)
-    analysis = Analysis()
-    analysis.check(spec)
-    helper = _at(SMALL, "  helper:")
-    helper.character += 2
-    edit = features.rename(analysis, spec, helper, "aide")
-    assert edit is not None and edit.changes is not None
-    assert len(edit.changes[scenario.as_uri()]) == 4
+    _, changes = _helper_renamed(spec)
+    assert len(changes[scenario.as_uri()]) == 4
