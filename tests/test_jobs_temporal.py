@@ -4,6 +4,7 @@ killed in the middle of a job repeats none of the model or tool calls it had fin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 from collections.abc import Iterator
@@ -76,9 +77,8 @@ def test_a_worker_killed_mid_job_repeats_no_finished_call(temporal: str,
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=30)
             second = start_worker(project, "spec.yaml", env=env)
-            done = wait_for(lambda: (found := store.get(job.id)) is not None and
-                            found.status in ("DONE", "FAILED") and found, timeout=180,
-                            what="the second worker to finish the job")
+            done = _finished(store, job.id, timeout=180,
+                             what="the second worker to finish the job")
             # delivering is an update of the job's workflow: a worker answers it
             assert len(store.undelivered("crunch", "user", "s")) == 1
             assert store.mark_delivered(job.id) and not store.mark_delivered(job.id)
@@ -144,9 +144,8 @@ def test_an_approval_inside_a_job_waits_for_a_person_across_a_worker_kill(
             assert answered.returncode == 0, answered.stderr
             assert _runs(log) == ["step_one"]  # nothing ran while nobody was there
             second = start_worker(project, "spec.yaml", env=env)
-            done = wait_for(lambda: (found := store.get(job.id)) is not None and
-                            found.status in ("DONE", "FAILED") and found, timeout=180,
-                            what="the second worker to finish the job")
+            done = _finished(store, job.id, timeout=180,
+                             what="the second worker to finish the job")
         finally:
             first.kill()
             if second is not None:
@@ -386,8 +385,6 @@ def test_a_call_asked_again_with_other_args_waits_for_a_new_answer(temporal: str
 
     from agentspec.runtime.jobs.temporal_workflow import ANSWER, APPROVALS, RUN_ACTIVITY
 
-    url = task_queue_url(temporal)
-    queue = url.split("task_queue=")[1].split("&")[0]
     key = json.dumps(["tool", "cruncher", "write", 0])
     given: list[dict[str, Any]] = []
 
@@ -405,9 +402,7 @@ def test_a_call_asked_again_with_other_args_waits_for_a_new_answer(temporal: str
             return asked({"path": "../b.txt"})
         return {ANSWER: json.dumps((decisions or {}).get(key, {}).get("args"))}
 
-    stop, thread = _in_process_worker(temporal, queue, run)
-    store = open_store(url)
-    try:
+    with _worker_and_store(temporal, run) as store:
         job, _ = store.enqueue(_request())
         wait_for(lambda: store.approvals(job.id), timeout=60, what="the first question")
         store.answer(job.id, None, "approve")
@@ -422,20 +417,15 @@ def test_a_call_asked_again_with_other_args_waits_for_a_new_answer(temporal: str
             await handle.signal("decide", stale)
         store._call(send_stale())  # type: ignore[attr-defined]
         store.answer(job.id, None, "reject")
-        done = wait_for(lambda: (found := store.get(job.id)) is not None and
-                        found.status in ("DONE", "FAILED") and found, timeout=60,
-                        what="the job to finish")
-    finally:
-        stop.set()
-        thread.join(timeout=60)
-        store.close()
+        done = _finished(store, job.id)
     assert (done.status, done.result) == ("DONE", json.dumps({"path": "../b.txt"}))
     assert len(given) == 3 and given[2][key]["kind"] == "reject", given
 
 
-def _in_process_worker(temporal: str, queue: str, run: Any) -> tuple[Any, Any]:
-    """A worker of the job workflow with `run` as the attempt activity, in a thread of its
-    own until the event it returns is set."""
+@contextlib.contextmanager
+def _worker_and_store(temporal: str, run: Any) -> Iterator[Any]:
+    """The job store on a task queue of its own, served by a worker of the job workflow with
+    `run` as the attempt activity, in a thread of its own until the block ends."""
     import asyncio
     import threading
 
@@ -444,6 +434,8 @@ def _in_process_worker(temporal: str, queue: str, run: Any) -> tuple[Any, Any]:
 
     from agentspec.runtime.jobs.temporal_workflow import JobWorkflow
 
+    url = task_queue_url(temporal)
+    queue = url.split("task_queue=")[1].split("&")[0]
     stop = threading.Event()
 
     def work() -> None:
@@ -456,7 +448,20 @@ def _in_process_worker(temporal: str, queue: str, run: Any) -> tuple[Any, Any]:
 
     thread = threading.Thread(target=work)
     thread.start()
-    return stop, thread
+    store = open_store(url)
+    try:
+        yield store
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+        store.close()
+
+
+def _finished(store: Any, job_id: str, *, timeout: float = 60,
+              what: str = "the job to finish") -> Any:
+    """The job's record once it is done or failed."""
+    return wait_for(lambda: (found := store.get(job_id)) is not None and
+                    found.status in ("DONE", "FAILED") and found, timeout=timeout, what=what)
 
 
 @pytest.mark.slow
@@ -468,8 +473,6 @@ def test_a_call_answered_once_refuses_a_second_answer(temporal: str) -> None:
 
     from agentspec.runtime.jobs.temporal_workflow import ANSWER, APPROVALS, RUN_ACTIVITY
 
-    url = task_queue_url(temporal)
-    queue = url.split("task_queue=")[1].split("&")[0]
     keys = [json.dumps(["tool", "cruncher", "write", n]) for n in (0, 1)]
 
     @activity.defn(name=RUN_ACTIVITY)
@@ -482,9 +485,7 @@ def test_a_call_answered_once_refuses_a_second_answer(temporal: str) -> None:
                                 for n, key in enumerate(keys)]}
         return {ANSWER: json.dumps([decisions[key]["kind"] for key in keys])}
 
-    stop, thread = _in_process_worker(temporal, queue, run)
-    store = open_store(url)
-    try:
+    with _worker_and_store(temporal, run) as store:
         job, _ = store.enqueue(_request())
         wait_for(lambda: store.approvals(job.id), timeout=60, what="the questions")
         store.answer(job.id, 1, "approve")
@@ -493,11 +494,5 @@ def test_a_call_answered_once_refuses_a_second_answer(temporal: str) -> None:
         with pytest.raises(StoreError, match=r"already answered \(approve\)"):
             store.answer(job.id, 1, "reject")
         store.answer(job.id, 2, "reject")
-        done = wait_for(lambda: (found := store.get(job.id)) is not None and
-                        found.status in ("DONE", "FAILED") and found, timeout=60,
-                        what="the job to finish")
-    finally:
-        stop.set()
-        thread.join(timeout=60)
-        store.close()
+        done = _finished(store, job.id)
     assert (done.status, done.result) == ("DONE", json.dumps(["approve", "reject"]))
