@@ -17,8 +17,8 @@ from agentspec.contract.virtual_paths import MAX_NAME_CHARS, MAX_PATH_CHARS, Bac
 
 __all__ = ["GREP_LIMIT", "MAX_EDIT_CHARS", "MAX_PATH_CHARS", "MAX_NAME_CHARS", "Backend",
            "BackendError", "ExecuteResult", "FileInfo", "GlobBudget", "GrepMatch", "ShellCapable",
-           "apply_edit", "glob_match", "grep_glob_match", "matching_lines", "normalize",
-           "relative_to", "require_pattern"]
+           "apply_edit", "glob_match", "grep_glob_match", "is_utf8", "matching_lines",
+           "normalize", "relative_to", "require_pattern"]
 
 GREP_LIMIT = 1000
 """Backends return at most this many grep matches; the tools say when the cap was hit."""
@@ -83,6 +83,16 @@ def relative_to(path: str, base: str) -> str | None:
     if path.startswith(base + "/"):
         return path[len(base) + 1:]
     return None
+
+
+def is_utf8(text: str) -> bool:
+    """False for text no file system or database keeps: a lone surrogate (a name that was not
+    valid UTF-8 on disk, surrogate-escaped by Python, or one a model wrote)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def require_pattern(pattern: str) -> None:

@@ -30,6 +30,7 @@ from agentspec.runtime.backends import (
     apply_edit,
     glob_match,
     grep_glob_match,
+    is_utf8,
     matching_lines,
     normalize,
     require_pattern,
@@ -50,15 +51,6 @@ _TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBL
                | os.O_CLOEXEC)
 
 
-def _addressable(name: str) -> bool:
-    """False for names that were not valid UTF-8 on disk (surrogate-escaped by Python)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 MAX_DEPTH = 256
 """Directories glob and grep descend below the path they search (each is held open on the
 way down, so this also bounds the descriptors a walk holds)."""
@@ -72,7 +64,7 @@ def _listing(fd: int) -> tuple[list[tuple[str, bool]], list[str]]:
     try:
         with os.scandir(fd) as entries:
             for entry in entries:
-                if not _addressable(entry.name):
+                if not is_utf8(entry.name):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     directories.append(entry.name)
@@ -209,7 +201,7 @@ class FilesystemBackend(Transfers):
         try:
             with os.scandir(fd) as entries:
                 for entry in entries:
-                    if not _addressable(entry.name):
+                    if not is_utf8(entry.name):
                         continue
                     child = f"{base}/{entry.name}"
                     try:

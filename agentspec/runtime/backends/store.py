@@ -30,6 +30,7 @@ from agentspec.runtime.backends import (
     apply_edit,
     glob_match,
     grep_glob_match,
+    is_utf8,
     matching_lines,
     normalize,
     relative_to,
@@ -67,19 +68,11 @@ def _under(path: str) -> str:
     return path.rstrip("/") + "/"
 
 
-def _unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _clean(path: str) -> str:
     """`normalize`d, and a BackendError naming the path when no database can keep it (a lone
     surrogate): the model's to fix, not the database's."""
     clean = normalize(path)
-    if not _unicode(clean):
+    if not is_utf8(clean):
         raise BackendError(f"The path {path!r} is not valid Unicode text; use another name.")
     return clean
 
@@ -208,7 +201,7 @@ class StoreBackend(Transfers):
         require_pattern(pattern)
         path = _clean(path)
         out: list[GrepMatch] = []
-        if "\x00" in pattern or not _unicode(pattern):  # no file here holds one (and the
+        if "\x00" in pattern or not is_utf8(pattern):  # no file here holds one (and the
             return out  # databases take neither)
         budget = GlobBudget()
         for name, content in self._below(path, "path, content",
