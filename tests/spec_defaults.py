@@ -73,3 +73,13 @@ def spec_job_request(**given: Any) -> Any:
 
     spec = Jobs()
     return JobRequest(**{"max_attempts": spec.max_attempts, "on_done": spec.on_done, **given})
+
+
+def spec_openapi_toolset(document: Any, **given: Any) -> Any:
+    """The toolset of an OpenAPI tool written with only `openapi: FILE` (every operation, no
+    prefix, the document's server, no private network, no auth), `given` replaced."""
+    from agentspec.runtime.openapi import openapi_toolset
+
+    return openapi_toolset(document, **{"operations": None, "prefix": None, "server": None,
+                                        "private_network": False, "auth_scheme": None,
+                                        "auth_credential": None, **given})

@@ -21,6 +21,7 @@ from agentspec.compiler import build_objects, compile_spec, emit_package, write_
 from agentspec.contract.openapi import tool_names
 from agentspec.runtime.harness.approvals import Decision
 from tests.buildkit import approved_turn, package_loader, scripted_turn, service_account_key
+from tests.spec_defaults import spec_openapi_toolset
 
 TOKEN = "pet-t0ken-from-env"
 
@@ -235,20 +236,16 @@ def test_validate_names_operations_as_adk_does() -> None:
 
 def test_the_document_is_read_again_when_the_app_is_loaded(tmp_path: Path) -> None:
     """A document gone since validate ran is an error naming the file, not ADK's."""
-    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+    from agentspec.runtime.openapi import OpenApiDocumentError
 
     with pytest.raises(OpenApiDocumentError, match="petstore.yaml"):
-        openapi_toolset(tmp_path / "petstore.yaml", operations=None, prefix=None,
-                        server=None, private_network=False, auth_scheme=None,
-                        auth_credential=None)
+        spec_openapi_toolset(tmp_path / "petstore.yaml")
     for text, problem in (("- a list\n", "not a mapping"),
                           (GOOD.replace("summary: One pet.", "parameters: 5"),
                            "ADK cannot turn the OpenAPI document .* into tools: TypeError")):
         (tmp_path / "petstore.yaml").write_text(text)
         with pytest.raises(OpenApiDocumentError, match=problem):
-            openapi_toolset(tmp_path / "petstore.yaml", operations=None, prefix=None,
-                            server=None, private_network=False, auth_scheme=None,
-                            auth_credential=None)
+            spec_openapi_toolset(tmp_path / "petstore.yaml")
 
 
 def _codes(tmp_path: Path, document: str, tool: str) -> list[str]:
@@ -639,13 +636,12 @@ def test_references_that_expand_without_bound_are_refused(tmp_path: Path) -> Non
     schemas referring six times to the next, twelve deep, made billions of values, and the
     build or the app load ran for ever. Validate refuses it (AS327), the load too; a schema
     that refers to itself (a tree) is fine."""
-    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+    from agentspec.runtime.openapi import OpenApiDocumentError
 
     bomb = _ref_bomb(6, 12)
     assert _codes(tmp_path, bomb, "{openapi: api.yaml}") == ["AS327 api.yaml"]
     with pytest.raises(OpenApiDocumentError, match="expands to more than 100,000 values"):
-        openapi_toolset(tmp_path / "api.yaml", operations=None, prefix=None, server=None,
-                        private_network=False, auth_scheme=None, auth_credential=None)
+        spec_openapi_toolset(tmp_path / "api.yaml")
     tree = json.loads(_ref_bomb(1, 1))
     tree["components"]["schemas"]["S0"]["properties"]["p0"]["$ref"] = \
         "#/components/schemas/S0"
@@ -727,7 +723,7 @@ def test_a_document_changed_into_a_bomb_after_validate_is_an_error_at_load(
     """The app reads the document again when it loads: nested 200,000 deep it raised a
     RecursionError (a traceback, not the project's file named); YAML aliases nested ten
     deep (10^10 values from a few lines) are measured without walking each copy."""
-    from agentspec.runtime.openapi import OpenApiDocumentError, openapi_toolset
+    from agentspec.runtime.openapi import OpenApiDocumentError
 
     aliases = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n"
                       for i in range(1, 11))
@@ -738,9 +734,7 @@ def test_a_document_changed_into_a_bomb_after_validate_is_an_error_at_load(
              "expands to more than 100,000 values")):
         (tmp_path / "api.yaml").write_text(text)
         with pytest.raises(OpenApiDocumentError, match=problem):
-            openapi_toolset(tmp_path / "api.yaml", operations=None, prefix=None,
-                            server=None, private_network=False, auth_scheme=None,
-                            auth_credential=None)
+            spec_openapi_toolset(tmp_path / "api.yaml")
 
 
 def test_a_server_with_a_token_in_its_user_part_is_refused_without_showing_it(
