@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import glob
-import os
 import sys
-import types
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,19 +66,6 @@ def expand(patterns: tuple[str, ...]) -> tuple[list[Path], set[Path], list[Diagn
     return list(dict.fromkeys(files)), named, missing
 
 
-def _without_pydantic_plugins() -> None:
-    """validate runs no user code, so pydantic's plugins are not looked for: finding them
-    reads the entry points of every installed distribution, and merely importing pydantic's
-    plugin loader imports `importlib.metadata` (about 25 ms). When plugins are off, the loader
-    is a module whose `get_plugins` answers none, as pydantic's own does then."""
-    if os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__") not in ("__all__", "1", "true"):
-        return
-    if "pydantic.plugin._loader" not in sys.modules:
-        loader = types.ModuleType("pydantic.plugin._loader")
-        loader.get_plugins = tuple  # type: ignore[attr-defined]
-        sys.modules["pydantic.plugin._loader"] = loader
-
-
 @click.command(name="validate")
 @click.argument("specs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="concise",
@@ -115,7 +100,9 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     Exit status: 0 when clean, 1 when a spec has errors (or warnings with --strict),
     2 for a usage error (a named file that cannot be read) or an internal failure.
     """
-    _without_pydantic_plugins()
+    from agentspec.language.prebuilt import without_plugins
+
+    without_plugins()
     from agentspec.evaluation.discover import default_evals
     from agentspec.testing.discover import default_scenarios
     from agentspec.validate.check import check

@@ -19,6 +19,7 @@ import pickle
 import secrets
 import stat
 import sys
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
     Validator: TypeAlias = SchemaValidator | PluggableSchemaValidator
 
-__all__ = ["Validator", "cache_directory", "validator"]
+__all__ = ["Validator", "cache_directory", "validator", "without_plugins"]
 
 PACKAGE = Path(__file__).resolve().parent.parent
 _SUFFIX = ".validator"
@@ -74,14 +75,33 @@ def _cached(name: str, kind: Any) -> Validator:
         os.close(folder)
 
 
+#: the values of PYDANTIC_DISABLE_PLUGINS with which pydantic looks for no plugin at all
+_PLUGINS_OFF = ("__all__", "1", "true")
+
+
 def _plugins_on() -> bool:
     """Whether pydantic's plugins (installed distributions' `pydantic` entry points) see
     validations in this process: they wrap each validator they are given, so a cached one,
     built without them, would hide the spec's validation from them."""
-    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in ("__all__", "1", "true"):
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in _PLUGINS_OFF:
         return False  # pydantic's own test, without importing its loader
     from pydantic.plugin._loader import get_plugins
     return bool(tuple(get_plugins()))
+
+
+def without_plugins() -> None:
+    """Turns pydantic's plugins off for this process unless the environment already says
+    which to use (`validate` runs no user code to be observed). Finding plugins reads the entry
+    points of every installed distribution, and merely importing pydantic's plugin loader
+    imports `importlib.metadata` (about 25 ms): when they are off, the loader is a module whose
+    `get_plugins` answers none, as pydantic's own does then (`get_plugins` is the one name
+    pydantic imports from it)."""
+    if os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", _PLUGINS_OFF[0]) not in _PLUGINS_OFF:
+        return
+    if "pydantic.plugin._loader" not in sys.modules:
+        loader = types.ModuleType("pydantic.plugin._loader")
+        loader.get_plugins = tuple  # type: ignore[attr-defined]
+        sys.modules["pydantic.plugin._loader"] = loader
 
 
 def _build(kind: Any) -> Validator:
@@ -91,7 +111,8 @@ def _build(kind: Any) -> Validator:
 
 
 def cache_directory() -> Path | None:
-    """The cache directory, made when missing, or None when it is off or not safe to use."""
+    """The cache directory, made when missing, or None when it is off or cannot be made
+    (whether it is safe to use is judged through its descriptor: `_open_private`)."""
     if not hasattr(os, "getuid"):
         return None  # ownership cannot be checked the same way (Windows): no cache
     chosen = os.environ.get("AGENTSPEC_CACHE_DIR")
@@ -106,7 +127,7 @@ def cache_directory() -> Path | None:
         return None  # relative to wherever the command runs: never a cache
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return directory if _private(os.lstat(directory), stat.S_ISDIR) else None
+        return directory
     except (OSError, ValueError):
         return None
 
