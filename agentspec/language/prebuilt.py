@@ -16,8 +16,6 @@ import functools
 import hashlib
 import os
 import pickle
-import secrets
-import stat
 import sys
 import types
 from pathlib import Path
@@ -27,6 +25,8 @@ import pydantic
 import pydantic_core
 from pydantic import TypeAdapter
 from pydantic_core import SchemaValidator
+
+from agentspec.usercache import cache_directory, open_private, read_entry, write_entry
 
 if TYPE_CHECKING:
     from pydantic.plugin._schema_validator import PluggableSchemaValidator
@@ -56,7 +56,7 @@ def _cached(name: str, kind: Any) -> Validator:
     directory = cache_directory()
     if directory is None or _plugins_on():
         return _build(kind)
-    folder = _open_private(directory)
+    folder = open_private(directory)
     if folder is None:
         return _build(kind)
     try:  # by the descriptor from here on: the folder judged is the folder read and written
@@ -110,34 +110,6 @@ def _build(kind: Any) -> Validator:
     return adapter.validator
 
 
-def cache_directory() -> Path | None:
-    """The cache directory, made when missing, or None when it is off or cannot be made
-    (whether it is safe to use is judged through its descriptor: `_open_private`)."""
-    if not hasattr(os, "getuid"):
-        return None  # ownership cannot be checked the same way (Windows): no cache
-    chosen = os.environ.get("AGENTSPEC_CACHE_DIR")
-    if chosen is not None:
-        if not chosen:
-            return None
-        directory = Path(chosen)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        directory = Path(base) / "agentspec"
-    if not directory.is_absolute():
-        return None  # relative to wherever the command runs: never a cache
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return directory
-    except (OSError, ValueError):
-        return None
-
-
-def _private(info: os.stat_result, kind: Any) -> bool:
-    """Of the right kind (not a link), this user's, and writable by nobody else."""
-    return bool(kind(info.st_mode)) and info.st_uid == os.getuid() and \
-        not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 @functools.cache
 def _fingerprint() -> str | None:
     """The install (where the package is: each virtual environment keeps its own entries),
@@ -162,36 +134,12 @@ def _fingerprint() -> str | None:
     return f"{place}-{digest.hexdigest()}" if modules else None
 
 
-def _open_private(directory: Path) -> int | None:
-    """A descriptor of `directory` when it is private (see `_private`), else None: a folder
-    swapped for another after this check (by whoever can write its parent) is not the one
-    used."""
-    if not {os.open, os.rename, os.unlink} <= os.supports_dir_fd \
-            or os.listdir not in os.supports_fd:
-        return None
-    try:
-        folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except (OSError, ValueError):
-        return None
-    try:
-        if _private(os.fstat(folder), stat.S_ISDIR):
-            return folder
-    except OSError:
-        pass
-    os.close(folder)
-    return None
-
-
 def _load(folder: int, entry: str) -> SchemaValidator | None:
-    try:
-        descriptor = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
-    except OSError:
+    data = read_entry(folder, entry)
+    if data is None:
         return None
     try:
-        with os.fdopen(descriptor, "rb") as file:
-            if not _private(os.fstat(file.fileno()), stat.S_ISREG):
-                return None
-            loaded = pickle.loads(file.read())
+        loaded = pickle.loads(data)
     except Exception:  # noqa: BLE001 - a damaged entry is rebuilt, whatever it raises
         return None
     return loaded if isinstance(loaded, SchemaValidator) else None
@@ -205,20 +153,11 @@ def _store(folder: int, entry: str, built: SchemaValidator) -> None:
     except Exception:  # noqa: BLE001 - a validator that cannot be pickled is not kept
         return
     prefix = entry.rsplit("-", 1)[0] + "-"
-    temporary = f".{entry}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                             0o600, dir_fd=folder)
-    except OSError:
+    if not write_entry(folder, entry, data):
         return
     try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.rename(temporary, entry, src_dir_fd=folder, dst_dir_fd=folder)  # POSIX: replaces
         names = os.listdir(folder)
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=folder)
         return
     for old in names:
         if old != entry and old.startswith(prefix) and old.endswith(_SUFFIX) and \
