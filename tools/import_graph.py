@@ -30,7 +30,7 @@ ORDER = ("core", "kindapi", "language", "parse", "resolve", "validate", "ir", "e
          "bundle", "review", "kinds", "adkimport", "testing", "evaluation", "init", "api", "lsp",
          "cli")
 CORE = {"source", "diagnostics", "project_files", "pysource", "safefs", "stdlib_boundary",
-        "__init__"}
+        "usercache", "__init__"}
 #: stages that build runtime objects or name runtime code
 USES_RUNTIME = {"emit", "compiler", "testing", "evaluation", "cli"}
 

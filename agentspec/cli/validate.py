@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from agentspec.cli import remembered
 from agentspec.diagnostics import (
     FORMATS,
     REGISTRY,
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
     from agentspec.testing.names import SpecContext
 
 
-def selectors(values: tuple[str, ...], option: str) -> tuple[Selector, ...]:
+def selectors(values: tuple[str, ...], option: str, notes: list[str]) -> tuple[Selector, ...]:
     """`--select`/`--ignore` entries as selectors; one that names no code is a usage
-    error."""
+    error. Warnings for the user go to `notes`."""
     found: list[Selector] = []
     for entry in split(values):
         parsed = selector(entry)
@@ -40,8 +41,8 @@ def selectors(values: tuple[str, ...], option: str) -> tuple[Selector, ...]:
             raise click.UsageError(f"{option} {entry!r} names no code"
                                    + (f" ({hint})" if hint else ""))
         if parsed.only_errors and option == "--ignore":
-            click.echo(f"agentspec: warning: --ignore {entry} names only errors, which are "
-                       "always reported", err=True)
+            notes.append(f"agentspec: warning: --ignore {entry} names only errors, which are "
+                         "always reported\n")
         found.append(parsed)
     if values and not found:
         raise click.UsageError(f"{option} names nothing")
@@ -107,7 +108,9 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     from agentspec.testing.discover import default_scenarios
     from agentspec.validate.check import check
 
-    chosen = (selectors(select, "--select") if select else None, selectors(ignore, "--ignore"))
+    notes: list[str] = []  # what goes to standard error
+    chosen = (selectors(select, "--select", notes) if select else None,
+              selectors(ignore, "--ignore", notes))
     files, named, diagnostics = expand(specs)
     sources: dict[str, SourceFile] = {}
     unreadable = False
@@ -162,13 +165,17 @@ def command(specs: tuple[str, ...], fmt: str, environment: str | None, strict: b
     if strict:
         diagnostics = [d.as_error() for d in diagnostics]
     diagnostics = normalize(diagnostics)
-    click.echo(render(diagnostics, sources, fmt), nl=False)
+    out = render(diagnostics, sources, fmt)
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)
     if fmt == "concise":
         checked = f"{len(files)} spec{'s' * (len(files) != 1)}" + (
             f", {len(scenarios)} scenario file{'s' * (len(scenarios) != 1)}"
             if scenarios else "") + (
             f", {len(evals)} eval file{'s' * (len(evals) != 1)}" if evals else "")
-        status = "ok" if not errors else "failed"
-        click.echo(f"{status}: {checked}, {summary(diagnostics)}", err=True)
-    sys.exit(2 if unreadable else 1 if errors else 0)
+        verdict = "ok" if not errors else "failed"
+        notes.append(f"{verdict}: {checked}, {summary(diagnostics)}\n")
+    status = 2 if unreadable else 1 if errors else 0
+    remembered.keep(out, "".join(notes), status)
+    click.echo(out, nl=False)
+    click.echo("".join(notes), err=True, nl=False)
+    sys.exit(status)

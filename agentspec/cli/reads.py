@@ -1,0 +1,322 @@
+"""What a command read: every file it opened or looked at, every folder it listed and every
+module it ran, recorded while it runs, so that its output can be replayed while all of them
+are as they were (cli/remembered.py).
+
+Opening and listing are seen through Python's audit hooks, looking at a path (`os.stat`,
+`os.lstat`, `os.readlink`, `os.access`, and `os.open` with a `dir_fd`, which the audit event
+does not carry) through wrappers of those functions. Anything the record cannot pin down
+makes the run one not to replay: a subprocess, the network, a change of directory, a write
+outside the caches, an audit event it does not know, a descriptor it cannot name.
+Standard library only, like the replay.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["LOOK", "MODULE", "OPEN", "Reads", "folder_stamp", "record", "recorded", "stamp"]
+
+#: how a path was read: opened (its stamp holds a digest of its content), looked at (its type,
+#: size and modification time: what a `stat` tells), or run as a module (as Python judges its
+#: `.pyc` files: size and modification time)
+OPEN, LOOK, MODULE = "open", "look", "module"
+#: a path's stamp, JSON-friendly; `["absent", errno]` for a path that is not there
+Stamp = list[int | str]
+#: an opened file larger than this is not digested: the run is not kept
+LARGEST = 16 * 1024 * 1024
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+#: events that read or change nothing outside the process
+_HARMLESS = frozenset({
+    "builtins.id", "compile", "exec", "import", "marshal.loads", "marshal.dumps",
+    "object.__getattr__", "object.__setattr__", "object.__delattr__", "sys._getframe",
+    "sys._getframemodulename", "code.__new__", "function.__new__", "os.putenv", "os.unsetenv",
+    "glob.glob", "glob.glob/2", "os.walk", "os.fwalk", "pathlib.Path.glob", "pathlib.Path.rglob",
+    "sys.addaudithook", "sys.excepthook", "sys.unraisablehook", "os.getxattr", "os.listxattr",
+    "array.__new__", "pickle.find_class", "gc.get_referrers", "gc.get_referents",
+    "gc.get_objects", "sys._current_frames", "sys.settrace", "sys.setprofile", "time.sleep",
+})
+#: events that change files: (index of a path, index of its `dir_fd` or None), per path
+_CHANGES: dict[str, tuple[tuple[int, int | None], ...]] = {
+    "os.mkdir": ((0, 2),), "os.remove": ((0, 1),), "os.rmdir": ((0, 1),),
+    "os.rename": ((0, 2), (1, 3)), "os.link": ((0, 2), (1, 3)), "os.symlink": ((1, 2),),
+    "os.chmod": ((0, 2),), "os.chown": ((0, 3),), "os.utime": ((0, 3),),
+    "os.truncate": ((0, None),), "os.chflags": ((0, None),), "os.lchflags": ((0, None),),
+    "os.setxattr": ((0, None),), "os.removexattr": ((0, None),), "shutil.rmtree": ((0, 1),),
+    "shutil.copyfile": ((1, None),), "shutil.copymode": ((1, None),),
+    "shutil.copystat": ((1, None),), "shutil.copytree": ((1, None),),
+    "shutil.move": ((0, None), (1, None)), "os.mkfifo": ((0, 2),), "os.mknod": ((0, 3),),
+}
+_CHANGES["os.replace"] = _CHANGES["os.rename"]
+
+
+@dataclass
+class Reads:
+    """What a finished run read, stamped once it ended."""
+
+    #: (path, follows links, how it was read) -> its stamp
+    paths: dict[tuple[str, bool, str], Stamp]
+    #: folder -> the stamp of its listing
+    folders: dict[str, str]
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.active = False
+        self.cwd = ""
+        self.ignored: tuple[str, ...] = ()
+        self.started_ns = 0
+        #: (path, follows links, how) -> what a `stat` told when it was first read
+        self.paths: dict[tuple[str, bool, str], Stamp] = {}
+        #: folder -> its listing when it was first listed
+        self.folders: dict[str, str] = {}
+        self.refused: str | None = None
+        self.dir_fd: int | None = None  # the `dir_fd` of the `os.open` under way
+        self.busy = False  # looking for itself: its own calls are not the run's
+
+    def refuse(self, why: str) -> None:
+        if self.refused is None:
+            self.refused = why
+
+    def place(self, path: Any, dir_fd: int | None = None) -> str | None:
+        """The absolute path `path` names (relative to `dir_fd` or the working directory);
+        None for a descriptor (what it was opened as was recorded then)."""
+        if isinstance(path, int):
+            return None
+        try:
+            name = os.fsdecode(os.fspath(path))
+        except (TypeError, ValueError):
+            self.refuse(f"an unknown kind of path: {type(path).__name__}")
+            return None
+        if os.path.isabs(name):
+            return name
+        if dir_fd is None:
+            return os.path.join(self.cwd, name)
+        base = _descriptor_path(dir_fd)
+        if base is None:
+            self.refuse("a directory descriptor whose path is unknown")
+            return None
+        return os.path.join(base, name)
+
+    def ours(self, place: str) -> bool:
+        """Whether `place` is in the caches (agentspec's, and Python's `__pycache__`), whose
+        writes change no output."""
+        return os.path.join(place, "").startswith(self.ignored) or \
+            f"{os.sep}__pycache__{os.sep}" in place
+
+    def add(self, place: str, follow: bool, how: str) -> None:
+        key = (place, follow, how)
+        if key not in self.paths:
+            self.busy = True
+            try:
+                self.paths[key] = stamp(place, follow, LOOK)
+            finally:
+                self.busy = False
+
+    def note(self, path: Any, dir_fd: int | None, follow: bool) -> None:
+        if self.busy or isinstance(path, int):
+            return
+        place = self.place(path, dir_fd)
+        if place is not None and not self.ours(place):
+            self.add(place, follow, LOOK)
+
+    def listing(self, path: Any) -> None:
+        place = _descriptor_path(path) if isinstance(path, int) else self.place(path)
+        if place is None:
+            self.refuse("a listed directory whose path is unknown")
+        elif not self.ours(place) and place not in self.folders:
+            self.busy = True
+            try:
+                self.folders[place] = folder_stamp(place)
+            finally:
+                self.busy = False
+
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.active or self.busy or event in _HARMLESS:
+            return
+        if event == "open":
+            self.opened(*args[:3])
+        elif event in ("os.listdir", "os.scandir"):
+            self.listing(args[0] if args else ".")
+        elif event in _CHANGES:
+            for index, fd_index in _CHANGES[event]:
+                dir_fd = args[fd_index] if fd_index is not None and fd_index < len(args) \
+                    else None
+                place = self.place(args[index], dir_fd if isinstance(dir_fd, int) and
+                                   dir_fd >= 0 else None)
+                if place is None or not self.ours(place):
+                    self.refuse(f"{event} {place or args[index]!r}")
+        else:
+            self.refuse(f"the audit event {event}")
+
+    def opened(self, path: Any, mode: str | None, flags: int | None) -> None:
+        writes = (mode is not None and any(c in mode for c in "wax+")) or \
+            (mode is None and flags is not None and bool(flags & _WRITE_FLAGS))
+        if isinstance(path, int):
+            return
+        place = self.place(path, self.dir_fd if mode is None else None)
+        if place is None or self.ours(place):
+            return
+        if writes:
+            self.refuse(f"a write to {place}")
+        else:
+            self.add(place, True, OPEN)
+
+
+_RECORDER = _Recorder()
+_REAL_STAT, _REAL_READLINK = os.stat, os.readlink
+
+
+def _descriptor_path(fd: int) -> str | None:
+    try:
+        found = _REAL_READLINK(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return found if os.path.isabs(found) else None
+
+
+def _wrapped(real: Callable[..., Any], follow_default: bool,
+             noting: Callable[[Any, int | None, bool], None]) -> Callable[..., Any]:
+    def wrapper(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if _RECORDER.active and not _RECORDER.busy:
+            dir_fd = kwargs.get("dir_fd")
+            noting(path, dir_fd, kwargs.get("follow_symlinks", follow_default))
+        return real(path, *args, **kwargs)
+    wrapper.__wrapped__ = real  # type: ignore[attr-defined]
+    wrapper.__name__ = real.__name__
+    return wrapper
+
+
+def _open(real: Callable[..., int]) -> Callable[..., int]:
+    def wrapper(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        _RECORDER.dir_fd = dir_fd
+        try:
+            return real(path, flags, mode, dir_fd=dir_fd)
+        finally:
+            _RECORDER.dir_fd = None
+    wrapper.__wrapped__ = real  # type: ignore[attr-defined]
+    return wrapper
+
+
+_INSTALLED: list[bool] = []
+#: what `os` says its functions support, as sets of the functions
+_SUPPORTS = ("supports_dir_fd", "supports_fd", "supports_follow_symlinks",
+             "supports_effective_ids")
+
+
+def _replace(name: str, wrapper: Callable[..., Any]) -> None:
+    """`os.<name>` becomes `wrapper`, supporting what the function it wraps supports."""
+    real = getattr(os, name)
+    for supports in _SUPPORTS:
+        functions = getattr(os, supports, None)
+        if isinstance(functions, set) and real in functions:
+            functions.add(wrapper)
+    setattr(os, name, wrapper)
+
+
+def record(ignored: Iterable[str]) -> None:
+    """Start recording what this process reads; writes under `ignored` (folders) are not
+    counted. Audit hooks cannot be removed: the hook is added once and stays idle after."""
+    if not _INSTALLED:
+        if not sys.platform.startswith("linux"):
+            return  # descriptors are named through /proc: elsewhere nothing is replayed
+        sys.addaudithook(_RECORDER.hook)
+        for name, follow in (("stat", True), ("lstat", False), ("readlink", False),
+                             ("access", True)):
+            _replace(name, _wrapped(getattr(os, name), follow, _RECORDER.note))
+        _replace("open", _open(os.open))
+        _INSTALLED.append(True)
+    _RECORDER.cwd = os.getcwd()
+    _RECORDER.ignored = tuple(os.path.join(p, "") for p in ignored)
+    _RECORDER.paths.clear()
+    _RECORDER.folders.clear()
+    _RECORDER.refused = None
+    _RECORDER.active = True
+
+
+def recorded() -> tuple[Reads | None, str | None]:
+    """Stop recording: what the run read, stamped now, or None and why it cannot be
+    replayed."""
+    if not _INSTALLED or not _RECORDER.active:
+        return None, "nothing was recorded"
+    _RECORDER.active = False
+    if _RECORDER.refused is not None:
+        return None, _RECORDER.refused
+    for (place, follow, _), early in _RECORDER.paths.items():
+        if stamp(place, follow, LOOK) != early:
+            return None, f"{place} changed while it was read"
+    for folder, early_listing in _RECORDER.folders.items():
+        if folder_stamp(folder) != early_listing:
+            return None, f"{folder} changed while it was listed"
+    paths: dict[tuple[str, bool, str], Stamp] = {}
+    for place, follow, how in _RECORDER.paths:
+        found = stamp(place, follow, how)
+        if how == OPEN and found[0] not in (stat.S_IFREG, stat.S_IFDIR, "absent"):
+            return None, f"{place} is neither a regular file nor a folder"
+        if found[0] == "unread":
+            return None, f"{place} could not be digested"
+        paths[(place, follow, how)] = found
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            place = os.path.join(_RECORDER.cwd, file)
+            paths[(place, True, MODULE)] = stamp(place, True, MODULE)
+    folders = dict(_RECORDER.folders)
+    for entry in sys.path:  # where a new module could shadow one this run imported
+        place = os.path.join(_RECORDER.cwd, entry)
+        folders.setdefault(place, folder_stamp(place))
+    return Reads(dict(sorted(paths.items())), dict(sorted(folders.items()))), None
+
+
+def stamp(place: str, follow: bool, how: str) -> Stamp:
+    """What `place` is now, as `how` it was read: the stamp a replay compares."""
+    try:
+        info = _REAL_STAT(place, follow_symlinks=follow)
+    except OSError as error:
+        return ["absent", error.errno or 0]
+    except ValueError:
+        return ["absent", 0]
+    kind = stat.S_IFMT(info.st_mode)
+    if stat.S_ISDIR(info.st_mode):
+        return [kind]  # looked at, not listed: its entries are not what was read
+    if how != OPEN or not stat.S_ISREG(info.st_mode):
+        return [kind, info.st_size, info.st_mtime_ns]
+    if info.st_size > LARGEST:
+        return ["unread"]
+    import hashlib
+
+    try:
+        with open(place, "rb") as file:
+            digest = hashlib.file_digest(file, lambda: hashlib.blake2b(digest_size=20))
+    except OSError:
+        return ["unread"]
+    return [kind, info.st_size, digest.hexdigest()]
+
+
+def folder_stamp(folder: str) -> str:
+    """The names in `folder` and what each is (without following links), or why it could not
+    be listed."""
+    try:
+        with os.scandir(folder) as entries:
+            listed = sorted(f"{e.name}\0{_entry_kind(e)}" for e in entries)
+    except OSError as error:
+        return f"unlisted {error.errno}"
+    except ValueError:
+        return "unlisted"
+    import hashlib
+
+    return hashlib.blake2b("\n".join(listed).encode(errors="surrogateescape"),
+                           digest_size=16).hexdigest()
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> str:
+    try:
+        return "l" if entry.is_symlink() else "d" if entry.is_dir(follow_symlinks=False) \
+            else "f" if entry.is_file(follow_symlinks=False) else "o"
+    except OSError:
+        return "?"

@@ -1,0 +1,162 @@
+"""`agentspec validate` remembered: a run whose inputs are all as they were when it last ran
+prints what it printed then, without importing anything but the standard library.
+
+A run is kept (in the user cache directory, `usercache.py`) under its command line, working
+directory, interpreter, user and whole environment, with the stamp of everything it read
+(`reads.py`): each file it opened or looked at, each folder it listed, each module it ran and
+the folders modules are found in. A later run with the same key replays it only when every
+stamp still matches; anything else, or anything unusual (a terminal that is not UTF-8, a run
+that read what the record cannot pin down, a file changed within two seconds of the run), runs
+the command as usual. Only the digest of the environment is kept, never its values.
+`AGENTSPEC_CACHE_DIR=` turns this off with the other caches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentspec.cli import reads
+from agentspec.usercache import cache_directory, open_private, read_entry, write_entry
+
+__all__ = ["keep", "replay", "start"]
+
+#: the version of the entries' layout, and of what a run's key is made of
+_LAYOUT = "1"
+_PREFIX = "validate-"
+_SUFFIX = ".result"
+#: entries kept; the oldest beyond it are removed when one is written
+KEPT = 200
+
+_key: list[str] = []  # the key of the run being recorded in this process, when one is
+
+
+def _replayable(argv: Sequence[str]) -> bool:
+    """`validate` and nothing that asks for help, the version or the network."""
+    return bool(argv) and argv[0] == "validate" and not any(
+        a in ("-h", "--help", "--version") or a.startswith("--onl") for a in argv[1:])
+
+
+def _entry_name(argv: Sequence[str]) -> str | None:
+    import hashlib
+
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None
+    environment = hashlib.blake2b(digest_size=32)
+    for name, value in sorted(os.environ.items()):
+        environment.update(f"{name}\0{value}\0".encode(errors="surrogateescape"))
+    key = json.dumps([_LAYOUT, sys.executable, sys.version, repr(sys.flags),
+                      sorted(getattr(sys, "_xoptions", {}).items()), sys.path, cwd,
+                      os.getuid(), list(argv), environment.hexdigest()])
+    digest = hashlib.blake2b(key.encode(errors="surrogateescape"), digest_size=20)
+    return f"{_PREFIX}{digest.hexdigest()}{_SUFFIX}"
+
+
+def _utf8_output() -> bool:
+    return all((getattr(s, "encoding", "") or "").lower().replace("-", "") == "utf8"
+               for s in (sys.stdout, sys.stderr))
+
+
+def replay(argv: Sequence[str]) -> int | None:
+    """Print what the same run printed when all it read was as it is now, and return its
+    exit status; None when there is no such run (the command is then run)."""
+    if not _replayable(argv) or not _utf8_output() or not hasattr(os, "getuid"):
+        return None
+    directory = cache_directory()
+    name = _entry_name(argv)
+    if directory is None or name is None:
+        return None
+    folder = open_private(directory)
+    if folder is None:
+        return None
+    try:
+        data = read_entry(folder, name)
+    finally:
+        os.close(folder)
+    if data is None:
+        return None
+    try:
+        entry = json.loads(data)
+        out, err, status = entry["out"], entry["err"], entry["status"]
+        unchanged = all(reads.stamp(place, follow, how) == stamp
+                        for place, follow, how, stamp in entry["paths"]) and \
+            all(reads.folder_stamp(place) == stamp for place, stamp in entry["folders"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not (unchanged and isinstance(out, str) and isinstance(err, str)
+            and status in (0, 1, 2)):
+        return None
+    try:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+        sys.stderr.write(err)
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader left, as click answers it
+        return 1
+    return int(status)
+
+
+def start(argv: Sequence[str]) -> None:
+    """Record what this run reads, when it is one that could be replayed."""
+    if not _replayable(argv) or not _utf8_output():
+        return
+    directory = cache_directory()
+    name = _entry_name(argv)
+    if directory is None or name is None:
+        return
+    _key[:] = [name, str(directory)]
+    reads.record([str(directory), os.path.realpath(directory)])
+
+
+def keep(out: str, err: str, status: int) -> None:
+    """Keep what the run being recorded printed, with the stamps of what it read."""
+    if not _key:
+        return
+    name, directory = _key
+    _key.clear()
+    found, why = reads.recorded()
+    if found is None:
+        if os.environ.get("AGENTSPEC_DEBUG"):
+            print(f"agentspec: this run is not remembered: {why}", file=sys.stderr)
+        return
+    folder = open_private(Path(directory))
+    if folder is None:
+        return
+    try:
+        entry = {"out": out, "err": err, "status": status,
+                 "paths": [[place, follow, how, stamp]
+                           for (place, follow, how), stamp in found.paths.items()],
+                 "folders": [[place, stamp] for place, stamp in found.folders.items()]}
+        if write_entry(folder, name, json.dumps(entry).encode(errors="surrogateescape")):
+            _prune(folder, name)
+    finally:
+        os.close(folder)
+
+
+def _prune(folder: int, written: str) -> None:
+    """Remove the oldest entries beyond `KEPT`."""
+    try:
+        names = [n for n in os.listdir(folder)
+                 if n.startswith(_PREFIX) and n.endswith(_SUFFIX) and n != written]
+    except OSError:
+        return
+    if len(names) < KEPT:
+        return
+    aged: list[tuple[int, str]] = []
+    for name in names:
+        try:
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            aged.append((info.st_mtime_ns, name))
+    for _, name in sorted(aged)[:len(aged) - KEPT + 1]:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=folder)
