@@ -43,13 +43,19 @@ STEPS: list[tuple[str, str]] = [
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 CHILD_ENV["AGENTSPEC_CACHE_DIR"] = tempfile.mkdtemp(prefix="agentspec-bench-cache-")
 COLD = "AGENTSPEC_CACHE_DIR="
+# the `EDITED` prefix runs a row in an environment no run was remembered for (a remembered
+# validate is keyed by the whole environment): the validators cached, the run not, as after an
+# edit of the spec (agentspec/cli/remembered.py)
+EDITED = "AGENTSPEC_BENCH_EDIT"
+_EDITS = iter(range(1 << 62))
 
 
 def cpu_seconds(argv: list[str]) -> float:
     """User + system CPU time of one run of `argv`, its output discarded."""
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-    env = {**CHILD_ENV, "AGENTSPEC_CACHE_DIR": ""} if argv[0] == COLD else CHILD_ENV
-    argv = argv[1:] if argv[0] == COLD else argv
+    env = {**CHILD_ENV, "AGENTSPEC_CACHE_DIR": ""} if argv[0] == COLD else \
+        {**CHILD_ENV, EDITED: str(next(_EDITS))} if argv[0] == EDITED else CHILD_ENV
+    argv = argv[1:] if argv[0] in (COLD, EDITED) else argv
     pid = os.posix_spawn(argv[0], argv, env, file_actions=null)
     _, _, usage = os.wait4(pid, 0)
     return usage.ru_utime + usage.ru_stime
@@ -71,12 +77,13 @@ def main() -> int:
                                           [python, "-c", REFERENCE])]
     rows += [(label, [python, "-c", code]) for label, code in STEPS]
     validate = [python, "-m", "agentspec", "validate", str(args.spec)]
-    rows.append((f"CLI validate {args.spec.name} (cache off)", [COLD, *validate]))
-    rows.append((f"CLI validate {args.spec.name}", validate))
+    rows.append((f"CLI validate {args.spec.name} (caches off)", [COLD, *validate]))
+    rows.append((f"CLI validate {args.spec.name} (after an edit)", [EDITED, *validate]))
+    rows.append((f"CLI validate {args.spec.name} (unchanged: replayed)", validate))
+    os.chdir(ROOT)  # before the warm-up: a remembered run is kept for its directory
     for _, argv in rows:  # warm-up: .pyc files written, caches filled
         cpu_seconds(argv)
     times: dict[str, list[float]] = {label: [] for label, _ in rows}
-    os.chdir(ROOT)
     for _ in range(args.repeat):
         for label, argv in rows:
             times[label].append(cpu_seconds(argv))

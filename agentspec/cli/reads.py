@@ -111,7 +111,8 @@ class _Recorder:
 
     def add(self, place: str, follow: bool, how: str) -> None:
         key = (place, follow, how)
-        if key not in self.paths:
+        if key not in self.paths and not (place.startswith(_PACKAGE)
+                                          and place.endswith((".py", ".pyc"))):
             self.busy = True
             try:
                 self.paths[key] = stamp(place, follow, LOOK)
@@ -169,6 +170,10 @@ class _Recorder:
 
 
 _RECORDER = _Recorder()
+#: agentspec's own modules: those a run imports are stamped as modules; the others (read
+#: whole by the validator cache's fingerprint) change nothing a run prints, while the folders
+#: are still listed (a new kind module is found by listing its folder)
+_PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _REAL_STAT, _REAL_READLINK = os.stat, os.readlink
 
 
