@@ -106,8 +106,9 @@ class _Recorder:
     def ours(self, place: str) -> bool:
         """Whether `place` is in the caches (agentspec's, and Python's `__pycache__`), whose
         writes change no output."""
+        folder, name = os.path.split(place)
         return os.path.join(place, "").startswith(self.ignored) or \
-            f"{os.sep}__pycache__{os.sep}" in place
+            (os.path.basename(folder) == "__pycache__" and ".pyc" in name)
 
     def add(self, place: str, follow: bool, how: str) -> None:
         key = (place, follow, how)
