@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_directory", "open_private", "private", "read_entry", "write_entry"]
+__all__ = ["cache_directory", "open_private", "private", "prune", "read_entry", "write_entry"]
 
 
 def cache_directory() -> Path | None:
@@ -98,3 +98,35 @@ def write_entry(folder: int, entry: str, data: bytes) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=folder)
         return False
+
+
+#: a temporary file this old was left by a process that died while writing
+_LEFT_BEHIND_NS = 3600 * 10**9
+
+
+def prune(folder: int, prefix: str, suffix: str, kept: int, *, now_ns: int) -> None:
+    """Keep the `kept` newest entries named `prefix...suffix` in `folder`, and remove the
+    temporary files that writers which died left there."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    aged: list[tuple[int, str]] = []
+    for name in names:
+        entry = name.startswith(prefix) and name.endswith(suffix)
+        if not (entry or (name.startswith(".") and name.endswith(".tmp"))):
+            continue
+        try:
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        if entry:
+            aged.append((info.st_mtime_ns, name))
+        elif now_ns - info.st_mtime_ns > _LEFT_BEHIND_NS:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=folder)
+    for _, name in sorted(aged)[:max(0, len(aged) - kept)]:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=folder)

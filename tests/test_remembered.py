@@ -251,3 +251,22 @@ def test_an_opened_file_is_stamped_by_its_content_and_a_dir_fd_path_by_its_folde
     kinds = {(k[0], k[2]) for k, _ in paths}
     assert (place, "open") in kinds and (place, "look") in kinds
     assert str(tmp_path / "sub") in folders
+
+
+def test_the_oldest_entries_and_dead_writers_leftovers_are_removed(tmp_path: Path) -> None:
+    from agentspec.usercache import prune
+
+    now = 10**18
+    for age, name in enumerate(["validate-a.result", "validate-b.result", "validate-c.result",
+                                ".validate-d.result.1.ab.tmp", "other.validator"]):
+        (tmp_path / name).write_text("x")
+        os.utime(tmp_path / name, ns=(now - age * 10**12, now - age * 10**12))
+    (tmp_path / ".fresh.tmp").write_text("x")
+    os.utime(tmp_path / ".fresh.tmp", ns=(now, now))
+    folder = os.open(tmp_path, os.O_RDONLY)
+    try:
+        prune(folder, "validate-", ".result", 2, now_ns=now)
+    finally:
+        os.close(folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".fresh.tmp", "other.validator", "validate-a.result", "validate-b.result"]

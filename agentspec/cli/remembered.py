@@ -13,16 +13,15 @@ the command as usual. Only the digest of the environment is kept, never its valu
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from agentspec.cli import reads
-from agentspec.usercache import cache_directory, open_private, read_entry, write_entry
+from agentspec.usercache import cache_directory, open_private, prune, read_entry, write_entry
 
 __all__ = ["keep", "replay", "start"]
 
@@ -135,28 +134,6 @@ def keep(out: str, err: str, status: int) -> None:
                            for (place, follow, how), stamp in found.paths.items()],
                  "folders": [[place, stamp] for place, stamp in found.folders.items()]}
         if write_entry(folder, name, json.dumps(entry).encode(errors="surrogateescape")):
-            _prune(folder, name)
+            prune(folder, _PREFIX, _SUFFIX, KEPT, now_ns=time.time_ns())
     finally:
         os.close(folder)
-
-
-def _prune(folder: int, written: str) -> None:
-    """Remove the oldest entries beyond `KEPT`."""
-    try:
-        names = [n for n in os.listdir(folder)
-                 if n.startswith(_PREFIX) and n.endswith(_SUFFIX) and n != written]
-    except OSError:
-        return
-    if len(names) < KEPT:
-        return
-    aged: list[tuple[int, str]] = []
-    for name in names:
-        try:
-            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
-        except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode):
-            aged.append((info.st_mtime_ns, name))
-    for _, name in sorted(aged)[:len(aged) - KEPT + 1]:
-        with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=folder)
