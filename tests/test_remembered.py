@@ -260,7 +260,7 @@ def test_the_oldest_entries_and_dead_writers_leftovers_are_removed(tmp_path: Pat
     for age, name in enumerate(["validate-a.result", "validate-b.result", "validate-c.result",
                                 ".validate-d.result.1.ab.tmp", "other.validator"]):
         (tmp_path / name).write_text("x")
-        os.utime(tmp_path / name, ns=(now - age * 10**12, now - age * 10**12))
+        os.utime(tmp_path / name, ns=(now - age * 10**13, now - age * 10**13))
     (tmp_path / ".fresh.tmp").write_text("x")
     os.utime(tmp_path / ".fresh.tmp", ns=(now, now))
     folder = os.open(tmp_path, os.O_RDONLY)
