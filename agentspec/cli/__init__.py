@@ -17,7 +17,10 @@ def main() -> None:
     from agentspec.cli import remembered
 
     argv = sys.argv[1:]
-    status = remembered.replay(argv)
+    try:
+        status = remembered.replay(argv)
+    except Exception:  # noqa: BLE001 - a replay that fails is a run like any other
+        status = None
     if status is not None:
         sys.exit(status)
     remembered.start(argv)

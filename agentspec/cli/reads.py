@@ -296,11 +296,18 @@ def stamp(place: str, follow: bool, how: str) -> Stamp:
         return ["unread"]
     import hashlib
 
-    try:
-        with open(place, "rb") as file:
-            digest = hashlib.file_digest(file, lambda: hashlib.blake2b(digest_size=20))
+    try:  # not blocking, should the file have become a FIFO since it was looked at
+        descriptor = os.open(place, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return ["unread"]
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            now = os.fstat(descriptor)
+            if (now.st_ino, now.st_dev) != (info.st_ino, info.st_dev):
+                return ["unread"]
+            digest = hashlib.file_digest(file, lambda: hashlib.blake2b(digest_size=20))
+        except OSError:
+            return ["unread"]
     return [kind, info.st_size, digest.hexdigest()]
 
 

@@ -84,13 +84,15 @@ def replay(argv: Sequence[str]) -> int | None:
     try:
         entry = json.loads(data)
         out, err, status = entry["out"], entry["err"], entry["status"]
-        unchanged = all(reads.stamp(place, follow, how) == stamp
-                        for place, follow, how, stamp in entry["paths"]) and \
-            all(reads.folder_stamp(place) == stamp for place, stamp in entry["folders"])
+        paths, folders = entry["paths"], entry["folders"]
     except (ValueError, KeyError, TypeError):
         return None
-    if not (unchanged and isinstance(out, str) and isinstance(err, str)
-            and status in (0, 1, 2)):
+    if not (isinstance(out, str) and isinstance(err, str) and status in (0, 1, 2)
+            and _well_formed(paths, folders)):
+        return None
+    if not (all(reads.stamp(place, follow, how) == stamp
+                for place, follow, how, stamp in paths)
+            and all(reads.folder_stamp(place) == stamp for place, stamp in folders)):
         return None
     try:
         sys.stdout.write(out)
@@ -100,6 +102,16 @@ def replay(argv: Sequence[str]) -> int | None:
     except BrokenPipeError:  # the reader left, as click answers it
         return 1
     return int(status)
+
+
+def _well_formed(paths: object, folders: object) -> bool:
+    """Whether the stamps of an entry are as `keep` writes them (absolute paths, ...)."""
+    return isinstance(paths, list) and isinstance(folders, list) and all(
+        isinstance(p, list) and len(p) == 4 and isinstance(p[0], str) and os.path.isabs(p[0])
+        and isinstance(p[1], bool) and p[2] in (reads.OPEN, reads.LOOK, reads.MODULE)
+        and isinstance(p[3], list) for p in paths) and all(
+        isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and os.path.isabs(f[0])
+        and isinstance(f[1], str) for f in folders)
 
 
 def start(argv: Sequence[str]) -> None:
