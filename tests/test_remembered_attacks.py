@@ -1,0 +1,179 @@
+"""`agentspec validate` remembered, attacked: each test is a way a replayed run could print
+something other than what a fresh run prints (a stale result), block, or fail in a way the
+command does not (agentspec/cli/reads.py, remembered.py). The marker technique of
+`test_remembered.py`: a replay shows itself by printing the marker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_remembered import MARK, _entries, _env, _mark, _validate
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="runs are recorded on Linux only")
+
+GOOD = """\
+agentspec: 1
+name: shop
+root: helper
+models:
+  fast: gemini-2.5-flash
+agents:
+  helper:
+    model: fast
+    instruction_file: prompts/p.md
+"""
+BAD = "agentspec: 1\nname: bad\nroot: nope\n"
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    (root / "prompts").mkdir(parents=True)
+    (root / "spec.yaml").write_text(GOOD)
+    (root / "prompts" / "p.md").write_text("Be brief.\n")
+    return root
+
+
+def _replayed_then(root: Path, cache: Path, *args: str) -> None:
+    """Run, mark the kept entry and check that the same run now replays."""
+    first = _validate(root, cache, *args)
+    assert first.returncode in (0, 1), first.stderr
+    _mark(cache)
+    assert _validate(root, cache, *args).stdout == MARK
+
+
+def _as_fresh(root: Path, cache: Path, fresh: Path, *args: str) -> str:
+    """The run with `cache` prints and exits as a run without any kept entry does."""
+    after = _validate(root, cache, *args)
+    new = _validate(root, fresh, *args, env=_env(fresh))
+    assert after.stdout != MARK
+    assert (after.stdout, after.stderr, after.returncode) == \
+        (new.stdout, new.stderr, new.returncode)
+    return after.stdout
+
+
+def test_a_link_in_a_globbed_folder_that_comes_to_lead_to_a_folder_runs_again(
+        shop: Path, tmp_path: Path) -> None:
+    """`**` descends into what a link leads to (`DirEntry.is_dir()` follows it, in C): a link
+    whose target is created, or retargeted, lists the same in its folder."""
+    (shop / "specs").mkdir()
+    (shop / "specs" / "good.yaml").write_text(GOOD.replace("prompts/", "../prompts/"))
+    (shop / "specs" / "more").symlink_to(tmp_path / "elsewhere" / "more")  # dangling
+    (tmp_path / "elsewhere").mkdir()
+    cache = tmp_path / "cache"
+    _replayed_then(shop, cache, "specs/**/*.yaml")
+    (tmp_path / "elsewhere" / "more").mkdir()
+    (tmp_path / "elsewhere" / "more" / "bad.yaml").write_text(BAD)
+    assert "bad.yaml" in _as_fresh(shop, cache, tmp_path / "fresh", "specs/**/*.yaml")
+
+
+def test_a_project_inside_the_cache_directory_is_still_recorded(
+        shop: Path, tmp_path: Path) -> None:
+    """Only agentspec's own entries in the cache directory go unrecorded: a project kept
+    below it (`AGENTSPEC_CACHE_DIR` set to a workspace) is read like any other."""
+    _replayed_then(shop, tmp_path, "spec.yaml")
+    (shop / "prompts" / "p.md").unlink()
+    assert "AS" in _as_fresh(shop, tmp_path, tmp_path / "fresh", "spec.yaml")
+
+
+def test_a_link_retargeted_with_its_time_put_back_runs_again(shop: Path,
+                                                             tmp_path: Path) -> None:
+    """A link is stamped by where it leads, not by a size and a time that can be put back:
+    here the prompt file leads outside the project, to a copy with the same text."""
+    (shop / "iiii").mkdir()
+    (shop / "iiii" / "p.md").write_text("Be brief.\n")
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "p.md").write_text("Be brief.\n")
+    inside = os.stat(shop / "iiii" / "p.md")
+    os.utime(tmp_path / "o" / "p.md", ns=(inside.st_atime_ns, inside.st_mtime_ns))
+    link = shop / "prompts" / "p.md"
+    link.unlink()
+    link.symlink_to("../iiii/p.md")
+    cache = tmp_path / "cache"
+    _replayed_then(shop, cache, "spec.yaml")
+    before = os.lstat(link)
+    (shop / "prompts" / "new").symlink_to("../../o/p.md")  # as long as the first target
+    os.replace(shop / "prompts" / "new", link)
+    os.utime(link, ns=(before.st_atime_ns, before.st_mtime_ns), follow_symlinks=False)
+    assert "outside the project" in _as_fresh(shop, cache, tmp_path / "fresh", "spec.yaml")
+
+
+FORKED_EDIT = """\
+import os
+from agentspec.cli import reads
+go, done = os.pipe(), os.pipe()
+if os.fork() == 0:  # another process (forked before recording): edits when told
+    os.read(go[0], 1)
+    before = os.stat("a.txt")
+    with open("a.txt", "w") as file:
+        file.write("b")
+    os.utime("a.txt", ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.write(done[1], b"x")
+    os._exit(0)
+reads.record([])
+with open("a.txt") as file:
+    print("read", file.read())
+os.write(go[1], b"x")
+os.read(done[0], 1)
+found, why = reads.recorded()
+print(why if found is None else "kept")
+"""
+
+
+def test_a_file_edited_during_the_run_with_its_size_and_time_kept_is_not_kept(
+        tmp_path: Path) -> None:
+    """The digest kept must be of what the run read: taken when the file is opened, and
+    compared when the run ends."""
+    (tmp_path / "a.txt").write_text("a")
+    done = subprocess.run([sys.executable, "-c", FORKED_EDIT], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "read a"
+    assert "changed while it was read" in done.stdout
+
+
+def test_a_spec_whose_name_holds_pyc_in_a_pycache_folder_is_recorded(tmp_path: Path) -> None:
+    """Only Python's own `.pyc` files (their names end so) in `__pycache__` go unrecorded."""
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "a.pyc.yaml").write_text("a")
+    body = ("from agentspec.cli import reads\nreads.record([])\n"
+            "open('__pycache__/a.pyc.yaml').read()\nopen('__pycache__/m.cpython.pyc', 'w')\n"
+            "found, why = reads.recorded()\nprint(why or sorted(p for p, _, h in found.paths "
+            "if h == 'open'))")
+    done = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr([str(tmp_path / "__pycache__" / "a.pyc.yaml")])
+
+
+def test_warning_options_are_part_of_the_run(shop: Path, tmp_path: Path) -> None:
+    """`-W error` can turn a warning into a failure: a run with other warning options is
+    another run."""
+    cache = tmp_path / "cache"
+    _replayed_then(shop, cache, "spec.yaml")
+    other = subprocess.run([sys.executable, "-W", "ignore", "-m", "agentspec", "validate",
+                            "spec.yaml"], cwd=shop, env=_env(cache), capture_output=True,
+                           text=True, timeout=120)
+    assert other.stdout != MARK
+
+
+def test_a_replay_to_a_full_device_fails_as_the_command_does_without_a_traceback(
+        shop: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    (shop / "prompts" / "p.md").unlink()  # something to print
+    _validate(shop, cache, "spec.yaml")
+    assert _entries(cache)
+    with open("/dev/full", "w") as full:
+        replayed = subprocess.run([sys.executable, "-m", "agentspec", "validate", "spec.yaml"],
+                                  cwd=shop, env=_env(cache), stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+    assert "Traceback" not in replayed.stderr
+    assert "No space left on device" in replayed.stderr
+    assert replayed.returncode == 2
+
