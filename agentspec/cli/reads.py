@@ -21,9 +21,9 @@ from typing import Any
 
 __all__ = ["LOOK", "MODULE", "OPEN", "Reads", "folder_stamp", "record", "recorded", "stamp"]
 
-#: how a path was read: opened (its stamp holds a digest of its content), looked at (its type,
-#: size and modification time: what a `stat` tells), or run as a module (as Python judges its
-#: `.pyc` files: size and modification time)
+#: how a path was read: opened (its stamp holds a digest of its content), looked at (what a
+#: `stat` tells: type, size, times, permissions and inode; where it leads, for a link), or run
+#: as a module (as Python judges its `.pyc` files: size and modification time)
 OPEN, LOOK, MODULE = "open", "look", "module"
 #: a path's stamp, JSON-friendly; `["absent", errno]` for a path that is not there
 Stamp = list[int | str]
@@ -61,20 +61,21 @@ class Reads:
 
     #: (path, follows links, how it was read) -> its stamp
     paths: dict[tuple[str, bool, str], Stamp]
-    #: folder -> the stamp of its listing
-    folders: dict[str, str]
+    #: (folder, the name endings its listing leaves out) -> the stamp of its listing
+    folders: dict[tuple[str, tuple[str, ...]], str]
 
 
 class _Recorder:
     def __init__(self) -> None:
         self.active = False
         self.cwd = ""
-        self.ignored: tuple[str, ...] = ()
+        self.caches: tuple[str, ...] = ()  # the cache folders, each ending with a separator
+        self.entries: tuple[str, ...] = ()  # how the names of the entries read there end
         self.started_ns = 0
         #: (path, follows links, how) -> what a `stat` told when it was first read
         self.paths: dict[tuple[str, bool, str], Stamp] = {}
-        #: folder -> its listing when it was first listed
-        self.folders: dict[str, str] = {}
+        #: (folder, the name endings left out) -> its listing when it was first listed
+        self.folders: dict[tuple[str, tuple[str, ...]], str] = {}
         self.refused: str | None = None
         self.dir_fd: int | None = None  # the `dir_fd` of the `os.open` under way
         self.busy = False  # looking for itself: its own calls are not the run's
@@ -103,20 +104,25 @@ class _Recorder:
             return None
         return os.path.join(base, name)
 
-    def ours(self, place: str) -> bool:
-        """Whether `place` is in the caches (agentspec's, and Python's `__pycache__`), whose
-        writes change no output."""
+    def ours(self, place: str, writes: bool = False) -> bool:
+        """Whether `place` is a cache's own, which changes no output: anything written in the
+        cache folders, the entries read there (not whatever else is below them: a project may
+        be), and Python's `.pyc` files in `__pycache__` folders."""
         folder, name = os.path.split(place)
-        return os.path.join(place, "").startswith(self.ignored) or \
-            (os.path.basename(folder) == "__pycache__" and ".pyc" in name)
+        if os.path.join(folder, "") in self.caches and name.endswith(self.entries):
+            return True
+        return (writes and os.path.join(place, "").startswith(self.caches)) or \
+            (os.path.basename(folder) == "__pycache__" and name.endswith(".pyc"))
 
     def add(self, place: str, follow: bool, how: str) -> None:
+        """Stamp `place` when first read: an opened file by its content before it is read,
+        so that a change during the run, even one that keeps its size and times, shows."""
         key = (place, follow, how)
         if key not in self.paths and not (place.startswith(_PACKAGE)
                                           and place.endswith((".py", ".pyc"))):
             self.busy = True
             try:
-                self.paths[key] = stamp(place, follow, LOOK)
+                self.paths[key] = stamp(place, follow, how)
             finally:
                 self.busy = False
 
@@ -131,12 +137,17 @@ class _Recorder:
         place = _descriptor_path(path) if isinstance(path, int) else self.place(path)
         if place is None:
             self.refuse("a listed directory whose path is unknown")
-        elif not self.ours(place) and place not in self.folders:
+        elif not self.ours(place) and self.listed(place) not in self.folders:
             self.busy = True
             try:
-                self.folders[place] = folder_stamp(place)
+                self.folders[self.listed(place)] = folder_stamp(*self.listed(place))
             finally:
                 self.busy = False
+
+    def listed(self, folder: str) -> tuple[str, tuple[str, ...]]:
+        """`folder` and the names its listing leaves out: in a cache folder, the cache's own
+        entries (written by every run), not whatever else is there."""
+        return folder, self.entries if os.path.join(folder, "") in self.caches else ()
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active or self.busy or event in _HARMLESS:
@@ -151,7 +162,7 @@ class _Recorder:
                     else None
                 place = self.place(args[index], dir_fd if isinstance(dir_fd, int) and
                                    dir_fd >= 0 else None)
-                if place is None or not self.ours(place):
+                if place is None or not self.ours(place, writes=True):
                     self.refuse(f"{event} {place or args[index]!r}")
         else:
             self.refuse(f"the audit event {event}")
@@ -162,7 +173,7 @@ class _Recorder:
         if isinstance(path, int):
             return
         place = self.place(path, self.dir_fd if mode is None else None)
-        if place is None or self.ours(place):
+        if place is None or self.ours(place, writes):
             return
         if writes:
             self.refuse(f"a write to {place}")
@@ -175,7 +186,7 @@ _RECORDER = _Recorder()
 #: whole by the validator cache's fingerprint) change nothing a run prints, while the folders
 #: are still listed (a new kind module is found by listing its folder)
 _PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
-_REAL_STAT, _REAL_READLINK = os.stat, os.readlink
+_REAL_STAT, _REAL_READLINK, _REAL_OPEN = os.stat, os.readlink, os.open
 
 
 def _descriptor_path(fd: int) -> str | None:
@@ -225,9 +236,10 @@ def _replace(name: str, wrapper: Callable[..., Any]) -> None:
     setattr(os, name, wrapper)
 
 
-def record(ignored: Iterable[str]) -> None:
-    """Start recording what this process reads; writes under `ignored` (folders) are not
-    counted. Audit hooks cannot be removed: the hook is added once and stays idle after."""
+def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
+    """Start recording what this process reads; writes under `caches` (folders), and reads
+    there of files whose names end with one of `entries`, are not counted. Audit hooks cannot
+    be removed: the hook is added once and stays idle after."""
     if not _INSTALLED:
         if not sys.platform.startswith("linux"):
             return  # descriptors are named through /proc: elsewhere nothing is replayed
@@ -238,7 +250,8 @@ def record(ignored: Iterable[str]) -> None:
         _replace("open", _open(os.open))
         _INSTALLED.append(True)
     _RECORDER.cwd = os.getcwd()
-    _RECORDER.ignored = tuple(os.path.join(p, "") for p in ignored)
+    _RECORDER.caches = tuple(os.path.join(p, "") for p in caches)
+    _RECORDER.entries = entries
     _RECORDER.paths.clear()
     _RECORDER.folders.clear()
     _RECORDER.refused = None
@@ -253,20 +266,19 @@ def recorded() -> tuple[Reads | None, str | None]:
     _RECORDER.active = False
     if _RECORDER.refused is not None:
         return None, _RECORDER.refused
-    for (place, follow, _), early in _RECORDER.paths.items():
-        if stamp(place, follow, LOOK) != early:
-            return None, f"{place} changed while it was read"
-    for folder, early_listing in _RECORDER.folders.items():
-        if folder_stamp(folder) != early_listing:
-            return None, f"{folder} changed while it was listed"
     paths: dict[tuple[str, bool, str], Stamp] = {}
-    for place, follow, how in _RECORDER.paths:
+    for (place, follow, how), early in _RECORDER.paths.items():
         found = stamp(place, follow, how)
+        if found != early:
+            return None, f"{place} changed while it was read"
         if how == OPEN and found[0] not in (stat.S_IFREG, stat.S_IFDIR, "absent"):
             return None, f"{place} is neither a regular file nor a folder"
         if found[0] == "unread":
             return None, f"{place} could not be digested"
         paths[(place, follow, how)] = found
+    for (folder, left_out), early_listing in _RECORDER.folders.items():
+        if folder_stamp(folder, left_out) != early_listing:
+            return None, f"{folder} changed while it was listed"
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
@@ -275,7 +287,7 @@ def recorded() -> tuple[Reads | None, str | None]:
     folders = dict(_RECORDER.folders)
     for entry in sys.path:  # where a new module could shadow one this run imported
         place = os.path.join(_RECORDER.cwd, entry)
-        folders.setdefault(place, folder_stamp(place))
+        folders.setdefault(_RECORDER.listed(place), folder_stamp(*_RECORDER.listed(place)))
     return Reads(dict(sorted(paths.items())), dict(sorted(folders.items()))), None
 
 
@@ -290,26 +302,50 @@ def stamp(place: str, follow: bool, how: str) -> Stamp:
     kind = stat.S_IFMT(info.st_mode)
     if stat.S_ISDIR(info.st_mode):
         return [kind]  # looked at, not listed: its entries are not what was read
-    if how != OPEN or not stat.S_ISREG(info.st_mode):
+    if how == MODULE:
         return [kind, info.st_size, info.st_mtime_ns]
+    if how == LOOK or not stat.S_ISREG(info.st_mode):
+        if stat.S_ISLNK(info.st_mode):  # its size and time can be put back, not its target
+            try:
+                return [kind, _REAL_READLINK(place)]
+            except (OSError, ValueError):
+                return ["unread"]
+        # the change time cannot be put back (`os.utime`), and follows a change of mode
+        return [kind, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                stat.S_IMODE(info.st_mode), info.st_ino, info.st_dev]
+    return _digest(place, info)
+
+
+def _digest(place: str, info: os.stat_result) -> Stamp:
+    """The stamp of the regular file `place`, by its content; opened without blocking and
+    judged by its descriptor, so that a FIFO or device put in its place is never read."""
     if info.st_size > LARGEST:
         return ["unread"]
     import hashlib
 
     try:
-        with open(place, "rb") as file:
-            digest = hashlib.file_digest(file, lambda: hashlib.blake2b(digest_size=20))
-    except OSError:
+        descriptor = _REAL_OPEN(place, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except (OSError, ValueError):
         return ["unread"]
-    return [kind, info.st_size, digest.hexdigest()]
+    with open(descriptor, "rb") as file:
+        try:
+            opened = os.fstat(descriptor)
+            if (opened.st_ino, opened.st_dev) != (info.st_ino, info.st_dev) or \
+                    opened.st_size > LARGEST:
+                return ["unread"]  # replaced since it was looked at
+            digest = hashlib.file_digest(file, lambda: hashlib.blake2b(digest_size=20))
+        except OSError:
+            return ["unread"]
+    return [stat.S_IFREG, opened.st_size, digest.hexdigest()]
 
 
-def folder_stamp(folder: str) -> str:
-    """The names in `folder` and what each is (without following links), or why it could not
-    be listed."""
+def folder_stamp(folder: str, left_out: tuple[str, ...] = ()) -> str:
+    """The names in `folder` but those ending with one of `left_out`, and what each is (for a
+    link, also what it leads to), or why it could not be listed."""
     try:
         with os.scandir(folder) as entries:
-            listed = sorted(f"{e.name}\0{_entry_kind(e)}" for e in entries)
+            listed = sorted(f"{e.name}\0{_entry_kind(e)}" for e in entries
+                            if not (left_out and e.name.endswith(left_out)))
     except OSError as error:
         return f"unlisted {error.errno}"
     except ValueError:
@@ -321,8 +357,19 @@ def folder_stamp(folder: str) -> str:
 
 
 def _entry_kind(entry: os.DirEntry[str]) -> str:
+    """What an entry is, and for a link what it leads to: `DirEntry.is_dir()` follows links in
+    C code (`glob` descends through them), so a link coming to lead to a folder shows here."""
     try:
-        return "l" if entry.is_symlink() else "d" if entry.is_dir(follow_symlinks=False) \
+        if entry.is_symlink():
+            try:
+                return "l" + _kind(_REAL_STAT(entry.path).st_mode)
+            except (OSError, ValueError):
+                return "l-"  # leads nowhere (yet)
+        return "d" if entry.is_dir(follow_symlinks=False) \
             else "f" if entry.is_file(follow_symlinks=False) else "o"
     except OSError:
         return "?"
+
+
+def _kind(mode: int) -> str:
+    return "d" if stat.S_ISDIR(mode) else "f" if stat.S_ISREG(mode) else "o"

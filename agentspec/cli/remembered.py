@@ -6,8 +6,9 @@ directory, interpreter, user and whole environment, with the stamp of everything
 (`reads.py`): each file it opened or looked at, each folder it listed, each module it ran and
 the folders modules are found in. A later run with the same key replays it only when every
 stamp still matches; anything else, or anything unusual (a terminal that is not UTF-8, a run
-that read what the record cannot pin down, a file changed within two seconds of the run), runs
+that read what the record cannot pin down, a file that changed while the run read it), runs
 the command as usual. Only the digest of the environment is kept, never its values.
+Agentspec's own entries in the cache directory are not recorded; anything else there is.
 `AGENTSPEC_CACHE_DIR=` turns this off with the other caches.
 """
 
@@ -27,11 +28,15 @@ from agentspec.usercache import cache_directory, open_private, read_entry, write
 __all__ = ["keep", "replay", "start"]
 
 #: the version of the entries' layout, and of what a run's key is made of
-_LAYOUT = "1"
+_LAYOUT = "2"
 _PREFIX = "validate-"
 _SUFFIX = ".result"
 #: entries kept; the oldest beyond it are removed when one is written
 KEPT = 200
+#: how the names of the cache's own entries end (the validator cache's, language/prebuilt.py;
+#: the kept runs; the files written before they are renamed): neither reading them nor their
+#: names in the cache folder's listing are recorded
+_OWN_ENTRIES = (".validator", _SUFFIX, ".tmp")
 
 _key: list[str] = []  # the key of the run being recorded in this process, when one is
 
@@ -53,7 +58,8 @@ def _entry_name(argv: Sequence[str]) -> str | None:
     for name, value in sorted(os.environ.items()):
         environment.update(f"{name}\0{value}\0".encode(errors="surrogateescape"))
     key = json.dumps([_LAYOUT, sys.executable, sys.version, repr(sys.flags),
-                      sorted(getattr(sys, "_xoptions", {}).items()), sys.path, cwd,
+                      sorted(getattr(sys, "_xoptions", {}).items()), sys.warnoptions,
+                      sys.path, cwd,
                       os.getuid(), list(argv), environment.hexdigest()])
     digest = hashlib.blake2b(key.encode(errors="surrogateescape"), digest_size=20)
     return f"{_PREFIX}{digest.hexdigest()}{_SUFFIX}"
@@ -87,7 +93,8 @@ def replay(argv: Sequence[str]) -> int | None:
         out, err, status = entry["out"], entry["err"], entry["status"]
         unchanged = all(reads.stamp(place, follow, how) == stamp
                         for place, follow, how, stamp in entry["paths"]) and \
-            all(reads.folder_stamp(place) == stamp for place, stamp in entry["folders"])
+            all(reads.folder_stamp(place, tuple(left_out)) == stamp
+                for place, left_out, stamp in entry["folders"])
     except (ValueError, KeyError, TypeError):
         return None
     if not (unchanged and isinstance(out, str) and isinstance(err, str)
@@ -100,7 +107,17 @@ def replay(argv: Sequence[str]) -> int | None:
         sys.stderr.flush()
     except BrokenPipeError:  # the reader left, as click answers it
         return 1
+    except OSError as error:  # a full disk: as the command's own run says, without a traceback
+        _quiet_output()
+        print(f"agentspec: cannot write the output: {error}", file=sys.stderr)
+        return 2
     return int(status)
+
+
+def _quiet_output() -> None:
+    """Standard output, which failed, is flushed no more: not again at exit."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def start(argv: Sequence[str]) -> None:
@@ -112,7 +129,7 @@ def start(argv: Sequence[str]) -> None:
     if directory is None or name is None:
         return
     _key[:] = [name, str(directory)]
-    reads.record([str(directory), os.path.realpath(directory)])
+    reads.record([str(directory), os.path.realpath(directory)], _OWN_ENTRIES)
 
 
 def keep(out: str, err: str, status: int) -> None:
@@ -133,7 +150,8 @@ def keep(out: str, err: str, status: int) -> None:
         entry = {"out": out, "err": err, "status": status,
                  "paths": [[place, follow, how, stamp]
                            for (place, follow, how), stamp in found.paths.items()],
-                 "folders": [[place, stamp] for place, stamp in found.folders.items()]}
+                 "folders": [[place, left_out, stamp]
+                             for (place, left_out), stamp in found.folders.items()]}
         if write_entry(folder, name, json.dumps(entry).encode(errors="surrogateescape")):
             _prune(folder, name)
     finally:
