@@ -178,3 +178,38 @@ def test_a_replay_to_a_full_device_fails_as_the_command_does_without_a_traceback
     assert "No space left on device" in replayed.stderr
     assert replayed.returncode == 2
 
+
+
+def test_a_run_whose_output_its_stream_cannot_write_is_not_kept(tmp_path: Path) -> None:
+    """A file name that is not UTF-8 with a strict standard output: the command fails as it
+    prints (a surrogate), and a replay must fail the same way, not with a traceback."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xff.yaml")).write_text(BAD)
+    cache = tmp_path / "cache"
+    env = _env(cache, PYTHONIOENCODING="utf-8")
+    first, again = (_validate(root, cache, "*.yaml", env=env) for _ in range(2))
+    assert not _entries(cache)
+    assert "Traceback" not in again.stderr
+    assert (again.stdout, again.returncode) == (first.stdout, first.returncode)
+
+
+@pytest.mark.parametrize("python", [["-X", "importtime"], ["-v"]])
+def test_a_python_printing_its_own_traces_is_not_replayed(
+        shop: Path, tmp_path: Path, python: list[str]) -> None:
+    cache = tmp_path / "cache"
+    runs = [subprocess.run([sys.executable, *python, "-m", "agentspec", "validate",
+                            "spec.yaml"], cwd=shop, env=_env(cache), capture_output=True,
+                           text=True, timeout=120) for _ in range(2)]
+    assert not _entries(cache)
+    assert "import" in runs[1].stderr.splitlines()[0]
+
+
+def test_a_run_that_shows_a_warning_is_not_kept(tmp_path: Path) -> None:
+    body = ("import warnings\nfrom agentspec.cli import reads\nreads.record([])\n"
+            "warnings.warn('careful')\nfound, why = reads.recorded()\nprint(why)")
+    done = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "careful" in done.stderr
+    assert done.stdout.strip() == "it printed a warning"

@@ -236,6 +236,21 @@ def _replace(name: str, wrapper: Callable[..., Any]) -> None:
     setattr(os, name, wrapper)
 
 
+def _watch_warnings() -> None:
+    """A warning shown (on standard error, by `warnings`) makes the run one not to keep: a
+    replay would print only what the command printed."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def showing(*args: Any, **kwargs: Any) -> None:
+        if _RECORDER.active:
+            _RECORDER.refuse("it printed a warning")
+        shown(*args, **kwargs)
+
+    warnings.showwarning = showing
+
+
 def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
     """Start recording what this process reads; writes under `caches` (folders), and reads
     there of files whose names end with one of `entries`, are not counted. Audit hooks cannot
@@ -248,6 +263,7 @@ def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
                              ("access", True)):
             _replace(name, _wrapped(getattr(os, name), follow, _RECORDER.note))
         _replace("open", _open(os.open))
+        _watch_warnings()
         _INSTALLED.append(True)
     _RECORDER.cwd = os.getcwd()
     _RECORDER.caches = tuple(os.path.join(p, "") for p in caches)

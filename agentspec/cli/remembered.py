@@ -42,9 +42,12 @@ _key: list[str] = []  # the key of the run being recorded in this process, when 
 
 
 def _replayable(argv: Sequence[str]) -> bool:
-    """`validate` and nothing that asks for help, the version or the network."""
+    """`validate` and nothing that asks for help, the version or the network, in a Python
+    that prints no traces of its own (imports, import times), which a replay would not."""
     return bool(argv) and argv[0] == "validate" and not any(
-        a in ("-h", "--help", "--version") or a.startswith("--onl") for a in argv[1:])
+        a in ("-h", "--help", "--version") or a.startswith("--onl") for a in argv[1:]) \
+        and not (sys.flags.verbose or "importtime" in getattr(sys, "_xoptions", {})
+                 or os.environ.get("PYTHONPROFILEIMPORTTIME"))
 
 
 def _entry_name(argv: Sequence[str]) -> str | None:
@@ -117,7 +120,11 @@ def replay(argv: Sequence[str]) -> int | None:
 def _quiet_output() -> None:
     """Standard output, which failed, is flushed no more: not again at exit."""
     with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
 
 
 def start(argv: Sequence[str]) -> None:
@@ -132,6 +139,17 @@ def start(argv: Sequence[str]) -> None:
     reads.record([str(directory), os.path.realpath(directory)], _OWN_ENTRIES)
 
 
+def _printable(text: str, stream: object) -> bool:
+    """Whether `stream` can write `text` (its error handler may refuse a surrogate): when it
+    cannot, the command fails as it prints, which a replay must not turn into a traceback."""
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8",
+                    getattr(stream, "errors", None) or "strict")
+    except (UnicodeError, LookupError):
+        return False
+    return True
+
+
 def keep(out: str, err: str, status: int) -> None:
     """Keep what the run being recorded printed, with the stamps of what it read."""
     if not _key:
@@ -139,6 +157,8 @@ def keep(out: str, err: str, status: int) -> None:
     name, directory = _key
     _key.clear()
     found, why = reads.recorded()
+    if found is not None and not (_printable(out, sys.stdout) and _printable(err, sys.stderr)):
+        found, why = None, "its output cannot be written as it is (a file name not in UTF-8?)"
     if found is None:
         if os.environ.get("AGENTSPEC_DEBUG"):
             print(f"agentspec: this run is not remembered: {why}", file=sys.stderr)
