@@ -213,3 +213,60 @@ def test_a_run_that_shows_a_warning_is_not_kept(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "careful" in done.stderr
     assert done.stdout.strip() == "it printed a warning"
+
+
+@pytest.mark.parametrize("how", ["others can write it", "a link to a file", "a linked folder"])
+def test_an_entry_or_folder_someone_else_could_have_written_is_never_replayed(
+        shop: Path, tmp_path: Path, how: str) -> None:
+    cache = tmp_path / "cache"
+    _replayed_then(shop, cache, "spec.yaml")
+    (entry,) = _entries(cache)
+    if how == "others can write it":
+        entry.chmod(0o666)
+    elif how == "a link to a file":
+        planted = tmp_path / "planted.result"
+        entry.rename(planted)
+        entry.symlink_to(planted)
+    else:
+        cache.rename(tmp_path / "real")
+        cache.symlink_to(tmp_path / "real")
+    assert _validate(shop, cache, "spec.yaml").stdout != MARK
+
+
+def _by_c(root: Path, cache: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """`validate spec.yaml` driven by `python -c` (one key for the run and the replay)."""
+    return subprocess.run([sys.executable, "-c", "import sys\n"
+                           "sys.argv = ['agentspec', 'validate', 'spec.yaml']\n" + code],
+                          cwd=root, env=_env(cache), capture_output=True, text=True,
+                          timeout=60)
+
+
+REPLAY_ONLY = ("from agentspec.cli import remembered\n"
+               "print('status', remembered.replay(sys.argv[1:]))")
+
+
+def test_a_recorded_path_that_became_a_fifo_is_not_read(shop: Path, tmp_path: Path) -> None:
+    """A replay stamps the paths the run read: one that is now a FIFO (nobody writing) must
+    not block it; the hang guard (timeout) fails the test if it does."""
+    cache = tmp_path / "cache"
+    assert _by_c(shop, cache, "from agentspec.cli import main\nmain()").returncode == 0
+    _mark(cache)
+    assert _by_c(shop, cache, REPLAY_ONLY).stdout == MARK + "status 0\n"
+    prompt = shop / "prompts" / "p.md"
+    prompt.unlink()
+    os.mkfifo(prompt)
+    assert _by_c(shop, cache, REPLAY_ONLY).stdout == "status None\n"
+
+
+def test_output_with_an_escape_character_is_not_kept(shop: Path, tmp_path: Path) -> None:
+    """click strips styles from what it prints where the output is no terminal; a replay
+    writes what was kept, so text that could be styled is not kept."""
+    cache = tmp_path / "cache"
+    keep = ("from agentspec.cli import remembered\nremembered.start(sys.argv[1:])\n"
+            "remembered.keep({out!r}, '', 0)\n")
+    _by_c(shop, cache, keep.format(out="plain\n"))
+    assert len(_entries(cache)) == 1
+    for entry in _entries(cache):
+        entry.unlink()
+    _by_c(shop, cache, keep.format(out="\x1b[31mred\x1b[0m\n"))
+    assert not _entries(cache)

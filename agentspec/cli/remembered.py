@@ -141,7 +141,11 @@ def start(argv: Sequence[str]) -> None:
 
 def _printable(text: str, stream: object) -> bool:
     """Whether `stream` can write `text` (its error handler may refuse a surrogate): when it
-    cannot, the command fails as it prints, which a replay must not turn into a traceback."""
+    cannot, the command fails as it prints, which a replay must not turn into a traceback.
+    Nor is text with an escape character kept: click removes styles where the output is no
+    terminal, a replay could not tell."""
+    if "\x1b" in text:
+        return False
     try:
         text.encode(getattr(stream, "encoding", None) or "utf-8",
                     getattr(stream, "errors", None) or "strict")
