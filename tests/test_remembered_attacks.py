@@ -270,3 +270,16 @@ def test_output_with_an_escape_character_is_not_kept(shop: Path, tmp_path: Path)
         entry.unlink()
     _by_c(shop, cache, keep.format(out="\x1b[31mred\x1b[0m\n"))
     assert not _entries(cache)
+
+
+def test_a_run_whose_module_changed_as_it_ran_is_not_kept(tmp_path: Path) -> None:
+    """Modules are stamped when the run ends: one changed after it was imported (an upgrade,
+    an edit of an editable install) would be stamped as new with what the old code printed."""
+    (tmp_path / "fresh_module.py").write_text("VALUE = 1\n")
+    body = ("import sys\nsys.path.insert(0, '.')\nfrom agentspec.cli import reads\n"
+            "reads.record([])\nimport fresh_module\nfound, why = reads.recorded()\nprint(why)")
+    done = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == \
+        f"the module {tmp_path / 'fresh_module.py'} changed just before or during the run"

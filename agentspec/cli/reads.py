@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,10 @@ OPEN, LOOK, MODULE = "open", "look", "module"
 Stamp = list[int | str]
 #: an opened file larger than this is not digested: the run is not kept
 LARGEST = 16 * 1024 * 1024
+#: a module is stamped when the run ends, as Python judges it (size and modification time),
+#: not when it was imported: one whose change time is this close to the run's start or later
+#: may have changed after it ran, so the run is not kept (a clock's coarseness, some skew)
+SETTLE_NS = 2_000_000_000
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 #: events that read or change nothing outside the process
@@ -266,6 +271,7 @@ def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
         _watch_warnings()
         _INSTALLED.append(True)
     _RECORDER.cwd = os.getcwd()
+    _RECORDER.started_ns = time.time_ns()
     _RECORDER.caches = tuple(os.path.join(p, "") for p in caches)
     _RECORDER.entries = entries
     _RECORDER.paths.clear()
@@ -300,11 +306,20 @@ def recorded() -> tuple[Reads | None, str | None]:
         if isinstance(file, str):
             place = os.path.join(_RECORDER.cwd, file)
             paths[(place, True, MODULE)] = stamp(place, True, MODULE)
+            if _changed_since(place, _RECORDER.started_ns - SETTLE_NS):
+                return None, f"the module {place} changed just before or during the run"
     folders = dict(_RECORDER.folders)
     for entry in sys.path:  # where a new module could shadow one this run imported
         place = os.path.join(_RECORDER.cwd, entry)
         folders.setdefault(_RECORDER.listed(place), folder_stamp(*_RECORDER.listed(place)))
     return Reads(dict(sorted(paths.items())), dict(sorted(folders.items()))), None
+
+
+def _changed_since(place: str, since_ns: int) -> bool:
+    try:
+        return _REAL_STAT(place).st_ctime_ns >= since_ns
+    except (OSError, ValueError):
+        return False
 
 
 def stamp(place: str, follow: bool, how: str) -> Stamp:
