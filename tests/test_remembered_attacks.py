@@ -283,3 +283,13 @@ def test_a_run_whose_module_changed_as_it_ran_is_not_kept(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == \
         f"the module {tmp_path / 'fresh_module.py'} changed just before or during the run"
+
+
+def test_listing_the_working_directory_without_naming_it_is_recorded(tmp_path: Path) -> None:
+    body = ("import os\nfrom agentspec.cli import reads\nreads.record([])\nos.listdir()\n"
+            "found, why = reads.recorded()\n"
+            "print(why or [f for f, _ in found.folders if f == os.path.join(os.getcwd(), '.')])")
+    done = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr([str(tmp_path / ".")])

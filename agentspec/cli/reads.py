@@ -42,6 +42,7 @@ _HARMLESS = frozenset({
     "object.__getattr__", "object.__setattr__", "object.__delattr__", "sys._getframe",
     "sys._getframemodulename", "code.__new__", "function.__new__", "os.putenv", "os.unsetenv",
     "glob.glob", "glob.glob/2", "os.walk", "os.fwalk", "pathlib.Path.glob", "pathlib.Path.rglob",
+    "pathlib.Path.walk",
     "sys.addaudithook", "sys.excepthook", "sys.unraisablehook", "os.getxattr", "os.listxattr",
     "array.__new__", "pickle.find_class", "gc.get_referrers", "gc.get_referents",
     "gc.get_objects", "sys._current_frames", "sys.settrace", "sys.setprofile", "time.sleep",
@@ -160,7 +161,7 @@ class _Recorder:
         if event == "open":
             self.opened(*args[:3])
         elif event in ("os.listdir", "os.scandir"):
-            self.listing(args[0] if args else ".")
+            self.listing(args[0] if args and args[0] is not None else ".")
         elif event in _CHANGES:
             for index, fd_index in _CHANGES[event]:
                 dir_fd = args[fd_index] if fd_index is not None and fd_index < len(args) \
