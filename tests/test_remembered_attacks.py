@@ -292,4 +292,4 @@ def test_listing_the_working_directory_without_naming_it_is_recorded(tmp_path: P
     done = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == repr([str(tmp_path / ".")])
+    assert done.stdout.strip() == repr([os.path.join(tmp_path, ".")])
