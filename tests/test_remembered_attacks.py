@@ -293,3 +293,18 @@ def test_listing_the_working_directory_without_naming_it_is_recorded(tmp_path: P
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == repr([os.path.join(tmp_path, ".")])
+
+
+def test_the_cache_folder_globbed_as_specs_is_recorded_as_any_folder(
+        shop: Path, tmp_path: Path) -> None:
+    """Kept runs read as specs by a glob (a cache folder inside the project): the entry the
+    first run keeps is a new file the second run must find, as a fresh run does."""
+    cache = shop / "cache"
+    first = _validate(shop, cache, "cache/*.result")
+    assert "No file matches" in first.stdout
+    assert _entries(cache)
+    fresh = _validate(shop, tmp_path / "fresh", "cache/*.result", env=_env(tmp_path / "fresh"))
+    again = _validate(shop, cache, "cache/*.result")
+    assert "No file matches" not in again.stdout
+    assert (again.stdout, again.stderr, again.returncode) == \
+        (fresh.stdout, fresh.stderr, fresh.returncode)

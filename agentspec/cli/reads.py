@@ -110,12 +110,15 @@ class _Recorder:
             return None
         return os.path.join(base, name)
 
-    def ours(self, place: str, writes: bool = False) -> bool:
+    def ours(self, place: str, writes: bool = False, by_folder: bool = False) -> bool:
         """Whether `place` is a cache's own, which changes no output: anything written in the
-        cache folders, the entries read there (not whatever else is below them: a project may
-        be), and Python's `.pyc` files in `__pycache__` folders."""
+        cache folders, the entries read there through the folder's descriptor (as
+        usercache.py reads them; not whatever else is below them: a project may be, nor an
+        entry read by its path, as a spec), and Python's `.pyc` files in `__pycache__`
+        folders."""
         folder, name = os.path.split(place)
-        if os.path.join(folder, "") in self.caches and name.endswith(self.entries):
+        if by_folder and os.path.join(folder, "") in self.caches and \
+                name.endswith(self.entries):
             return True
         return (writes and os.path.join(place, "").startswith(self.caches)) or \
             (os.path.basename(folder) == "__pycache__" and name.endswith(".pyc"))
@@ -143,17 +146,21 @@ class _Recorder:
         place = _descriptor_path(path) if isinstance(path, int) else self.place(path)
         if place is None:
             self.refuse("a listed directory whose path is unknown")
-        elif not self.ours(place) and self.listed(place) not in self.folders:
+            return
+        listed = self.listed(place, by_descriptor=isinstance(path, int))
+        if not self.ours(place) and listed not in self.folders:
             self.busy = True
             try:
-                self.folders[self.listed(place)] = folder_stamp(*self.listed(place))
+                self.folders[listed] = folder_stamp(*listed)
             finally:
                 self.busy = False
 
-    def listed(self, folder: str) -> tuple[str, tuple[str, ...]]:
-        """`folder` and the names its listing leaves out: in a cache folder, the cache's own
-        entries (written by every run), not whatever else is there."""
-        return folder, self.entries if os.path.join(folder, "") in self.caches else ()
+    def listed(self, folder: str, by_descriptor: bool) -> tuple[str, tuple[str, ...]]:
+        """`folder` and the names its listing leaves out: listed through its descriptor, a
+        cache folder leaves out the cache's own entries (written by every run); listed by
+        its path (a glob), it is a folder like any other."""
+        return folder, self.entries if by_descriptor and \
+            os.path.join(folder, "") in self.caches else ()
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active or self.busy or event in _HARMLESS:
@@ -178,8 +185,9 @@ class _Recorder:
             (mode is None and flags is not None and bool(flags & _WRITE_FLAGS))
         if isinstance(path, int):
             return
+        by_folder = mode is None and self.dir_fd is not None
         place = self.place(path, self.dir_fd if mode is None else None)
-        if place is None or self.ours(place, writes):
+        if place is None or self.ours(place, writes, by_folder):
             return
         if writes:
             self.refuse(f"a write to {place}")
@@ -312,7 +320,7 @@ def recorded() -> tuple[Reads | None, str | None]:
     folders = dict(_RECORDER.folders)
     for entry in sys.path:  # where a new module could shadow one this run imported
         place = os.path.join(_RECORDER.cwd, entry)
-        folders.setdefault(_RECORDER.listed(place), folder_stamp(*_RECORDER.listed(place)))
+        folders.setdefault((place, ()), folder_stamp(place))
     return Reads(dict(sorted(paths.items())), dict(sorted(folders.items()))), None
 
 
