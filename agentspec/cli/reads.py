@@ -76,9 +76,9 @@ class _Recorder:
         self.active = False
         self.cwd = ""
         self.caches: tuple[str, ...] = ()  # the cache folders, each ending with a separator
-        self.entries: tuple[str, ...] = ()  # how the names of the entries read there end
+        self.entries: tuple[str, ...] = ()  # how the names of the caches' own entries end
         self.started_ns = 0
-        #: (path, follows links, how) -> what a `stat` told when it was first read
+        #: (path, follows links, how) -> its stamp when it was first read
         self.paths: dict[tuple[str, bool, str], Stamp] = {}
         #: (folder, the name endings left out) -> its listing when it was first listed
         self.folders: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -267,8 +267,9 @@ def _watch_warnings() -> None:
 
 def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
     """Start recording what this process reads; writes under `caches` (folders), and reads
-    there of files whose names end with one of `entries`, are not counted. Audit hooks cannot
-    be removed: the hook is added once and stays idle after."""
+    and listings through a cache folder's descriptor of the entries there (names ending with
+    one of `entries`), are not counted. Audit hooks cannot be removed: the hook is added once
+    and stays idle after."""
     if not _INSTALLED:
         if not sys.platform.startswith("linux"):
             return  # descriptors are named through /proc: elsewhere nothing is replayed
