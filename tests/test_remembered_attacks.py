@@ -308,3 +308,17 @@ def test_the_cache_folder_globbed_as_specs_is_recorded_as_any_folder(
     assert "No file matches" not in again.stdout
     assert (again.stdout, again.stderr, again.returncode) == \
         (fresh.stdout, fresh.stderr, fresh.returncode)
+
+
+def test_an_agentspec_module_read_as_source_is_recorded(tmp_path: Path) -> None:
+    """Only agentspec's modules looked at (by the validator cache's fingerprint) go
+    unstamped: one read as source (a `python:` reference to it, which validate parses without
+    importing) is stamped by its content."""
+    body = ("import agentspec.diagnostics.codes as m\nfrom agentspec.cli import reads\n"
+            "reads.record([])\nos.stat(m.__file__)\nopen(m.__file__, 'rb').read()\n"
+            "found, why = reads.recorded()\n"
+            "print(why or sorted(h for p, _, h in found.paths if p == m.__file__))")
+    done = subprocess.run([sys.executable, "-c", "import os\n" + body], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr(["module", "open"])

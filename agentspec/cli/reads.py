@@ -127,7 +127,7 @@ class _Recorder:
         """Stamp `place` when first read: an opened file by its content before it is read,
         so that a change during the run, even one that keeps its size and times, shows."""
         key = (place, follow, how)
-        if key not in self.paths and not (place.startswith(_PACKAGE)
+        if key not in self.paths and not (how == LOOK and place.startswith(_PACKAGE)
                                           and place.endswith((".py", ".pyc"))):
             self.busy = True
             try:
@@ -196,9 +196,10 @@ class _Recorder:
 
 
 _RECORDER = _Recorder()
-#: agentspec's own modules: those a run imports are stamped as modules; the others (read
-#: whole by the validator cache's fingerprint) change nothing a run prints, while the folders
-#: are still listed (a new kind module is found by listing its folder)
+#: agentspec's own modules: those a run imports are stamped as modules; the others (each
+#: looked at by the validator cache's fingerprint) change nothing a run prints, while the
+#: folders are still listed (a new kind module is found by listing its folder). One opened
+#: is stamped as any file: its source may be read (a spec's `python:` reference to it)
 _PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _REAL_STAT, _REAL_READLINK, _REAL_OPEN = os.stat, os.readlink, os.open
 
