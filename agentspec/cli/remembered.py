@@ -111,20 +111,10 @@ def replay(argv: Sequence[str]) -> int | None:
     except BrokenPipeError:  # the reader left, as click answers it
         return 1
     except OSError as error:  # a full disk: as the command's own run says, without a traceback
-        _quiet_output()
         print(f"agentspec: cannot write the output: {error}", file=sys.stderr)
         return 2
     return int(status)
 
-
-def _quiet_output() -> None:
-    """Standard output, which failed, is flushed no more: not again at exit."""
-    with contextlib.suppress(OSError, ValueError):
-        null = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, sys.stdout.fileno())
-        finally:
-            os.close(null)
 
 
 def start(argv: Sequence[str]) -> None:
