@@ -110,11 +110,10 @@ def replay(argv: Sequence[str]) -> int | None:
         sys.stderr.flush()
     except BrokenPipeError:  # the reader left, as click answers it
         return 1
-    except OSError as error:  # a full disk: as the command's own run says, without a traceback
+    except OSError as error:  # a full disk: said plainly, with the command's status then
         print(f"agentspec: cannot write the output: {error}", file=sys.stderr)
         return 2
     return int(status)
-
 
 
 def start(argv: Sequence[str]) -> None:
