@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentspec.cli import reads
+from agentspec.cli import reads, stamps
 from agentspec.usercache import cache_directory, open_private, read_entry, write_entry
 
 __all__ = ["keep", "replay", "start"]
@@ -94,9 +94,9 @@ def replay(argv: Sequence[str]) -> int | None:
     try:
         entry = json.loads(data)
         out, err, status = entry["out"], entry["err"], entry["status"]
-        unchanged = all(reads.stamp(place, follow, how) == stamp
+        unchanged = all(stamps.stamp(place, follow, how) == stamp
                         for place, follow, how, stamp in entry["paths"]) and \
-            all(reads.folder_stamp(place, tuple(left_out)) == stamp
+            all(stamps.folder_stamp(place, tuple(left_out)) == stamp
                 for place, left_out, stamp in entry["folders"])
     except (ValueError, KeyError, TypeError):
         return None
