@@ -4,7 +4,8 @@ are as they were (cli/remembered.py).
 
 Opening and listing are seen through Python's audit hooks, looking at a path (`os.stat`,
 `os.lstat`, `os.readlink`, `os.access`, and `os.open` with a `dir_fd`, which the audit event
-does not carry) through wrappers of those functions. Anything the record cannot pin down
+does not carry) through wrappers of those functions; what each is stamped by is in
+`stamps.py`. Anything the record cannot pin down
 makes the run one not to replay: a subprocess, the network, a change of directory, a write
 outside the caches, an audit event it does not know, a descriptor it cannot name.
 Standard library only, like the replay.
@@ -15,20 +16,19 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LOOK", "MODULE", "OPEN", "Reads", "folder_stamp", "record", "recorded", "stamp"]
+from agentspec.cli.stamps import LOOK, MODULE, OPEN, Stamp, folder_stamp, stamp
 
-#: how a path was read: opened (its stamp holds a digest of its content), looked at (its type,
-#: size and modification time: what a `stat` tells), or run as a module (as Python judges its
-#: `.pyc` files: size and modification time)
-OPEN, LOOK, MODULE = "open", "look", "module"
-#: a path's stamp, JSON-friendly; `["absent", errno]` for a path that is not there
-Stamp = list[int | str]
-#: an opened file larger than this is not digested: the run is not kept
-LARGEST = 16 * 1024 * 1024
+__all__ = ["Reads", "record", "recorded"]
+
+#: a module is stamped when the run ends, as Python judges it (size and modification time),
+#: not when it was imported: one whose change time is this close to the run's start or later
+#: may have changed after it ran, so the run is not kept (a clock's coarseness, some skew)
+SETTLE_NS = 2_000_000_000
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 #: events that read or change nothing outside the process
@@ -37,6 +37,7 @@ _HARMLESS = frozenset({
     "object.__getattr__", "object.__setattr__", "object.__delattr__", "sys._getframe",
     "sys._getframemodulename", "code.__new__", "function.__new__", "os.putenv", "os.unsetenv",
     "glob.glob", "glob.glob/2", "os.walk", "os.fwalk", "pathlib.Path.glob", "pathlib.Path.rglob",
+    "pathlib.Path.walk",
     "sys.addaudithook", "sys.excepthook", "sys.unraisablehook", "os.getxattr", "os.listxattr",
     "array.__new__", "pickle.find_class", "gc.get_referrers", "gc.get_referents",
     "gc.get_objects", "sys._current_frames", "sys.settrace", "sys.setprofile", "time.sleep",
@@ -61,20 +62,21 @@ class Reads:
 
     #: (path, follows links, how it was read) -> its stamp
     paths: dict[tuple[str, bool, str], Stamp]
-    #: folder -> the stamp of its listing
-    folders: dict[str, str]
+    #: (folder, the name endings its listing leaves out) -> the stamp of its listing
+    folders: dict[tuple[str, tuple[str, ...]], str]
 
 
 class _Recorder:
     def __init__(self) -> None:
         self.active = False
         self.cwd = ""
-        self.ignored: tuple[str, ...] = ()
+        self.caches: tuple[str, ...] = ()  # the cache folders, each ending with a separator
+        self.entries: tuple[str, ...] = ()  # how the names of the caches' own entries end
         self.started_ns = 0
-        #: (path, follows links, how) -> what a `stat` told when it was first read
+        #: (path, follows links, how) -> its stamp when it was first read
         self.paths: dict[tuple[str, bool, str], Stamp] = {}
-        #: folder -> its listing when it was first listed
-        self.folders: dict[str, str] = {}
+        #: (folder, the name endings left out) -> its listing when it was first listed
+        self.folders: dict[tuple[str, tuple[str, ...]], str] = {}
         self.refused: str | None = None
         self.dir_fd: int | None = None  # the `dir_fd` of the `os.open` under way
         self.busy = False  # looking for itself: its own calls are not the run's
@@ -103,20 +105,28 @@ class _Recorder:
             return None
         return os.path.join(base, name)
 
-    def ours(self, place: str) -> bool:
-        """Whether `place` is in the caches (agentspec's, and Python's `__pycache__`), whose
-        writes change no output."""
+    def ours(self, place: str, writes: bool = False, by_folder: bool = False) -> bool:
+        """Whether `place` is a cache's own, which changes no output: anything written in the
+        cache folders, the entries read there through the folder's descriptor (as
+        usercache.py reads them; not whatever else is below them: a project may be, nor an
+        entry read by its path, as a spec), and Python's `.pyc` files in `__pycache__`
+        folders."""
         folder, name = os.path.split(place)
-        return os.path.join(place, "").startswith(self.ignored) or \
-            (os.path.basename(folder) == "__pycache__" and ".pyc" in name)
+        if by_folder and os.path.join(folder, "") in self.caches and \
+                name.endswith(self.entries):
+            return True
+        return (writes and os.path.join(place, "").startswith(self.caches)) or \
+            (os.path.basename(folder) == "__pycache__" and name.endswith(".pyc"))
 
     def add(self, place: str, follow: bool, how: str) -> None:
+        """Stamp `place` when first read: an opened file by its content before it is read,
+        so that a change during the run, even one that keeps its size and times, shows."""
         key = (place, follow, how)
-        if key not in self.paths and not (place.startswith(_PACKAGE)
+        if key not in self.paths and not (how == LOOK and place.startswith(_PACKAGE)
                                           and place.endswith((".py", ".pyc"))):
             self.busy = True
             try:
-                self.paths[key] = stamp(place, follow, LOOK)
+                self.paths[key] = stamp(place, follow, how)
             finally:
                 self.busy = False
 
@@ -131,12 +141,21 @@ class _Recorder:
         place = _descriptor_path(path) if isinstance(path, int) else self.place(path)
         if place is None:
             self.refuse("a listed directory whose path is unknown")
-        elif not self.ours(place) and place not in self.folders:
+            return
+        listed = self.listed(place, by_descriptor=isinstance(path, int))
+        if not self.ours(place) and listed not in self.folders:
             self.busy = True
             try:
-                self.folders[place] = folder_stamp(place)
+                self.folders[listed] = folder_stamp(*listed)
             finally:
                 self.busy = False
+
+    def listed(self, folder: str, by_descriptor: bool) -> tuple[str, tuple[str, ...]]:
+        """`folder` and the names its listing leaves out: listed through its descriptor, a
+        cache folder leaves out the cache's own entries (written by every run); listed by
+        its path (a glob), it is a folder like any other."""
+        return folder, self.entries if by_descriptor and \
+            os.path.join(folder, "") in self.caches else ()
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active or self.busy or event in _HARMLESS:
@@ -144,14 +163,14 @@ class _Recorder:
         if event == "open":
             self.opened(*args[:3])
         elif event in ("os.listdir", "os.scandir"):
-            self.listing(args[0] if args else ".")
+            self.listing(args[0] if args and args[0] is not None else ".")
         elif event in _CHANGES:
             for index, fd_index in _CHANGES[event]:
                 dir_fd = args[fd_index] if fd_index is not None and fd_index < len(args) \
                     else None
                 place = self.place(args[index], dir_fd if isinstance(dir_fd, int) and
                                    dir_fd >= 0 else None)
-                if place is None or not self.ours(place):
+                if place is None or not self.ours(place, writes=True):
                     self.refuse(f"{event} {place or args[index]!r}")
         else:
             self.refuse(f"the audit event {event}")
@@ -161,8 +180,9 @@ class _Recorder:
             (mode is None and flags is not None and bool(flags & _WRITE_FLAGS))
         if isinstance(path, int):
             return
+        by_folder = mode is None and self.dir_fd is not None
         place = self.place(path, self.dir_fd if mode is None else None)
-        if place is None or self.ours(place):
+        if place is None or self.ours(place, writes, by_folder):
             return
         if writes:
             self.refuse(f"a write to {place}")
@@ -171,11 +191,12 @@ class _Recorder:
 
 
 _RECORDER = _Recorder()
-#: agentspec's own modules: those a run imports are stamped as modules; the others (read
-#: whole by the validator cache's fingerprint) change nothing a run prints, while the folders
-#: are still listed (a new kind module is found by listing its folder)
+#: agentspec's own modules: those a run imports are stamped as modules; the others (each
+#: looked at by the validator cache's fingerprint) change nothing a run prints, while the
+#: folders are still listed (a new kind module is found by listing its folder). One opened
+#: is stamped as any file: its source may be read (a spec's `python:` reference to it)
 _PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
-_REAL_STAT, _REAL_READLINK = os.stat, os.readlink
+_REAL_STAT, _REAL_READLINK = os.stat, os.readlink  # before any is wrapped
 
 
 def _descriptor_path(fd: int) -> str | None:
@@ -225,9 +246,26 @@ def _replace(name: str, wrapper: Callable[..., Any]) -> None:
     setattr(os, name, wrapper)
 
 
-def record(ignored: Iterable[str]) -> None:
-    """Start recording what this process reads; writes under `ignored` (folders) are not
-    counted. Audit hooks cannot be removed: the hook is added once and stays idle after."""
+def _watch_warnings() -> None:
+    """A warning shown (on standard error, by `warnings`) makes the run one not to keep: a
+    replay would print only what the command printed."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def showing(*args: Any, **kwargs: Any) -> None:
+        if _RECORDER.active:
+            _RECORDER.refuse("it printed a warning")
+        shown(*args, **kwargs)
+
+    warnings.showwarning = showing
+
+
+def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
+    """Start recording what this process reads; writes under `caches` (folders), and reads
+    and listings through a cache folder's descriptor of the entries there (names ending with
+    one of `entries`), are not counted. Audit hooks cannot be removed: the hook is added once
+    and stays idle after."""
     if not _INSTALLED:
         if not sys.platform.startswith("linux"):
             return  # descriptors are named through /proc: elsewhere nothing is replayed
@@ -236,9 +274,12 @@ def record(ignored: Iterable[str]) -> None:
                              ("access", True)):
             _replace(name, _wrapped(getattr(os, name), follow, _RECORDER.note))
         _replace("open", _open(os.open))
+        _watch_warnings()
         _INSTALLED.append(True)
     _RECORDER.cwd = os.getcwd()
-    _RECORDER.ignored = tuple(os.path.join(p, "") for p in ignored)
+    _RECORDER.started_ns = time.time_ns()
+    _RECORDER.caches = tuple(os.path.join(p, "") for p in caches)
+    _RECORDER.entries = entries
     _RECORDER.paths.clear()
     _RECORDER.folders.clear()
     _RECORDER.refused = None
@@ -253,83 +294,35 @@ def recorded() -> tuple[Reads | None, str | None]:
     _RECORDER.active = False
     if _RECORDER.refused is not None:
         return None, _RECORDER.refused
-    for (place, follow, _), early in _RECORDER.paths.items():
-        if stamp(place, follow, LOOK) != early:
-            return None, f"{place} changed while it was read"
-    for folder, early_listing in _RECORDER.folders.items():
-        if folder_stamp(folder) != early_listing:
-            return None, f"{folder} changed while it was listed"
     paths: dict[tuple[str, bool, str], Stamp] = {}
-    for place, follow, how in _RECORDER.paths:
+    for (place, follow, how), early in _RECORDER.paths.items():
         found = stamp(place, follow, how)
+        if found != early:
+            return None, f"{place} changed while it was read"
         if how == OPEN and found[0] not in (stat.S_IFREG, stat.S_IFDIR, "absent"):
             return None, f"{place} is neither a regular file nor a folder"
         if found[0] == "unread":
             return None, f"{place} could not be digested"
         paths[(place, follow, how)] = found
+    for (folder, left_out), early_listing in _RECORDER.folders.items():
+        if folder_stamp(folder, left_out) != early_listing:
+            return None, f"{folder} changed while it was listed"
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
             place = os.path.join(_RECORDER.cwd, file)
             paths[(place, True, MODULE)] = stamp(place, True, MODULE)
+            if _changed_since(place, _RECORDER.started_ns - SETTLE_NS):
+                return None, f"the module {place} changed just before or during the run"
     folders = dict(_RECORDER.folders)
     for entry in sys.path:  # where a new module could shadow one this run imported
         place = os.path.join(_RECORDER.cwd, entry)
-        folders.setdefault(place, folder_stamp(place))
+        folders.setdefault((place, ()), folder_stamp(place))
     return Reads(dict(sorted(paths.items())), dict(sorted(folders.items()))), None
 
 
-def stamp(place: str, follow: bool, how: str) -> Stamp:
-    """What `place` is now, as `how` it was read: the stamp a replay compares."""
+def _changed_since(place: str, since_ns: int) -> bool:
     try:
-        info = _REAL_STAT(place, follow_symlinks=follow)
-    except OSError as error:
-        return ["absent", error.errno or 0]
-    except ValueError:
-        return ["absent", 0]
-    kind = stat.S_IFMT(info.st_mode)
-    if stat.S_ISDIR(info.st_mode):
-        return [kind]  # looked at, not listed: its entries are not what was read
-    if how != OPEN or not stat.S_ISREG(info.st_mode):
-        return [kind, info.st_size, info.st_mtime_ns]
-    if info.st_size > LARGEST:
-        return ["unread"]
-    import hashlib
-
-    try:  # not blocking, should the file have become a FIFO since it was looked at
-        descriptor = os.open(place, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return ["unread"]
-    with os.fdopen(descriptor, "rb") as file:
-        try:
-            now = os.fstat(descriptor)
-            if (now.st_ino, now.st_dev) != (info.st_ino, info.st_dev):
-                return ["unread"]
-            digest = hashlib.file_digest(file, lambda: hashlib.blake2b(digest_size=20))
-        except OSError:
-            return ["unread"]
-    return [kind, info.st_size, digest.hexdigest()]
-
-
-def folder_stamp(folder: str) -> str:
-    """The names in `folder` and what each is (without following links), or why it could not
-    be listed."""
-    try:
-        with os.scandir(folder) as entries:
-            listed = sorted(f"{e.name}\0{_entry_kind(e)}" for e in entries)
-    except OSError as error:
-        return f"unlisted {error.errno}"
-    except ValueError:
-        return "unlisted"
-    import hashlib
-
-    return hashlib.blake2b("\n".join(listed).encode(errors="surrogateescape"),
-                           digest_size=16).hexdigest()
-
-
-def _entry_kind(entry: os.DirEntry[str]) -> str:
-    try:
-        return "l" if entry.is_symlink() else "d" if entry.is_dir(follow_symlinks=False) \
-            else "f" if entry.is_file(follow_symlinks=False) else "o"
-    except OSError:
-        return "?"
+        return _REAL_STAT(place).st_ctime_ns >= since_ns
+    except (OSError, ValueError):
+        return False
