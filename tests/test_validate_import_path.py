@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 FULL_EXAMPLE = ROOT / "specs" / "research_desk.yaml"
 
 #: never on the validate path: ADK and the model libraries, the stages after the front end
+#: (the plan's types too: the kinds, which validate imports, use them only to plan; and
+#: review: the kinds declare their diff rules with `agentspec.kindapi.rule`)
 NEVER = ("google.adk", "google.genai", "litellm", "agentspec.runtime", "agentspec.emit",
-         "agentspec.bundle", "agentspec.compiler", "agentspec.ir.planning",
-         "agentspec.review.rules", "agentspec.review.sides", "agentspec.adkimport",
-         "agentspec.api")
+         "agentspec.bundle", "agentspec.compiler", "agentspec.ir.planning", "agentspec.ir.plan",
+         "agentspec.ir.values", "agentspec.review", "agentspec.adkimport", "agentspec.api")
 #: only for a spec that has a scenario file (its names come from the lowered tree)
 SCENARIOS_ONLY = ("agentspec.testing.check", "agentspec.testing.names",
                   "agentspec.testing.models", "agentspec.ir.lower")
