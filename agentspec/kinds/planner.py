@@ -3,7 +3,6 @@ leaves and synthesizes their answers."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -166,6 +165,8 @@ def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]
 
 def _answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
     """The planner answers with no subtasks, a worker with `text`."""
+    import json  # deferred: validate imports every kind, and only tests compose answers
+
     plan = json.dumps({"kind": "llm", "subtasks": []})
     return {f"{name}_planner": [{"text": plan}], f"{name}_worker": [{"text": text}]}
 
