@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -141,6 +140,8 @@ def private_host(url: str) -> bool:
             if isinstance(address, ipaddress.IPv6Address) else []
         return not address.is_global or any(
             inner is not None and not inner.is_global for inner in carried)
+    import socket  # deferred: its import costs validate ~3 ms, and most specs name no host
+
     try:  # the resolver's legacy forms of IPv4: `127.1`, `0x7f000001`, `2130706433`, `0177.1`
         packed = socket.inet_aton(host) if re.fullmatch(r"[0-9a-fx.]+", host) else None
     except OSError:

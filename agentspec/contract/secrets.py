@@ -5,14 +5,12 @@ prefix). Validate refuses literal ones (AS287) and `import adk` moves them to `$
 from __future__ import annotations
 
 import re
+from functools import cache
 
 __all__ = ["secret_flag", "secret_name", "secret_value"]
 
 _NAME = re.compile(r"(?i)token|secret|passw|pwd|key|auth|credential|cookie|signature|"
                    r"\bsig\b|\bpat\b|^x-api-|^api-")
-_VALUE = re.compile(r"(?i)\b(bearer|basic|token)\s+\S|^(sk|pk|rk)-[A-Za-z0-9_-]{8,}|"
-                    r"^(ghp|gho|ghs|ghu|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{8,}|"
-                    r"^AKIA[0-9A-Z]{12,}|^AIza[0-9A-Za-z_-]{20,}")
 _FLAG = re.compile(r"^--?([A-Za-z0-9][A-Za-z0-9_.-]*)(=(.*))?$", re.DOTALL)
 
 
@@ -22,9 +20,18 @@ def secret_name(name: str) -> bool:
     return bool(_NAME.search(name))
 
 
+@cache
+def _value() -> re.Pattern[str]:
+    """The shapes of credentials; compiled when first asked (about 2 ms: validate asks only
+    for a LiteLLM model's `args`)."""
+    return re.compile(r"(?i)\b(bearer|basic|token)\s+\S|^(sk|pk|rk)-[A-Za-z0-9_-]{8,}|"
+                      r"^(ghp|gho|ghs|ghu|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{8,}|"
+                      r"^AKIA[0-9A-Z]{12,}|^AIza[0-9A-Za-z_-]{20,}")
+
+
 def secret_value(value: str) -> bool:
     """Whether `value` has the shape of a credential, whatever it is called."""
-    return bool(_VALUE.search(value.strip()))
+    return bool(_value().search(value.strip()))
 
 
 def secret_flag(arg: str) -> tuple[str, str | None] | None:

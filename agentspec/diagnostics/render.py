@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from agentspec.diagnostics.model import Diagnostic, Severity
@@ -76,6 +75,8 @@ def _span_json(span: Span | None) -> dict[str, object] | None:
 
 
 def _json(diagnostics: Sequence[Diagnostic]) -> str:
+    import json  # deferred: the other formats, validate's usual ones, do without it
+
     rows = [{"code": d.code, "name": d.name, "severity": d.severity.value, "message": d.message,
              "hint": d.hint, "location": _span_json(d.span),
              "related": [{"message": r.message, "location": _span_json(r.span)}

@@ -7,18 +7,15 @@ from typing import TYPE_CHECKING
 
 from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import codes
-from agentspec.ir.plan import Call, Import, Value
 from agentspec.ir.tree import DeepNode, LlmFields
-from agentspec.ir.values import lit
 from agentspec.language.prompts import PROMPT_SECTIONS
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
+    from agentspec.ir.plan import Value
     from agentspec.language.agents import LlmAgent
 
 __all__ = ["lower_prompts", "memory_header", "prompt_hook"]
-
-HARNESS_PROMPT = Import("agentspec.runtime.prompts.harness", "harness_prompt")
 
 
 def lower_prompts(lowering: Lowering, name: str, agent: LlmAgent
@@ -58,6 +55,10 @@ def _sections(node: LlmFields) -> list[str]:
 def prompt_hook(node: LlmFields) -> Value | None:
     """The `before_model` callback adding the agent's sections, or None when it has none
     (every one turned off)."""
+    # deferred: lowering (which validate runs for a scenario file) plans nothing
+    from agentspec.ir.plan import Call, Import
+    from agentspec.ir.values import lit
+
     changed = dict(node.prompts)
     sections = [s for s in _sections(node) if changed.get(s, True) is not False]
     if not sections:
@@ -72,11 +73,14 @@ def prompt_hook(node: LlmFields) -> Value | None:
         kwargs.append(("general_purpose", lit(True)))
     if node.result_limit is not None and node.filesystem is not None:
         kwargs.append(("evicts", lit(True)))
-    return Call(HARNESS_PROMPT, args=(lit(sections),), kwargs=tuple(kwargs))
+    return Call(Import("agentspec.runtime.prompts.harness", "harness_prompt"),
+                args=(lit(sections),), kwargs=tuple(kwargs))
 
 
 def memory_header(node: LlmFields) -> Value | None:
     """The memory block's header when the spec changed it ("" when switched off)."""
+    from agentspec.ir.values import lit
+
     value = dict(node.prompts).get("memory")
     if value is None or value is True:
         return None

@@ -27,7 +27,7 @@ __all__ = ["AgentFields", "AgentNode", "AgentToolNode", "AppNode", "Approval",
            "McpStdio", "McpToolNode", "ModelNode", "ModelRoute", "OpenApiToolNode", "PlainModel",
            "members_of", "PlannerNode", "PlannerRoles", "PyObject", "PythonToolNode", "RemoteNode",
            "RouteNode", "RouterNode", "Schema", "ToolAuthNode", "ToolNode", "WorkflowNode",
-           "agents_called", "kind_of", "tools_of"]
+           "agents_called", "evicts_to_artifacts", "kind_of", "tools_of"]
 
 
 @dataclass(frozen=True)
@@ -389,6 +389,17 @@ def agents_called(node: AgentNode) -> Iterator[AgentNode]:
     yield from (t.agent for t in tools_of(node) if isinstance(t, AgentToolNode))
     if isinstance(node, LlmFields):
         yield from (agent for _, agent in node.task.items())
+
+
+def evicts_to_artifacts(node: LlmFields) -> bool:
+    """Large results go to artifacts when the agent cannot `read_file` them back; it then
+    needs `load_artifacts` (unless it lists it already)."""
+    if node.result_limit is None:
+        return False
+    if node.filesystem is not None and "read_file" in node.filesystem.tools:
+        return False
+    return not any(isinstance(t, BuiltinToolNode) and t.name == "load_artifacts"
+                   for t in node.tools)
 
 
 @dataclass(frozen=True)

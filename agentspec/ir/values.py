@@ -13,7 +13,6 @@ from agentspec.ir.plan import Call, DictOf, Env, Import, ListOf, Ref, SpecPath, 
 from agentspec.ir.tree import (
     AgentNode,
     Approval,
-    BuiltinToolNode,
     CodeExecutorNode,
     FallbackChain,
     FilesystemNode,
@@ -300,17 +299,6 @@ def file_toolset(filesystem: FilesystemNode) -> Call:
     return Call(Import("agentspec.runtime.harness.filesystem", "file_toolset"), kwargs(
         backend=filesystem.backend, definitions=backend_definitions(filesystem),
         tools=lit(list(filesystem.tools))))
-
-
-def evicts_to_artifacts(node: LlmFields) -> bool:
-    """Large results go to artifacts when the agent cannot `read_file` them back; it then
-    needs `load_artifacts` (unless it lists it already)."""
-    if node.result_limit is None:
-        return False
-    if node.filesystem is not None and "read_file" in node.filesystem.tools:
-        return False
-    return not any(isinstance(t, BuiltinToolNode) and t.name == "load_artifacts"
-                   for t in node.tools)
 
 
 def result_limit_callback(node: LlmFields) -> Call:

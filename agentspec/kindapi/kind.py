@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
     from agentspec.ir.tree import AgentNode, LlmFields, ModelNode, PyObject, ToolNode
+    from agentspec.kindapi.rule import Rule
     from agentspec.parse import Path
-    from agentspec.review.ruletypes import AgentPair, Rule
+    from agentspec.review.ruletypes import AgentPair
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["Common", "Kind", "Site"]

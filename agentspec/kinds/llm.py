@@ -13,8 +13,7 @@ from agentspec.contract.frozen import FrozenMap
 from agentspec.contract.harness_names import TODO_TOOLS
 from agentspec.contract.urls import redacted
 from agentspec.diagnostics import codes
-from agentspec.ir.harness_prompts import lower_prompts, memory_header, prompt_hook
-from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath, Value
+from agentspec.ir.harness_prompts import lower_prompts
 from agentspec.ir.tree import (
     AgentToolNode,
     CodeExecutorNode,
@@ -31,28 +30,7 @@ from agentspec.ir.tree import (
     PlainModel,
     PythonToolNode,
     ToolNode,
-)
-from agentspec.ir.values import (
-    APPROVALS,
-    DELEGATION,
-    JOBS,
-    LLM_AGENT,
-    MCP_ERRORS,
-    TOOL_ERROR_RESULT,
-    adk_planner,
-    approval_value,
-    backend_definitions,
-    code_executor_value,
-    dispatches_tasks,
     evicts_to_artifacts,
-    file_toolset,
-    instruction_value,
-    kwargs,
-    lit,
-    llm_generate_config,
-    model_value,
-    result_limit_callback,
-    schema_value,
 )
 from agentspec.kindapi import Kind, Site
 from agentspec.language.adk_settings import SandboxExecutor
@@ -62,6 +40,7 @@ from agentspec.validate.semantic.models import check_thinking
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
+    from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
     from agentspec.validate.semantic.context import Context
 
@@ -137,6 +116,25 @@ def lower(lowering: Lowering, name: str, agent: LlmAgent, site: Site) -> LlmNode
 
 
 def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) -> Call:
+    # deferred: validate imports every kind, and plans nothing
+    from agentspec.ir.plan import Call, DictOf, Import, ListOf, SpecPath
+    from agentspec.ir.values import (
+        DELEGATION,
+        JOBS,
+        LLM_AGENT,
+        adk_planner,
+        backend_definitions,
+        code_executor_value,
+        dispatches_tasks,
+        file_toolset,
+        instruction_value,
+        kwargs,
+        lit,
+        llm_generate_config,
+        model_value,
+        schema_value,
+    )
+
     tools = [v for t in node.tools if (v := builder.tool(t, children)) is not None]
     if node.todos:
         tools += [Call(Import("agentspec.runtime.harness.callbacks", "HarnessTool"),
@@ -187,6 +185,16 @@ def plan(builder: PlanBuilder, node: LlmNode | DeepNode, children: list[Value]) 
 def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Value]]:
     """The spec's callbacks with the harness's: memory, approvals, tool errors, result
     eviction."""
+    from agentspec.ir.harness_prompts import prompt_hook
+    from agentspec.ir.plan import Call, DictOf, Import
+    from agentspec.ir.values import (
+        APPROVALS,
+        MCP_ERRORS,
+        TOOL_ERROR_RESULT,
+        approval_value,
+        result_limit_callback,
+    )
+
     hooks = builder.hooks(node)
     if node.tool_errors == "return":  # last: the spec's own decide first
         hooks["on_tool_error"] = [*hooks.get("on_tool_error", []), TOOL_ERROR_RESULT]
@@ -218,6 +226,10 @@ def _hooks(builder: PlanBuilder, node: LlmNode | DeepNode) -> dict[str, list[Val
 def memory_callback(node: LlmNode | DeepNode) -> Call:
     """The memory files: host files by their path, `backend:/path` entries read through the
     agent's file-tools backend."""
+    from agentspec.ir.harness_prompts import memory_header
+    from agentspec.ir.plan import Call, Import, ListOf, SpecPath
+    from agentspec.ir.values import backend_definitions, lit
+
     in_backend = [backend_path(p) for p in node.memory]
     reads = node.filesystem if any(in_backend) else None
     header = memory_header(node)

@@ -3,7 +3,6 @@ leaves and synthesizes their answers."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -11,18 +10,18 @@ from typing import TYPE_CHECKING, Any
 from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.ir.plan import Call, DictOf, Import, ListOf, Value
 from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, PlannerNode, PlannerRoles, ToolNode
-from agentspec.ir.values import generate_config, kwargs, lit, model_value
 from agentspec.kindapi import Kind, Site
+from agentspec.kindapi.rule import Found, Path, Rule, limit, model_text, text_diff
 from agentspec.language.agents import TOOL_ERRORS_DEFAULT, PlannerAgent
-from agentspec.review.ruletypes import AgentPair, Found, Path, Rule, limit, model_text, text_diff
 from agentspec.validate.semantic.pyrefs import tool_refs
 from agentspec.validate.semantic.references import model_reference, tool_references
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
+    from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
+    from agentspec.review.ruletypes import AgentPair
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND", "MAX_DEPTH", "MAX_LEAVES", "MAX_SUBTASKS"]
@@ -81,6 +80,10 @@ def lower(lowering: Lowering, name: str, agent: PlannerAgent, site: Site) -> Pla
 
 
 def plan(builder: PlanBuilder, node: PlannerNode, children: list[Value]) -> Call:
+    # deferred: validate imports every kind, and plans nothing
+    from agentspec.ir.plan import Call, DictOf, Import, ListOf
+    from agentspec.ir.values import generate_config, kwargs, lit, model_value
+
     roles = node.roles
     called: list[Value] = []  # agents the workers call as tools
     tools = [v for t in roles.worker_tools if (v := builder.tool(t, called)) is not None]
@@ -162,6 +165,8 @@ def _example(name: str, model: str, children: tuple[str, ...]) -> dict[str, Any]
 
 def _answers(name: str, text: str) -> dict[str, list[dict[str, Any]]]:
     """The planner answers with no subtasks, a worker with `text`."""
+    import json  # deferred: validate imports every kind, and only tests compose answers
+
     plan = json.dumps({"kind": "llm", "subtasks": []})
     return {f"{name}_planner": [{"text": plan}], f"{name}_worker": [{"text": text}]}
 

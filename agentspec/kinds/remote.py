@@ -12,16 +12,16 @@ from agentspec.contract.secrets import secret_name
 from agentspec.contract.urls import endpoint_problem, redacted, url_secrets
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.ir.plan import Call, Import, SpecPath, Value
 from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, RemoteNode, ToolNode
-from agentspec.ir.values import kwargs, lit
 from agentspec.kindapi import Kind, Site
+from agentspec.kindapi.rule import Found, Rule
 from agentspec.language.agents import TOOL_ERRORS_DEFAULT, RemoteAgent
-from agentspec.review.ruletypes import AgentPair, Found, Rule
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
+    from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
+    from agentspec.review.ruletypes import AgentPair
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND"]
@@ -71,6 +71,10 @@ def lower(lowering: Lowering, name: str, agent: RemoteAgent, site: Site) -> Remo
 
 
 def plan(builder: PlanBuilder, node: RemoteNode, children: list[Value]) -> Call:
+    # deferred: validate imports every kind, and plans nothing
+    from agentspec.ir.plan import Call, Import, SpecPath
+    from agentspec.ir.values import kwargs, lit
+
     del children  # a remote agent has none
     card: Value = lit(node.url) if node.url is not None else SpecPath(node.card or "")
     return Call(Import("agentspec.runtime.remote", "remote_agent"), kwargs(

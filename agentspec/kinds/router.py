@@ -8,18 +8,18 @@ from typing import TYPE_CHECKING, Any
 from agentspec.contract.frozen import FrozenMap
 from agentspec.diagnostics import codes
 from agentspec.diagnostics.model import Risk
-from agentspec.ir.plan import Call, Import, ListOf, Value
 from agentspec.ir.tree import LlmFields, LlmNode, ModelNode, RouteNode, RouterNode, ToolNode
-from agentspec.ir.values import kwargs, lit, model_value, python_object
 from agentspec.kindapi import Kind, Site
+from agentspec.kindapi.rule import Found, Path, Rule
 from agentspec.kinds.workflow import check_children
 from agentspec.language.agents import TOOL_ERRORS_DEFAULT, RouterAgent
-from agentspec.review.ruletypes import AgentPair, Found, Path, Rule
 from agentspec.validate.semantic.references import agent_reference, model_reference
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
+    from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
+    from agentspec.review.ruletypes import AgentPair
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND"]
@@ -70,6 +70,10 @@ def lower(lowering: Lowering, name: str, agent: RouterAgent, site: Site) -> Rout
 
 
 def plan(builder: PlanBuilder, node: RouterNode, children: list[Value]) -> Call:
+    # deferred: validate imports every kind, and plans nothing
+    from agentspec.ir.plan import Call, Import, ListOf
+    from agentspec.ir.values import kwargs, lit, model_value, python_object
+
     route = node.route
     return Call(Import("agentspec.runtime.router", "router"), kwargs(
         name=node.name, description=lit(node.description),

@@ -6,10 +6,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentspec.diagnostics import codes
-from agentspec.ir.plan import Call, ListOf, Value
 from agentspec.ir.tree import AgentNode, LlmFields, LlmNode, ModelNode, ToolNode, WorkflowNode
-from agentspec.ir.values import WORKFLOWS, kwargs, lit
 from agentspec.kindapi import Kind, Site
+from agentspec.kindapi.rule import Found, Rule, limit
 from agentspec.language.agents import (
     TOOL_ERRORS_DEFAULT,
     LoopAgent,
@@ -18,11 +17,12 @@ from agentspec.language.agents import (
     WorkflowAgent,
 )
 from agentspec.language.tools import BuiltinTool
-from agentspec.review.ruletypes import AgentPair, Found, Rule, limit
 
 if TYPE_CHECKING:
     from agentspec.ir.lower import Lowering
+    from agentspec.ir.plan import Call, Value
     from agentspec.ir.planning import PlanBuilder
+    from agentspec.review.ruletypes import AgentPair
     from agentspec.validate.semantic.context import Context
 
 __all__ = ["KIND", "check_children"]
@@ -80,6 +80,10 @@ def lower(lowering: Lowering, name: str, agent: WorkflowAgent, site: Site) -> Wo
 
 
 def plan(builder: PlanBuilder, node: WorkflowNode, children: list[Value]) -> Call:
+    # deferred: validate imports every kind, and plans nothing
+    from agentspec.ir.plan import Call, ListOf
+    from agentspec.ir.values import WORKFLOWS, kwargs, lit
+
     return Call(WORKFLOWS[node.kind], kwargs(
         name=node.name, description=lit(node.description),
         sub_agents=ListOf(tuple(children)), max_iterations=node.max_iterations,

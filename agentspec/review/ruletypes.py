@@ -1,57 +1,23 @@
-"""A diff rule and what it compares: one agent's two versions, or the spec's."""
+"""A diff rule and what it compares: one agent's two versions, or the spec's. The rule record,
+what a rule finds and the helpers rules are written with live in `agentspec.kindapi.rule`
+(kinds declare rules without importing review); they are named here too."""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from agentspec.diagnostics.codes import Code
-from agentspec.diagnostics.model import Risk
-from agentspec.ir.tree import AgentNode, LlmFields, ModelNode
 from agentspec.kindapi import kind_for
+from agentspec.kindapi.rule import Found, Path, Rule, limit, model_text, text_diff
 from agentspec.review.changes import SPEC, Change, Where
 
 if TYPE_CHECKING:
+    from agentspec.ir.tree import AgentNode, LlmFields
     from agentspec.review.sides import Side
 
 __all__ = ["AgentPair", "AppPair", "Found", "Path", "Rule", "limit", "llm_view", "model_text",
            "short", "text_diff"]
-
-Path = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class Found:
-    """One change a rule found: positions are paths (under the agent, for agent rules) or
-    positions already resolved."""
-
-    risk: Risk
-    reason: str
-    old: Path | Where | None
-    new: Path | Where | None
-    detail: str = ""
-    key: bool = False  # at the key of a mapping entry, not its value
-
-
-P = TypeVar("P")
-
-
-@dataclass(frozen=True)
-class Rule(Generic[P]):
-    code: Code
-    #: the IR fields it reads, `Class.field` (`Class.*`: the node compared as a whole)
-    fields: tuple[str, ...]
-    check: Callable[[P], Iterable[Found]]
-    #: agent rules: also run for an agent only the new version has (against no agent)
-    on_new_agent: bool = False
-    #: app rules: also run for a spec only the new version has (against no spec)
-    on_new_spec: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.code.name
 
 
 @dataclass(frozen=True)
@@ -103,26 +69,6 @@ def llm_view(node: AgentNode) -> LlmFields:
     return kind_for(node).as_llm(node)
 
 
-def model_text(model: ModelNode | None) -> str:
-    if model is None:
-        return "(inherited)"
-    return model.id if model.provider == "adk" else f"{model.id} ({model.provider})"
-
-
 def short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def text_diff(before: str | None, after: str | None, old_label: str, new_label: str) -> str:
-    lines = list(difflib.unified_diff((before or "").splitlines(), (after or "").splitlines(),
-                                      old_label, new_label, lineterm=""))
-    return "\n".join(lines) + "\n" if lines else ""
-
-
-def limit(label: str, before: Any, after: Any, old: Path | Where | None,
-           new: Path | Where | None) -> Iterator[Found]:
-    if before == after:
-        return
-    raised = before is None or (after is not None and after > before)
-    yield Found(Risk.MEDIUM if raised else Risk.LOW, f"{label} {before} -> {after}", old, new)

@@ -22,9 +22,9 @@ from agentspec.ir.tree import (
     PythonToolNode,
     ToolNode,
     agents_called,
+    evicts_to_artifacts,
     tools_of,
 )
-from agentspec.ir.values import evicts_to_artifacts
 from agentspec.kindapi import kind_for
 from agentspec.language.document import state_inputs
 from agentspec.language.effective import MODEL_SIDE_BUILTINS, SKILL_TOOLS

@@ -3,7 +3,6 @@ take (AS406: what `agentspec.contract.adk_schemas` refuses, build would refuse t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agentspec.contract.adk_schemas import input_schema_problems, output_schema_problems
@@ -22,6 +21,8 @@ _SEEN: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}
 def _problems(schema: dict[str, Any]) -> list[tuple[str, tuple[str | int, ...]]]:
     if vouched(schema):
         return []
+    import json  # deferred, as jsonschema below: the quick check vouches for most schemas
+
     key = json.dumps(schema, sort_keys=True, default=repr)
     found = _SEEN.get(key)
     if found is None:
