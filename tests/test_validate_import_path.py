@@ -26,9 +26,9 @@ SCENARIOS_ONLY = ("agentspec.testing.check", "agentspec.testing.names",
                   "agentspec.testing.models", "agentspec.ir.lower")
 #: only for a spec with a JSON schema the quick meta-schema check cannot vouch for
 SCHEMAS_ONLY = ("jsonschema",)
-#: the standard library's costly modules (a few ms each) only some specs or formats need:
-#: `json` (an unusual schema, `--format json`), `socket` (a URL that names a host)
-STDLIB_DEFERRED = ("json", "socket")
+#: the standard library's costly modules (a few ms each) only some specs need: `socket` (a URL
+#: that names a host); `json` is read first of all, for a remembered run (cli/remembered.py)
+STDLIB_DEFERRED = ("socket",)
 
 # nothing imported before the command but what it imports itself (not unittest.mock, which
 # brings asyncio and socket; json only once the modules are listed)
