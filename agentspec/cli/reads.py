@@ -158,7 +158,7 @@ class _Recorder:
             os.path.join(folder, "") in self.caches else ()
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.active or self.busy or event in _HARMLESS:
+        if self.busy:
             return
         if event == "open":
             self.opened(*args[:3])
@@ -191,6 +191,14 @@ class _Recorder:
 
 
 _RECORDER = _Recorder()
+
+
+def _hook(event: str, args: tuple[Any, ...], harmless: frozenset[str] = _HARMLESS,
+          recorder: _Recorder = _RECORDER) -> None:
+    """The audit hook: called for every event of the process (thousands while modules are
+    imported), so the harmless ones return before anything else is looked up."""
+    if event not in harmless and recorder.active:
+        recorder.hook(event, args)
 #: agentspec's own modules: those a run imports are stamped as modules; the others (each
 #: looked at by the validator cache's fingerprint) change nothing a run prints, while the
 #: folders are still listed (a new kind module is found by listing its folder). One opened
@@ -269,7 +277,7 @@ def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
     if not _INSTALLED:
         if not sys.platform.startswith("linux"):
             return  # descriptors are named through /proc: elsewhere nothing is replayed
-        sys.addaudithook(_RECORDER.hook)
+        sys.addaudithook(_hook)
         for name, follow in (("stat", True), ("lstat", False), ("readlink", False),
                              ("access", True)):
             _replace(name, _wrapped(getattr(os, name), follow, _RECORDER.note))

@@ -120,17 +120,22 @@ def _fingerprint() -> str | None:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}|"
                   f"{pickle.DEFAULT_PROTOCOL}".encode())
-    modules = 0
-    for root, folders, files in os.walk(PACKAGE):
-        folders[:] = sorted(f for f in folders if f != "__pycache__")
-        for file in sorted(files):
-            if file.endswith((".py", ".pyc")):  # a `.pyc` here: an install without sources
-                try:
-                    info = os.stat(os.path.join(root, file))
-                except OSError:
-                    return None
-                modules += 1
-                digest.update(f"{root}/{file}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+    folders, modules = [str(PACKAGE)], 0
+    while folders:
+        root = folders.pop()
+        try:
+            with os.scandir(root) as listed:
+                entries = sorted(listed, key=lambda e: e.name)
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith((".py", ".pyc")):  # a `.pyc`: no sources installed
+                    info = entry.stat()  # by the listing's descriptor, no path walked again
+                    modules += 1
+                    digest.update(f"{entry.path}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+        except OSError:
+            return None
     return f"{place}-{digest.hexdigest()}" if modules else None
 
 
