@@ -50,12 +50,26 @@ EDITED = "AGENTSPEC_BENCH_EDIT"
 _EDITS = iter(range(1 << 62))
 
 
+def child(argv: list[str], base: dict[str, str] = CHILD_ENV) -> tuple[list[str], dict[str, str]]:
+    """The command of a row and its environment, after its `COLD` or `EDITED` prefix."""
+    if argv[0] == COLD:
+        return argv[1:], {**base, "AGENTSPEC_CACHE_DIR": ""}
+    if argv[0] == EDITED:
+        return argv[1:], {**base, EDITED: str(next(_EDITS))}
+    return argv, base
+
+
+def cli_rows(validate: list[str], name: str) -> list[tuple[str, list[str]]]:
+    """The rows of the CLI: a first run, a run after an edit, and an unchanged one."""
+    return [(f"CLI validate {name} (caches off)", [COLD, *validate]),
+            (f"CLI validate {name} (after an edit)", [EDITED, *validate]),
+            (f"CLI validate {name} (unchanged: replayed)", validate)]
+
+
 def cpu_seconds(argv: list[str]) -> float:
     """User + system CPU time of one run of `argv`, its output discarded."""
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-    env = {**CHILD_ENV, "AGENTSPEC_CACHE_DIR": ""} if argv[0] == COLD else \
-        {**CHILD_ENV, EDITED: str(next(_EDITS))} if argv[0] == EDITED else CHILD_ENV
-    argv = argv[1:] if argv[0] in (COLD, EDITED) else argv
+    argv, env = child(argv)
     pid = os.posix_spawn(argv[0], argv, env, file_actions=null)
     _, _, usage = os.wait4(pid, 0)
     return usage.ru_utime + usage.ru_stime
@@ -77,9 +91,7 @@ def main() -> int:
                                           [python, "-c", REFERENCE])]
     rows += [(label, [python, "-c", code]) for label, code in STEPS]
     validate = [python, "-m", "agentspec", "validate", str(args.spec)]
-    rows.append((f"CLI validate {args.spec.name} (caches off)", [COLD, *validate]))
-    rows.append((f"CLI validate {args.spec.name} (after an edit)", [EDITED, *validate]))
-    rows.append((f"CLI validate {args.spec.name} (unchanged: replayed)", validate))
+    rows += cli_rows(validate, args.spec.name)
     os.chdir(ROOT)  # before the warm-up: a remembered run is kept for its directory
     for _, argv in rows:  # warm-up: .pyc files written, caches filled
         cpu_seconds(argv)

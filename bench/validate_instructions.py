@@ -23,17 +23,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from validate_floor import CHILD_ENV, COLD, REFERENCE, ROOT, STEPS
+from validate_floor import CHILD_ENV, REFERENCE, ROOT, STEPS, child, cli_rows
 
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+ENV = {**CHILD_ENV, "PYTHONHASHSEED": "0"}  # the same hashing, the same work
 
 
 def instructions(argv: list[str]) -> int | None:
     """The instructions one run of `argv` executed (its output discarded), or None."""
-    env = {**CHILD_ENV, "PYTHONHASHSEED": "0"}  # the same hashing, the same work
-    if argv[0] == COLD:
-        env["AGENTSPEC_CACHE_DIR"] = ""
-        argv = argv[1:]
+    argv, env = child(argv, ENV)
     done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                            "--cachegrind-out-file=/dev/null", *argv], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -56,17 +54,18 @@ def main() -> int:
         ("LlmAgent import (the reference)", [python, "-c", REFERENCE])]
     rows += [(label, [python, "-c", code]) for label, code in STEPS]
     validate = [python, "-m", "agentspec", "validate", str(args.spec)]
-    rows.append((f"CLI validate {args.spec.name} (cache off)", [COLD, *validate]))
-    rows.append((f"CLI validate {args.spec.name}", validate))
-    os.chdir(ROOT)
-    for _, argv in rows:  # natively, once: .pyc files written, the validator cache filled
-        subprocess.run(argv[1:] if argv[0] == COLD else argv, env=CHILD_ENV,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rows += cli_rows(validate, args.spec.name)
+    os.chdir(ROOT)  # before the warm-up: a remembered run is kept for its directory
+    for _, argv in rows:  # natively, once: .pyc files written, the caches filled
+        command, env = child(argv, ENV)
+        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     width = max(len(label) for label, _ in rows)
     print(f"instructions, one run each under valgrind (python {sys.version.split()[0]})")
     print(f"{'step':<{width}}  {'instructions':>14}  {'x import':>8}")
     reference: int | None = None
     for label, argv in rows:
+        if argv is rows[-1][1]:  # valgrind's own variables (LD_PRELOAD) make it another run
+            instructions(argv)  # to remember first
         count = instructions(argv)
         if count is None:
             print(f"{label:<{width}}  {'(failed)':>14}")
