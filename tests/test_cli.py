@@ -431,3 +431,19 @@ def test_a_reader_that_leaves_early_is_no_internal_error(tmp_path: Path) -> None
         os.close(write)
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 1
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_the_systems_refusal_not_a_bug(tmp_path: Path) -> None:
+    """Output that cannot be written (a full disk, here /dev/full) names the system's
+    refusal; "a bug in agentspec" is for ours."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("agentspec: 1\nname: x\nagents:\n  a: {model: gemini-2.5-flash, "
+                    "instruction: Hi.}\nbogus: 1\n")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "agentspec", "validate", str(spec)],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+                              env={**os.environ, "AGENTSPEC_CACHE_DIR": ""})
+    assert done.returncode == 2
+    assert "the system refused a write: No space left on device" in done.stderr
+    assert "bug in agentspec" not in done.stderr and "Traceback" not in done.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import sys
 import traceback
 from typing import Any
 
@@ -32,6 +34,23 @@ COMMANDS = {
 }
 
 
+#: what a system refuses to write, whoever asks: a full disk or quota, a read-only or failing
+#: device
+_SYSTEM_REFUSALS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO}
+
+
+def _refused_by_system(exc: Exception) -> str | None:
+    """What to tell the user when `exc` is their system's refusal, not a bug of ours."""
+    if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
+        where = f" to {exc.filename}" if exc.filename else ""
+        return f"the system refused a write{where}: {exc.strerror}"
+    streams = {(getattr(s, "encoding", None) or "").lower() for s in (sys.stdout, sys.stderr)}
+    if isinstance(exc, UnicodeEncodeError) and exc.encoding.lower() in streams:
+        return (f"the output holds characters the terminal's encoding ({exc.encoding}) "
+                "cannot write: use a UTF-8 locale or set PYTHONIOENCODING=utf-8")
+    return None
+
+
 class LazyGroup(click.Group):
     """Imports a command's module only when that command runs (keeps `validate` fast)."""
 
@@ -57,6 +76,10 @@ class LazyGroup(click.Group):
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if os.environ.get("AGENTSPEC_DEBUG"):
                 traceback.print_exc()
+            refused = _refused_by_system(exc)
+            if refused is not None:
+                click.echo(f"agentspec: {refused}", err=True)
+                ctx.exit(2)
             click.echo(f"agentspec: internal error: {type(exc).__name__}: {exc}\n"
                        "This is a bug in agentspec; please report it with the spec that caused "
                        "it (AGENTSPEC_DEBUG=1 shows the traceback).", err=True)
