@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path as FsPath
 
 from agentspec.contract.backend_sources import backend_path
@@ -34,11 +35,24 @@ def existing_path(ctx: Context, value: str, path: tuple[str | int, ...], *, dire
     exists = is_dir(target) if directory else is_file(target)
     if not exists:
         kind = "directory" if directory else "file"
+        found = _found_instead(target)
         ctx.report(codes.PATH_NOT_FOUND(
-            f"the {what} {kind} `{value}` does not exist", span,
+            f"the {what} {kind} `{value}` does not exist" if found is None else
+            f"the {what} {kind} `{value}` is {found}, not a "
+            f"{'directory' if directory else 'regular file'}", span,
             hint=f"paths are relative to `{span.file}`"))
         return None
     return target
+
+
+def _found_instead(target: FsPath) -> str | None:
+    """What is at `target` when it is not what the spec wants (None: nothing)."""
+    try:
+        mode = target.stat().st_mode
+    except (OSError, ValueError):
+        return None
+    return "a directory" if stat.S_ISDIR(mode) else "a regular file" if stat.S_ISREG(mode) \
+        else "a FIFO, socket or device"
 
 
 def read_text_file(ctx: Context, target: FsPath, *, report: bool = False
