@@ -25,7 +25,7 @@ from agentspec.cli.stamps import LOOK, MODULE, OPEN, Stamp, folder_stamp, stamp
 
 __all__ = ["Reads", "record", "recorded"]
 
-#: a module is stamped when the run ends, as Python judges it (size and modification time),
+#: a module is stamped when the run ends (by what a `stat` tells, change time included),
 #: not when it was imported: one whose change time is this close to the run's start or later
 #: may have changed after it ran, so the run is not kept (a clock's coarseness, some skew)
 SETTLE_NS = 2_000_000_000
@@ -220,7 +220,7 @@ def _wrapped(real: Callable[..., Any], follow_default: bool,
     def wrapper(path: Any, *args: Any, **kwargs: Any) -> Any:
         if _RECORDER.active and not _RECORDER.busy:
             dir_fd = kwargs.get("dir_fd")
-            noting(path, dir_fd, kwargs.get("follow_symlinks", follow_default))
+            noting(path, dir_fd, bool(kwargs.get("follow_symlinks", follow_default)))
         return real(path, *args, **kwargs)
     wrapper.__wrapped__ = real  # type: ignore[attr-defined]
     wrapper.__name__ = real.__name__

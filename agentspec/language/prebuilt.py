@@ -120,20 +120,26 @@ def _fingerprint() -> str | None:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}|"
                   f"{pickle.DEFAULT_PROTOCOL}".encode())
-    folders, modules = [str(PACKAGE)], 0
+    folders, modules, seen = [str(PACKAGE)], 0, set()
     while folders:
         root = folders.pop()
         try:
             with os.scandir(root) as listed:
                 entries = sorted(listed, key=lambda e: e.name)
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
+                # links followed (a linked subpackage holds modules), each folder walked once
+                if entry.is_dir() and entry.name != "__pycache__":
+                    info = entry.stat()
+                    if (info.st_dev, info.st_ino) not in seen:
+                        seen.add((info.st_dev, info.st_ino))
                         folders.append(entry.path)
                 elif entry.name.endswith((".py", ".pyc")):  # a `.pyc`: no sources installed
-                    info = entry.stat()  # by the listing's descriptor, no path walked again
+                    info = entry.stat()  # no path walked again, save through a link
                     modules += 1
-                    digest.update(f"{entry.path}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+                    # size and time can be put back, not the change time nor the inode (of
+                    # the file a link leads to)
+                    digest.update(f"{entry.path}|{info.st_size}|{info.st_mtime_ns}|"
+                                  f"{info.st_ctime_ns}|{info.st_ino}|{info.st_dev}\n".encode())
         except OSError:
             return None
     return f"{place}-{digest.hexdigest()}" if modules else None
