@@ -177,3 +177,18 @@ def test_a_module_imported_late_in_the_run_is_stamped_as_a_module(tmp_path: Path
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == repr([stamps.MODULE])
+
+
+def test_a_folder_listed_through_its_descriptor_after_it_was_removed_is_not_kept(
+        tmp_path: Path) -> None:
+    """Linux names a removed folder's descriptor `<path> (deleted)`: a run that listed one
+    read what no path now holds (a folder made again there is another folder)."""
+    (tmp_path / "gone").mkdir()
+    body = ("import os\nfrom agentspec.cli import reads\nfd = os.open('gone', os.O_RDONLY)\n"
+            "os.rmdir('gone')\nreads.record([])\nos.listdir(fd)\n"
+            "found, why = reads.recorded()\n"
+            "print(why or sorted(f for f, _ in found.folders if 'gone' in f))")
+    done = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "a listed directory whose path is unknown"

@@ -208,11 +208,13 @@ _REAL_STAT, _REAL_READLINK = os.stat, os.readlink  # before any is wrapped
 
 
 def _descriptor_path(fd: int) -> str | None:
+    """The path `fd` is open on; None when it has none (a removed file or folder, which Linux
+    names `<path> (deleted)`: what it read no path holds now)."""
     try:
         found = _REAL_READLINK(f"/proc/self/fd/{fd}")
     except OSError:
         return None
-    return found if os.path.isabs(found) else None
+    return found if os.path.isabs(found) and not found.endswith(" (deleted)") else None
 
 
 def _wrapped(real: Callable[..., Any], follow_default: bool,
