@@ -192,3 +192,19 @@ def test_a_folder_listed_through_its_descriptor_after_it_was_removed_is_not_kept
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "a listed directory whose path is unknown"
+
+
+def test_a_file_changed_and_changed_back_during_the_run_is_not_kept(tmp_path: Path) -> None:
+    """Its content at the end is as at first, but a run that read it in between printed what
+    the other content made it print: its change time, which cannot be put back, tells."""
+    (tmp_path / "spec.yaml").write_text("one\n")
+    script = ("import os, sys\nfrom agentspec.cli import reads\n"
+              "reads.record([])\nopen('spec.yaml').read()\n"
+              "reads._RECORDER.active = False\n"  # the edits are another process's
+              "open('spec.yaml', 'w').write('two\\n')\nopen('spec.yaml', 'w').write('one\\n')\n"
+              "reads._RECORDER.active = True\nopen('spec.yaml').read()\n"
+              "found, why = reads.recorded()\nprint(why)")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{tmp_path / 'spec.yaml'} changed while it was read"

@@ -77,6 +77,9 @@ class _Recorder:
         self.paths: dict[tuple[str, bool, str], Stamp] = {}
         #: (folder, the name endings left out) -> its listing when it was first listed
         self.folders: dict[tuple[str, tuple[str, ...]], str] = {}
+        #: an opened file -> its change time when first read: a file changed and changed back
+        #: during the run has its first content again, not its change time
+        self.changes: dict[str, int | None] = {}
         self.refused: str | None = None
         self.dir_fd: int | None = None  # the `dir_fd` of the `os.open` under way
         self.busy = False  # looking for itself: its own calls are not the run's
@@ -126,6 +129,8 @@ class _Recorder:
                                           and place.endswith((".py", ".pyc"))):
             self.busy = True
             try:
+                if how == OPEN:  # a folder's changes are its listing's (a cache's own)
+                    self.changes.setdefault(place, _change_time(place))
                 self.paths[key] = stamp(place, follow, how)
             finally:
                 self.busy = False
@@ -292,6 +297,7 @@ def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
     _RECORDER.entries = entries
     _RECORDER.paths.clear()
     _RECORDER.folders.clear()
+    _RECORDER.changes.clear()
     _RECORDER.refused = None
     _RECORDER.active = True
 
@@ -307,7 +313,8 @@ def recorded() -> tuple[Reads | None, str | None]:
     paths: dict[tuple[str, bool, str], Stamp] = {}
     for (place, follow, how), early in _RECORDER.paths.items():
         found = stamp(place, follow, how)
-        if found != early:
+        if found != early or (how == OPEN and found[0] == stat.S_IFREG and
+                              _change_time(place) != _RECORDER.changes.get(place)):
             return None, f"{place} changed while it was read"
         if how == OPEN and found[0] not in (stat.S_IFREG, stat.S_IFDIR, "absent"):
             return None, f"{place} is neither a regular file nor a folder"
@@ -332,7 +339,12 @@ def recorded() -> tuple[Reads | None, str | None]:
 
 
 def _changed_since(place: str, since_ns: int) -> bool:
+    changed = _change_time(place)
+    return changed is not None and changed >= since_ns
+
+
+def _change_time(place: str) -> int | None:
     try:
-        return _REAL_STAT(place).st_ctime_ns >= since_ns
+        return _REAL_STAT(place).st_ctime_ns
     except (OSError, ValueError):
-        return False
+        return None
