@@ -3,10 +3,11 @@
 
 The cache is a user cache directory (`AGENTSPEC_CACHE_DIR`, else `$XDG_CACHE_HOME/agentspec`,
 else `~/.cache/agentspec`; `AGENTSPEC_CACHE_DIR=` turns it off). An entry is used only when
-it was written for the same Python, pydantic, pydantic-core and agentspec sources (the size
-and modification time of every module of the package, as Python itself judges its `.pyc`
-files), and only from a directory and a file this user owns that nobody else can write, since
-loading a pickle runs what it names. Anything amiss (missing, foreign, corrupt, unwritable)
+it was written for the same Python, pydantic, pydantic-core and agentspec sources (the size,
+modification and change times and inode of every module of the package: Python judges a `.pyc`
+by the first two, which can be put back, and runs the source where there is no `.pyc`), and
+only from a directory and a file this user owns that nobody else can write, since loading a
+pickle runs what it names. Anything amiss (missing, foreign, corrupt, unwritable)
 means the validator is built as usual; the cache never changes what is validated."""
 
 from __future__ import annotations
