@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -83,7 +84,7 @@ def read_entry(folder: int, entry: str) -> bytes | None:
 
 def write_entry(folder: int, entry: str, data: bytes) -> bool:
     """Write `entry` whole or not at all (a new file renamed over the old one)."""
-    temporary = f".{entry}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    temporary = f".{entry}.{os.getpid()}.{secrets.token_hex(4)}.tmp"  # as _TEMPORARY matches
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                              0o600, dir_fd=folder)
@@ -102,25 +103,32 @@ def write_entry(folder: int, entry: str, data: bytes) -> bool:
 
 #: a temporary file this old was left by a process that died while writing
 _LEFT_BEHIND_NS = 3600 * 10**9
+#: the name of a file `write_entry` writes before it is renamed
+_TEMPORARY = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp", re.ASCII)
+_HEX = re.compile(r"[0-9a-f]+", re.ASCII)
 
 
 def prune(folder: int, prefix: str, suffix: str, kept: int, *, now_ns: int) -> None:
-    """Keep the `kept` newest entries named `prefix...suffix` in `folder`, and remove the
-    temporary files that writers which died left there."""
+    """Keep the `kept` newest entries named `prefix<hex>suffix` in `folder`, and remove the
+    temporary files that writers which died left there. Only files as `write_entry` writes
+    them are touched: named so, regular, of one name, this user's and for nobody else (a
+    cache directory may be a workspace, `AGENTSPEC_CACHE_DIR`)."""
     try:
         names = os.listdir(folder)
     except OSError:
         return
     aged: list[tuple[int, str]] = []
     for name in names:
-        entry = name.startswith(prefix) and name.endswith(suffix)
-        if not (entry or (name.startswith(".") and name.endswith(".tmp"))):
+        entry = name.startswith(prefix) and name.endswith(suffix) and \
+            _HEX.fullmatch(name, len(prefix), len(name) - len(suffix)) is not None
+        if not (entry or _TEMPORARY.fullmatch(name)):
             continue
         try:
             info = os.stat(name, dir_fd=folder, follow_symlinks=False)
         except OSError:
             continue
-        if not stat.S_ISREG(info.st_mode):
+        if not (stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
+                and info.st_nlink == 1 and not info.st_mode & 0o077):
             continue
         if entry:
             aged.append((info.st_mtime_ns, name))

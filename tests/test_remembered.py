@@ -254,19 +254,20 @@ def test_an_opened_file_is_stamped_by_its_content_and_a_dir_fd_path_by_its_folde
 
 
 def test_the_oldest_entries_and_dead_writers_leftovers_are_removed(tmp_path: Path) -> None:
-    from agentspec.usercache import prune
+    from agentspec.usercache import prune, write_entry
 
     now = 10**18
-    for age, name in enumerate(["validate-a.result", "validate-b.result", "validate-c.result",
-                                ".validate-d.result.1.ab.tmp", "other.validator"]):
-        (tmp_path / name).write_text("x")
-        os.utime(tmp_path / name, ns=(now - age * 10**13, now - age * 10**13))
-    (tmp_path / ".fresh.tmp").write_text("x")
-    os.utime(tmp_path / ".fresh.tmp", ns=(now, now))
+    fresh = ".validate-e.result.2.0123abcd.tmp"
     folder = os.open(tmp_path, os.O_RDONLY)
     try:
+        for age, name in enumerate(["validate-a.result", "validate-b.result",
+                                    "validate-c.result", ".validate-d.result.1.0123abcd.tmp",
+                                    "other.validator", fresh]):
+            assert write_entry(folder, name, b"x")  # as the cache writes its files
+            age_ns = 0 if name == fresh else age * 10**13
+            os.utime(tmp_path / name, ns=(now - age_ns, now - age_ns))
         prune(folder, "validate-", ".result", 2, now_ns=now)
     finally:
         os.close(folder)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        ".fresh.tmp", "other.validator", "validate-a.result", "validate-b.result"]
+        fresh, "other.validator", "validate-a.result", "validate-b.result"]

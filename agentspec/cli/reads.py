@@ -25,7 +25,7 @@ from agentspec.cli.stamps import LOOK, MODULE, OPEN, Stamp, folder_stamp, stamp
 
 __all__ = ["Reads", "record", "recorded"]
 
-#: a module is stamped when the run ends, as Python judges it (size and modification time),
+#: a module is stamped when the run ends (by what a `stat` tells, change time included),
 #: not when it was imported: one whose change time is this close to the run's start or later
 #: may have changed after it ran, so the run is not kept (a clock's coarseness, some skew)
 SETTLE_NS = 2_000_000_000
@@ -77,6 +77,9 @@ class _Recorder:
         self.paths: dict[tuple[str, bool, str], Stamp] = {}
         #: (folder, the name endings left out) -> its listing when it was first listed
         self.folders: dict[tuple[str, tuple[str, ...]], str] = {}
+        #: an opened file -> its change time when first read: a file changed and changed back
+        #: during the run has its first content again, not its change time
+        self.changes: dict[str, int | None] = {}
         self.refused: str | None = None
         self.dir_fd: int | None = None  # the `dir_fd` of the `os.open` under way
         self.busy = False  # looking for itself: its own calls are not the run's
@@ -126,6 +129,8 @@ class _Recorder:
                                           and place.endswith((".py", ".pyc"))):
             self.busy = True
             try:
+                if how == OPEN:  # a folder's changes are its listing's (a cache's own)
+                    self.changes.setdefault(place, _change_time(place))
                 self.paths[key] = stamp(place, follow, how)
             finally:
                 self.busy = False
@@ -208,11 +213,13 @@ _REAL_STAT, _REAL_READLINK = os.stat, os.readlink  # before any is wrapped
 
 
 def _descriptor_path(fd: int) -> str | None:
+    """The path `fd` is open on; None when it has none (a removed file or folder, which Linux
+    names `<path> (deleted)`: what it read no path holds now)."""
     try:
         found = _REAL_READLINK(f"/proc/self/fd/{fd}")
     except OSError:
         return None
-    return found if os.path.isabs(found) else None
+    return found if os.path.isabs(found) and not found.endswith(" (deleted)") else None
 
 
 def _wrapped(real: Callable[..., Any], follow_default: bool,
@@ -220,7 +227,7 @@ def _wrapped(real: Callable[..., Any], follow_default: bool,
     def wrapper(path: Any, *args: Any, **kwargs: Any) -> Any:
         if _RECORDER.active and not _RECORDER.busy:
             dir_fd = kwargs.get("dir_fd")
-            noting(path, dir_fd, kwargs.get("follow_symlinks", follow_default))
+            noting(path, dir_fd, bool(kwargs.get("follow_symlinks", follow_default)))
         return real(path, *args, **kwargs)
     wrapper.__wrapped__ = real  # type: ignore[attr-defined]
     wrapper.__name__ = real.__name__
@@ -290,6 +297,7 @@ def record(caches: Iterable[str], entries: tuple[str, ...] = ()) -> None:
     _RECORDER.entries = entries
     _RECORDER.paths.clear()
     _RECORDER.folders.clear()
+    _RECORDER.changes.clear()
     _RECORDER.refused = None
     _RECORDER.active = True
 
@@ -305,7 +313,8 @@ def recorded() -> tuple[Reads | None, str | None]:
     paths: dict[tuple[str, bool, str], Stamp] = {}
     for (place, follow, how), early in _RECORDER.paths.items():
         found = stamp(place, follow, how)
-        if found != early:
+        if found != early or (how == OPEN and found[0] == stat.S_IFREG and
+                              _change_time(place) != _RECORDER.changes.get(place)):
             return None, f"{place} changed while it was read"
         if how == OPEN and found[0] not in (stat.S_IFREG, stat.S_IFDIR, "absent"):
             return None, f"{place} is neither a regular file nor a folder"
@@ -330,7 +339,12 @@ def recorded() -> tuple[Reads | None, str | None]:
 
 
 def _changed_since(place: str, since_ns: int) -> bool:
+    changed = _change_time(place)
+    return changed is not None and changed >= since_ns
+
+
+def _change_time(place: str) -> int | None:
     try:
-        return _REAL_STAT(place).st_ctime_ns >= since_ns
+        return _REAL_STAT(place).st_ctime_ns
     except (OSError, ValueError):
-        return False
+        return None

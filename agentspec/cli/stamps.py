@@ -1,6 +1,7 @@
 """The stamps of what a command read (cli/reads.py), which a replay compares
 (cli/remembered.py): a file opened by a digest of its content, a path looked at by what a
-`stat` tells, a module as Python judges its `.pyc` files, a folder by its listing. Read with
+`stat` tells (a module too: one edited with its size and time put back runs anew where
+Python finds no `.pyc`), a folder by its listing. Read with
 the functions `os` had before any were wrapped for recording, without blocking on a FIFO and
 without opening a device. Standard library only, like the replay.
 """
@@ -14,7 +15,8 @@ __all__ = ["LARGEST", "LOOK", "MODULE", "OPEN", "Stamp", "folder_stamp", "stamp"
 
 #: how a path was read: opened (its stamp holds a digest of its content), looked at (what a
 #: `stat` tells: type, size, times, permissions and inode; where it leads, for a link), or run
-#: as a module (as Python judges its `.pyc` files: size and modification time)
+#: as a module (stamped as looked at: Python judges a `.pyc` by its source's size and
+#: modification time, which can be put back, but runs the source itself where there is none)
 OPEN, LOOK, MODULE = "open", "look", "module"
 #: a path's stamp, JSON-friendly; `["absent", errno]` for a path that is not there
 Stamp = list[int | str]
@@ -35,9 +37,7 @@ def stamp(place: str, follow: bool, how: str) -> Stamp:
     kind = stat.S_IFMT(info.st_mode)
     if stat.S_ISDIR(info.st_mode):
         return [kind]  # looked at, not listed: its entries are not what was read
-    if how == MODULE:
-        return [kind, info.st_size, info.st_mtime_ns]
-    if how == LOOK or not stat.S_ISREG(info.st_mode):
+    if how != OPEN or not stat.S_ISREG(info.st_mode):
         if stat.S_ISLNK(info.st_mode):  # its size and time can be put back, not its target
             try:
                 return [kind, _REAL_READLINK(place)]

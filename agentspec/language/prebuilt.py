@@ -3,10 +3,11 @@
 
 The cache is a user cache directory (`AGENTSPEC_CACHE_DIR`, else `$XDG_CACHE_HOME/agentspec`,
 else `~/.cache/agentspec`; `AGENTSPEC_CACHE_DIR=` turns it off). An entry is used only when
-it was written for the same Python, pydantic, pydantic-core and agentspec sources (the size
-and modification time of every module of the package, as Python itself judges its `.pyc`
-files), and only from a directory and a file this user owns that nobody else can write, since
-loading a pickle runs what it names. Anything amiss (missing, foreign, corrupt, unwritable)
+it was written for the same Python, pydantic, pydantic-core and agentspec sources (the size,
+modification and change times and inode of every module of the package: Python judges a `.pyc`
+by the first two, which can be put back, and runs the source where there is no `.pyc`), and
+only from a directory and a file this user owns that nobody else can write, since loading a
+pickle runs what it names. Anything amiss (missing, foreign, corrupt, unwritable)
 means the validator is built as usual; the cache never changes what is validated."""
 
 from __future__ import annotations
@@ -120,20 +121,26 @@ def _fingerprint() -> str | None:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{sys.version}|{pydantic.VERSION}|{pydantic_core.__version__}|"
                   f"{pickle.DEFAULT_PROTOCOL}".encode())
-    folders, modules = [str(PACKAGE)], 0
+    folders, modules, seen = [str(PACKAGE)], 0, set()
     while folders:
         root = folders.pop()
         try:
             with os.scandir(root) as listed:
                 entries = sorted(listed, key=lambda e: e.name)
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
+                # links followed (a linked subpackage holds modules), each folder walked once
+                if entry.is_dir() and entry.name != "__pycache__":
+                    info = entry.stat()
+                    if (info.st_dev, info.st_ino) not in seen:
+                        seen.add((info.st_dev, info.st_ino))
                         folders.append(entry.path)
                 elif entry.name.endswith((".py", ".pyc")):  # a `.pyc`: no sources installed
-                    info = entry.stat()  # by the listing's descriptor, no path walked again
+                    info = entry.stat()  # no path walked again, save through a link
                     modules += 1
-                    digest.update(f"{entry.path}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+                    # size and time can be put back, not the change time nor the inode (of
+                    # the file a link leads to)
+                    digest.update(f"{entry.path}|{info.st_size}|{info.st_mtime_ns}|"
+                                  f"{info.st_ctime_ns}|{info.st_ino}|{info.st_dev}\n".encode())
         except OSError:
             return None
     return f"{place}-{digest.hexdigest()}" if modules else None
