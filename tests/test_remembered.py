@@ -115,12 +115,18 @@ def test_a_replay_imports_nothing_but_the_standard_library(project: Path,
     assert runs[1].stdout == runs[0].stdout
 
 
-def _same_size_edit(path: Path) -> None:
-    """A change a time stamp may not show: the same size, the modification time put back."""
+def _rewrite_time_put_back(path: Path, text: str) -> None:
+    """A change a time stamp may not show: `text`, of the same size, written with the
+    modification time put back."""
     before = path.stat()
-    text = path.read_text()
-    path.write_text(text.replace("a", "e", 1) if "a" in text else text.upper())
+    assert len(text.encode()) == before.st_size
+    path.write_text(text)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _same_size_edit(path: Path) -> None:
+    text = path.read_text()
+    _rewrite_time_put_back(path, text.replace("a", "e", 1) if "a" in text else text.upper())
 
 
 CHANGES: dict[str, Callable[[Path], object]] = {

@@ -33,6 +33,11 @@ BAD = "agentspec: 1\nname: bad\nroot: nope\n"
 
 @pytest.fixture
 def shop(tmp_path: Path) -> Path:
+    return make_shop(tmp_path)
+
+
+def make_shop(tmp_path: Path) -> Path:
+    """A project whose spec validates cleanly, with its prompt file."""
     root = tmp_path / "shop"
     (root / "prompts").mkdir(parents=True)
     (root / "spec.yaml").write_text(GOOD)

@@ -15,8 +15,8 @@ import pytest
 
 from agentspec.cli import stamps
 from agentspec.language import prebuilt
-from tests.test_remembered import MARK, _entries, _env, _mark, _validate
-from tests.test_remembered_attacks import BAD, GOOD, REPLAY_ONLY, _by_c
+from tests.test_remembered import MARK, _entries, _env, _mark, _rewrite_time_put_back, _validate
+from tests.test_remembered_attacks import BAD, GOOD, REPLAY_ONLY, _by_c, make_shop
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="runs are recorded on Linux only")
@@ -24,18 +24,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 @pytest.fixture
 def shop(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    (root / "prompts").mkdir(parents=True)
-    (root / "spec.yaml").write_text(GOOD)
-    (root / "prompts" / "p.md").write_text("Be brief.\n")
-    return root
-
-
-def _same_size_edit_time_put_back(path: Path, text: str) -> None:
-    before = path.stat()
-    assert len(text.encode()) == before.st_size
-    path.write_text(text)
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    return make_shop(tmp_path)
 
 
 def _fingerprint(monkeypatch: pytest.MonkeyPatch, package: Path) -> str | None:
@@ -55,7 +44,7 @@ def test_a_module_edited_with_its_size_and_time_put_back_is_another_module(
     module = tmp_path / "mod.py"
     module.write_text("A = 1\n")
     before = stamps.stamp(str(module), True, stamps.MODULE)
-    _same_size_edit_time_put_back(module, "A = 2\n")
+    _rewrite_time_put_back(module, "A = 2\n")
     assert stamps.stamp(str(module), True, stamps.MODULE) != before
 
 
@@ -66,7 +55,7 @@ def test_the_fingerprint_shows_a_module_edited_with_its_size_and_time_put_back(
     module = package / "models.py"
     module.write_text("A = 1\n")
     first = _fingerprint(monkeypatch, package)
-    _same_size_edit_time_put_back(module, "A = 2\n")
+    _rewrite_time_put_back(module, "A = 2\n")
     assert None is not first != _fingerprint(monkeypatch, package)
 
 

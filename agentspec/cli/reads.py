@@ -21,7 +21,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agentspec.cli.stamps import LOOK, MODULE, OPEN, Stamp, folder_stamp, stamp
+from agentspec.cli.stamps import (
+    _REAL_READLINK,
+    _REAL_STAT,
+    LOOK,
+    MODULE,
+    OPEN,
+    Stamp,
+    changed_ns,
+    folder_stamp,
+    stamp,
+)
 
 __all__ = ["Reads", "record", "recorded"]
 
@@ -209,7 +219,6 @@ def _hook(event: str, args: tuple[Any, ...], harmless: frozenset[str] = _HARMLES
 #: folders are still listed (a new kind module is found by listing its folder). One opened
 #: is stamped as any file: its source may be read (a spec's `python:` reference to it)
 _PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
-_REAL_STAT, _REAL_READLINK = os.stat, os.readlink  # before any is wrapped
 
 
 def _descriptor_path(fd: int) -> str | None:
@@ -324,23 +333,19 @@ def recorded() -> tuple[Reads | None, str | None]:
     for (folder, left_out), early_listing in _RECORDER.folders.items():
         if folder_stamp(folder, left_out) != early_listing:
             return None, f"{folder} changed while it was listed"
+    settled = _RECORDER.started_ns - SETTLE_NS
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
             place = os.path.join(_RECORDER.cwd, file)
-            paths[(place, True, MODULE)] = stamp(place, True, MODULE)
-            if _changed_since(place, _RECORDER.started_ns - SETTLE_NS):
+            found = paths[(place, True, MODULE)] = stamp(place, True, MODULE)
+            if changed_ns(found) >= settled:
                 return None, f"the module {place} changed just before or during the run"
     folders = dict(_RECORDER.folders)
     for entry in sys.path:  # where a new module could shadow one this run imported
         place = os.path.join(_RECORDER.cwd, entry)
         folders.setdefault((place, ()), folder_stamp(place))
     return Reads(dict(sorted(paths.items())), dict(sorted(folders.items()))), None
-
-
-def _changed_since(place: str, since_ns: int) -> bool:
-    changed = _change_time(place)
-    return changed is not None and changed >= since_ns
 
 
 def _change_time(place: str) -> int | None:

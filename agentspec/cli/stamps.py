@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["LARGEST", "LOOK", "MODULE", "OPEN", "Stamp", "folder_stamp", "stamp"]
+__all__ = ["LARGEST", "LOOK", "MODULE", "OPEN", "Stamp", "changed_ns", "folder_stamp", "stamp"]
 
 #: how a path was read: opened (its stamp holds a digest of its content), looked at (what a
 #: `stat` tells: type, size, times, permissions and inode; where it leads, for a link), or run
@@ -23,7 +23,9 @@ Stamp = list[int | str]
 #: an opened file larger than this is not digested: the run is not kept
 LARGEST = 16 * 1024 * 1024
 
-_REAL_STAT, _REAL_READLINK, _REAL_OPEN = os.stat, os.readlink, os.open
+_REAL_STAT, _REAL_READLINK, _REAL_OPEN = os.stat, os.readlink, os.open  # before any is wrapped
+#: the length of the stamp of a file looked at (`stamp`): kind, size, times, mode, inode, device
+_LOOKED_AT = 7
 
 
 def stamp(place: str, follow: bool, how: str) -> Stamp:
@@ -44,9 +46,15 @@ def stamp(place: str, follow: bool, how: str) -> Stamp:
             except (OSError, ValueError):
                 return ["unread"]
         # the change time cannot be put back (`os.utime`), and follows a change of mode
-        return [kind, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+        return [kind, info.st_size, info.st_mtime_ns, info.st_ctime_ns,  # changed_ns reads it
                 stat.S_IMODE(info.st_mode), info.st_ino, info.st_dev]
     return _digest(place, info)
+
+
+def changed_ns(found: Stamp) -> int:
+    """The change time a looked-at stamp of a file holds (-1 for a folder, a link, a path
+    that is absent or unread: their stamps hold none)."""
+    return int(found[3]) if len(found) == _LOOKED_AT else -1
 
 
 def _digest(place: str, info: os.stat_result) -> Stamp:
